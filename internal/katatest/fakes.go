@@ -1,0 +1,79 @@
+package katatest
+
+import (
+	"context"
+	"sync"
+)
+
+// Gate holds every call that enters it until the test releases the gate,
+// and records what the calls saw. Create it inside the test body.
+type Gate struct {
+	mu        sync.Mutex
+	open      chan struct{}
+	entered   int
+	waiting   int
+	cancelled int
+}
+
+// NewGate returns a closed gate.
+func NewGate() *Gate { return &Gate{open: make(chan struct{})} }
+
+// Hold blocks until the gate is released or ctx is done. It returns
+// ctx.Err() if ctx ended first.
+func (g *Gate) Hold(ctx context.Context) error {
+	g.mu.Lock()
+	g.entered++
+	g.waiting++
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.waiting--
+		g.mu.Unlock()
+	}()
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		g.mu.Lock()
+		g.cancelled++
+		g.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// Release lets every held call and every later one through.
+func (g *Gate) Release() { close(g.open) }
+
+// Entered counts the calls that reached the gate.
+func (g *Gate) Entered() int { g.mu.Lock(); defer g.mu.Unlock(); return g.entered }
+
+// Waiting counts the calls held right now.
+func (g *Gate) Waiting() int { g.mu.Lock(); defer g.mu.Unlock(); return g.waiting }
+
+// Cancelled counts the calls released by their context rather than the gate.
+func (g *Gate) Cancelled() int { g.mu.Lock(); defer g.mu.Unlock(); return g.cancelled }
+
+// Peak measures concurrency: how many calls are inside at once.
+type Peak struct {
+	mu       sync.Mutex
+	now, max int
+}
+
+// Enter marks a call as running; the returned func marks it done.
+func (p *Peak) Enter() (leave func()) {
+	p.mu.Lock()
+	p.now++
+	p.max = max(p.max, p.now)
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.now--
+		p.mu.Unlock()
+	}
+}
+
+// Now is how many calls are inside right now.
+func (p *Peak) Now() int { p.mu.Lock(); defer p.mu.Unlock(); return p.now }
+
+// Max is the most calls that were ever inside at once.
+func (p *Peak) Max() int { p.mu.Lock(); defer p.mu.Unlock(); return p.max }

@@ -1,0 +1,215 @@
+// Package katatest is the harness every hidden test runs in.
+//
+// [Run] executes a test body inside a testing/synctest bubble with a fresh
+// mock clock ([H.Clk]) to inject into the code under test. Mock time moves
+// only when the test says so ([H.Advance]); everything else in the bubble is
+// fake time too, so nothing really sleeps and every schedule is exact.
+//
+// Run turns the ways learner code goes wrong into tagged failures (see
+// package failure) instead of a crashed or hung test binary: a panic in the
+// body or in a call started with [Go], synctest's deadlock panic (naming the
+// stuck goroutines and the learner's lines), and goroutines still running
+// when the test ends. [H.NoLeaks] checks for leaks right after the call under
+// test returned, [H.StandsStill] catches waits on the real clock, and
+// [H.ReturnsAtOnce] measures how promptly a call returns.
+//
+// Rules for hidden tests: only the test goroutine calls Advance; no real
+// sleeps, runtime.Gosched, t.Parallel or polling; contexts and channels are
+// created inside the body.
+package katatest
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"go.uber.org/goleak"
+
+	"gokata/internal/failure"
+)
+
+// H is what a test body gets: the bubble's T and the mock clock.
+type H struct {
+	T   *testing.T
+	Clk *clock.Mock
+
+	dir    string        // directory of the package under test
+	ignore goleak.Option // goroutines that existed when the bubble started
+	leaked bool          // a leak was already reported
+}
+
+// Run runs body inside a synctest bubble with a fresh mock clock.
+func Run(t *testing.T, body func(h *H)) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(1)
+	dir := filepath.Dir(file)
+	bubble := 0
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		msg := fmt.Sprint(r)
+		if !strings.HasPrefix(msg, "deadlock:") {
+			panic(r)
+		}
+		if t.Failed() {
+			// A failure was already reported; goroutines it left blocked are not news.
+			t.Logf("(then synctest reported: %s)", msg)
+			return
+		}
+		t.Errorf("%s%s", failure.Tag(failure.Deadlock), explainDeadlock(msg, bubble, dir))
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		h := &H{T: t, Clk: clock.NewMock(), dir: dir, ignore: goleak.IgnoreCurrent()}
+		bubble = currentBubble()
+		t.Cleanup(func() { // registered first, so it runs after the test's own cleanups
+			if !h.leaked {
+				h.NoLeaks("the test")
+			}
+		})
+		defer h.recoverPanic()
+		body(h)
+	})
+}
+
+func explainDeadlock(msg string, bubble int, dir string) string {
+	var stuck []failure.Goroutine
+	for _, g := range failure.Parse(allStacks()) {
+		if g.Bubble == bubble {
+			stuck = append(stuck, g)
+		}
+	}
+	lines := failure.Describe(stuck, dir, 5)
+	what := "every goroutine is blocked and no timer can wake them: something waits for an event that never comes"
+	if strings.Contains(msg, "main bubble goroutine has exited") {
+		what = "the test finished but goroutines are still blocked"
+	}
+	if len(lines) == 0 {
+		return what + " (the test waited for your code, which never answered)"
+	}
+	return what + "; stuck:\n\t" + strings.Join(lines, "\n\t")
+}
+
+// Advance moves mock time by d once the code under test has settled, and
+// returns after it has reacted: synctest.Wait, Clk.Add(d), synctest.Wait.
+func (h *H) Advance(d time.Duration) {
+	synctest.Wait()
+	h.Clk.Add(d)
+	synctest.Wait()
+}
+
+// Elapsed is how far the mock clock has moved since the test began.
+func (h *H) Elapsed() time.Duration { return h.Clk.Now().Sub(time.Unix(0, 0)) }
+
+// NoLeaks fails the test if goroutines started during the test are still
+// running once every goroutine has settled. Call it right after the call
+// under test returned; after names that call in the message.
+func (h *H) NoLeaks(after string) bool {
+	h.T.Helper()
+	synctest.Wait()
+	err := goleak.Find(h.ignore, goleak.IgnoreCurrent())
+	if err == nil {
+		return true
+	}
+	h.leaked = true
+	gs := failure.Parse(allStacks())
+	lines := failure.Describe(gs, h.dir, 5)
+	where := ""
+	if len(lines) > 0 {
+		where = ":\n\t" + strings.Join(lines, "\n\t")
+	}
+	h.T.Errorf("%sgoroutines still running after %s returned%s", failure.Tag(failure.Leak), after, where)
+	return false
+}
+
+// StandsStill lets up to window of bubble time pass without touching the
+// mock clock and fails if progressed reports progress meanwhile: code that
+// moves on its own is waiting on the real clock (time.Sleep, time.After,
+// time.NewTimer...), not on the injected one. what names the progress.
+func (h *H) StandsStill(window time.Duration, what string, progressed func() bool) bool {
+	h.T.Helper()
+	const steps = 10
+	for i := 1; i <= steps; i++ {
+		time.Sleep(window / steps) // bubble time: instant in real time
+		synctest.Wait()
+		if progressed() {
+			h.T.Errorf("%s%s after %v of real time while the injected clock stood still: "+
+				"the code waits on package time, not on clk (use clk.Timer, clk.After, clk.Now)",
+				failure.Tag(failure.RealClock), what, window*time.Duration(i)/steps)
+			return false
+		}
+	}
+	return true
+}
+
+// ReturnsAtOnce reports whether done is closed without any time passing,
+// mock or real. If not, it waits up to guard of bubble time and reports how
+// long it took (guard if it did not return at all). The mock clock never
+// moves here.
+func (h *H) ReturnsAtOnce(done <-chan struct{}, guard time.Duration) (instant bool, took time.Duration) {
+	synctest.Wait()
+	select {
+	case <-done:
+		return true, 0
+	default:
+	}
+	start := time.Now()
+	select {
+	case <-done:
+		return false, time.Since(start)
+	case <-time.After(guard):
+		return false, guard
+	}
+}
+
+// recoverPanic turns a panic in the test body into a tagged failure.
+func (h *H) recoverPanic() {
+	if r := recover(); r != nil {
+		h.T.Errorf("%s", describePanic(r, h.dir))
+	}
+}
+
+// describePanic names a recovered panic and the learner's lines on the
+// panicking goroutine. A panic("TODO...") is the stub's "not implemented".
+func describePanic(r any, dir string) string {
+	var gs []failure.Goroutine
+	if parsed := failure.Parse(ownStack()); len(parsed) > 0 {
+		gs = parsed[:1]
+	}
+	where := ""
+	if lines := failure.Describe(gs, dir, 1); len(lines) > 0 {
+		where = " (" + strings.TrimPrefix(lines[0], "running at ") + ")"
+	}
+	if s, ok := r.(string); ok && strings.HasPrefix(s, "TODO") {
+		return failure.Tag(failure.NotImplemented) + s + where
+	}
+	return fmt.Sprintf("%spanic: %v%s", failure.Tag(failure.Panic), r, where)
+}
+
+func currentBubble() int {
+	gs := failure.Parse(ownStack())
+	if len(gs) == 0 {
+		return 0
+	}
+	return gs[0].Bubble
+}
+
+func ownStack() string  { return stack(false) }
+func allStacks() string { return stack(true) }
+
+func stack(all bool) string {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, all)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
