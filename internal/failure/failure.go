@@ -69,20 +69,23 @@ type Goroutine struct {
 }
 
 var (
-	headerRE = regexp.MustCompile(`^goroutine \d+ \[([^\],]*)`)
+	// A runtime dump says "goroutine 7 [chan receive]:"; goleak's error
+	// says "Goroutine 7 in state chan receive, with f on top of the stack:".
+	headerRE = regexp.MustCompile(`^\[?(?:goroutine \d+ \[([^\],]*)|Goroutine \d+ in state ([^,]*),)`)
 	bubbleRE = regexp.MustCompile(`synctest bubble (\d+)`)
 	fileRE   = regexp.MustCompile(`^\t(.+\.go):(\d+)`)
 )
 
-// Parse reads the goroutines in a Go stack dump (runtime.Stack, a panic, or
-// a test timeout). Lines that are not part of a dump are skipped.
+// Parse reads the goroutines in a Go stack dump (runtime.Stack, a panic, a
+// test timeout, or goleak's report). Lines that are not part of a dump are
+// skipped.
 func Parse(dump string) []Goroutine {
 	var gs []Goroutine
 	var cur *Goroutine
 	var fn string
 	for _, line := range strings.Split(dump, "\n") {
 		if m := headerRE.FindStringSubmatch(line); m != nil {
-			gs = append(gs, Goroutine{Header: strings.TrimSuffix(line, ":"), State: strings.TrimSpace(m[1])})
+			gs = append(gs, Goroutine{Header: strings.TrimSuffix(line, ":"), State: strings.TrimSpace(m[1] + m[2])})
 			cur = &gs[len(gs)-1]
 			if b := bubbleRE.FindStringSubmatch(line); b != nil {
 				fmt.Sscan(b[1], &cur.Bubble)
@@ -100,7 +103,7 @@ func Parse(dump string) []Goroutine {
 		if m := fileRE.FindStringSubmatch(line); m != nil && fn != "" {
 			var n int
 			fmt.Sscan(m[2], &n)
-			cur.Frames = append(cur.Frames, Frame{Func: shortFunc(fn), File: m[1], Line: n})
+			cur.Frames = append(cur.Frames, Frame{Func: ShortFunc(fn), File: m[1], Line: n})
 			fn = ""
 			continue
 		}
@@ -111,9 +114,9 @@ func Parse(dump string) []Goroutine {
 	return gs
 }
 
-// shortFunc turns "gokata/exercises/06-retry.Do[...](0x1, ...)" into "Do[...]"
+// ShortFunc turns "gokata/exercises/06-retry.Do[...](0x1, ...)" into "Do[...]"
 // and "created by gokata/x.F in goroutine 5" into "F".
-func shortFunc(s string) string {
+func ShortFunc(s string) string {
 	s = strings.TrimPrefix(s, "created by ")
 	if i := strings.Index(s, " in goroutine"); i >= 0 {
 		s = s[:i]
@@ -147,20 +150,31 @@ func (g Goroutine) LearnerFrames(dir string) []Frame {
 	return out
 }
 
-// Describe renders the goroutines that run the learner's code, one line
-// each with the state and the innermost learner frame, at most max.
+// Describe renders goroutines, at most max, one line each with the state
+// and the innermost learner frame. If none runs the learner's code, each is
+// shown with the place that started it instead.
 func Describe(gs []Goroutine, dir string, max int) []string {
 	var lines []string
-	for _, g := range gs {
-		fs := g.LearnerFrames(dir)
-		if len(fs) == 0 {
-			continue
-		}
+	add := func(g Goroutine, f Frame) bool {
 		if len(lines) == max {
 			lines = append(lines, "…")
+			return false
+		}
+		lines = append(lines, fmt.Sprintf("%s at %s", g.State, f))
+		return true
+	}
+	for _, g := range gs {
+		if fs := g.LearnerFrames(dir); len(fs) > 0 && !add(g, fs[0]) {
+			return lines
+		}
+	}
+	if len(lines) > 0 {
+		return lines
+	}
+	for _, g := range gs {
+		if len(g.Frames) > 0 && !add(g, g.Frames[len(g.Frames)-1]) {
 			break
 		}
-		lines = append(lines, fmt.Sprintf("%s at %s", g.State, fs[0]))
 	}
 	return lines
 }

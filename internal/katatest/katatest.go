@@ -113,13 +113,12 @@ func (h *H) Elapsed() time.Duration { return h.Clk.Now().Sub(time.Unix(0, 0)) }
 func (h *H) NoLeaks(after string) bool {
 	h.T.Helper()
 	synctest.Wait()
-	err := goleak.Find(h.ignore, goleak.IgnoreCurrent())
+	err := goleak.Find(h.ignore)
 	if err == nil {
 		return true
 	}
 	h.leaked = true
-	gs := failure.Parse(allStacks())
-	lines := failure.Describe(gs, h.dir, 5)
+	lines := failure.Describe(failure.Parse(err.Error()), h.dir, 5)
 	where := ""
 	if len(lines) > 0 {
 		where = ":\n\t" + strings.Join(lines, "\n\t")

@@ -1,0 +1,172 @@
+// Package catalog finds the katas of a checkout and reads their metadata.
+//
+// A kata is a directory exercises/NN-slug holding a task README.md, the
+// stub's .go files and kata.json, the one source of truth for its title,
+// difficulty, minutes, tags, ask-first questions, decisions, requirements,
+// bonus follow-ups and hints. Its reference, hidden tests, WHY.md and
+// mutants live in solutions/NN-slug.
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Item is one requirement or bonus follow-up.
+type Item struct {
+	ID   string `json:"id"`   // "R1" … or "B1" …
+	Text string `json:"text"` // one line, as the README shows it
+}
+
+// Hint is one progressive hint and the requirements it helps with.
+type Hint struct {
+	Covers []string `json:"covers"`
+	Text   string   `json:"text"`
+}
+
+// StubPass declares a requirement the untouched stub legitimately passes.
+type StubPass struct {
+	ID  string `json:"id"`
+	Why string `json:"why"`
+}
+
+// Meta is the content of kata.json.
+type Meta struct {
+	Title        string     `json:"title"`
+	Difficulty   string     `json:"difficulty"`
+	Minutes      int        `json:"minutes"`
+	Tags         []string   `json:"tags"`
+	Ask          []string   `json:"ask"`
+	Decisions    []string   `json:"decisions"`
+	Requirements []Item     `json:"requirements"`
+	Bonus        []Item     `json:"bonus"`
+	Hints        []Hint     `json:"hints"`
+	StubPasses   []StubPass `json:"stubPasses,omitempty"`
+}
+
+// Kata is one exercise of the checkout.
+type Kata struct {
+	Meta
+	Num      int    // 6
+	Slug     string // "06-retry"
+	Package  string // "retry"
+	Exercise string // absolute path of exercises/06-retry
+	Solution string // absolute path of solutions/06-retry
+}
+
+// ID is the kata's two-digit number, as users type it.
+func (k Kata) ID() string { return fmt.Sprintf("%02d", k.Num) }
+
+// Items returns the requirements followed by the bonus follow-ups.
+func (k Kata) Items() []Item { return append(append([]Item{}, k.Requirements...), k.Bonus...) }
+
+// HintsFor returns the 1-based numbers of the hints that cover id.
+func (k Kata) HintsFor(id string) []int {
+	var ns []int
+	for i, h := range k.Hints {
+		for _, c := range h.Covers {
+			if c == id {
+				ns = append(ns, i+1)
+				break
+			}
+		}
+	}
+	return ns
+}
+
+// Catalog is the set of katas under one root.
+type Catalog struct {
+	Root  string // the checkout: holds go.mod and exercises/
+	Katas []Kata // ordered by number
+}
+
+// ErrNoRoot means no checkout was found above the working directory.
+var ErrNoRoot = errors.New("not inside the kata checkout (no go.mod with an exercises/ directory above this directory)")
+
+// FindRoot walks up from dir to the directory holding go.mod and exercises/.
+func FindRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if isFile(filepath.Join(dir, "go.mod")) && isDir(filepath.Join(dir, "exercises")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ErrNoRoot
+		}
+		dir = parent
+	}
+}
+
+var slugRE = regexp.MustCompile(`^(\d\d)-([a-z0-9-]+)$`)
+
+// Load reads every kata under root.
+func Load(root string) (*Catalog, error) {
+	entries, err := os.ReadDir(filepath.Join(root, "exercises"))
+	if err != nil {
+		return nil, err
+	}
+	c := &Catalog{Root: root}
+	for _, e := range entries {
+		m := slugRE.FindStringSubmatch(e.Name())
+		if !e.IsDir() || m == nil {
+			continue
+		}
+		num, _ := strconv.Atoi(m[1])
+		k := Kata{
+			Num:      num,
+			Slug:     e.Name(),
+			Package:  strings.ReplaceAll(m[2], "-", ""),
+			Exercise: filepath.Join(root, "exercises", e.Name()),
+			Solution: filepath.Join(root, "solutions", e.Name()),
+		}
+		data, err := os.ReadFile(filepath.Join(k.Exercise, "kata.json"))
+		if err != nil {
+			return nil, fmt.Errorf("kata %s: %w", k.Slug, err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&k.Meta); err != nil {
+			return nil, fmt.Errorf("kata %s: kata.json: %w", k.Slug, err)
+		}
+		c.Katas = append(c.Katas, k)
+	}
+	sort.Slice(c.Katas, func(i, j int) bool { return c.Katas[i].Num < c.Katas[j].Num })
+	return c, nil
+}
+
+// Find resolves what a user typed ("06", "6", "06-retry", "retry").
+func (c *Catalog) Find(name string) (Kata, bool) {
+	name = strings.TrimSpace(strings.ToLower(name))
+	for _, k := range c.Katas {
+		if n, err := strconv.Atoi(name); err == nil && n == k.Num {
+			return k, true
+		}
+		if name == k.Slug || name == k.Package || name == strings.TrimPrefix(k.Slug, k.ID()+"-") {
+			return k, true
+		}
+	}
+	return Kata{}, false
+}
+
+// Names lists the katas as "06-retry" for messages.
+func (c *Catalog) Names() string {
+	var s []string
+	for _, k := range c.Katas {
+		s = append(s, k.Slug)
+	}
+	return strings.Join(s, ", ")
+}
+
+func isFile(p string) bool { fi, err := os.Stat(p); return err == nil && !fi.IsDir() }
+func isDir(p string) bool  { fi, err := os.Stat(p); return err == nil && fi.IsDir() }

@@ -1,0 +1,330 @@
+// Package cli is the checker's command line: it parses the verbs and their
+// flags, runs them, and turns the outcome into an exit code.
+//
+// Exit codes: 0 everything graded passed; 1 a kata fell short (or verify
+// found a problem); 2 usage error, such as a kata that does not exist;
+// 3 the checker itself failed; 130 interrupted.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/report"
+	"gokata/checker/internal/verify"
+)
+
+// Exit codes.
+const (
+	ExitPass        = 0
+	ExitFail        = 1
+	ExitUsage       = 2
+	ExitInternal    = 3
+	ExitInterrupted = 130
+)
+
+// Env is what a command may use of the outside world.
+type Env struct {
+	Dir            string   // working directory
+	Vars           []string // environment, KEY=value
+	Stdout, Stderr io.Writer
+	IsTerminal     bool // stdout is a terminal
+}
+
+func (e Env) get(key string) string {
+	for _, kv := range e.Vars {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+const usage = `Usage: checker <verb> [flags] [args]
+
+Verbs:
+  list                 the katas: number, title, difficulty, minutes
+  check [NN]           grade kata NN (all katas without NN)
+  hint NN [N]          show hint N of kata NN (default 1)
+  verify [NN...]       maintainers: stubs fail, references pass, mutants are caught
+  help                 this text
+
+check flags:
+  --json               print the grade as JSON (schema: go doc gokata/checker/internal/report)
+  --color=auto|always|never
+  --timeout=10s        a test run still going after this is stopped as a hang
+
+Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrupted.
+`
+
+// usageError is a mistake in how the checker was called.
+type usageError struct{ msg, try string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// Run runs the checker with args (without the program name) and returns
+// the exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	code, err := run(ctx, args, env)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return code
+	case ctx.Err() != nil:
+		fmt.Fprintln(env.Stderr, "checker: interrupted")
+		return ExitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "checker: %s\n", ue.msg)
+		if ue.try != "" {
+			fmt.Fprintf(env.Stderr, "Try: %s\n", ue.try)
+		}
+		return ExitUsage
+	default:
+		fmt.Fprintf(env.Stderr, "checker: internal error: %v\n", err)
+		return ExitInternal
+	}
+}
+
+func run(ctx context.Context, args []string, env Env) (int, error) {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return ExitUsage, nil
+	}
+	verb, args := args[0], args[1:]
+	switch verb {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(env.Stdout, usage)
+		return ExitPass, nil
+	case "list":
+		return list(args, env)
+	case "check":
+		return check(ctx, args, env)
+	case "hint":
+		return hint(args, env)
+	case "verify":
+		return verifyVerb(ctx, args, env)
+	}
+	return 0, &usageError{fmt.Sprintf("unknown verb %q", verb), "checker help"}
+}
+
+func newFlags(verb string, env Env) *flag.FlagSet {
+	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err.Error(), "checker help"}
+	}
+	return nil
+}
+
+func load(env Env) (*catalog.Catalog, error) {
+	root, err := catalog.FindRoot(env.Dir)
+	if err != nil {
+		return nil, &usageError{err.Error(), "run it from the kata checkout"}
+	}
+	return catalog.Load(root)
+}
+
+// find resolves a kata argument, or explains which ones exist.
+func find(cat *catalog.Catalog, name string) (catalog.Kata, error) {
+	if k, ok := cat.Find(name); ok {
+		return k, nil
+	}
+	if name == "" {
+		return catalog.Kata{}, &usageError{"which kata? name one of: " + cat.Names(), "make check EX=06"}
+	}
+	return catalog.Kata{}, &usageError{fmt.Sprintf("no kata %q; the katas are: %s", name, cat.Names()), "make list"}
+}
+
+func list(args []string, env Env) (int, error) {
+	fs := newFlags("list", env)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range cat.Katas {
+		fmt.Fprintf(env.Stdout, "%s  %-48s %-12s %3d min\n", k.ID(), k.Title, k.Difficulty, k.Minutes)
+	}
+	return ExitPass, nil
+}
+
+func hint(args []string, env Env) (int, error) {
+	fs := newFlags("hint", env)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	k, err := find(cat, fs.Arg(0))
+	if err != nil {
+		return 0, err
+	}
+	n := 1
+	if fs.NArg() > 1 {
+		n, err = strconv.Atoi(fs.Arg(1))
+		if err != nil || n < 1 || n > len(k.Hints) {
+			return 0, &usageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
+		}
+	}
+	h := k.Hints[n-1]
+	fmt.Fprintf(env.Stdout, "Hint %d of %d for %s (helps with %s)\n\n%s\n", n, len(k.Hints), k.Slug, strings.Join(h.Covers, ", "), h.Text)
+	if n < len(k.Hints) {
+		fmt.Fprintf(env.Stdout, "\nStill stuck? make hint EX=%s N=%d\n", k.ID(), n+1)
+	}
+	return ExitPass, nil
+}
+
+func check(ctx context.Context, args []string, env Env) (int, error) {
+	fs := newFlags("check", env)
+	asJSON := fs.Bool("json", false, "")
+	color := fs.String("color", "auto", "")
+	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
+	if err := parse(fs, reorder(fs, args)); err != nil {
+		return 0, err
+	}
+	style, err := pickStyle(*color, env)
+	if err != nil {
+		return 0, err
+	}
+	if *timeout <= 0 {
+		return 0, &usageError{"--timeout must be positive", "checker check 06 --timeout=10s"}
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	katas := cat.Katas
+	if fs.NArg() > 0 {
+		k, err := find(cat, fs.Arg(0))
+		if err != nil {
+			return 0, err
+		}
+		katas = []catalog.Kata{k}
+	}
+	tc, err := grade.Detect(ctx, env.Vars)
+	if err != nil {
+		return 0, err
+	}
+	opt := grade.DefaultOptions
+	opt.Timeout = *timeout
+	code := ExitPass
+	for i, k := range katas {
+		t, err := grade.Learner(k)
+		if err != nil {
+			return 0, err
+		}
+		r, err := grade.Grade(ctx, tc, cat.Root, t, opt)
+		if err != nil {
+			return 0, err
+		}
+		if !r.Passed() {
+			code = ExitFail
+		}
+		if *asJSON {
+			if err := report.JSON(env.Stdout, r); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		report.Text(env.Stdout, r, style)
+	}
+	return code, nil
+}
+
+func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
+	fs := newFlags("verify", env)
+	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
+	if err := parse(fs, reorder(fs, args)); err != nil {
+		return 0, err
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	katas := cat.Katas
+	if fs.NArg() > 0 {
+		katas = nil
+		for _, a := range fs.Args() {
+			k, err := find(cat, a)
+			if err != nil {
+				return 0, err
+			}
+			katas = append(katas, k)
+		}
+	}
+	tc, err := grade.Detect(ctx, env.Vars)
+	if err != nil {
+		return 0, err
+	}
+	if !tc.Race {
+		fmt.Fprintf(env.Stderr, "checker: verifying without the race detector: %s\n", tc.NoRace)
+	}
+	opt := grade.DefaultOptions
+	opt.Timeout = *timeout
+	start := time.Now()
+	ok, err := verify.Run(ctx, tc, cat.Root, katas, opt, env.Stdout)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(env.Stderr, "checker: verify took %.1fs\n", time.Since(start).Seconds())
+	if !ok {
+		return ExitFail, nil
+	}
+	return ExitPass, nil
+}
+
+// reorder moves flags before positional arguments, so that
+// "check 06 --json" works like "check --json 06".
+func reorder(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if f := fs.Lookup(name); f != nil && !strings.Contains(a, "=") && !isBool(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(flags, pos...)
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+func pickStyle(mode string, env Env) (report.Style, error) {
+	switch mode {
+	case "always":
+		return report.Style{Color: true}, nil
+	case "never":
+		return report.Style{}, nil
+	case "auto":
+		return report.Style{Color: env.IsTerminal && env.get("NO_COLOR") == "" && env.get("TERM") != "dumb"}, nil
+	}
+	return report.Style{}, &usageError{fmt.Sprintf("--color=%s: use auto, always or never", mode), "checker check 06 --color=never"}
+}

@@ -1,0 +1,111 @@
+package grade
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gokata/internal/failure"
+)
+
+// BuildFailure is why the package with the hidden tests did not build.
+type BuildFailure struct {
+	Kind  failure.Kind // Compile: the learner's code; API: the exported API differs
+	Lines []string     // compiler lines in the learner's files, or the API differences
+}
+
+var errLineRE = regexp.MustCompile(`^(\S+\.go):(\d+)(?::\d+)?: (.*)$`)
+
+const maxBuildLines = 20
+
+// build compiles the test binary once, with the hidden tests overlaid.
+func (g *grader) build(ctx context.Context, t Target, tmp string) (string, *BuildFailure, error) {
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": t.Overlay})
+	if err != nil {
+		return "", nil, err
+	}
+	ovPath := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ovPath, ov, 0o600); err != nil {
+		return "", nil, err
+	}
+	bin := filepath.Join(tmp, t.Kata.Package+".test")
+	args := []string{"test", "-c", "-o", bin, "-vet=off", "-overlay", ovPath}
+	if g.tc.Race {
+		args = append(args, "-race")
+	}
+	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir, cmd.Env = g.root, g.tc.Env
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return bin, nil, nil
+	}
+	if ctx.Err() != nil {
+		return "", nil, ctx.Err()
+	}
+	if _, ok := err.(*exec.ExitError); !ok {
+		return "", nil, err
+	}
+	return "", g.explainBuild(t, string(out)), nil
+}
+
+// explainBuild sorts compiler errors into the learner's own mistakes and
+// errors inside the hidden tests, which mean the exported API changed.
+func (g *grader) explainBuild(t Target, out string) *BuildFailure {
+	hidden := t.hiddenSet()
+	var mine, theirs, other []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		m := errLineRE.FindStringSubmatch(line)
+		if m == nil {
+			other = append(other, line)
+			continue
+		}
+		file := m[1]
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(g.root, file)
+		}
+		if hidden[file] {
+			theirs = append(theirs, m[3])
+		} else {
+			mine = append(mine, rel(g.root, file)+":"+strings.TrimPrefix(line, m[1]+":"))
+		}
+	}
+	switch {
+	case len(mine) > 0:
+		return &BuildFailure{Kind: failure.Compile, Lines: capLines(mine)}
+	case len(theirs) > 0:
+		srcs, _ := t.Sources()
+		var learner []string
+		for _, src := range srcs {
+			learner = append(learner, src)
+		}
+		ref, _ := goFiles(t.Kata.Solution, false)
+		diff := apiDiff(apiOf(ref), apiOf(learner))
+		if len(diff) == 0 {
+			diff = append([]string{"the hidden tests do not compile against your package:"}, theirs...)
+		}
+		return &BuildFailure{Kind: failure.API, Lines: capLines(diff)}
+	default:
+		return &BuildFailure{Kind: failure.Compile, Lines: capLines(other)}
+	}
+}
+
+func capLines(ls []string) []string {
+	if len(ls) > maxBuildLines {
+		return append(ls[:maxBuildLines:maxBuildLines], "…")
+	}
+	return ls
+}
+
+// trimRoot shows paths under root as relative paths.
+func trimRoot(root, s string) string {
+	return string(bytes.ReplaceAll([]byte(s), []byte(root+string(filepath.Separator)), nil))
+}

@@ -1,0 +1,211 @@
+package grade
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"gokata/internal/failure"
+)
+
+// Verdict is the outcome of one test or requirement.
+type Verdict struct {
+	Kind    failure.Kind `json:"kind"`
+	Message string       `json:"message,omitempty"` // what went wrong, for the learner
+	Detail  []string     `json:"detail,omitempty"`  // where: the learner's frames, values
+}
+
+// Passed reports whether the verdict is a pass.
+func (v Verdict) Passed() bool { return v.Kind == failure.Pass }
+
+var logLineRE = regexp.MustCompile(`^    (\S+_test\.go:\d+): (.*)$`)
+
+// classifyFailure explains a test that ran to its end and failed.
+func classifyFailure(out, dir string) Verdict {
+	if strings.Contains(out, "WARNING: DATA RACE") {
+		return raceVerdict(out, dir)
+	}
+	blocks := logBlocks(out)
+	if kind, ok := failure.FirstTag(out); ok {
+		for _, b := range blocks {
+			if i := strings.Index(b[0], failure.Tag(kind)); i >= 0 {
+				return Verdict{Kind: kind, Message: b[0][i+len(failure.Tag(kind)):], Detail: trimDetail(b[1:])}
+			}
+		}
+	}
+	for _, b := range blocks {
+		if v, ok := testifyVerdict(b); ok {
+			return v
+		}
+		return Verdict{Kind: failure.Assertion, Message: b[0], Detail: trimDetail(b[1:])}
+	}
+	return Verdict{Kind: failure.Assertion, Message: "the test failed without a message"}
+}
+
+// logBlocks splits test output into its t.Log/t.Error messages: the first
+// line without the "file_test.go:NN: " prefix, then the continuation lines.
+func logBlocks(out string) [][]string {
+	var blocks [][]string
+	for _, line := range strings.Split(out, "\n") {
+		if m := logLineRE.FindStringSubmatch(line); m != nil {
+			blocks = append(blocks, []string{m[2]})
+			continue
+		}
+		if n := len(blocks); n > 0 && strings.HasPrefix(line, "        ") {
+			blocks[n-1] = append(blocks[n-1], strings.TrimPrefix(line, "        "))
+		}
+	}
+	return blocks
+}
+
+var testifyFieldRE = regexp.MustCompile(`^\t?([A-Za-z ]+):\s*\t(.*)$`)
+
+// testifyVerdict reads a testify failure: its Messages are the teaching
+// text, its Error the values.
+func testifyVerdict(b []string) (Verdict, bool) {
+	fields := map[string][]string{}
+	var cur string
+	for _, l := range b[1:] {
+		if m := testifyFieldRE.FindStringSubmatch(l); m != nil {
+			cur = m[1]
+			fields[cur] = append(fields[cur], m[2])
+		} else if cur != "" {
+			fields[cur] = append(fields[cur], strings.TrimLeft(l, "\t "))
+		}
+	}
+	if fields["Error Trace"] == nil {
+		return Verdict{}, false
+	}
+	errLines := fields["Error"]
+	if msg := fields["Messages"]; len(msg) > 0 {
+		return Verdict{Kind: failure.Assertion, Message: strings.Join(msg, " "), Detail: trimDetail(errLines)}, true
+	}
+	if len(errLines) == 0 {
+		errLines = []string{"assertion failed"}
+	}
+	return Verdict{Kind: failure.Assertion, Message: errLines[0], Detail: trimDetail(errLines[1:])}, true
+}
+
+func trimDetail(ls []string) []string {
+	var out []string
+	for _, l := range ls {
+		if l = strings.TrimRight(l, " \t"); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > 8 {
+		out = append(out[:8:8], "…")
+	}
+	return out
+}
+
+var raceAccessRE = regexp.MustCompile(`^(Previous )?(Read|Write|read|write) at 0x[0-9a-f]+ by (goroutine \d+|main goroutine)`)
+var raceFrameRE = regexp.MustCompile(`^\s+(/\S+\.go):(\d+)`)
+
+// raceVerdict names the two conflicting accesses in the learner's code.
+func raceVerdict(out, dir string) Verdict {
+	var detail []string
+	var access string
+	var fn string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if m := raceAccessRE.FindStringSubmatch(line); m != nil {
+			access = strings.ToLower(m[2])
+			if m[1] != "" {
+				access = "previous " + access
+			}
+			continue
+		}
+		if m := raceFrameRE.FindStringSubmatch(line); m != nil && access != "" {
+			if failure.IsLearner(m[1], dir) {
+				d := fmt.Sprintf("%s at %s:%s %s", access, m[1], m[2], fn)
+				if !seen[access] {
+					detail = append(detail, d)
+					seen[access] = true
+				}
+			}
+			continue
+		}
+		fn = failure.ShortFunc(strings.TrimSpace(line))
+	}
+	return Verdict{Kind: failure.Race,
+		Message: "data race: two goroutines touch the same memory without synchronisation",
+		Detail:  detail}
+}
+
+var timeoutRE = regexp.MustCompile(`panic: test timed out after (\S+)`)
+
+// classifyCrash explains a test that was running when the binary died.
+func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
+	gs := failure.Parse(out)
+	switch {
+	case e.watched:
+		return Verdict{Kind: failure.Timeout, Message: fmt.Sprintf("the test process stopped responding and was killed after %v: a busy loop?", limit)}
+	case timeoutRE.MatchString(out):
+		return hangVerdict(gs, dir, limit)
+	case strings.Contains(out, "fatal error: all goroutines are asleep - deadlock!"):
+		return Verdict{Kind: failure.Deadlock, Message: "deadlock: every goroutine is blocked", Detail: failure.Describe(gs, dir, 5)}
+	case strings.Contains(out, "fatal error: concurrent map"):
+		return Verdict{Kind: failure.Race, Message: "the runtime caught goroutines using a map concurrently without a lock", Detail: failure.Describe(gs, dir, 3)}
+	case strings.Contains(out, "unexpected call to os.Exit"):
+		return Verdict{Kind: failure.Exit, Message: "the code called os.Exit during the test: return an error instead"}
+	}
+	if i := strings.Index(out, "panic: "); i >= 0 {
+		line, _, _ := strings.Cut(out[i+len("panic: "):], "\n")
+		line = strings.TrimSuffix(strings.TrimSpace(line), " [recovered]")
+		var where []string
+		if len(gs) > 0 {
+			for _, f := range gs[0].LearnerFrames(dir) {
+				where = append(where, "at "+f.String())
+			}
+		}
+		if strings.HasPrefix(line, "TODO") {
+			return Verdict{Kind: failure.NotImplemented, Message: line, Detail: trimDetail(where)}
+		}
+		return Verdict{Kind: failure.Panic, Message: "panic in a goroutine the code started: " + line, Detail: trimDetail(where)}
+	}
+	if i := strings.Index(out, "fatal error: "); i >= 0 {
+		line, _, _ := strings.Cut(out[i:], "\n")
+		return Verdict{Kind: failure.Panic, Message: line, Detail: failure.Describe(gs, dir, 3)}
+	}
+	return Verdict{Kind: failure.Exit, Message: fmt.Sprintf("the test process exited (status %d) before the test finished: does the code call os.Exit or log.Fatal?", e.code)}
+}
+
+// hangVerdict reads the goroutine dump of a test that hit the time limit.
+func hangVerdict(gs []failure.Goroutine, dir string, limit time.Duration) Verdict {
+	for _, g := range gs {
+		fs := g.LearnerFrames(dir)
+		if len(fs) == 0 {
+			continue
+		}
+		if waitsOnMutex(g) {
+			return Verdict{Kind: failure.MutexHang,
+				Message: "stuck waiting for a sync.Mutex that is never unlocked (locked twice, or held while waiting for something else?)",
+				Detail:  []string{"at " + fs[0].String()}}
+		}
+	}
+	for _, g := range gs {
+		fs := g.LearnerFrames(dir)
+		if len(fs) > 0 && (g.State == "running" || g.State == "runnable") && g.Frames[0] == fs[0] {
+			return Verdict{Kind: failure.Timeout,
+				Message: fmt.Sprintf("still running after %v: a busy loop that never waits on a channel or the clock?", limit),
+				Detail:  []string{"at " + fs[0].String()}}
+		}
+	}
+	return Verdict{Kind: failure.Timeout,
+		Message: fmt.Sprintf("did not finish within %v; the code was waiting here:", limit),
+		Detail:  failure.Describe(gs, dir, 5)}
+}
+
+func waitsOnMutex(g failure.Goroutine) bool {
+	if strings.Contains(g.State, "sync.Mutex") || strings.Contains(g.State, "sync.RWMutex") {
+		return true
+	}
+	for _, f := range g.Frames {
+		if strings.HasPrefix(f.Func, "(*Mutex).Lock") || strings.HasPrefix(f.Func, "(*RWMutex).") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,210 @@
+// Package grade runs a kata's hidden tests against a set of source files
+// and gives every requirement its own verdict.
+//
+// The steps: a static gate on the learner's files (package gate); one build
+// of the test binary with `go test -c -race -overlay`, the hidden tests laid
+// over the package and the learner's own tests left out; runs of that
+// binary until every test has a verdict, even when the code panics in a
+// goroutine, deadlocks, hangs on a mutex or spins; and a classification of
+// each failure in the learner's terms, with the learner's lines.
+package grade
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/gate"
+	"gokata/internal/failure"
+)
+
+// Options tune a grading run.
+type Options struct {
+	Timeout     time.Duration // a run of the test binary longer than this is a hang
+	OutputLimit int           // bytes of output kept per test
+}
+
+// DefaultOptions are used by the checker's verbs.
+var DefaultOptions = Options{Timeout: 10 * time.Second, OutputLimit: 64 << 10}
+
+// Result is the grade of one target.
+type Result struct {
+	Kata   catalog.Kata
+	Race   bool           // graded under the race detector
+	NoRace string         // why not, when Race is false
+	Gate   []gate.Finding // the static gate's findings
+	Build  *BuildFailure  // why it did not build; nil when it did
+	Items  []ItemResult   // requirements, then bonus follow-ups
+}
+
+// ItemResult is the verdict on one requirement or bonus follow-up: a pass
+// when all its tests passed, else the first failure.
+type ItemResult struct {
+	catalog.Item
+	Bonus bool
+	Verdict
+	Tests []TestResult
+}
+
+// TestResult is the verdict on one hidden test.
+type TestResult struct {
+	Name string `json:"name"`
+	Verdict
+}
+
+// Score counts passed requirements and bonus follow-ups.
+func (r *Result) Score() (req, reqTotal, bonus, bonusTotal int) {
+	for _, it := range r.Items {
+		if it.Bonus {
+			bonusTotal++
+			if it.Passed() {
+				bonus++
+			}
+		} else {
+			reqTotal++
+			if it.Passed() {
+				req++
+			}
+		}
+	}
+	return
+}
+
+// Passed reports whether every requirement passed and every gate held.
+func (r *Result) Passed() bool {
+	req, total, _, _ := r.Score()
+	return req == total && len(r.Gate) == 0 && r.Build == nil
+}
+
+// Verdicts returns the verdict of every item by id.
+func (r *Result) Verdicts() map[string]Verdict {
+	m := map[string]Verdict{}
+	for _, it := range r.Items {
+		m[it.ID] = it.Verdict
+	}
+	return m
+}
+
+type grader struct {
+	tc   *Toolchain
+	root string
+	opt  Options
+}
+
+// Grade grades target t. An error means the grading itself failed (or
+// ctx ended); everything wrong with the graded code is in the Result.
+func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
+	g := &grader{tc: tc, root: root, opt: opt}
+	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace}
+	names, itemOf, err := HiddenTests(t.Kata)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := t.Sources()
+	if err != nil {
+		return nil, err
+	}
+	files, err := readSources(root, srcs)
+	if err != nil {
+		return nil, err
+	}
+	res.Gate = gate.Check(files)
+	verdicts := map[string]Verdict{}
+	if v, blocked := blockedVerdict(res.Gate); blocked {
+		for _, n := range names {
+			verdicts[n] = v
+		}
+		res.collect(names, itemOf, verdicts)
+		return res, nil
+	}
+	tmp, err := os.MkdirTemp("", "kata-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	bin, bf, err := g.build(ctx, t, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", t.Kata.Slug, err)
+	}
+	if bf != nil {
+		res.Build = bf
+		v := Verdict{Kind: bf.Kind, Message: "does not compile"}
+		if bf.Kind == failure.API {
+			v.Message = "your exported API differs from the stub's"
+		}
+		for _, n := range names {
+			verdicts[n] = v
+		}
+		res.collect(names, itemOf, verdicts)
+		return res, nil
+	}
+	verdicts, err = g.runAll(ctx, bin, t.Dir, names)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)
+	}
+	for n, v := range verdicts {
+		v.Message = trimRoot(root, v.Message)
+		for i := range v.Detail {
+			v.Detail[i] = trimRoot(root, v.Detail[i])
+		}
+		verdicts[n] = v
+	}
+	res.collect(names, itemOf, verdicts)
+	return res, nil
+}
+
+// blockedVerdict is the verdict for code the gate refuses to run.
+func blockedVerdict(fs []gate.Finding) (Verdict, bool) {
+	var why []string
+	for _, f := range fs {
+		if f.Blocking() {
+			why = append(why, f.String())
+		}
+	}
+	if len(why) == 0 {
+		return Verdict{}, false
+	}
+	sort.Strings(why)
+	return Verdict{Kind: failure.Forbidden, Message: "not run: the code uses something the grader does not allow", Detail: why}, true
+}
+
+// collect folds test verdicts into requirement verdicts.
+func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[string]Verdict) {
+	bonus := map[string]bool{}
+	for _, b := range r.Kata.Bonus {
+		bonus[b.ID] = true
+	}
+	for _, it := range r.Kata.Items() {
+		ir := ItemResult{Item: it, Bonus: bonus[it.ID]}
+		for _, n := range names {
+			if itemOf[n] != it.ID {
+				continue
+			}
+			v := verdicts[n]
+			ir.Tests = append(ir.Tests, TestResult{Name: n, Verdict: v})
+			if !v.Passed() && ir.Kind == "" {
+				ir.Verdict = v
+			}
+		}
+		switch {
+		case len(ir.Tests) == 0:
+			ir.Verdict = Verdict{Kind: failure.Assertion, Message: "no hidden test grades " + it.ID}
+		case ir.Kind == "":
+			ir.Verdict = Verdict{Kind: failure.Pass}
+		}
+		r.Items = append(r.Items, ir)
+	}
+}
+
+// String summarises the verdicts on one line, for logs and tests.
+func (r *Result) String() string {
+	var parts []string
+	for _, it := range r.Items {
+		parts = append(parts, it.ID+"="+string(it.Kind))
+	}
+	return strings.Join(parts, " ")
+}

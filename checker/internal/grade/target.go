@@ -1,0 +1,178 @@
+package grade
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/gate"
+)
+
+// Target is what to grade: a kata's hidden tests against one set of source
+// files, described as an overlay on a package directory. Nothing is copied
+// and nothing on disk is changed.
+type Target struct {
+	Kata    catalog.Kata
+	Dir     string            // the package directory the tests are overlaid on
+	Overlay map[string]string // file in Dir → file whose content it gets ("" removes it)
+}
+
+// Learner grades the learner's exercise: the hidden tests are added and the
+// learner's own _test.go files left out, so a learner TestMain cannot
+// decide the grade.
+func Learner(k catalog.Kata) (Target, error) {
+	t := Target{Kata: k, Dir: k.Exercise, Overlay: map[string]string{}}
+	own, err := filepath.Glob(filepath.Join(k.Exercise, "*_test.go"))
+	if err != nil {
+		return t, err
+	}
+	for _, f := range own {
+		t.Overlay[f] = ""
+	}
+	hidden, err := HiddenFiles(k)
+	if err != nil {
+		return t, err
+	}
+	for _, f := range hidden {
+		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
+	}
+	return t, nil
+}
+
+// Reference grades the reference solution as it is.
+func Reference(k catalog.Kata) Target {
+	return Target{Kata: k, Dir: k.Solution, Overlay: map[string]string{}}
+}
+
+// Replacement grades one file (a mutant, a fixture) in place of the
+// reference's source files.
+func Replacement(k catalog.Kata, file string) (Target, error) {
+	t := Target{Kata: k, Dir: k.Solution, Overlay: map[string]string{}}
+	srcs, err := goFiles(k.Solution, false)
+	if err != nil {
+		return t, err
+	}
+	for _, f := range srcs {
+		t.Overlay[f] = ""
+	}
+	t.Overlay[filepath.Join(k.Solution, "zz_"+filepath.Base(file))] = file
+	return t, nil
+}
+
+// HiddenFiles lists the kata's hidden test files.
+func HiddenFiles(k catalog.Kata) ([]string, error) {
+	fs, err := goFiles(k.Solution, true)
+	if err == nil && len(fs) == 0 {
+		err = fmt.Errorf("kata %s has no hidden tests in %s", k.Slug, k.Solution)
+	}
+	return fs, err
+}
+
+// goFiles lists the .go files of dir: the tests, or the other files.
+func goFiles(dir string, tests bool) ([]string, error) {
+	all, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []string
+	for _, f := range all {
+		if strings.HasSuffix(f, "_test.go") == tests {
+			out = append(out, f)
+		}
+	}
+	return out, err
+}
+
+// Sources returns the package's non-test files as the build sees them:
+// name in Dir → path of the content.
+func (t Target) Sources() (map[string]string, error) {
+	files, err := goFiles(t.Dir, false)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, f := range files {
+		m[f] = f
+	}
+	for dst, src := range t.Overlay {
+		if strings.HasSuffix(dst, "_test.go") {
+			continue
+		}
+		if src == "" {
+			delete(m, dst)
+		} else {
+			m[dst] = src
+		}
+	}
+	return m, nil
+}
+
+// hiddenSet returns the overlay destinations that carry hidden tests.
+func (t Target) hiddenSet() map[string]bool {
+	m := map[string]bool{}
+	for dst, src := range t.Overlay {
+		if src != "" && strings.HasSuffix(dst, "_test.go") {
+			m[dst] = true
+		}
+	}
+	return m
+}
+
+var testNameRE = regexp.MustCompile(`^Test([RB]\d+)_`)
+
+// HiddenTests maps each hidden test function to the requirement it grades
+// ("TestR4_CancelDuringPause" → "R4"), in file order.
+func HiddenTests(k catalog.Kata) ([]string, map[string]string, error) {
+	files, err := HiddenFiles(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(files)
+	var names []string
+	item := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range af.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil {
+				continue
+			}
+			if m := testNameRE.FindStringSubmatch(fd.Name.Name); m != nil {
+				names = append(names, fd.Name.Name)
+				item[fd.Name.Name] = m[1]
+			}
+		}
+	}
+	return names, item, nil
+}
+
+// readSources reads the learner's source files for the gate, named
+// relative to root.
+func readSources(root string, srcs map[string]string) ([]gate.Source, error) {
+	var out []gate.Source
+	for dst, src := range srcs {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gate.Source{Name: rel(root, dst), Data: data})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// rel shows path relative to root when it lies inside it.
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}

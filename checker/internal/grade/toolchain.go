@@ -1,0 +1,67 @@
+package grade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// Toolchain is how the grader runs the go command.
+type Toolchain struct {
+	Env    []string // environment of every go command and test binary
+	Race   bool     // the race detector is available (cgo and a C compiler)
+	NoRace string   // why not, when Race is false
+}
+
+// fixedEnv is set for every go command and test binary the checker runs:
+// no go.mod edits, no toolchain downloads, and no 1 s sleep at the exit of
+// every race-enabled binary.
+var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0"}
+
+// Detect finds the go command and whether -race can be used.
+func Detect(ctx context.Context, env []string) (*Toolchain, error) {
+	tc := &Toolchain{Env: WithEnv(env, fixedEnv...)}
+	cmd := exec.CommandContext(ctx, "go", "env", "CGO_ENABLED", "CC")
+	cmd.Env = tc.Env
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("go env: %s", strings.TrimSpace(string(ee.Stderr)))
+		}
+		return nil, fmt.Errorf("cannot run the go command (install Go 1.25 or newer): %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	cgo, cc := lines[0], ""
+	if len(lines) > 1 {
+		cc = strings.Fields(lines[1] + " gcc")[0]
+	}
+	switch {
+	case cgo != "1":
+		tc.NoRace = "cgo is disabled (CGO_ENABLED=0)"
+	default:
+		if _, err := exec.LookPath(cc); err != nil {
+			tc.NoRace = fmt.Sprintf("no C compiler (%s not found)", cc)
+		}
+	}
+	tc.Race = tc.NoRace == ""
+	return tc, nil
+}
+
+// WithEnv returns env with each KEY=value of set replacing any earlier KEY.
+func WithEnv(env []string, set ...string) []string {
+	out := make([]string, 0, len(env)+len(set))
+	keys := map[string]bool{}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		keys[k] = true
+	}
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !keys[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}

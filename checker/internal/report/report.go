@@ -1,0 +1,313 @@
+// Package report renders a grade for people (text) and for programs (JSON).
+//
+// # JSON schema (version 1)
+//
+//	{
+//	  "schema": 1,
+//	  "kata": "06-retry", "title": "…",
+//	  "passed": false,                 // every requirement passed and every gate held
+//	  "score": {"required": 3, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2},
+//	  "race": true,                    // graded under the race detector
+//	  "noRace": "",                    // why not, when race is false
+//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…"}],
+//	  "build": null,                   // or {"kind": "compile"|"api", "lines": ["…"]}
+//	  "items": [{
+//	    "id": "R4", "text": "…", "bonus": false,
+//	    "kind": "assertion",           // pass, not-implemented, compile, api, forbidden, assertion,
+//	                                   // panic, race, leak, deadlock, mutex-hang, timeout, real-clock, exit
+//	    "message": "…", "detail": ["…"],
+//	    "hints": [2],                  // hints that cover this item (make hint EX=NN N=2)
+//	    "tests": [{"name": "TestR4_CancelDuringPause", "kind": "…", "message": "…"}]
+//	  }]
+//	}
+//
+// Fields are only ever added within a schema version.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"gokata/checker/internal/grade"
+	"gokata/internal/failure"
+)
+
+// Style decides how text output looks.
+type Style struct {
+	Color bool
+}
+
+func (s Style) paint(code, text string) string {
+	if !s.Color {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+func (s Style) ok() string   { return s.paint("32", "✔") }
+func (s Style) bad() string  { return s.paint("31", "✘") }
+func (s Style) none() string { return s.paint("2", "·") }
+func (s Style) dim(t string) string {
+	return s.paint("2", t)
+}
+
+var kindLabel = map[failure.Kind]string{
+	failure.NotImplemented: "not implemented",
+	failure.Compile:        "does not compile",
+	failure.API:            "API differs",
+	failure.Forbidden:      "not run",
+	failure.Panic:          "panic",
+	failure.Race:           "data race",
+	failure.Leak:           "goroutine leak",
+	failure.Deadlock:       "deadlock",
+	failure.MutexHang:      "mutex hang",
+	failure.Timeout:        "timeout",
+	failure.RealClock:      "real clock",
+	failure.Exit:           "process exited",
+}
+
+// Text writes the grade for a person.
+func Text(w io.Writer, r *grade.Result, s Style) {
+	k := r.Kata
+	fmt.Fprintf(w, "%s · %s\n\n", k.Slug, k.Title)
+	for _, g := range gates(r) {
+		mark := s.ok()
+		switch g.state {
+		case gateFailed:
+			mark = s.bad()
+		case gateUnknown:
+			mark = s.none()
+		}
+		line := fmt.Sprintf("  %s %s", mark, g.name)
+		if g.note != "" {
+			line += s.dim("  " + g.note)
+		}
+		fmt.Fprintln(w, line)
+		for _, l := range g.lines {
+			fmt.Fprintf(w, "      %s\n", l)
+		}
+	}
+	section := func(title string, bonus bool) {
+		first := true
+		for _, it := range r.Items {
+			if it.Bonus != bonus {
+				continue
+			}
+			if first {
+				fmt.Fprintf(w, "\n%s\n", title)
+				first = false
+			}
+			if it.Passed() {
+				fmt.Fprintf(w, "  %s %-3s %s\n", s.ok(), it.ID, it.Text)
+				continue
+			}
+			fmt.Fprintf(w, "  %s %-3s %s\n", s.bad(), it.ID, it.Text)
+			if r.Build != nil {
+				continue // the build lines above say it all
+			}
+			msg := it.Message
+			if l := kindLabel[it.Kind]; l != "" && !strings.HasPrefix(msg, l) {
+				msg = l + ": " + msg
+			}
+			fmt.Fprintf(w, "        %s\n", msg)
+			for _, d := range it.Detail {
+				fmt.Fprintf(w, "        %s\n", s.dim(d))
+			}
+			if hs := k.HintsFor(it.ID); len(hs) > 0 {
+				fmt.Fprintf(w, "        %s\n", s.dim(fmt.Sprintf("hint: make hint EX=%s N=%d", k.ID(), hs[0])))
+			}
+		}
+	}
+	section("Requirements", false)
+	section("Bonus", true)
+	req, total, bonus, btotal := r.Score()
+	fmt.Fprintf(w, "\nScore: %d/%d required", req, total)
+	if btotal > 0 {
+		fmt.Fprintf(w, " · bonus %d/%d", bonus, btotal)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Next: %s\n", next(r))
+}
+
+type gateState int
+
+const (
+	gateHeld gateState = iota
+	gateFailed
+	gateUnknown
+)
+
+type gateLine struct {
+	name  string
+	state gateState
+	note  string
+	lines []string
+}
+
+// gates are the checks that hold for the whole submission.
+func gates(r *grade.Result) []gateLine {
+	var out []gateLine
+	compiles := gateLine{name: "compiles"}
+	if r.Build != nil {
+		compiles.state = gateFailed
+		if r.Build.Kind == failure.API {
+			compiles.name = "compiles against the hidden tests"
+			compiles.note = "your exported API differs from the stub's:"
+		}
+		compiles.lines = r.Build.Lines
+	}
+	allowed := gateLine{name: "uses only allowed packages and calls"}
+	clock := gateLine{name: "waits and reads time only through the injected clock"}
+	for _, f := range r.Gate {
+		if f.Blocking() {
+			allowed.state = gateFailed
+			allowed.lines = append(allowed.lines, f.String())
+		} else {
+			clock.state = gateFailed
+			clock.lines = append(clock.lines, f.String())
+		}
+	}
+	ran := false
+	for _, it := range r.Items {
+		for _, t := range it.Tests {
+			if t.Kind != failure.NotImplemented && t.Kind != failure.Forbidden && t.Kind != failure.Compile && t.Kind != failure.API {
+				ran = true
+			}
+		}
+	}
+	race := gateLine{name: "no data race"}
+	leak := gateLine{name: "no goroutine leak"}
+	for _, it := range r.Items {
+		if it.Kind == failure.Race {
+			race.state = gateFailed
+			race.note = "see " + it.ID
+		}
+		if it.Kind == failure.Leak {
+			leak.state = gateFailed
+			leak.note = "see " + it.ID
+		}
+	}
+	for _, g := range []*gateLine{&race, &leak} {
+		if g.state == gateHeld && !ran {
+			g.state, g.note = gateUnknown, "not checked yet: no test got to run your code"
+		}
+	}
+	if !r.Race {
+		race.state, race.note = gateUnknown, "not checked: the race detector needs cgo and a C compiler ("+r.NoRace+")"
+	}
+	return append(out, compiles, allowed, clock, race, leak)
+}
+
+// next says what to do now.
+func next(r *grade.Result) string {
+	k := r.Kata
+	switch {
+	case r.Build != nil && r.Build.Kind == failure.API:
+		return fmt.Sprintf("keep the exported names and signatures of the stub (git diff exercises/%s shows what changed).", k.Slug)
+	case r.Build != nil:
+		return "fix the compiler errors above, then check again."
+	}
+	for _, it := range r.Items {
+		if it.Kind == failure.Forbidden {
+			return "remove what the gate lists above; the tests run only on code that passes it."
+		}
+	}
+	allTodo := true
+	var first *grade.ItemResult
+	for i, it := range r.Items {
+		if it.Kind != failure.NotImplemented {
+			allTodo = false
+		}
+		if !it.Passed() && !it.Bonus && first == nil {
+			first = &r.Items[i]
+		}
+	}
+	switch {
+	case allTodo:
+		return fmt.Sprintf("read exercises/%s/README.md, ask yourself its Ask-first questions, then replace the TODO panics in exercises/%s.", k.Slug, k.Slug)
+	case first != nil:
+		msg := fmt.Sprintf("make %s pass, then check again.", first.ID)
+		if hs := k.HintsFor(first.ID); len(hs) > 0 {
+			msg += fmt.Sprintf(" Stuck? make hint EX=%s N=%d", k.ID(), hs[0])
+		}
+		return msg
+	case len(r.Gate) > 0:
+		return "every requirement passes, but the gate above does not: use the injected clock."
+	}
+	_, _, b, bt := r.Score()
+	if b < bt {
+		return "all requirements pass. Try the bonus follow-ups in the README."
+	}
+	return "all requirements and bonus follow-ups pass. Well done."
+}
+
+// JSON writes the grade as data (see the package doc for the schema).
+func JSON(w io.Writer, r *grade.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(toJSON(r))
+}
+
+type jsonGrade struct {
+	Schema int        `json:"schema"`
+	Kata   string     `json:"kata"`
+	Title  string     `json:"title"`
+	Passed bool       `json:"passed"`
+	Score  jsonScore  `json:"score"`
+	Race   bool       `json:"race"`
+	NoRace string     `json:"noRace"`
+	Gates  []jsonGate `json:"gates"`
+	Build  *jsonBuild `json:"build"`
+	Items  []jsonItem `json:"items"`
+}
+
+type jsonScore struct {
+	Required      int `json:"required"`
+	RequiredTotal int `json:"requiredTotal"`
+	Bonus         int `json:"bonus"`
+	BonusTotal    int `json:"bonusTotal"`
+}
+
+type jsonGate struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+}
+
+type jsonBuild struct {
+	Kind  failure.Kind `json:"kind"`
+	Lines []string     `json:"lines"`
+}
+
+type jsonItem struct {
+	ID    string `json:"id"`
+	Text  string `json:"text"`
+	Bonus bool   `json:"bonus"`
+	grade.Verdict
+	Hints []int              `json:"hints"`
+	Tests []grade.TestResult `json:"tests"`
+}
+
+func toJSON(r *grade.Result) jsonGrade {
+	req, total, b, bt := r.Score()
+	g := jsonGrade{Schema: 1, Kata: r.Kata.Slug, Title: r.Kata.Title, Passed: r.Passed(),
+		Score: jsonScore{req, total, b, bt}, Race: r.Race, NoRace: r.NoRace,
+		Gates: []jsonGate{}, Items: []jsonItem{}}
+	for _, f := range r.Gate {
+		g.Gates = append(g.Gates, jsonGate{f.File, f.Line, f.Rule, f.Message})
+	}
+	if r.Build != nil {
+		g.Build = &jsonBuild{r.Build.Kind, r.Build.Lines}
+	}
+	for _, it := range r.Items {
+		hs := r.Kata.HintsFor(it.ID)
+		if hs == nil {
+			hs = []int{}
+		}
+		g.Items = append(g.Items, jsonItem{ID: it.ID, Text: it.Text, Bonus: it.Bonus, Verdict: it.Verdict, Hints: hs, Tests: it.Tests})
+	}
+	return g
+}

@@ -1,0 +1,169 @@
+// Package teststream decodes what a Go test binary prints when it runs with
+// -test.v=test2json: the same stream cmd/test2json turns into JSON, read
+// here directly so that no extra process is needed. Lines that begin with
+// the ^V (0x16) marker frame the tests ("=== RUN   TestX", "--- PASS: TestX
+// (0.01s)", the final "PASS" or "FAIL"); every other line is output of the
+// test named last.
+//
+// Output is kept per test up to a limit, its head and its tail, so a test
+// that floods its output cannot exhaust memory and its final failure message
+// is still there; what is cut from the middle is counted.
+package teststream
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+const marker = "\x16"
+
+// Test is what the stream said about one test.
+type Test struct {
+	Name    string
+	Action  string  // "pass", "fail", "skip", or "" if it never finished
+	Elapsed float64 // seconds
+	out     capped
+}
+
+// Output is the test's output, with a marker where the middle was cut.
+func (t *Test) Output() string { return t.out.String() }
+
+// Run is the decoded stream of one test binary.
+type Run struct {
+	Tests   map[string]*Test
+	Order   []string // tests in the order they started
+	Package string   // the binary's final word: "pass", "fail", or "" if it died first
+	out     capped   // output outside any test (panics, build lines)
+}
+
+// Output is the output printed outside any test.
+func (r *Run) Output() string { return r.out.String() }
+
+// Running returns the tests that started but never finished.
+func (r *Run) Running() []string {
+	var out []string
+	for _, name := range r.Order {
+		if r.Tests[name].Action == "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Decode reads the stream from rd until EOF, keeping at most limit bytes of
+// output per test and for the package.
+func Decode(rd io.Reader, limit int) (*Run, error) {
+	r := &Run{Tests: map[string]*Test{}, out: capped{limit: limit}}
+	br := bufio.NewReaderSize(rd, 64<<10)
+	var cur *Test
+	for {
+		line, err := br.ReadString('\n')
+		for line != "" {
+			// A marker that does not start the line follows output that
+			// lacked a newline: split there.
+			i := strings.Index(line, marker)
+			if i != 0 {
+				text := line
+				if i > 0 {
+					text, line = line[:i], line[i:]
+				} else {
+					line = ""
+				}
+				if cur != nil {
+					cur.out.add(text)
+				} else {
+					r.out.add(text)
+				}
+				continue
+			}
+			frame := strings.TrimSuffix(line[len(marker):], "\n")
+			line = ""
+			cur = r.frame(frame, cur)
+		}
+		if err == io.EOF {
+			return r, nil
+		}
+		if err != nil {
+			return r, fmt.Errorf("read test output: %w", err)
+		}
+	}
+}
+
+// frame applies one framing line and returns the test that output now
+// belongs to.
+func (r *Run) frame(f string, cur *Test) *Test {
+	switch {
+	case f == "PASS" || f == "FAIL":
+		r.Package = strings.ToLower(f)
+		return nil
+	case strings.HasPrefix(f, "=== "):
+		verb, name, _ := strings.Cut(strings.TrimPrefix(f, "=== "), " ")
+		name = strings.TrimSpace(name)
+		switch verb {
+		case "RUN", "CONT", "NAME", "PAUSE":
+			if name == "" { // "=== NAME" alone: back to the package
+				return nil
+			}
+			return r.test(name)
+		}
+		return cur // ARTIFACTS, ATTR, …
+	case strings.HasPrefix(f, "--- "):
+		verb, rest, _ := strings.Cut(strings.TrimPrefix(f, "--- "), ": ")
+		name, dur, _ := strings.Cut(rest, " (")
+		t := r.test(name)
+		if t.Action != "fail" { // a failure is final, whatever is printed later
+			t.Action = strings.ToLower(verb)
+		}
+		t.Elapsed, _ = strconv.ParseFloat(strings.TrimSuffix(dur, "s)"), 64)
+		return t
+	}
+	r.out.add(f + "\n")
+	return cur
+}
+
+func (r *Run) test(name string) *Test {
+	t := r.Tests[name]
+	if t == nil {
+		t = &Test{Name: name, out: capped{limit: r.out.limit}}
+		r.Tests[name] = t
+		r.Order = append(r.Order, name)
+	}
+	return t
+}
+
+// capped keeps the first and the last limit/2 bytes of what is added.
+type capped struct {
+	limit      int
+	head, tail []byte
+	cut        int
+}
+
+func (c *capped) add(s string) {
+	if room := c.limit/2 - len(c.head); room > 0 {
+		n := min(room, len(s))
+		c.head = append(c.head, s[:n]...)
+		s = s[n:]
+	}
+	c.tail = append(c.tail, s...)
+	if len(c.tail) > c.limit { // compact now and then, not on every add
+		c.trim()
+	}
+}
+
+func (c *capped) trim() {
+	if extra := len(c.tail) - c.limit/2; extra > 0 {
+		c.cut += extra
+		c.tail = append(c.tail[:0], c.tail[extra:]...)
+	}
+}
+
+func (c *capped) String() string {
+	c.trim()
+	if c.cut == 0 {
+		return string(c.head) + string(c.tail)
+	}
+	return fmt.Sprintf("%s\n… [%d bytes of output cut] …\n%s", c.head, c.cut, c.tail)
+}

@@ -1,0 +1,305 @@
+// Package verify is the authoring check run by CI: for every kata, the
+// metadata agrees with the README and the hidden tests; the untouched stub
+// fails every requirement it does not declare; the reference passes
+// everything; and every mutant (a known-wrong implementation kept in
+// solutions/NN-slug/testdata/mutants) fails exactly the requirements its
+// header lists, with a message that matches its Expect pattern.
+package verify
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/grade"
+	"gokata/internal/failure"
+)
+
+// MinMutants is how many mutants every kata must ship.
+const MinMutants = 4
+
+// Mutant is a known-wrong implementation and what the tests must say of it.
+type Mutant struct {
+	Name    string
+	Path    string
+	Mistake string         // "Mistake:" header line
+	Fails   []string       // "Fails:" the exact set of failing items
+	Expect  *regexp.Regexp // "Expect:" must match each failing item's message
+}
+
+// ParseMutant reads a mutant's header comment.
+func ParseMutant(path string) (Mutant, error) {
+	m := Mutant{Name: strings.TrimSuffix(filepath.Base(path), ".go"), Path: path}
+	h, err := header(path)
+	if err != nil {
+		return m, err
+	}
+	m.Mistake = h["Mistake"]
+	m.Fails = strings.Fields(h["Fails"])
+	sort.Strings(m.Fails)
+	if m.Mistake == "" || len(m.Fails) == 0 || h["Expect"] == "" {
+		return m, fmt.Errorf("mutant %s: its header needs Mistake:, Fails: and Expect: lines", m.Name)
+	}
+	if m.Expect, err = regexp.Compile(h["Expect"]); err != nil {
+		return m, fmt.Errorf("mutant %s: Expect: %w", m.Name, err)
+	}
+	return m, nil
+}
+
+// header reads the leading "// Key: value" comment lines of a Go file.
+func header(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "// ")
+		if !ok {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ": "); ok && !strings.Contains(k, " ") {
+			h[k] = strings.TrimSpace(v)
+		}
+	}
+	return h, sc.Err()
+}
+
+// Mutants lists a kata's mutants.
+func Mutants(k catalog.Kata) ([]Mutant, error) {
+	paths, err := filepath.Glob(filepath.Join(k.Solution, "testdata", "mutants", "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var ms []Mutant
+	for _, p := range paths {
+		m, err := ParseMutant(p)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
+}
+
+// line is one checked fact of the report.
+type line struct {
+	ok   bool
+	text string
+}
+
+// Run verifies the katas and writes what it checked to w. It returns
+// false if anything is wrong.
+func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.Kata, opt grade.Options, w io.Writer) (bool, error) {
+	if len(katas) == 0 {
+		fmt.Fprintln(w, "verify: no kata found under exercises/")
+		return false, nil
+	}
+	type job struct {
+		kata int
+		name string
+		run  func() (line, error)
+	}
+	var jobs []job
+	lines := make([][]line, len(katas))
+	for i, k := range katas {
+		lines[i] = append(lines[i], metadata(k))
+		jobs = append(jobs,
+			job{i, "stub", func() (line, error) { return stub(ctx, tc, root, k, opt) }},
+			job{i, "reference", func() (line, error) { return reference(ctx, tc, root, k, opt) }})
+		ms, err := Mutants(k)
+		if err != nil {
+			return false, err
+		}
+		if len(ms) < MinMutants {
+			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d mutants; every kata ships at least %d", len(ms), MinMutants)})
+		}
+		for _, m := range ms {
+			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutant(ctx, tc, root, k, m, opt) }})
+		}
+	}
+	// Two at a time: each job is a go build plus a test run.
+	results := make([]line, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], errs[i] = j.run()
+		}()
+	}
+	wg.Wait()
+	for i, j := range jobs {
+		if errs[i] != nil {
+			return false, fmt.Errorf("%s %s: %w", katas[j.kata].Slug, j.name, errs[i])
+		}
+		lines[j.kata] = append(lines[j.kata], results[i])
+	}
+	good, mutants := true, 0
+	for i, k := range katas {
+		fmt.Fprintln(w, k.Slug)
+		for _, l := range lines[i] {
+			mark := "✔"
+			if !l.ok {
+				mark, good = "✘", false
+			}
+			fmt.Fprintf(w, "  %s %s\n", mark, l.text)
+		}
+	}
+	for _, j := range jobs {
+		if j.name != "stub" && j.name != "reference" {
+			mutants++
+		}
+	}
+	verdict := "all good"
+	if !good {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "verify: %d katas, %d mutants: %s\n", len(katas), mutants, verdict)
+	return good, nil
+}
+
+// metadata checks kata.json against the README and the hidden tests.
+func metadata(k catalog.Kata) line {
+	problems := catalog.CheckReadme(k)
+	names, itemOf, err := grade.HiddenTests(k)
+	if err != nil {
+		return line{false, "metadata: " + err.Error()}
+	}
+	ids := map[string]bool{}
+	for _, it := range k.Items() {
+		ids[it.ID] = true
+		if !slices.ContainsFunc(names, func(n string) bool { return itemOf[n] == it.ID }) {
+			problems = append(problems, it.ID+" has no hidden test (TestXX_… named after it)")
+		}
+	}
+	for _, n := range names {
+		if !ids[itemOf[n]] {
+			problems = append(problems, n+" grades "+itemOf[n]+", which kata.json does not list")
+		}
+	}
+	for i, h := range k.Hints {
+		for _, c := range h.Covers {
+			if !ids[c] {
+				problems = append(problems, fmt.Sprintf("hint %d covers %s, which kata.json does not list", i+1, c))
+			}
+		}
+	}
+	if len(k.Hints) == 0 || len(k.Ask) == 0 || len(k.Requirements) == 0 {
+		problems = append(problems, "kata.json needs ask-first questions, requirements and hints")
+	}
+	if len(problems) > 0 {
+		return line{false, "metadata:\n      " + strings.Join(problems, "\n      ")}
+	}
+	return line{true, fmt.Sprintf("metadata: README matches kata.json; %d requirements, %d bonus, %d hints, %d hidden tests",
+		len(k.Requirements), len(k.Bonus), len(k.Hints), len(names))}
+}
+
+func stub(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, opt grade.Options) (line, error) {
+	t, err := grade.Learner(k)
+	if err != nil {
+		return line{}, err
+	}
+	r, err := grade.Grade(ctx, tc, root, t, opt)
+	if err != nil {
+		return line{}, err
+	}
+	declared := map[string]string{}
+	for _, p := range k.StubPasses {
+		declared[p.ID] = p.Why
+	}
+	var problems, notes []string
+	for _, it := range r.Items {
+		why, mayPass := declared[it.ID]
+		switch {
+		case mayPass && it.Passed():
+			notes = append(notes, fmt.Sprintf("%s passes on the stub, as declared: %s", it.ID, why))
+		case mayPass:
+			problems = append(problems, fmt.Sprintf("%s is declared to pass on the stub but fails: %s", it.ID, it.Message))
+		case it.Passed():
+			problems = append(problems, fmt.Sprintf("%s passes on the untouched stub: its tests check nothing the stub lacks (or exercises/%s was edited)", it.ID, k.Slug))
+		case len(declared) == 0 && it.Kind != failure.NotImplemented:
+			problems = append(problems, fmt.Sprintf("%s fails on the stub as %s, not as not-implemented: %s", it.ID, it.Kind, it.Message))
+		}
+	}
+	if len(problems) > 0 {
+		return line{false, "stub:\n      " + strings.Join(problems, "\n      ")}, nil
+	}
+	text := fmt.Sprintf("stub: fails all %d (not implemented)", len(r.Items))
+	if len(notes) > 0 {
+		text = fmt.Sprintf("stub: fails %d of %d; %s", len(r.Items)-len(notes), len(r.Items), strings.Join(notes, "; "))
+	}
+	return line{true, text}, nil
+}
+
+func reference(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, opt grade.Options) (line, error) {
+	r, err := grade.Grade(ctx, tc, root, grade.Reference(k), opt)
+	if err != nil {
+		return line{}, err
+	}
+	var problems []string
+	for _, f := range r.Gate {
+		problems = append(problems, "gate: "+f.String())
+	}
+	if r.Build != nil {
+		problems = append(problems, "does not build: "+strings.Join(r.Build.Lines, "; "))
+	}
+	for _, it := range r.Items {
+		if !it.Passed() && r.Build == nil {
+			problems = append(problems, fmt.Sprintf("%s fails: %s: %s", it.ID, it.Kind, it.Message))
+		}
+	}
+	if len(problems) > 0 {
+		return line{false, "reference:\n      " + strings.Join(problems, "\n      ")}, nil
+	}
+	return line{true, fmt.Sprintf("reference: passes all %d", len(r.Items))}, nil
+}
+
+func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, m Mutant, opt grade.Options) (line, error) {
+	t, err := grade.Replacement(k, m.Path)
+	if err != nil {
+		return line{}, err
+	}
+	r, err := grade.Grade(ctx, tc, root, t, opt)
+	if err != nil {
+		return line{}, err
+	}
+	var failed []string
+	var problems []string
+	for _, it := range r.Items {
+		if it.Passed() {
+			continue
+		}
+		failed = append(failed, it.ID)
+		if slices.Contains(m.Fails, it.ID) {
+			msg := it.Message + "\n" + strings.Join(it.Detail, "\n")
+			if !m.Expect.MatchString(msg) {
+				problems = append(problems, fmt.Sprintf("%s fails, but its message does not match %q: %s", it.ID, m.Expect, it.Message))
+			}
+		}
+	}
+	sort.Strings(failed)
+	if !slices.Equal(failed, m.Fails) {
+		problems = append(problems, fmt.Sprintf("fails [%s], its header says [%s] (%s)",
+			strings.Join(failed, " "), strings.Join(m.Fails, " "), r))
+	}
+	if len(problems) > 0 {
+		return line{false, fmt.Sprintf("mutant %s (%s):\n      %s", m.Name, m.Mistake, strings.Join(problems, "\n      "))}, nil
+	}
+	return line{true, fmt.Sprintf("mutant %s caught by %s: %s", m.Name, strings.Join(m.Fails, " "), m.Mistake)}, nil
+}

@@ -1,0 +1,190 @@
+package katatest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The fixtures below are small pieces of deliberately wrong code run inside
+// the harness. They fail on purpose, so TestHarnessCatches runs each in a
+// child process and reads what the harness reported.
+
+const fixtureEnv = "KATATEST_FIXTURE"
+
+func fixture(t *testing.T) {
+	if os.Getenv(fixtureEnv) != t.Name() {
+		t.Skip("run by TestHarnessCatches")
+	}
+}
+
+// pause waits for d on clk or until ctx ends: the right way.
+func pause(ctx context.Context, clk clock.Clock, d time.Duration) error {
+	t := clk.Timer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestFixtureLeak(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		block := make(chan struct{})
+		go func() { <-block }() // never released
+		h.NoLeaks("leaky")
+	})
+}
+
+func TestFixtureDeadlock(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		never := make(chan int)
+		<-never
+	})
+}
+
+func TestFixtureRealSleep(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		done := make(chan struct{})
+		go func() { time.Sleep(time.Second); close(done) }()
+		h.StandsStill(10*time.Second, "the worker finished", func() bool {
+			select {
+			case <-done:
+				return true
+			default:
+				return false
+			}
+		})
+	})
+}
+
+func TestFixtureRealAfter(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		c := Go(h, func() (int, error) { <-time.After(time.Second); return 1, nil })
+		h.StandsStill(10*time.Second, "the call returned", c.Returned)
+	})
+}
+
+func TestFixtureTodo(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) { panic("TODO: implement Do") })
+}
+
+func TestFixturePanicInCall(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		c := Go(h, func() (int, error) { var m map[string]int; m["x"] = 1; return 0, nil })
+		c.Result()
+	})
+}
+
+func TestFixtureCorrect(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := Go(h, func() (int, error) { return 7, pause(ctx, h.Clk, time.Second) })
+		h.StandsStill(10*time.Second, "the pause ended", c.Returned)
+		h.Advance(time.Second)
+		v, err := c.Result()
+		assert.Equal(t, 7, v)
+		assert.NoError(t, err)
+		h.NoLeaks("pause")
+	})
+}
+
+func TestHarnessCatches(t *testing.T) {
+	cases := []struct {
+		fixture string
+		want    string // regexp over the child's output
+		pass    bool
+	}{
+		{"TestFixtureLeak", `\[leak\] goroutines still running after leaky returned:\s+chan receive \(durable\) at \S+katatest_test\.go:\d+`, false},
+		{"TestFixtureDeadlock", `\[deadlock\] every goroutine is blocked`, false},
+		{"TestFixtureRealSleep", `\[real-clock\] the worker finished after 1s of real time`, false},
+		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false},
+		{"TestFixtureTodo", `\[not-implemented\] TODO: implement Do`, false},
+		{"TestFixturePanicInCall", `\[panic\] panic: assignment to entry in nil map`, false},
+		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^"+c.fixture+"$", "-test.v")
+			cmd.Env = append(os.Environ(), fixtureEnv+"="+c.fixture)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if c.pass {
+				require.NoError(t, err, "%s", out)
+			} else {
+				require.True(t, errors.As(err, &ee) && ee.ExitCode() == 1, "the fixture must fail cleanly (exit 1), got %v:\n%s", err, out)
+				assert.NotContains(t, string(out), "goroutine 1 [", "a failure must not dump goroutines")
+			}
+			assert.Regexp(t, regexp.MustCompile(c.want), string(out))
+		})
+	}
+}
+
+func TestReturnsAtOnce(t *testing.T) {
+	Run(t, func(h *H) {
+		ctx, cancel := context.WithCancel(context.Background())
+		good := Go(h, func() (int, error) { return 0, pause(ctx, h.Clk, time.Hour) })
+		slow := Go(h, func() (int, error) { h.Clk.Sleep(time.Minute); return 0, ctx.Err() })
+		timer := Go(h, func() (int, error) { <-time.After(time.Second); return 0, nil })
+		cancel()
+		instant, took := h.ReturnsAtOnce(good.Done(), time.Minute)
+		assert.True(t, instant, "a select on ctx.Done() returns at once")
+		assert.Zero(t, took)
+		instant, took = h.ReturnsAtOnce(timer.Done(), time.Minute)
+		assert.False(t, instant, "a real timer is not instant")
+		assert.Equal(t, time.Second, took)
+		instant, took = h.ReturnsAtOnce(slow.Done(), time.Minute)
+		assert.False(t, instant, "clk.Sleep ignores the cancel")
+		assert.Equal(t, time.Minute, took, "it never returned within the guard")
+		assert.Zero(t, h.Elapsed(), "ReturnsAtOnce never moves the mock clock")
+		h.Advance(time.Minute)
+		slow.Result()
+	})
+}
+
+func TestGateAndPeak(t *testing.T) {
+	Run(t, func(h *H) {
+		g := NewGate()
+		var p Peak
+		ctx, cancel := context.WithCancel(context.Background())
+		var calls []*Call[int]
+		for range 3 {
+			calls = append(calls, Go(h, func() (int, error) {
+				defer p.Enter()()
+				return 0, g.Hold(ctx)
+			}))
+		}
+		h.Advance(0)
+		assert.Equal(t, 3, g.Entered())
+		assert.Equal(t, 3, g.Waiting())
+		assert.Equal(t, 3, p.Now())
+		cancel()
+		for _, c := range calls {
+			_, err := c.Result()
+			assert.ErrorIs(t, err, context.Canceled)
+		}
+		assert.Equal(t, 3, g.Cancelled())
+		assert.Equal(t, 3, p.Max())
+		assert.Zero(t, p.Now())
+		g.Release()
+		assert.NoError(t, g.Hold(context.Background()), "a released gate lets calls through")
+	})
+}
