@@ -55,6 +55,7 @@ Verbs:
   check [NN]           grade kata NN (all katas without NN)
   hint NN [N]          show hint N of kata NN (default 1)
   verify [NN...]       maintainers: stubs fail, references pass, mutants are caught
+                       (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run)
   help                 this text
 
 check flags:
@@ -253,6 +254,8 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	fs := newFlags("verify", env)
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
+	repeat := fs.Int("repeat", 1, "")
+	cpu := fs.String("cpu", "", "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
 	}
@@ -279,7 +282,7 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 		fmt.Fprintf(env.Stderr, "checker: verifying without the race detector: %s\n", tc.NoRace)
 	}
 	opt := grade.DefaultOptions
-	opt.Timeout = *timeout
+	opt.Timeout, opt.Repeat, opt.CPU = *timeout, *repeat, *cpu
 	start := time.Now()
 	ok, err := verify.Run(ctx, tc, cat.Root, katas, opt, env.Stdout)
 	if err != nil {

@@ -76,7 +76,7 @@ func Check(files []Source) []Finding {
 	var out []Finding
 	fset := token.NewFileSet()
 	for _, src := range files {
-		f, err := parser.ParseFile(fset, src.Name, src.Data, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, src.Name, src.Data, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,8 +25,10 @@ import (
 
 // Options tune a grading run.
 type Options struct {
-	Timeout     time.Duration // a run of the test binary longer than this is a hang
+	Timeout     time.Duration // a run of the tests longer than this is a hang
 	OutputLimit int           // bytes of output kept per test
+	Repeat      int           // run every test this many times, shuffled (0 or 1: once)
+	CPU         string        // GOMAXPROCS values to run each repetition with, e.g. "1,2,4"
 }
 
 // DefaultOptions are used by the checker's verbs.
@@ -47,13 +50,16 @@ type ItemResult struct {
 	catalog.Item
 	Bonus bool
 	Verdict
-	Tests []TestResult
+	Tests  []TestResult
+	Runs   int // repetitions in which all its tests finished
+	Passes int // repetitions in which all its tests passed
 }
 
 // TestResult is the verdict on one hidden test.
 type TestResult struct {
 	Name string `json:"name"`
 	Verdict
+	Results []string `json:"-"` // one per finished run: "pass", "fail", "skip"
 }
 
 // Score counts passed requirements and bonus follow-ups.
@@ -113,10 +119,10 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		return nil, err
 	}
 	res.Gate = gate.Check(files)
-	verdicts := map[string]Verdict{}
+	verdicts := map[string]TestResult{}
 	if v, blocked := blockedVerdict(res.Gate); blocked {
 		for _, n := range names {
-			verdicts[n] = v
+			verdicts[n] = TestResult{Name: n, Verdict: v}
 		}
 		res.collect(names, itemOf, verdicts)
 		return res, nil
@@ -137,7 +143,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 			v.Message = "your exported API differs from the stub's"
 		}
 		for _, n := range names {
-			verdicts[n] = v
+			verdicts[n] = TestResult{Name: n, Verdict: v}
 		}
 		res.collect(names, itemOf, verdicts)
 		return res, nil
@@ -148,6 +154,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	}
 	for n, v := range verdicts {
 		v.Message = trimRoot(root, v.Message)
+		v.Detail = slices.Clone(v.Detail)
 		for i := range v.Detail {
 			v.Detail[i] = trimRoot(root, v.Detail[i])
 		}
@@ -173,7 +180,7 @@ func blockedVerdict(fs []gate.Finding) (Verdict, bool) {
 }
 
 // collect folds test verdicts into requirement verdicts.
-func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[string]Verdict) {
+func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[string]TestResult) {
 	bonus := map[string]bool{}
 	for _, b := range r.Kata.Bonus {
 		bonus[b.ID] = true
@@ -184,12 +191,13 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 			if itemOf[n] != it.ID {
 				continue
 			}
-			v := verdicts[n]
-			ir.Tests = append(ir.Tests, TestResult{Name: n, Verdict: v})
-			if !v.Passed() && ir.Kind == "" {
-				ir.Verdict = v
+			tr := verdicts[n]
+			ir.Tests = append(ir.Tests, tr)
+			if !tr.Passed() && ir.Kind == "" {
+				ir.Verdict = tr.Verdict
 			}
 		}
+		ir.Runs, ir.Passes = repetitions(ir.Tests)
 		switch {
 		case len(ir.Tests) == 0:
 			ir.Verdict = Verdict{Kind: failure.Assertion, Message: "no hidden test grades " + it.ID}
@@ -198,6 +206,25 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 		}
 		r.Items = append(r.Items, ir)
 	}
+}
+
+// repetitions counts the repetitions in which every test finished, and
+// those in which every test passed: the k-th result of each test belongs
+// to repetition k.
+func repetitions(ts []TestResult) (runs, passes int) {
+	if len(ts) == 0 {
+		return 0, 0
+	}
+	runs = len(ts[0].Results)
+	for _, t := range ts {
+		runs = min(runs, len(t.Results))
+	}
+	for k := range runs {
+		if !slices.ContainsFunc(ts, func(t TestResult) bool { return t.Results[k] != "pass" }) {
+			passes++
+		}
+	}
+	return runs, passes
 }
 
 // String summarises the verdicts on one line, for logs and tests.

@@ -35,14 +35,19 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 	}
 	args := []string{
 		"-test.v=test2json",
-		"-test.count=1",
 		"-test.paniconexit0", // os.Exit(0) inside a test panics instead of faking success
-		"-test.timeout=" + g.opt.Timeout.String(),
+		"-test.timeout=" + g.timeout().String(),
 		"-test.run=^(" + strings.Join(quoted, "|") + ")$",
+	}
+	if g.opt.Repeat > 1 {
+		args = append(args, fmt.Sprintf("-test.count=%d", g.opt.Repeat), "-test.shuffle=on")
+	}
+	if g.opt.CPU != "" {
+		args = append(args, "-test.cpu="+g.opt.CPU)
 	}
 	// The binary's own -test.timeout normally ends a hung run with a
 	// goroutine dump; the watchdog covers a binary that cannot even do that.
-	wctx, cancel := context.WithTimeout(ctx, g.opt.Timeout+10*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, g.timeout()+10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(wctx, bin, args...)
 	cmd.Dir, cmd.Env = dir, g.tc.Env
@@ -73,13 +78,20 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 	return run, e, derr
 }
 
+// timeout is the limit for one run of the binary: the per-run timeout
+// times the number of repetitions.
+func (g *grader) timeout() time.Duration {
+	n := max(1, g.opt.Repeat) * (strings.Count(g.opt.CPU, ",") + 1)
+	return g.opt.Timeout * time.Duration(n)
+}
+
 // runAll gives every test a verdict. It runs the pending tests together;
 // if the binary did not end cleanly (a panic in a goroutine, a hang, an
 // exit), the test that was running gets the blame, failures already
 // reported stand, and the other tests run again without it. A test
 // passes only in a run that ended cleanly.
-func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string) (map[string]Verdict, error) {
-	verdicts := map[string]Verdict{}
+func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string) (map[string]TestResult, error) {
+	verdicts := map[string]TestResult{}
 	pending := tests
 	for len(pending) > 0 {
 		run, e, err := g.runTests(ctx, bin, dir, pending)
@@ -91,18 +103,18 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string) (m
 			t := run.Tests[name]
 			switch {
 			case t == nil:
-			case t.Action == "fail":
-				verdicts[name] = classifyFailure(t.Output(), dir)
+			case t.Action == "fail" && t.Finished():
+				verdicts[name] = TestResult{name, classifyFailure(t.Output(), dir), t.Results}
 			case t.Action == "pass" && ok:
-				verdicts[name] = Verdict{Kind: failure.Pass}
+				verdicts[name] = TestResult{name, Verdict{Kind: failure.Pass}, t.Results}
 			case t.Action == "skip" && ok:
-				verdicts[name] = Verdict{Kind: failure.Assertion, Message: "the test was skipped"}
+				verdicts[name] = TestResult{name, Verdict{Kind: failure.Assertion, Message: "the test was skipped"}, t.Results}
 			}
 		}
 		if ok {
 			for _, name := range pending {
 				if _, done := verdicts[name]; !done {
-					verdicts[name] = Verdict{Kind: failure.Exit, Message: "the test did not run"}
+					verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.Exit, Message: "the test did not run"}}
 				}
 			}
 			break
@@ -115,13 +127,14 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string) (m
 			v.Message = "the test binary failed outside any test: " + v.Message
 			for _, name := range pending {
 				if _, done := verdicts[name]; !done {
-					verdicts[name] = v
+					verdicts[name] = TestResult{Name: name, Verdict: v}
 				}
 			}
 			break
 		}
 		for _, name := range blamed {
-			verdicts[name] = classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.opt.Timeout)
+			v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.opt.Timeout)
+			verdicts[name] = TestResult{Name: name, Verdict: v}
 		}
 		var next []string
 		for _, name := range pending {

@@ -23,10 +23,15 @@ const marker = "\x16"
 // Test is what the stream said about one test.
 type Test struct {
 	Name    string
-	Action  string  // "pass", "fail", "skip", or "" if it never finished
+	Action  string   // "fail" if any run failed, else the last run's "pass" or "skip"; "" if it never finished
+	Results []string // one per finished run ("pass", "fail", "skip"), for -test.count > 1
+	open    bool     // started and not finished
 	Elapsed float64 // seconds
 	out     capped
 }
+
+// Finished reports whether the test's last run ended with a result.
+func (t *Test) Finished() bool { return !t.open }
 
 // Output is the test's output, with a marker where the middle was cut.
 func (t *Test) Output() string { return t.out.String() }
@@ -46,7 +51,7 @@ func (r *Run) Output() string { return r.out.String() }
 func (r *Run) Running() []string {
 	var out []string
 	for _, name := range r.Order {
-		if r.Tests[name].Action == "" {
+		if r.Tests[name].open {
 			out = append(out, name)
 		}
 	}
@@ -107,15 +112,22 @@ func (r *Run) frame(f string, cur *Test) *Test {
 			if name == "" { // "=== NAME" alone: back to the package
 				return nil
 			}
-			return r.test(name)
+			t := r.test(name)
+			if verb == "RUN" {
+				t.open = true
+			}
+			return t
 		}
 		return cur // ARTIFACTS, ATTR, …
 	case strings.HasPrefix(f, "--- "):
 		verb, rest, _ := strings.Cut(strings.TrimPrefix(f, "--- "), ": ")
 		name, dur, _ := strings.Cut(rest, " (")
 		t := r.test(name)
+		result := strings.ToLower(verb)
+		t.Results = append(t.Results, result)
+		t.open = false
 		if t.Action != "fail" { // a failure is final, whatever is printed later
-			t.Action = strings.ToLower(verb)
+			t.Action = result
 		}
 		t.Elapsed, _ = strconv.ParseFloat(strings.TrimSuffix(dur, "s)"), 64)
 		return t

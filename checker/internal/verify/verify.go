@@ -286,6 +286,9 @@ func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kat
 			continue
 		}
 		failed = append(failed, it.ID)
+		if it.Passes > 0 {
+			problems = append(problems, fmt.Sprintf("%s caught in only %d of %d runs: the test depends on scheduling", it.ID, it.Runs-it.Passes, it.Runs))
+		}
 		if slices.Contains(m.Fails, it.ID) {
 			msg := it.Message + "\n" + strings.Join(it.Detail, "\n")
 			if !m.Expect.MatchString(msg) {
@@ -301,5 +304,9 @@ func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kat
 	if len(problems) > 0 {
 		return line{false, fmt.Sprintf("mutant %s (%s):\n      %s", m.Name, m.Mistake, strings.Join(problems, "\n      "))}, nil
 	}
-	return line{true, fmt.Sprintf("mutant %s caught by %s: %s", m.Name, strings.Join(m.Fails, " "), m.Mistake)}, nil
+	runs := ""
+	if opt.Repeat > 1 {
+		runs = fmt.Sprintf(" in all %d runs", r.Items[0].Runs)
+	}
+	return line{true, fmt.Sprintf("mutant %s caught by %s%s: %s", m.Name, strings.Join(m.Fails, " "), runs, m.Mistake)}, nil
 }

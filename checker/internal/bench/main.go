@@ -1,0 +1,190 @@
+// Command bench measures the checker against plain `go test` (make bench).
+//
+// In a scratch copy of the checkout whose exercises hold the reference
+// solutions, it times, warm and alternating, five runs each of
+// `checker check 06` and `go test -race -count=1` of the same reference,
+// both with GORACE=atexit_sleep_ms=0, and prints the medians and their
+// ratio (target: at most 1.3). Then, for every kata, it times the hidden
+// tests' test process alone (target: under 100 ms each, under 1 s for all).
+// It exits 1 when a target is missed.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gokata/checker/internal/catalog"
+)
+
+const runs = 5
+
+func main() {
+	checker := flag.String("checker", "bin/checker", "the checker binary")
+	kata := flag.String("kata", "06", "the kata to grade")
+	flag.Parse()
+	if err := run(*checker, *kata); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(checkerBin, kataName string) error {
+	root, err := catalog.FindRoot(".")
+	if err != nil {
+		return err
+	}
+	checkerBin, err = filepath.Abs(checkerBin)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "kata-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyCheckout(root, tmp); err != nil {
+		return err
+	}
+	cat, err := catalog.Load(tmp)
+	if err != nil {
+		return err
+	}
+	k, ok := cat.Find(kataName)
+	if !ok {
+		return fmt.Errorf("no kata %q", kataName)
+	}
+	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0", "GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local")
+	check := command(tmp, env, checkerBin, "check", k.ID(), "--color=never")
+	plain := command(tmp, env, "go", "test", "-race", "-count=1", "./solutions/"+k.Slug)
+
+	fmt.Printf("warm check of %s vs warm go test -race -count=1 of its reference (median of %d alternating runs)\n", k.Slug, runs)
+	for _, c := range []func() (time.Duration, error){check, plain} { // warm both caches
+		if _, err := c(); err != nil {
+			return err
+		}
+	}
+	var tc, tp []time.Duration
+	for range runs {
+		d, err := check()
+		if err != nil {
+			return err
+		}
+		tc = append(tc, d)
+		if d, err = plain(); err != nil {
+			return err
+		}
+		tp = append(tp, d)
+	}
+	mc, mp := median(tc), median(tp)
+	ratio := float64(mc) / float64(mp)
+	fmt.Printf("  checker check %s   %6.0f ms\n", k.ID(), ms(mc))
+	fmt.Printf("  go test -race      %6.0f ms\n", ms(mp))
+	fmt.Printf("  ratio              %6.2f   (target ≤ 1.30)\n", ratio)
+	missed := ratio > 1.3
+
+	fmt.Printf("\nhidden tests of each reference: the test process alone, -race, median of %d\n", runs)
+	var total time.Duration
+	for _, k := range cat.Katas {
+		bin := filepath.Join(tmp, k.Package+".test")
+		build := exec.Command("go", "test", "-c", "-race", "-o", bin, "./solutions/"+k.Slug)
+		build.Dir, build.Env = tmp, env
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", k.Slug, err, out)
+		}
+		exe := command(filepath.Join(tmp, "solutions", k.Slug), env, bin, "-test.count=1")
+		var ts []time.Duration
+		for range runs {
+			d, err := exe()
+			if err != nil {
+				return err
+			}
+			ts = append(ts, d)
+		}
+		m := median(ts)
+		total += m
+		fmt.Printf("  %-20s %6.1f ms   (target < 100 ms)\n", k.Slug, ms(m))
+		missed = missed || m >= 100*time.Millisecond
+	}
+	fmt.Printf("  %-20s %6.1f ms   (target < 1000 ms)\n", "all", ms(total))
+	if missed || total >= time.Second {
+		return fmt.Errorf("a target was missed")
+	}
+	return nil
+}
+
+// command returns a func that runs the command once and times it; a
+// non-zero exit is an error, since both sides grade a correct solution.
+func command(dir string, env []string, name string, args ...string) func() (time.Duration, error) {
+	return func() (time.Duration, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = dir, env
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		d := time.Since(start)
+		if err != nil {
+			return d, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return d, nil
+	}
+}
+
+// copyCheckout copies what grading needs and lays every reference over
+// its exercise, as a learner who solved everything would have it.
+func copyCheckout(root, dst string) error {
+	for _, p := range []string{"go.mod", "go.sum", "internal", "exercises", "solutions"} {
+		if err := copyTree(filepath.Join(root, p), filepath.Join(dst, p)); err != nil {
+			return err
+		}
+	}
+	cat, err := catalog.Load(dst)
+	if err != nil {
+		return err
+	}
+	for _, k := range cat.Katas {
+		refs, _ := filepath.Glob(filepath.Join(k.Solution, "*.go"))
+		for _, f := range refs {
+			if !strings.HasSuffix(f, "_test.go") {
+				if err := copyFile(f, filepath.Join(k.Exercise, filepath.Base(f))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		return copyFile(p, filepath.Join(dst, rel))
+	})
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,71 @@
+package teststream_test
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/teststream"
+)
+
+const stream = "\x16=== RUN   TestR1_A\n" +
+	"    retry_test.go:10: hello\n" +
+	"\x16--- PASS: TestR1_A (0.01s)\n" +
+	"\x16=== NAME  \n" +
+	"\x16=== RUN   TestR2_B\n" +
+	"partial line without newline\x16--- FAIL: TestR2_B (0.00s)\n" +
+	"\x16=== NAME  \n" +
+	"\x16=== RUN   TestR3_C\n" +
+	"panic: boom\n"
+
+// chunked delivers r's bytes n at a time, as a pipe may.
+type chunked struct {
+	r io.Reader
+	n int
+}
+
+func (c chunked) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+func TestDecodeInEveryChunkSize(t *testing.T) {
+	for n := 1; n <= len(stream); n++ {
+		r, err := teststream.Decode(chunked{strings.NewReader(stream), n}, 1<<10)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"TestR1_A", "TestR2_B", "TestR3_C"}, r.Order, "chunk %d", n)
+		assert.Equal(t, "pass", r.Tests["TestR1_A"].Action)
+		assert.Equal(t, 0.01, r.Tests["TestR1_A"].Elapsed)
+		assert.Equal(t, "    retry_test.go:10: hello\n", r.Tests["TestR1_A"].Output())
+		assert.Equal(t, "fail", r.Tests["TestR2_B"].Action)
+		assert.Equal(t, "partial line without newline", r.Tests["TestR2_B"].Output())
+		assert.Equal(t, []string{"TestR3_C"}, r.Running(), "the test that was running when the output ended")
+		assert.Contains(t, r.Tests["TestR3_C"].Output(), "panic: boom")
+		assert.Empty(t, r.Package, "no final PASS or FAIL: the binary died")
+	}
+}
+
+func TestDecodeRepeatedRuns(t *testing.T) {
+	s := "\x16=== RUN   TestA\n\x16--- PASS: TestA (0.00s)\n" +
+		"\x16=== RUN   TestA\n\x16--- FAIL: TestA (0.00s)\n" +
+		"\x16=== RUN   TestA\n\x16--- PASS: TestA (0.00s)\n\x16FAIL\n"
+	r, err := teststream.Decode(strings.NewReader(s), 1<<10)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pass", "fail", "pass"}, r.Tests["TestA"].Results)
+	assert.Equal(t, "fail", r.Tests["TestA"].Action, "one failed run fails the test")
+	assert.Equal(t, "fail", r.Package)
+	assert.Empty(t, r.Running())
+}
+
+func TestDecodeKeepsHeadAndTailOfAFlood(t *testing.T) {
+	flood := strings.Repeat("spam spam spam\n", 100_000)
+	s := "\x16=== RUN   TestA\nfirst\n" + flood + "    a_test.go:9: the real failure\n\x16--- FAIL: TestA (0.00s)\n\x16FAIL\n"
+	r, err := teststream.Decode(iotest.HalfReader(strings.NewReader(s)), 4<<10)
+	require.NoError(t, err)
+	out := r.Tests["TestA"].Output()
+	assert.Less(t, len(out), 5<<10, "output is bounded")
+	assert.True(t, strings.HasPrefix(out, "first\n"))
+	assert.Contains(t, out, "bytes of output cut")
+	assert.True(t, strings.HasSuffix(out, "the real failure\n"), "the tail, where failures are, survives")
+}
