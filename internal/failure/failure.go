@@ -51,13 +51,18 @@ func FirstTag(out string) (Kind, bool) {
 
 // Frame is one call in a goroutine's stack.
 type Frame struct {
-	Func string // e.g. "Do[...]", the package path removed
-	File string // absolute path as the runtime printed it
-	Line int
+	Func    string // e.g. "Do[...]", the package path removed
+	File    string // absolute path as the runtime printed it
+	Line    int
+	Creator bool // the "created by" line: where the goroutine was started
 }
 
 func (f Frame) String() string {
-	return fmt.Sprintf("%s:%d %s", f.File, f.Line, f.Func)
+	s := fmt.Sprintf("%s:%d %s", f.File, f.Line, f.Func)
+	if f.Creator {
+		s = "started by " + s
+	}
+	return s
 }
 
 // Goroutine is one entry of a stack dump.
@@ -103,7 +108,7 @@ func Parse(dump string) []Goroutine {
 		if m := fileRE.FindStringSubmatch(line); m != nil && fn != "" {
 			var n int
 			fmt.Sscan(m[2], &n)
-			cur.Frames = append(cur.Frames, Frame{Func: ShortFunc(fn), File: m[1], Line: n})
+			cur.Frames = append(cur.Frames, Frame{Func: ShortFunc(fn), File: m[1], Line: n, Creator: strings.HasPrefix(fn, "created by ")})
 			fn = ""
 			continue
 		}

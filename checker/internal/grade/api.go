@@ -28,7 +28,11 @@ func apiOf(files []string) map[string]string {
 				}
 				name := d.Name.Name
 				if d.Recv != nil {
-					name = recvName(d.Recv.List[0].Type) + "." + name
+					recv := recvName(d.Recv.List[0].Type)
+					if !ast.IsExported(recv) {
+						continue // the hidden tests cannot name it
+					}
+					name = recv + "." + name
 				}
 				api[name] = "func" + typeParams(d.Type.TypeParams) + signature(d.Type)
 			case *ast.GenDecl:
@@ -59,7 +63,7 @@ func apiDiff(want, got map[string]string) []string {
 		g, ok := got[name]
 		switch {
 		case !ok:
-			out = append(out, fmt.Sprintf("%s is missing (the stub declares %s %s)", name, name, w))
+			out = append(out, fmt.Sprintf("%s is missing; the stub declares it as `%s`", name, w))
 		case g != w:
 			out = append(out, fmt.Sprintf("%s differs: the stub has `%s`, yours is `%s`", name, w, g))
 		}
@@ -88,8 +92,8 @@ func typeParams(fl *ast.FieldList) string {
 	}
 	var ps []string
 	for _, f := range fl.List {
-		for range f.Names {
-			ps = append(ps, types.ExprString(f.Type))
+		for _, n := range f.Names {
+			ps = append(ps, n.Name+" "+types.ExprString(f.Type))
 		}
 	}
 	return "[" + strings.Join(ps, ", ") + "]"

@@ -19,7 +19,7 @@ type Verdict struct {
 // Passed reports whether the verdict is a pass.
 func (v Verdict) Passed() bool { return v.Kind == failure.Pass }
 
-var logLineRE = regexp.MustCompile(`^    (\S+_test\.go:\d+): (.*)$`)
+var logLineRE = regexp.MustCompile(`^    (\S+\.go:\d+): (.*)$`)
 
 // classifyFailure explains a test that ran to its end and failed.
 func classifyFailure(out, dir string) Verdict {
@@ -157,7 +157,11 @@ func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
 		var where []string
 		if len(gs) > 0 {
 			for _, f := range gs[0].LearnerFrames(dir) {
-				where = append(where, "at "+f.String())
+				if !f.Creator {
+					where = append(where, "at "+f.String())
+				} else {
+					where = append(where, f.String())
+				}
 			}
 		}
 		if strings.HasPrefix(line, "TODO") {

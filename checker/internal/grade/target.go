@@ -111,12 +111,19 @@ func (t Target) Sources() (map[string]string, error) {
 	return m, nil
 }
 
-// hiddenSet returns the overlay destinations that carry hidden tests.
+// hiddenSet returns the hidden test files, both where they are and where
+// the overlay puts them: compiler errors name the former.
 func (t Target) hiddenSet() map[string]bool {
 	m := map[string]bool{}
 	for dst, src := range t.Overlay {
 		if src != "" && strings.HasSuffix(dst, "_test.go") {
-			m[dst] = true
+			m[dst], m[src] = true, true
+		}
+	}
+	if len(t.Overlay) == 0 || t.Dir == t.Kata.Solution { // graded in place
+		hidden, _ := HiddenFiles(t.Kata)
+		for _, f := range hidden {
+			m[f] = true
 		}
 	}
 	return m

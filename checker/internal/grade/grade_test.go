@@ -1,0 +1,90 @@
+package grade_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/grade"
+)
+
+// The fixtures in testdata/NN-slug are implementations with a known grade:
+// a half-done one, and the reference with one fault injected on one
+// requirement's path (a panic in a background goroutine, a busy loop, a
+// mutex locked twice). Their header says the verdict every requirement
+// must get:
+//
+//	// Want: R1=pass R2=pass R3=mutex-hang …
+//
+// This proves that one broken requirement cannot hide the others and that
+// each failure is classified as what it is.
+func TestFixtures(t *testing.T) {
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	cat, err := catalog.Load(root)
+	require.NoError(t, err)
+	tc, err := grade.Detect(context.Background(), os.Environ())
+	require.NoError(t, err)
+	opt := grade.DefaultOptions
+	opt.Timeout = 3 * time.Second // the hangs cost this much each
+
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.go"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
+			k, ok := cat.Find(filepath.Base(filepath.Dir(f)))
+			require.True(t, ok)
+			path, _ := filepath.Abs(f)
+			want := wantHeader(t, path)
+			target, err := grade.Replacement(k, path)
+			require.NoError(t, err)
+			start := time.Now()
+			r, err := grade.Grade(context.Background(), tc, root, target, opt)
+			require.NoError(t, err)
+			got := map[string]string{}
+			for id, v := range r.Verdicts() {
+				got[id] = string(v.Kind)
+			}
+			assert.Equal(t, want, got, "%s", describe(r))
+			assert.Less(t, time.Since(start), time.Minute, "a hang is graded promptly")
+		})
+	}
+}
+
+func wantHeader(t *testing.T, path string) map[string]string {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "// Want: "); ok {
+			want := map[string]string{}
+			for _, kv := range strings.Fields(rest) {
+				id, kind, _ := strings.Cut(kv, "=")
+				want[id] = kind
+			}
+			return want
+		}
+	}
+	t.Fatalf("%s has no // Want: header", path)
+	return nil
+}
+
+func describe(r *grade.Result) string {
+	var lines []string
+	for _, it := range r.Items {
+		lines = append(lines, it.ID+" "+string(it.Kind)+": "+it.Message+" "+strings.Join(it.Detail, " | "))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
