@@ -26,7 +26,7 @@ type Test struct {
 	Action  string   // "fail" if any run failed, else the last run's "pass" or "skip"; "" if it never finished
 	Results []string // one per finished run ("pass", "fail", "skip"), for -test.count > 1
 	open    bool     // started and not finished
-	Elapsed float64 // seconds
+	Elapsed float64  // seconds
 	out     capped
 }
 
