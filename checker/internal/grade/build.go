@@ -41,6 +41,7 @@ func (g *grader) build(ctx context.Context, t Target, tmp string) (string, *Buil
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = g.root, g.tc.Env
+	ownProcessGroup(cmd) // an interrupt stops the compiler and linker too
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return bin, nil, nil
