@@ -165,7 +165,11 @@ func Describe(gs []Goroutine, dir string, max int) []string {
 			lines = append(lines, "…")
 			return false
 		}
-		lines = append(lines, fmt.Sprintf("%s at %s", g.State, f))
+		if f.Creator {
+			lines = append(lines, fmt.Sprintf("%s, %s", g.State, f))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s at %s", g.State, f))
+		}
 		return true
 	}
 	for _, g := range gs {

@@ -1,8 +1,15 @@
 package katatest
 
+import (
+	"context"
+	"math"
+	"testing/synctest"
+)
+
 // Call is a call under test running on its own goroutine, so the test can
 // move the clock, cancel, and watch for the return.
 type Call[T any] struct {
+	h        *H
 	done     chan struct{}
 	val      T
 	err      error
@@ -12,7 +19,7 @@ type Call[T any] struct {
 // Go starts f on a new goroutine. A panic in f is recovered and reported as
 // the test's failure; the call then counts as returned.
 func Go[T any](h *H, f func() (T, error)) *Call[T] {
-	c := &Call[T]{done: make(chan struct{})}
+	c := &Call[T]{h: h, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		defer func() {
@@ -51,4 +58,32 @@ func (c *Call[T]) Result() (T, error) {
 func (c *Call[T]) Panicked() bool {
 	<-c.done
 	return c.panicked
+}
+
+// Broken lets the code settle and reports whether the call panicked; the
+// panic is reported already, so the test can stop there.
+func (c *Call[T]) Broken() bool {
+	synctest.Wait()
+	return c.Returned() && c.Panicked()
+}
+
+// Stop ends a call that went wrong, once the test has reported how: it
+// cancels the call's context and, while the call still runs, moves the mock
+// clock far ahead (a bounded number of times) so that even code that
+// ignores ctx runs through its remaining waits. Then it checks for leaks,
+// so the first failure stays the one reported. It reports false if the
+// call never returned.
+func (c *Call[T]) Stop(cancel context.CancelFunc) bool {
+	c.h.T.Helper()
+	cancel()
+	synctest.Wait()
+	for i := 0; i < 200 && !c.Returned(); i++ {
+		c.h.Advance(math.MaxInt64)
+	}
+	if !c.Returned() {
+		c.h.T.Errorf("the call did not return even after its ctx was cancelled and the mock clock moved on: " +
+			"is something waiting for an event that never comes?")
+		return false
+	}
+	return c.h.NoLeaks("the call")
 }

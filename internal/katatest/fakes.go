@@ -77,3 +77,24 @@ func (p *Peak) Now() int { p.mu.Lock(); defer p.mu.Unlock(); return p.now }
 
 // Max is the most calls that were ever inside at once.
 func (p *Peak) Max() int { p.mu.Lock(); defer p.mu.Unlock(); return p.max }
+
+// Recorder collects what a callback saw (pauses, states, arguments), safe
+// for concurrent use.
+type Recorder[T any] struct {
+	mu  sync.Mutex
+	got []T
+}
+
+// Add records v.
+func (r *Recorder[T]) Add(v T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, v)
+}
+
+// All returns a copy of everything recorded, in order.
+func (r *Recorder[T]) All() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]T(nil), r.got...)
+}

@@ -113,7 +113,7 @@ func TestHarnessCatches(t *testing.T) {
 		want    string // regexp over the child's output
 		pass    bool
 	}{
-		{"TestFixtureLeak", `\[leak\] goroutines still running after leaky returned:\s+chan receive \(durable\) at \S+katatest_test\.go:\d+`, false},
+		{"TestFixtureLeak", `\[leak\] goroutines still running after leaky returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false},
 		{"TestFixtureDeadlock", `\[deadlock\] every goroutine is blocked`, false},
 		{"TestFixtureRealSleep", `\[real-clock\] the worker finished after 1s of real time`, false},
 		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false},

@@ -195,7 +195,7 @@ func gates(r *grade.Result) []gateLine {
 		}
 	}
 	if !r.Race {
-		race.state, race.note = gateUnknown, "not checked: the race detector needs cgo and a C compiler ("+r.NoRace+")"
+		race.state, race.note = gateUnknown, "not checked: the race detector needs cgo and a C compiler, and here "+r.NoRace
 	}
 	return append(out, compiles, allowed, clock, race, leak)
 }

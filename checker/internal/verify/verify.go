@@ -170,7 +170,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 	if !good {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "verify: %d katas, %d mutants: %s\n", len(katas), mutants, verdict)
+	fmt.Fprintf(w, "verify: %s, %s: %s\n", plural(len(katas), "kata"), plural(mutants, "mutant"), verdict)
 	return good, nil
 }
 
@@ -309,4 +309,11 @@ func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kat
 		runs = fmt.Sprintf(" in all %d runs", r.Items[0].Runs)
 	}
 	return line{true, fmt.Sprintf("mutant %s caught by %s%s: %s", m.Name, strings.Join(m.Fails, " "), runs, m.Mistake)}, nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

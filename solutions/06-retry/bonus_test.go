@@ -1,0 +1,107 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"gokata/internal/katatest"
+)
+
+func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		year := 365 * 24 * time.Hour
+		cases := []struct {
+			name   string
+			policy Policy
+			pauses []time.Duration // the pauses that fit in the budget
+			why    string
+		}{
+			{
+				// Attempts at 0, 100, 300, 700 and 1500ms: 700ms + 800ms is exactly the budget;
+				// 1.5s + the next pause of 1.6s is not.
+				name:   "MaxElapsed 1.5s",
+				policy: Policy{BaseDelay: 100 * ms, MaxElapsed: 1500 * ms},
+				pauses: []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms},
+				why:    "1.5s elapsed + the next pause of 1.6s passes MaxElapsed 1.5s",
+			},
+			{
+				// elapsed + pause = 300 years does not fit in a time.Duration.
+				name:   "MaxElapsed 150 years",
+				policy: Policy{BaseDelay: 100 * year, MaxElapsed: 150 * year},
+				pauses: []time.Duration{100 * year},
+				why: "100 years elapsed + the next pause of 200 years passes MaxElapsed 150 years " +
+					"(and elapsed + pause overflows a time.Duration: compare pause > MaxElapsed − elapsed)",
+			},
+		}
+		for _, tc := range cases {
+			attempts := len(tc.pauses) + 1
+			errs := testErrors(attempts + 5)
+			op := &testOp{errs: errs}
+			hooks := &testHooks{}
+			p := tc.policy
+			p.MaxAttempts, p.BeforeSleep = attempts+5, hooks.record
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			start := h.Elapsed()
+			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+			if c.Broken() {
+				return
+			}
+			for i, pause := range tc.pauses {
+				if c.Returned() {
+					t.Errorf("%s: Do gave up after attempt %d, %v after it started, but the next pause of %v "+
+						"still fits: give up only when elapsed + pause > MaxElapsed", tc.name, i+1, h.Elapsed()-start, pause)
+					break
+				}
+				h.Advance(pause)
+			}
+			if !c.Returned() {
+				t.Errorf("%s: after attempt %d, Do must give up at once, without pausing: %s", tc.name, attempts, tc.why)
+				c.Stop(cancel)
+				return
+			}
+			if c.Panicked() {
+				return
+			}
+			_, err := c.Result()
+			h.NoLeaks("Do")
+			assert.Equal(t, attempts, op.Calls(), "%s: the attempts that fit in MaxElapsed must run, and no more", tc.name)
+			assert.ErrorIs(t, err, ErrExhausted, "%s: when MaxElapsed runs out the error must match ErrExhausted", tc.name)
+			assert.ErrorIs(t, err, errs[attempts-1], "%s: when MaxElapsed runs out the error must also match the last op error", tc.name)
+			assert.Len(t, hooks.All(), attempts-1, "%s: MaxElapsed: BeforeSleep is called only before a pause that happens", tc.name)
+		}
+	})
+}
+
+func TestB2_RetryAfterSetsTheNextPauseAndRestartsTheBackoff(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		// Jitter J = 0.5 at r = 0.75 scales every backoff pause by 1.25.
+		p := Policy{MaxAttempts: 10, BaseDelay: 100 * ms, Multiplier: 2, MaxDelay: time.Second,
+			Jitter: 0.5, Rand: func() float64 { return 0.75 }}
+		errs := []error{
+			errors.New("503 busy"),
+			RetryAfter(5*time.Second, errors.New("429 too many requests")),
+			errors.New("503 busy again"),
+			errors.New("503 still busy"),
+		}
+		want := []time.Duration{125 * ms, 5 * time.Second, 125 * ms, 250 * ms}
+		why := []string{
+			"BaseDelay 100ms with jitter 1.25",
+			"RetryAfter(5s, err) sets the next pause to exactly 5s: no jitter, and MaxDelay 1s does not cap it",
+			"after a Retry-After pause the backoff restarts: BaseDelay 100ms again, with jitter 1.25",
+			"the restarted backoff grows again: 100ms·2 with jitter 1.25",
+		}
+		if !(testPlan{policy: p, errs: errs, want: want, tol: 1, why: func(n int) string { return why[n-1] }}).run(h) {
+			return
+		}
+		inner := errors.New("429")
+		assert.ErrorIs(t, RetryAfter(time.Second, inner), inner, "errors.Is must see through RetryAfter")
+		assert.NoError(t, RetryAfter(time.Second, nil), "RetryAfter(d, nil) must be nil")
+	})
+}
