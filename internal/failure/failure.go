@@ -135,6 +135,10 @@ func ShortFunc(s string) string {
 	if i := strings.LastIndex(s, "("); i > 0 && strings.HasSuffix(s, ")") {
 		s = s[:i]
 	}
+	// A generic function's frame names its GC shape: Do[go.shape.*uint8].func1.
+	if i, j := strings.Index(s, "[go.shape"), strings.LastIndex(s, "]"); i >= 0 && j > i {
+		s = s[:i] + "[...]" + s[j+1:]
+	}
 	return s
 }
 

@@ -57,3 +57,15 @@ func TestFirstTag(t *testing.T) {
 	_, ok = FirstTag("plain assertion")
 	assert.False(t, ok)
 }
+
+func TestShortFunc(t *testing.T) {
+	for in, want := range map[string]string{
+		"gokata/exercises/06-retry.Do[...](0x1, 0x2)":               "Do[...]",
+		"gokata/exercises/06-retry.Do[go.shape.*uint8].func1()":     "Do[...].func1",
+		"created by gokata/exercises/06-retry.Do in goroutine 7":    "Do",
+		"sync.(*Mutex).Lock(...)":                                   "(*Mutex).Lock",
+		"gokata/exercises/06-retry.Policy.retryable({0x3, 0x9}, 1)": "Policy.retryable",
+	} {
+		assert.Equal(t, want, ShortFunc(in), in)
+	}
+}

@@ -267,7 +267,7 @@ func reference(ctx context.Context, tc *grade.Toolchain, root string, k catalog.
 	if len(problems) > 0 {
 		return line{false, "reference:\n      " + strings.Join(problems, "\n      ")}, nil
 	}
-	return line{true, fmt.Sprintf("reference: passes all %d", len(r.Items))}, nil
+	return line{true, fmt.Sprintf("reference: passes all %d%s", len(r.Items), inRuns(r, opt))}, nil
 }
 
 func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, m Mutant, opt grade.Options) (line, error) {
@@ -304,11 +304,15 @@ func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kat
 	if len(problems) > 0 {
 		return line{false, fmt.Sprintf("mutant %s (%s):\n      %s", m.Name, m.Mistake, strings.Join(problems, "\n      "))}, nil
 	}
-	runs := ""
-	if opt.Repeat > 1 {
-		runs = fmt.Sprintf(" in all %d runs", r.Items[0].Runs)
+	return line{true, fmt.Sprintf("mutant %s caught by %s%s: %s", m.Name, strings.Join(m.Fails, " "), inRuns(r, opt), m.Mistake)}, nil
+}
+
+// inRuns says how many runs a verdict stands for, when there were several.
+func inRuns(r *grade.Result, opt grade.Options) string {
+	if opt.Repeat <= 1 || len(r.Items) == 0 {
+		return ""
 	}
-	return line{true, fmt.Sprintf("mutant %s caught by %s%s: %s", m.Name, strings.Join(m.Fails, " "), runs, m.Mistake)}, nil
+	return fmt.Sprintf(" in all %d runs", r.Items[0].Runs)
 }
 
 func plural(n int, word string) string {

@@ -1,0 +1,109 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/gate"
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/report"
+	"gokata/internal/failure"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func kata() catalog.Kata {
+	return catalog.Kata{Num: 6, Slug: "06-retry", Package: "retry", Meta: catalog.Meta{
+		Title: "Retry", Requirements: []catalog.Item{{ID: "R1", Text: "grows"}, {ID: "R2", Text: "stops"}, {ID: "R3", Text: "cancels"}},
+		Bonus: []catalog.Item{{ID: "B1", Text: "budget"}},
+		Hints: []catalog.Hint{{Covers: []string{"R2"}, Text: "…"}, {Covers: []string{"R3", "R2"}, Text: "…"}},
+	}}
+}
+
+func item(id string, bonus bool, v grade.Verdict) grade.ItemResult {
+	for _, it := range kata().Items() {
+		if it.ID == id {
+			return grade.ItemResult{Item: it, Bonus: bonus, Verdict: v,
+				Tests: []grade.TestResult{{Name: "Test" + id + "_X", Verdict: v}}}
+		}
+	}
+	panic(id)
+}
+
+var pass = grade.Verdict{Kind: failure.Pass}
+
+func results() map[string]*grade.Result {
+	return map[string]*grade.Result{
+		"stub": {Kata: kata(), Race: true, Items: []grade.ItemResult{
+			item("R1", false, grade.Verdict{Kind: failure.NotImplemented, Message: "TODO: implement Do (exercises/06-retry/retry.go:9 Do)"}),
+			item("R2", false, grade.Verdict{Kind: failure.NotImplemented, Message: "TODO: implement Do"}),
+			item("R3", false, grade.Verdict{Kind: failure.NotImplemented, Message: "TODO: implement Do"}),
+			item("B1", true, grade.Verdict{Kind: failure.NotImplemented, Message: "TODO: implement Do"}),
+		}},
+		"mixed": {Kata: kata(), Race: true,
+			Gate: []gate.Finding{{File: "exercises/06-retry/retry.go", Line: 40, Rule: gate.RuleRealClock, Message: "time.Sleep uses the real clock"}},
+			Items: []grade.ItemResult{
+				item("R1", false, pass),
+				item("R2", false, grade.Verdict{Kind: failure.Race, Message: "data race: two goroutines touch the same memory without synchronisation",
+					Detail: []string{"read at exercises/06-retry/retry.go:12 Do.func1", "previous write at exercises/06-retry/retry.go:13 Do"}}),
+				item("R3", false, grade.Verdict{Kind: failure.Assertion, Message: "cancel must return at once", Detail: []string{"Should be true"}}),
+				item("B1", true, pass),
+			}},
+		"compile": {Kata: kata(), NoRace: "cgo is disabled (CGO_ENABLED=0)",
+			Build: &grade.BuildFailure{Kind: failure.Compile, Lines: []string{"exercises/06-retry/retry.go:3:1: syntax error"}},
+			Items: []grade.ItemResult{
+				item("R1", false, grade.Verdict{Kind: failure.Compile, Message: "does not compile"}),
+				item("R2", false, grade.Verdict{Kind: failure.Compile, Message: "does not compile"}),
+				item("R3", false, grade.Verdict{Kind: failure.Compile, Message: "does not compile"}),
+				item("B1", true, grade.Verdict{Kind: failure.Compile, Message: "does not compile"}),
+			}},
+		"passed": {Kata: kata(), Race: true, Items: []grade.ItemResult{
+			item("R1", false, pass), item("R2", false, pass), item("R3", false, pass),
+			item("B1", true, grade.Verdict{Kind: failure.Assertion, Message: "gave up too late"}),
+		}},
+	}
+}
+
+func TestText(t *testing.T) {
+	for name, r := range results() {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			report.Text(&b, r, report.Style{})
+			golden(t, name+".txt", b.Bytes())
+			var c bytes.Buffer
+			report.Text(&c, r, report.Style{Color: true})
+			assert.Contains(t, c.String(), "\x1b[", "colour when asked")
+			assert.NotContains(t, b.String(), "\x1b[", "no colour when not asked")
+		})
+	}
+}
+
+func TestJSON(t *testing.T) {
+	r := results()["mixed"]
+	var b bytes.Buffer
+	require.NoError(t, report.JSON(&b, r))
+	golden(t, "mixed.json", b.Bytes())
+	var decoded map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &decoded))
+	assert.Equal(t, float64(1), decoded["schema"])
+	assert.Equal(t, false, decoded["passed"], "a gate finding fails the kata even when the score would not")
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create it")
+	assert.Equal(t, string(want), string(got))
+}
