@@ -88,6 +88,35 @@ func testRun[T any](h *katatest.H, p Policy, op func(context.Context) (T, error)
 	return v, err, true
 }
 
+// testNotRetried runs Do (3 attempts, 10ms base, plus what p sets) with an
+// op that fails with err every time, and expects Do to return right after
+// the first attempt. If Do is pausing instead, it reports stillPausing and
+// returns ok=false; otherwise Do's error, the op's calls and the pauses
+// BeforeSleep saw.
+func testNotRetried(h *katatest.H, p Policy, err error, stillPausing string) (got error, calls int, sleeps []testSleep, ok bool) {
+	h.T.Helper()
+	op := &testOp{errs: []error{err, err, err}}
+	hooks := &testHooks{}
+	p.MaxAttempts, p.BaseDelay, p.BeforeSleep = 3, 10*time.Millisecond, hooks.record
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+	if c.Broken() {
+		return nil, 0, nil, false
+	}
+	if !c.Returned() {
+		h.T.Errorf("%s", stillPausing)
+		c.Stop(cancel)
+		return nil, 0, nil, false
+	}
+	if c.Panicked() {
+		return nil, 0, nil, false
+	}
+	_, got = c.Result()
+	h.NoLeaks("Do")
+	return got, op.Calls(), hooks.All(), true
+}
+
 // testPlan is one call of Do whose op fails with errs[0], errs[1], … and
 // then succeeds; want[n-1] is the pause expected after attempt n.
 type testPlan struct {

@@ -117,7 +117,6 @@ func (e *testStatusError) Error() string { return fmt.Sprintf("status %d", e.cod
 
 func TestR3_PermanentErrorRunsOnce(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		const ms = time.Millisecond
 		assert.NoError(t, Permanent(nil), "Permanent(nil) must be nil, so `return v, Permanent(err)` stays a success when err is nil")
 		denied := &testStatusError{403}
 		cases := []struct {
@@ -128,28 +127,14 @@ func TestR3_PermanentErrorRunsOnce(t *testing.T) {
 			{"a Permanent error wrapped again with %w", fmt.Errorf("charge card: %w", Permanent(denied))},
 		}
 		for _, tc := range cases {
-			op := &testOp{errs: []error{tc.err, tc.err, tc.err}}
-			hooks := &testHooks{}
-			p := Policy{MaxAttempts: 3, BaseDelay: 10 * ms, BeforeSleep: hooks.record}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
-			if c.Broken() {
+			err, calls, sleeps, ok := testNotRetried(h, Policy{}, tc.err, fmt.Sprintf(
+				"op returned %s and Do is pausing to try again; a permanent error ends Do at once "+
+					"(look for the mark with errors.As, which also finds it when it is wrapped)", tc.name))
+			if !ok {
 				return
 			}
-			if !c.Returned() {
-				t.Errorf("op returned %s and Do is pausing to try again; a permanent error ends Do at once "+
-					"(look for the mark with errors.As, which also finds it when it is wrapped)", tc.name)
-				c.Stop(cancel)
-				return
-			}
-			if c.Panicked() {
-				return
-			}
-			_, err := c.Result()
-			h.NoLeaks("Do")
-			assert.Equal(t, 1, op.Calls(), "op returned %s: a permanent error must not be retried", tc.name)
-			assert.Empty(t, hooks.All(), "op returned %s: a permanent error must not be retried, so no pause and no BeforeSleep", tc.name)
+			assert.Equal(t, 1, calls, "op returned %s: a permanent error must not be retried", tc.name)
+			assert.Empty(t, sleeps, "op returned %s: a permanent error must not be retried, so no pause and no BeforeSleep", tc.name)
 			var status *testStatusError
 			if assert.ErrorAs(t, err, &status, "op returned %s: Do must return the permanent error, and errors.As must still find the cause", tc.name) {
 				assert.Equal(t, 403, status.code, "op returned %s: errors.As found another error", tc.name)
@@ -250,7 +235,6 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 
 func TestR5_ContextErrorFromOpIsNotRetried(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		const ms = time.Millisecond
 		yes := func(error) bool { return true }
 		cases := []struct {
 			name      string
@@ -262,29 +246,15 @@ func TestR5_ContextErrorFromOpIsNotRetried(t *testing.T) {
 			{"context.Canceled (with a Retryable that accepts every error)", context.Canceled, yes},
 		}
 		for _, tc := range cases {
-			op := &testOp{errs: []error{tc.err, tc.err, tc.err}}
-			hooks := &testHooks{}
-			p := Policy{MaxAttempts: 3, BaseDelay: 10 * ms, Retryable: tc.retryable, BeforeSleep: hooks.record}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
-			if c.Broken() {
-				return
-			}
-			if !c.Returned() {
-				t.Errorf("op returned %s and Do is pausing to try again: a context error means someone gave up, "+
+			err, calls, sleeps, ok := testNotRetried(h, Policy{Retryable: tc.retryable}, tc.err, fmt.Sprintf(
+				"op returned %s and Do is pausing to try again: a context error means someone gave up, "+
 					"so it is never retried; check errors.Is(err, context.Canceled) and "+
-					"errors.Is(err, context.DeadlineExceeded) before `if err != nil { retry }`", tc.name)
-				c.Stop(cancel)
+					"errors.Is(err, context.DeadlineExceeded) before `if err != nil { retry }`", tc.name))
+			if !ok {
 				return
 			}
-			if c.Panicked() {
-				return
-			}
-			_, err := c.Result()
-			h.NoLeaks("Do")
-			assert.Equal(t, 1, op.Calls(), "op returned %s: a context error must not be retried", tc.name)
-			assert.Empty(t, hooks.All(), "op returned %s: a context error must not be retried, so no pause and no BeforeSleep", tc.name)
+			assert.Equal(t, 1, calls, "op returned %s: a context error must not be retried", tc.name)
+			assert.Empty(t, sleeps, "op returned %s: a context error must not be retried, so no pause and no BeforeSleep", tc.name)
 			assert.ErrorIs(t, err, tc.err, "op returned %s: Do must return the context error", tc.name)
 			assert.NotErrorIs(t, err, ErrExhausted, "op returned %s: a context error is not an exhausted retry; return it as it is", tc.name)
 		}
