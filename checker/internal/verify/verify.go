@@ -150,13 +150,16 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		}
 		lines[j.kata] = append(lines[j.kata], results[i])
 	}
-	good, mutants := true, 0
+	good, mutants, passed, failed := true, 0, 0, 0
 	for i, k := range katas {
 		fmt.Fprintln(w, k.Slug)
 		for _, l := range lines[i] {
 			mark := "✔"
-			if !l.ok {
+			if l.ok {
+				passed++
+			} else {
 				mark, good = "✘", false
+				failed++
 			}
 			fmt.Fprintf(w, "  %s %s\n", mark, l.text)
 		}
@@ -171,6 +174,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(w, "verify: %s, %s: %s\n", plural(len(katas), "kata"), plural(mutants, "mutant"), verdict)
+	fmt.Fprintf(w, "verify: %d passed, %d failed\n", passed, failed)
 	return good, nil
 }
 
