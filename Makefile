@@ -42,8 +42,8 @@ test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests
 	$(GO) test -race -count=1 ./internal/... ./checker/... ./solutions/...
 	$(CHECKER) verify
 
-bench: $(CHECKER) ## measure: warm check vs plain go test -race, and hidden-test run time
-	@$(GO) run ./checker/internal/bench -checker $(CHECKER)
+bench: ## measure: warm check vs plain go test -race, and hidden-test run time
+	@$(GO) run ./checker/internal/bench
 
 stress: $(CHECKER) ## references 50x and mutants 20x under -race at -cpu 1,2,4, shuffled
 	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on ./solutions/...
