@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, env Env) (int, error) {
 	return 0, &usageError{fmt.Sprintf("unknown verb %q", verb), "checker help"}
 }
 
-func newFlags(verb string, env Env) *flag.FlagSet {
+func newFlags(verb string) *flag.FlagSet {
 	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
@@ -149,7 +149,7 @@ func find(cat *catalog.Catalog, name string) (catalog.Kata, error) {
 }
 
 func list(args []string, env Env) (int, error) {
-	fs := newFlags("list", env)
+	fs := newFlags("list")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -164,7 +164,7 @@ func list(args []string, env Env) (int, error) {
 }
 
 func hint(args []string, env Env) (int, error) {
-	fs := newFlags("hint", env)
+	fs := newFlags("hint")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
@@ -192,7 +192,7 @@ func hint(args []string, env Env) (int, error) {
 }
 
 func check(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("check", env)
+	fs := newFlags("check")
 	asJSON := fs.Bool("json", false, "")
 	color := fs.String("color", "auto", "")
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
@@ -252,7 +252,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 }
 
 func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("verify", env)
+	fs := newFlags("verify")
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
 	repeat := fs.Int("repeat", 1, "")
 	cpu := fs.String("cpu", "", "")

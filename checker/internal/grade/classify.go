@@ -23,7 +23,7 @@ var logLineRE = regexp.MustCompile(`^    (\S+\.go:\d+): (.*)$`)
 
 // classifyFailure explains a test that ran to its end and failed.
 func classifyFailure(out, dir string) Verdict {
-	if strings.Contains(out, "WARNING: DATA RACE") {
+	if strings.Contains(out, "WARNING: DATA RACE") || strings.Contains(out, "race detected during execution of test") {
 		return raceVerdict(out, dir)
 	}
 	blocks := logBlocks(out)
@@ -167,7 +167,7 @@ func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
 		if strings.HasPrefix(line, "TODO") {
 			return Verdict{Kind: failure.NotImplemented, Message: line, Detail: trimDetail(where)}
 		}
-		return Verdict{Kind: failure.Panic, Message: "panic in a goroutine the code started: " + line, Detail: trimDetail(where)}
+		return Verdict{Kind: failure.Panic, Message: "panic: " + line, Detail: trimDetail(where)}
 	}
 	if i := strings.Index(out, "fatal error: "); i >= 0 {
 		line, _, _ := strings.Cut(out[i:], "\n")

@@ -123,8 +123,8 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string) (m
 		if len(blamed) == 0 {
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
-			v := classifyCrash(run.Output(), dir, e, g.opt.Timeout)
-			v.Message = "the test binary failed outside any test: " + v.Message
+			v := classifyCrash(run.Output(), dir, e, g.timeout())
+			v.Message += " (before or between the tests: in an init function?)"
 			for _, name := range pending {
 				if _, done := verdicts[name]; !done {
 					verdicts[name] = TestResult{Name: name, Verdict: v}
@@ -133,7 +133,12 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string) (m
 			break
 		}
 		for _, name := range blamed {
-			v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.opt.Timeout)
+			v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.timeout())
+			if v.Kind == failure.Panic {
+				// The harness recovers panics on the goroutines it runs,
+				// so this one came from a goroutine the code started.
+				v.Message = "a goroutine your code started panicked: " + strings.TrimPrefix(v.Message, "panic: ")
+			}
 			verdicts[name] = TestResult{Name: name, Verdict: v}
 		}
 		var next []string

@@ -148,7 +148,6 @@ type gateLine struct {
 
 // gates are the checks that hold for the whole submission.
 func gates(r *grade.Result) []gateLine {
-	var out []gateLine
 	compiles := gateLine{name: "compiles"}
 	if r.Build != nil {
 		compiles.state = gateFailed
@@ -197,7 +196,7 @@ func gates(r *grade.Result) []gateLine {
 	if !r.Race {
 		race.state, race.note = gateUnknown, "not checked: the race detector needs cgo and a C compiler, and here "+r.NoRace
 	}
-	return append(out, compiles, allowed, clock, race, leak)
+	return []gateLine{compiles, allowed, clock, race, leak}
 }
 
 // next says what to do now.

@@ -14,6 +14,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -146,14 +147,31 @@ func (r *Run) test(name string) *Test {
 	return t
 }
 
-// capped keeps the first and the last limit/2 bytes of what is added.
+// capped keeps the first and the last limit/2 bytes of what is added and,
+// from the middle, the test's own messages (t.Error and t.Log lines with
+// their continuation lines, and data race reports) up to limit/2 more, so
+// that output flooded by other goroutines cannot hide why a test failed.
 type capped struct {
 	limit      int
 	head, tail []byte
-	cut        int
+	total      int // bytes added
+	cut        int // bytes dropped from the middle
+	kept       []keptLine
+	keptBytes  int
+	inMessage  bool // the last line was (part of) a message
+	inRace     bool // inside a race report
 }
 
+type keptLine struct {
+	at   int // offset of the line in everything added
+	text string
+}
+
+var messageRE = regexp.MustCompile(`^    \S+\.go:\d+: `)
+
 func (c *capped) add(s string) {
+	c.keep(s)
+	c.total += len(s)
 	if room := c.limit/2 - len(c.head); room > 0 {
 		n := min(room, len(s))
 		c.head = append(c.head, s[:n]...)
@@ -162,6 +180,28 @@ func (c *capped) add(s string) {
 	c.tail = append(c.tail, s...)
 	if len(c.tail) > c.limit { // compact now and then, not on every add
 		c.trim()
+	}
+}
+
+// keep remembers a line that is part of a message or a race report.
+func (c *capped) keep(line string) {
+	switch {
+	case strings.HasPrefix(line, "WARNING: DATA RACE"):
+		c.inRace = true
+	case c.inRace && strings.HasPrefix(line, "=================="):
+		c.inRace = false
+	case messageRE.MatchString(line):
+		c.inMessage = true
+	case c.inMessage && strings.HasPrefix(line, "        "):
+	default:
+		c.inMessage = false
+		if !c.inRace {
+			return
+		}
+	}
+	if c.keptBytes+len(line) <= c.limit/2 {
+		c.kept = append(c.kept, keptLine{c.total, line})
+		c.keptBytes += len(line)
 	}
 }
 
@@ -177,5 +217,15 @@ func (c *capped) String() string {
 	if c.cut == 0 {
 		return string(c.head) + string(c.tail)
 	}
-	return fmt.Sprintf("%s\n… [%d bytes of output cut] …\n%s", c.head, c.cut, c.tail)
+	var b strings.Builder
+	b.Write(c.head)
+	fmt.Fprintf(&b, "\n… [%d bytes of output cut; the test's messages from them follow] …\n", c.cut)
+	for _, k := range c.kept {
+		if k.at >= len(c.head) && k.at < c.total-len(c.tail) { // only what was cut
+			b.WriteString(k.text)
+		}
+	}
+	b.WriteString("\n… [end of the cut] …\n")
+	b.Write(c.tail)
+	return b.String()
 }

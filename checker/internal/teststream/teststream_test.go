@@ -69,3 +69,18 @@ func TestDecodeKeepsHeadAndTailOfAFlood(t *testing.T) {
 	assert.Contains(t, out, "bytes of output cut")
 	assert.True(t, strings.HasSuffix(out, "the real failure\n"), "the tail, where failures are, survives")
 }
+
+func TestDecodeKeepsMessagesBuriedInAFlood(t *testing.T) {
+	flood := strings.Repeat("spam spam spam\n", 50_000)
+	s := "\x16=== RUN   TestA\n" + flood +
+		"    call.go:21: [panic] panic: boom\n        at retry.go:9 Do\n" + flood +
+		"WARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n  main.f()\n      /x/a.go:3 +0x1\n==================\n" + flood +
+		"\x16--- FAIL: TestA (0.00s)\n"
+	r, err := teststream.Decode(strings.NewReader(s), 4<<10)
+	require.NoError(t, err)
+	out := r.Tests["TestA"].Output()
+	assert.Less(t, len(out), 7<<10, "output is bounded")
+	assert.Contains(t, out, "    call.go:21: [panic] panic: boom\n        at retry.go:9 Do\n", "the message and its continuation survive")
+	assert.Contains(t, out, "WARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n  main.f()\n      /x/a.go:3 +0x1\n", "so does a race report")
+	assert.Equal(t, 1, strings.Count(out, "[panic]"), "kept once")
+}
