@@ -132,6 +132,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"check", "abc"}, 2, "", `no kata "abc"`},
 		{[]string{"check", "06", "--color=purple"}, 2, "", "use auto, always or never"},
 		{[]string{"check", "06", "--nope"}, 2, "", "flag provided but not defined"},
+		{[]string{"check"}, 1, "06-retry · ", ""}, // every kata: here, the untouched stub
 		{[]string{"hint", "06"}, 0, "Hint 1 of", ""},
 		{[]string{"hint", "06", "2"}, 0, "Hint 2 of", ""},
 		{[]string{"hint", "06", "9"}, 2, "", "has hints 1 to"},
@@ -235,6 +236,13 @@ func TestCheckBrokenCode(t *testing.T) {
 				"broken_test.go": "package retry\nfunc nope() { this does not compile }\n",
 			},
 			want: "not implemented: TODO", kind: "not-implemented",
+		},
+		{
+			name: "real clock",
+			edit: func(s string) string {
+				return s + "\nfunc since(t time.Time) time.Duration { return time.Since(t) }\n"
+			},
+			want: "time.Since uses the real clock", kind: "not-implemented",
 		},
 		{
 			name: "forbidden call",
