@@ -11,7 +11,8 @@
 // stuck goroutines and the learner's lines), and goroutines still running
 // when the test ends. [H.NoLeaks] checks for leaks right after the call under
 // test returned, [H.StandsStill] catches waits on the real clock, and
-// [H.ReturnsAtOnce] measures how promptly a call returns.
+// [H.ReturnsAtOnce] measures how promptly a call returns. [Repeat] runs a
+// scenario whose outcome depends on scheduling in many fresh bubbles.
 //
 // Rules for hidden tests: only the test goroutine calls Advance; no real
 // sleeps, runtime.Gosched, t.Parallel or polling; contexts and channels are
@@ -46,8 +47,35 @@ type H struct {
 // Run runs body inside a synctest bubble with a fresh mock clock.
 func Run(t *testing.T, body func(h *H)) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(1)
-	dir := filepath.Dir(file)
+	run(t, callerDir(), body)
+}
+
+// Repeat runs body n times, each in a fresh bubble with a fresh mock clock.
+// Use it for a scenario whose outcome depends on scheduling (a select with
+// two ready cases, a prefilled queue): only time is fake, so a wrong design
+// may pass one run by luck but not n of them, while a correct one passes
+// every run. It stops at the first repetition that fails and names it.
+func Repeat(t *testing.T, n int, body func(h *H)) {
+	t.Helper()
+	dir := callerDir()
+	for i := 1; i <= n; i++ {
+		run(t, dir, body)
+		if t.Failed() {
+			t.Logf("(this failure came in repetition %d of %d of the same scenario)", i, n)
+			return
+		}
+	}
+}
+
+// callerDir is the directory of the hidden test that called into the
+// harness: the package under test, whose non-test files are the learner's.
+func callerDir() string {
+	_, file, _, _ := runtime.Caller(2)
+	return filepath.Dir(file)
+}
+
+func run(t *testing.T, dir string, body func(h *H)) {
+	t.Helper()
 	bubble := 0
 	defer func() {
 		r := recover()

@@ -92,6 +92,37 @@ func TestFixturePanicInCall(t *testing.T) {
 	})
 }
 
+// pick returns whichever of two ready answers the select chooses: right
+// only by luck, half the time.
+func pick() string {
+	a, b := make(chan string, 1), make(chan string, 1)
+	a <- "right"
+	b <- "wrong"
+	select {
+	case v := <-a:
+		return v
+	case v := <-b:
+		return v
+	}
+}
+
+func TestFixtureLucky(t *testing.T) {
+	fixture(t)
+	Repeat(t, 60, func(h *H) { // passes by luck once in 2⁶⁰
+		assert.Equal(t, "right", pick(), "a select with two ready cases picks at random")
+	})
+}
+
+func TestRepeatPassesCorrectCode(t *testing.T) {
+	runs := 0
+	Repeat(t, 20, func(h *H) {
+		runs++
+		assert.Zero(t, h.Elapsed(), "every repetition gets a fresh mock clock")
+		h.Advance(time.Second)
+	})
+	assert.Equal(t, 20, runs)
+}
+
 func TestFixtureCorrect(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {
@@ -119,6 +150,7 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false},
 		{"TestFixtureTodo", `\[not-implemented\] TODO: implement Do`, false},
 		{"TestFixturePanicInCall", `\[panic\] panic: assignment to entry in nil map`, false},
+		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false},
 		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true},
 	}
 	for _, c := range cases {
