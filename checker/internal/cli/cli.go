@@ -61,7 +61,7 @@ Verbs:
 check flags:
   --json               print the grade as JSON (schema: go doc gokata/checker/internal/report)
   --color=auto|always|never
-  --timeout=10s        a test run still going after this is stopped as a hang
+  --timeout=5s         a test run still going after this is stopped as a hang
 
 Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrupted.
 `
@@ -204,7 +204,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 		return 0, err
 	}
 	if *timeout <= 0 {
-		return 0, &usageError{"--timeout must be positive", "checker check 06 --timeout=10s"}
+		return 0, &usageError{"--timeout must be positive", "checker check 06 --timeout=5s"}
 	}
 	cat, err := load(env)
 	if err != nil {
