@@ -60,6 +60,19 @@ func (c *Call[T]) Panicked() bool {
 	return c.panicked
 }
 
+// Finish collects a call that has returned: its results, once it is
+// checked that nothing the call started is still running. ok is false if
+// the call panicked or leaked goroutines (both already reported): the test
+// should stop there, so the first failure stays the one the learner sees.
+func (c *Call[T]) Finish(what string) (v T, err error, ok bool) {
+	c.h.T.Helper()
+	if c.Panicked() {
+		return v, nil, false
+	}
+	v, err = c.Result()
+	return v, err, c.h.NoLeaks(what)
+}
+
 // Broken lets the code settle and reports whether the call panicked; the
 // panic is reported already, so the test can stop there.
 func (c *Call[T]) Broken() bool {

@@ -88,7 +88,8 @@ func TestFixturePanicInCall(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {
 		c := Go(h, func() (int, error) { var m map[string]int; m["x"] = 1; return 0, nil })
-		c.Result()
+		_, _, ok := c.Finish("the call")
+		assert.False(t, ok, "Finish reports a panicked call as not ok")
 	})
 }
 
@@ -131,10 +132,10 @@ func TestFixtureCorrect(t *testing.T) {
 		c := Go(h, func() (int, error) { return 7, pause(ctx, h.Clk, time.Second) })
 		h.StandsStill(10*time.Second, "the pause ended", c.Returned)
 		h.Advance(time.Second)
-		v, err := c.Result()
+		v, err, ok := c.Finish("pause")
+		assert.True(t, ok, "no panic, no leak")
 		assert.Equal(t, 7, v)
 		assert.NoError(t, err)
-		h.NoLeaks("pause")
 	})
 }
 

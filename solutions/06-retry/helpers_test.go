@@ -80,12 +80,7 @@ func testRun[T any](h *katatest.H, p Policy, op func(context.Context) (T, error)
 		c.Stop(cancel)
 		return v, nil, false
 	}
-	if c.Panicked() {
-		return v, nil, false
-	}
-	v, err = c.Result()
-	h.NoLeaks("Do")
-	return v, err, true
+	return c.Finish("Do")
 }
 
 // testNotRetried runs Do (3 attempts, 10ms base, plus what p sets) with an
@@ -109,12 +104,8 @@ func testNotRetried(h *katatest.H, p Policy, err error, stillPausing string) (go
 		c.Stop(cancel)
 		return nil, 0, nil, false
 	}
-	if c.Panicked() {
-		return nil, 0, nil, false
-	}
-	_, got = c.Result()
-	h.NoLeaks("Do")
-	return got, op.Calls(), hooks.All(), true
+	_, got, ok = c.Finish("Do")
+	return got, op.Calls(), hooks.All(), ok
 }
 
 // testPlan is one call of Do whose op fails with errs[0], errs[1], … and
@@ -155,14 +146,12 @@ func (tp testPlan) run(h *katatest.H) bool {
 		c.Stop(cancel)
 		return false
 	}
-	if c.Panicked() {
-		return false
-	}
-	if _, err := c.Result(); err != nil {
+	_, err, ok := c.Finish("Do")
+	if ok && err != nil {
 		h.T.Errorf("attempt %d succeeded but Do returned the error %q; want nil", len(tp.want)+1, err)
 		return false
 	}
-	return h.NoLeaks("Do")
+	return ok
 }
 
 // pause checks the pause after attempt n, which has just failed, and moves

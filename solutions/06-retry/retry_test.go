@@ -63,11 +63,10 @@ func TestR2_StopsAfterMaxAttemptsWithoutAFinalPause(t *testing.T) {
 			c.Stop(cancel)
 			return
 		}
-		if c.Panicked() {
+		_, err, ok := c.Finish("Do")
+		if !ok {
 			return
 		}
-		_, err := c.Result()
-		h.NoLeaks("Do")
 		assert.Equal(t, 3, op.Calls(), "after the final attempt: MaxAttempts 3 counts every attempt, the first included")
 		assert.ErrorIs(t, err, ErrExhausted, "after the final attempt the error must match ErrExhausted (wrap it with %w)")
 		assert.ErrorIs(t, err, errs[2], "after the final attempt the error must also match the last op error, %q "+
@@ -97,11 +96,10 @@ func TestR2_MaxAttemptsBelowOneMeansOne(t *testing.T) {
 				c.Stop(cancel)
 				return
 			}
-			if c.Panicked() {
+			_, err, ok := c.Finish("Do")
+			if !ok {
 				return
 			}
-			_, err := c.Result()
-			h.NoLeaks("Do")
 			assert.Equal(t, 1, op.Calls(), "MaxAttempts %d means one attempt, the final attempt: op must run once", attempts)
 			assert.ErrorIs(t, err, ErrExhausted, "MaxAttempts %d: after the final attempt the error must match ErrExhausted", attempts)
 			assert.ErrorIs(t, err, errs[0], "MaxAttempts %d: after the final attempt the error must match the op's error", attempts)
@@ -174,11 +172,10 @@ func TestR3_NonRetryableErrorRunsOnce(t *testing.T) {
 				c.Stop(cancel)
 				return
 			}
-			if c.Panicked() {
+			_, err, ok := c.Finish("Do")
+			if !ok {
 				return
 			}
-			_, err := c.Result()
-			h.NoLeaks("Do")
 			assert.Equal(t, calls, op.Calls(), "%s: an error that Retryable rejects is not retried; "+
 				"one that it accepts is", tc.name)
 			assert.ErrorIs(t, err, errBadRequest, "%s: Do must return the error that was not retried", tc.name)
@@ -221,11 +218,10 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 			c.Stop(cancel)
 			return
 		}
-		if c.Panicked() {
+		_, err, ok := c.Finish("Do")
+		if !ok {
 			return
 		}
-		_, err := c.Result()
-		h.NoLeaks("Do")
 		assert.Equal(t, 1, op.Calls(), "cancel during the pause after attempt 1: no attempt may start after the cancel")
 		assert.ErrorIs(t, err, context.Canceled, "cancel during a pause: the error must match ctx.Err() (context.Canceled)")
 		assert.ErrorIs(t, err, errs[0], "cancel during a pause: the error must also match the last op error %q, "+
@@ -292,11 +288,10 @@ func TestR5_CancelDuringAttemptIsNotRetried(t *testing.T) {
 			c.Stop(cancel)
 			return
 		}
-		if c.Panicked() {
+		_, err, ok := c.Finish("Do")
+		if !ok {
 			return
 		}
-		_, err := c.Result()
-		h.NoLeaks("Do")
 		assert.Equal(t, 1, gate.Entered(), "op returned a context error: it must not be retried")
 		assert.Empty(t, hooks.All(), "op returned a context error: it must not be retried, so no pause and no BeforeSleep")
 		assert.ErrorIs(t, err, context.Canceled, "op returned a context error: Do must return it")

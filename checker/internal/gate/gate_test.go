@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,12 +50,10 @@ func {`, nil},
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
 			for _, f := range gate.Check([]gate.Source{{Name: "p.go", Data: []byte(c.src)}}) {
-				got = append(got, f.Rule+":"+itoa(f.Line))
+				got = append(got, f.Rule+":"+strconv.Itoa(f.Line))
 				assert.NotEmpty(t, f.Message)
 			}
 			assert.ElementsMatch(t, c.want, got)
 		})
 	}
 }
-
-func itoa(n int) string { return string(rune('0' + n)) }

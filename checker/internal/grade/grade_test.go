@@ -1,7 +1,6 @@
 package grade_test
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/verify"
 )
 
 // The fixtures in testdata/NN-slug are implementations with a known grade:
@@ -62,22 +62,15 @@ func TestFixtures(t *testing.T) {
 }
 
 func wantHeader(t *testing.T, path string) map[string]string {
-	f, err := os.Open(path)
+	h, err := verify.Header(path)
 	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "// Want: "); ok {
-			want := map[string]string{}
-			for _, kv := range strings.Fields(rest) {
-				id, kind, _ := strings.Cut(kv, "=")
-				want[id] = kind
-			}
-			return want
-		}
+	require.NotEmpty(t, h["Want"], "%s has no // Want: header", path)
+	want := map[string]string{}
+	for _, kv := range strings.Fields(h["Want"]) {
+		id, kind, _ := strings.Cut(kv, "=")
+		want[id] = kind
 	}
-	t.Fatalf("%s has no // Want: header", path)
-	return nil
+	return want
 }
 
 func describe(r *grade.Result) string {

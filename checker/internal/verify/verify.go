@@ -39,7 +39,7 @@ type Mutant struct {
 // ParseMutant reads a mutant's header comment.
 func ParseMutant(path string) (Mutant, error) {
 	m := Mutant{Name: strings.TrimSuffix(filepath.Base(path), ".go"), Path: path}
-	h, err := header(path)
+	h, err := Header(path)
 	if err != nil {
 		return m, err
 	}
@@ -55,8 +55,9 @@ func ParseMutant(path string) (Mutant, error) {
 	return m, nil
 }
 
-// header reads the leading "// Key: value" comment lines of a Go file.
-func header(path string) (map[string]string, error) {
+// Header reads the leading "// Key: value" comment lines of a Go file: the
+// header of a mutant, or of a grading fixture ("// Want: R1=pass …").
+func Header(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
