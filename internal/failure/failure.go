@@ -33,6 +33,7 @@ const (
 	Timeout        Kind = "timeout"         // still running at the time limit: a busy loop?
 	RealClock      Kind = "real-clock"      // progress without the injected clock moving
 	Exit           Kind = "exit"            // the test process ended without a verdict
+	NotRun         Kind = "not-run"         // skipped: its requirement had already failed in another test
 )
 
 // Tag returns the marker the harness puts before a failure message.

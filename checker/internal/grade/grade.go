@@ -149,7 +149,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		res.collect(names, itemOf, verdicts)
 		return res, nil
 	}
-	verdicts, err = g.runAll(ctx, bin, t.Dir, names)
+	verdicts, err = g.runAll(ctx, bin, t.Dir, names, itemOf)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)
 	}
@@ -194,7 +194,7 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 			}
 			tr := verdicts[n]
 			ir.Tests = append(ir.Tests, tr)
-			if !tr.Passed() && ir.Kind == "" {
+			if !tr.Passed() && tr.Kind != failure.NotRun && ir.Kind == "" {
 				ir.Verdict = tr.Verdict
 			}
 		}

@@ -5,6 +5,12 @@
 // (0.01s)", the final "PASS" or "FAIL"); every other line is output of the
 // test named last.
 //
+// The code under test shares the binary's stdout, so it can print the
+// marker too. Frames that cannot come from the testing package are forged:
+// a test starting while another one runs, a result for a test that is not
+// running, a final PASS or FAIL while a test runs. They are kept as output,
+// never obeyed, and recorded against the test that was running (Forged).
+//
 // Output is kept per test up to a limit, its head and its tail, so a test
 // that floods its output cannot exhaust memory and its final failure message
 // is still there; what is cut from the middle is counted.
@@ -42,7 +48,11 @@ type Run struct {
 	Tests   map[string]*Test
 	Order   []string // tests in the order they started
 	Package string   // the binary's final word: "pass", "fail", or "" if it died first
-	out     capped   // output outside any test (panics, build lines)
+	// Forged maps a test to the first forged frame printed while it ran
+	// (or naming it, when no test ran).
+	Forged map[string]string
+	out    capped // output outside any test (panics, build lines)
+	top    *Test  // the top-level test running now
 }
 
 // Output is the output printed outside any test.
@@ -62,7 +72,7 @@ func (r *Run) Running() []string {
 // Decode reads the stream from rd until EOF, keeping at most limit bytes of
 // output per test and for the package.
 func Decode(rd io.Reader, limit int) (*Run, error) {
-	r := &Run{Tests: map[string]*Test{}, out: capped{limit: limit}}
+	r := &Run{Tests: map[string]*Test{}, Forged: map[string]string{}, out: capped{limit: limit}}
 	br := bufio.NewReaderSize(rd, 64<<10)
 	var cur *Test
 	for {
@@ -101,6 +111,17 @@ func Decode(rd io.Reader, limit int) (*Run, error) {
 // frame applies one framing line and returns the test that output now
 // belongs to.
 func (r *Run) frame(f string, cur *Test) *Test {
+	if blame, forged := r.forged(f); forged {
+		if _, seen := r.Forged[blame]; !seen && blame != "" {
+			r.Forged[blame] = f
+		}
+		if cur != nil {
+			cur.out.add(f + "\n")
+		} else {
+			r.out.add(f + "\n")
+		}
+		return cur
+	}
 	switch {
 	case f == "PASS" || f == "FAIL":
 		r.Package = strings.ToLower(f)
@@ -116,6 +137,9 @@ func (r *Run) frame(f string, cur *Test) *Test {
 			t := r.test(name)
 			if verb == "RUN" {
 				t.open = true
+				if !strings.Contains(name, "/") {
+					r.top = t
+				}
 			}
 			return t
 		}
@@ -135,6 +159,36 @@ func (r *Run) frame(f string, cur *Test) *Test {
 	}
 	r.out.add(f + "\n")
 	return cur
+}
+
+// forged reports whether frame f cannot have come from the testing
+// package, and which test to blame for it.
+func (r *Run) forged(f string) (blame string, forged bool) {
+	running := ""
+	if r.top != nil && r.top.open {
+		running = r.top.Name
+	}
+	switch {
+	case f == "PASS" || f == "FAIL":
+		return running, running != ""
+	case strings.HasPrefix(f, "=== RUN "):
+		name := strings.TrimSpace(strings.TrimPrefix(f, "=== RUN "))
+		if running == "" {
+			return "", strings.Contains(name, "/")
+		}
+		return running, !strings.HasPrefix(name, running+"/")
+	case strings.HasPrefix(f, "--- "):
+		_, rest, _ := strings.Cut(strings.TrimPrefix(f, "--- "), ": ")
+		name, _, _ := strings.Cut(rest, " (")
+		if t := r.Tests[name]; t != nil && t.open {
+			return "", false
+		}
+		if running == "" && r.Tests[name] != nil {
+			running = name // a second result for a test that already ended
+		}
+		return running, true
+	}
+	return "", false
 }
 
 func (r *Run) test(name string) *Test {

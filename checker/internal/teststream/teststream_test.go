@@ -84,3 +84,30 @@ func TestDecodeKeepsMessagesBuriedInAFlood(t *testing.T) {
 	assert.Contains(t, out, "WARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n  main.f()\n      /x/a.go:3 +0x1\n", "so does a race report")
 	assert.Equal(t, 1, strings.Count(out, "[panic]"), "kept once")
 }
+
+// Code under test can print the marker too. Frames that the testing
+// package cannot have printed are kept as output and blamed on the test
+// that was running; they change no result.
+func TestDecodeForgedFrames(t *testing.T) {
+	s := "\x16=== RUN   TestR1_A\n" +
+		"\x16--- PASS: TestR2_B (0.00s)\n" + // a result for a test that is not running
+		"\x16=== RUN   TestR2_B\n" + // a test starting inside another
+		"\x16PASS\n" + // the final word, while a test runs
+		"\x16--- PASS: TestR1_A (0.00s)\n" + // its own pass, printed early…
+		"\x16=== RUN   TestR2_B\n" +
+		"\x16=== RUN   TestR2_B/sub\n" + // a real subtest
+		"\x16--- PASS: TestR2_B/sub (0.00s)\n" +
+		"\x16--- FAIL: TestR2_B (0.00s)\n" +
+		"\x16--- FAIL: TestR1_A (0.00s)\n" + // …and the real result after it
+		"\x16FAIL\n"
+	r, err := teststream.Decode(strings.NewReader(s), 1<<10)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"TestR1_A": "--- PASS: TestR2_B (0.00s)",
+	}, r.Forged, "the first forged frame, blamed on the test that printed it")
+	assert.Equal(t, []string{"pass"}, r.Tests["TestR1_A"].Results, "the early pass is the only result it got")
+	assert.Equal(t, []string{"fail"}, r.Tests["TestR2_B"].Results, "forged frames change no result")
+	assert.Contains(t, r.Tests["TestR1_A"].Output(), "--- PASS: TestR2_B", "forged frames stay visible as output")
+	assert.Equal(t, "fail", r.Package)
+	assert.Empty(t, r.Running())
+}
