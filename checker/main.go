@@ -12,22 +12,11 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"gokata/checker/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	dir, _ := os.Getwd()
-	fi, _ := os.Stdout.Stat()
-	code := cli.Run(ctx, os.Args[1:], cli.Env{
-		Dir: dir, Vars: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
-		IsTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
-	})
-	stop()
-	os.Exit(code)
+	os.Exit(cli.Main())
 }

@@ -75,9 +75,11 @@ type Goroutine struct {
 }
 
 var (
-	// A runtime dump says "goroutine 7 [chan receive]:"; goleak's error
-	// says "Goroutine 7 in state chan receive, with f on top of the stack:".
-	headerRE = regexp.MustCompile(`^\[?(?:goroutine \d+ \[([^\],]*)|Goroutine \d+ in state ([^,]*),)`)
+	// A runtime dump says "goroutine 7 [chan receive]:" (with GOTRACEBACK
+	// set to system or crash: "goroutine 7 gp=0x… m=0 mp=0x… [chan receive]:");
+	// goleak's error says "Goroutine 7 in state chan receive, with f on top
+	// of the stack:".
+	headerRE = regexp.MustCompile(`^\[?(?:goroutine \d+ (?:gp=\S+ m=\S+ (?:mp=\S+ )?)?\[([^\],]*)|Goroutine \d+ in state ([^,]*),)`)
 	bubbleRE = regexp.MustCompile(`synctest bubble (\d+)`)
 	fileRE   = regexp.MustCompile(`^\t(.+\.go):(\d+)`)
 )

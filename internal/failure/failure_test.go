@@ -69,3 +69,19 @@ func TestShortFunc(t *testing.T) {
 		assert.Equal(t, want, ShortFunc(in), in)
 	}
 }
+
+// With GOTRACEBACK=system or crash, headers carry the runtime's pointers
+// and frames their registers.
+func TestParseSystemTraceback(t *testing.T) {
+	d := "goroutine 22 gp=0xc000082b40 m=0 mp=0xa6d480 [running, synctest bubble 1]:\n" +
+		"gokata/exercises/06-retry.Do[...].func1()\n" +
+		"\t/src/exercises/06-retry/retry.go:135 +0x2b fp=0xc00004dfe0 sp=0xc00004dfc0 pc=0x6e94ab\n" +
+		"goroutine 1 gp=0xc0000081e0 m=nil [chan receive]:\n"
+	gs := Parse(d)
+	if assert.Len(t, gs, 2) {
+		assert.Equal(t, "running", gs[0].State)
+		assert.Equal(t, 1, gs[0].Bubble)
+		assert.Equal(t, Frame{Func: "Do[...].func1", File: "/src/exercises/06-retry/retry.go", Line: 135}, gs[0].Frames[0])
+		assert.Equal(t, "chan receive", gs[1].State)
+	}
+}

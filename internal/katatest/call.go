@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing/synctest"
+
+	"gokata/internal/failure"
 )
 
 // Call is a call under test running on its own goroutine, so the test can
@@ -94,8 +96,10 @@ func (c *Call[T]) Stop(cancel context.CancelFunc) bool {
 		c.h.Advance(math.MaxInt64)
 	}
 	if !c.Returned() {
-		c.h.T.Errorf("the call did not return even after its ctx was cancelled and the mock clock moved on: " +
-			"is something waiting for an event that never comes?")
+		where, _ := c.h.running()
+		c.h.leaked = true // said here; the check after the test would only repeat it
+		c.h.T.Errorf("%sthe call never returned, even after its ctx was cancelled and the mock clock moved on: "+
+			"it waits for something that never comes%s", failure.Tag(failure.Deadlock), where)
 		return false
 	}
 	return c.h.NoLeaks("the call")

@@ -10,6 +10,7 @@ import (
 type Gate struct {
 	mu        sync.Mutex
 	open      chan struct{}
+	release   sync.Once
 	entered   int
 	waiting   int
 	cancelled int
@@ -42,7 +43,8 @@ func (g *Gate) Hold(ctx context.Context) error {
 }
 
 // Release lets every held call and every later one through.
-func (g *Gate) Release() { close(g.open) }
+// Releasing it again does nothing.
+func (g *Gate) Release() { g.release.Do(func() { close(g.open) }) }
 
 // Entered counts the calls that reached the gate.
 func (g *Gate) Entered() int { g.mu.Lock(); defer g.mu.Unlock(); return g.entered }

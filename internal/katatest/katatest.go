@@ -141,18 +141,26 @@ func (h *H) Elapsed() time.Duration { return h.Clk.Now().Sub(time.Unix(0, 0)) }
 func (h *H) NoLeaks(after string) bool {
 	h.T.Helper()
 	synctest.Wait()
-	err := goleak.Find(h.ignore)
-	if err == nil {
+	where, leaked := h.running()
+	if !leaked {
 		return true
 	}
 	h.leaked = true
-	lines := failure.Describe(failure.Parse(err.Error()), h.dir, 5)
-	where := ""
-	if len(lines) > 0 {
-		where = ":\n\t" + strings.Join(lines, "\n\t")
-	}
 	h.T.Errorf("%sgoroutines still running after %s returned%s", failure.Tag(failure.Leak), after, where)
 	return false
+}
+
+// running reports whether goroutines started during the test are still
+// running and, as ":\n\t"-joined lines, where the learner's code holds them.
+func (h *H) running() (where string, any bool) {
+	err := goleak.Find(h.ignore)
+	if err == nil {
+		return "", false
+	}
+	if lines := failure.Describe(failure.Parse(err.Error()), h.dir, 5); len(lines) > 0 {
+		where = ":\n\t" + strings.Join(lines, "\n\t")
+	}
+	return where, true
 }
 
 // StandsStill lets up to window of bubble time pass without touching the
@@ -167,7 +175,7 @@ func (h *H) StandsStill(window time.Duration, what string, progressed func() boo
 		synctest.Wait()
 		if progressed() {
 			h.T.Errorf("%s%s after %v of real time while the injected clock stood still: "+
-				"the code waits on package time, not on clk (use clk.Timer, clk.After, clk.Now)",
+				"the code waits on package time, not on clk (use clk.Timer, clk.Ticker, clk.Now)",
 				failure.Tag(failure.RealClock), what, window*time.Duration(i)/steps)
 			return false
 		}

@@ -177,7 +177,11 @@ func (tp testPlan) pause(h *katatest.H, c *katatest.Call[string], op *testOp, ho
 		t.Errorf("Do returned after attempt %d (error: %v); want a pause of %v and then attempt %d", n, err, want, n+1)
 		return false
 	}
-	if op.Calls() != n {
+	if calls := op.Calls(); calls < n {
+		t.Errorf("Do has made %d attempt(s); attempt %d should have run and failed by now: "+
+			"call op at once, and again after each pause", calls, n)
+		return false
+	} else if calls > n {
 		t.Errorf("attempt %d started while the mock clock stood still; the pause after attempt %d should be %v (%s)",
 			n+1, n, want, tp.why(n))
 		return false

@@ -12,8 +12,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gokata/checker/internal/catalog"
@@ -62,6 +66,9 @@ check flags:
   --json               print the grade as JSON (schema: go doc gokata/checker/internal/report)
   --color=auto|always|never
   --timeout=5s         a test run still going after this is stopped as a hang
+  --repeat=N           run every test N times at each --cpu value, shuffled, and
+                       report each requirement's pass rate (luck is caught)
+  --cpu=1,2,4          GOMAXPROCS values for --repeat (default 1,2,4)
 
 Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrupted.
 `
@@ -70,6 +77,20 @@ Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrup
 type usageError struct{ msg, try string }
 
 func (e *usageError) Error() string { return e.msg }
+
+// Main runs the checker as a program: the process's arguments, environment,
+// working directory and standard streams, and Ctrl-C or SIGTERM cancelling
+// the work. It returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, _ := os.Getwd()
+	fi, _ := os.Stdout.Stat()
+	return Run(ctx, os.Args[1:], Env{
+		Dir: dir, Vars: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
+		IsTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
+	})
+}
 
 // Run runs the checker with args (without the program name) and returns
 // the exit code.
@@ -196,15 +217,18 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	asJSON := fs.Bool("json", false, "")
 	color := fs.String("color", "auto", "")
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
+	repeat := fs.Int("repeat", 1, "")
+	cpu := fs.String("cpu", "", "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
+		return 0, err
+	}
+	opt, err := repeatOptions(*timeout, *repeat, *cpu)
+	if err != nil {
 		return 0, err
 	}
 	style, err := pickStyle(*color, env)
 	if err != nil {
 		return 0, err
-	}
-	if *timeout <= 0 {
-		return 0, &usageError{"--timeout must be positive", "checker check 06 --timeout=5s"}
 	}
 	cat, err := load(env)
 	if err != nil {
@@ -222,8 +246,6 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	opt := grade.DefaultOptions
-	opt.Timeout = *timeout
 	code := ExitPass
 	for i, k := range katas {
 		t, err := grade.Learner(k)
@@ -259,6 +281,10 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
 	}
+	opt, err := repeatOptions(*timeout, *repeat, *cpu)
+	if err != nil {
+		return 0, err
+	}
 	cat, err := load(env)
 	if err != nil {
 		return 0, err
@@ -281,8 +307,6 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if !tc.Race {
 		fmt.Fprintf(env.Stderr, "checker: verifying without the race detector: %s\n", tc.NoRace)
 	}
-	opt := grade.DefaultOptions
-	opt.Timeout, opt.Repeat, opt.CPU = *timeout, *repeat, *cpu
 	start := time.Now()
 	ok, err := verify.Run(ctx, tc, cat.Root, katas, opt, env.Stdout)
 	if err != nil {
@@ -293,6 +317,26 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 		return ExitFail, nil
 	}
 	return ExitPass, nil
+}
+
+var cpuListRE = regexp.MustCompile(`^[1-9][0-9]*(,[1-9][0-9]*)*$`)
+
+// repeatOptions checks the --timeout, --repeat and --cpu flags.
+func repeatOptions(timeout time.Duration, repeat int, cpu string) (grade.Options, error) {
+	opt := grade.DefaultOptions
+	switch {
+	case timeout <= 0:
+		return opt, &usageError{"--timeout must be positive", "checker check 06 --timeout=5s"}
+	case repeat < 1:
+		return opt, &usageError{"--repeat must be 1 or more", "checker check 06 --repeat=20"}
+	case cpu != "" && !cpuListRE.MatchString(cpu):
+		return opt, &usageError{fmt.Sprintf("--cpu=%s: give GOMAXPROCS values like 1,2,4", cpu), "checker check 06 --repeat=20 --cpu=1,2,4"}
+	}
+	if repeat > 1 && cpu == "" {
+		cpu = "1,2,4"
+	}
+	opt.Timeout, opt.Repeat, opt.CPU = timeout, repeat, cpu
+	return opt, nil
 }
 
 // reorder moves flags before positional arguments, so that

@@ -26,21 +26,39 @@ func classifyFailure(out, dir string) Verdict {
 	if strings.Contains(out, "WARNING: DATA RACE") || strings.Contains(out, "race detected during execution of test") {
 		return raceVerdict(out, dir)
 	}
+	// The first message is the verdict, with one exception each way: a
+	// failure the harness classified (a panic, a deadlock, the real clock)
+	// explains more than the test's own message, so it wins wherever it is;
+	// a leak reported after the test's message is usually the fallout of
+	// the test stopping early, so it does not.
 	blocks := logBlocks(out)
-	if kind, ok := failure.FirstTag(out); ok {
-		for _, b := range blocks {
-			if i := strings.Index(b[0], failure.Tag(kind)); i >= 0 {
-				return Verdict{Kind: kind, Message: b[0][i+len(failure.Tag(kind)):], Detail: trimDetail(b[1:])}
-			}
-		}
-	}
+	var first *Verdict
 	for _, b := range blocks {
-		if v, ok := testifyVerdict(b); ok {
+		v := blockVerdict(b)
+		if v.Kind != failure.Assertion && v.Kind != failure.Leak {
 			return v
 		}
-		return Verdict{Kind: failure.Assertion, Message: b[0], Detail: trimDetail(b[1:])}
+		if first == nil {
+			first = &v
+		}
+	}
+	if first != nil {
+		return *first
 	}
 	return Verdict{Kind: failure.Assertion, Message: "the test failed without a message"}
+}
+
+// blockVerdict reads one message: a harness tag, a testify failure, or the
+// test's own words.
+func blockVerdict(b []string) Verdict {
+	if kind, ok := failure.FirstTag(b[0]); ok {
+		i := strings.Index(b[0], failure.Tag(kind))
+		return Verdict{Kind: kind, Message: b[0][i+len(failure.Tag(kind)):], Detail: trimDetail(b[1:])}
+	}
+	if v, ok := testifyVerdict(b); ok {
+		return v
+	}
+	return Verdict{Kind: failure.Assertion, Message: b[0], Detail: trimDetail(b[1:])}
 }
 
 // logBlocks splits test output into its t.Log/t.Error messages: the first

@@ -43,6 +43,7 @@ type Result struct {
 	Gate   []gate.Finding // the static gate's findings
 	Build  *BuildFailure  // why it did not build; nil when it did
 	Items  []ItemResult   // requirements, then bonus follow-ups
+	Runs   int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
 }
 
 // ItemResult is the verdict on one requirement or bonus follow-up: a pass
@@ -106,7 +107,7 @@ type grader struct {
 // ctx ended); everything wrong with the graded code is in the Result.
 func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
 	g := &grader{tc: tc, root: root, opt: opt}
-	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace}
+	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, Runs: g.repetitions()}
 	names, itemOf, err := HiddenTests(t.Kata)
 	if err != nil {
 		return nil, err

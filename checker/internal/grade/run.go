@@ -80,11 +80,16 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 	return run, e, derr
 }
 
+// repetitions is how many times each test runs: Repeat times the number
+// of GOMAXPROCS values.
+func (g *grader) repetitions() int {
+	return max(1, g.opt.Repeat) * (strings.Count(g.opt.CPU, ",") + 1)
+}
+
 // timeout is the limit for one run of the binary: the per-run timeout
 // times the number of repetitions.
 func (g *grader) timeout() time.Duration {
-	n := max(1, g.opt.Repeat) * (strings.Count(g.opt.CPU, ",") + 1)
-	return g.opt.Timeout * time.Duration(n)
+	return g.opt.Timeout * time.Duration(g.repetitions())
 }
 
 // runAll gives every test a verdict. It runs the pending tests together;

@@ -16,9 +16,10 @@ type Toolchain struct {
 }
 
 // fixedEnv is set for every go command and test binary the checker runs:
-// no go.mod edits, no toolchain downloads, and no 1 s sleep at the exit of
-// every race-enabled binary.
-var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0"}
+// no go.mod edits, no toolchain downloads, no 1 s sleep at the exit of
+// every race-enabled binary, and goroutine dumps in the form the checker
+// reads, whatever the learner's shell sets.
+var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0", "GOTRACEBACK=all"}
 
 // Detect finds the go command and whether -race can be used.
 func Detect(ctx context.Context, env []string) (*Toolchain, error) {

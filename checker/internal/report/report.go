@@ -9,14 +9,17 @@
 //	  "score": {"required": 3, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2},
 //	  "race": true,                    // graded under the race detector
 //	  "noRace": "",                    // why not, when race is false
+//	  "runs": 1,                       // times every test ran (check --repeat: repeat × GOMAXPROCS values)
 //	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…"}],
 //	  "build": null,                   // or {"kind": "compile"|"api", "lines": ["…"]}
 //	  "items": [{
 //	    "id": "R4", "text": "…", "bonus": false,
 //	    "kind": "assertion",           // pass, not-implemented, compile, api, forbidden, assertion,
 //	                                   // panic, race, leak, deadlock, mutex-hang, timeout, real-clock, exit
+//	                                   // (a test, not an item, may also be "not-run")
 //	    "message": "…", "detail": ["…"],
 //	    "hints": [2],                  // hints that cover this item (make hint EX=NN N=2)
+//	    "runs": 60, "passes": 57,      // repetitions in which all its tests finished / passed
 //	    "tests": [{"name": "TestR4_CancelDuringPause", "kind": "…", "message": "…"}]
 //	  }]
 //	}
@@ -72,6 +75,9 @@ var kindLabel = map[failure.Kind]string{
 func Text(w io.Writer, r *grade.Result, s Style) {
 	k := r.Kata
 	fmt.Fprintf(w, "%s · %s\n\n", k.Slug, k.Title)
+	if r.Runs > 1 && r.Build == nil {
+		fmt.Fprintf(w, "Every test ran %d times, shuffled, at several GOMAXPROCS values: a requirement passes only if it passed every run.\n\n", r.Runs)
+	}
 	for _, g := range gates(r) {
 		mark := s.ok()
 		switch g.state {
@@ -99,11 +105,15 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 				fmt.Fprintf(w, "\n%s\n", title)
 				first = false
 			}
+			rate := ""
+			if r.Runs > 1 && r.Build == nil {
+				rate = s.dim(fmt.Sprintf("  [passed %d of %d runs]", it.Passes, r.Runs))
+			}
 			if it.Passed() {
-				fmt.Fprintf(w, "  %s %-3s %s\n", s.ok(), it.ID, it.Text)
+				fmt.Fprintf(w, "  %s %-3s %s%s\n", s.ok(), it.ID, it.Text, rate)
 				continue
 			}
-			fmt.Fprintf(w, "  %s %-3s %s\n", s.bad(), it.ID, it.Text)
+			fmt.Fprintf(w, "  %s %-3s %s%s\n", s.bad(), it.ID, it.Text, rate)
 			if r.Build != nil {
 				continue // the build lines above say it all
 			}
@@ -257,6 +267,7 @@ type jsonGrade struct {
 	Score  jsonScore  `json:"score"`
 	Race   bool       `json:"race"`
 	NoRace string     `json:"noRace"`
+	Runs   int        `json:"runs"`
 	Gates  []jsonGate `json:"gates"`
 	Build  *jsonBuild `json:"build"`
 	Items  []jsonItem `json:"items"`
@@ -286,14 +297,16 @@ type jsonItem struct {
 	Text  string `json:"text"`
 	Bonus bool   `json:"bonus"`
 	grade.Verdict
-	Hints []int              `json:"hints"`
-	Tests []grade.TestResult `json:"tests"`
+	Hints  []int              `json:"hints"`
+	Runs   int                `json:"runs"`
+	Passes int                `json:"passes"`
+	Tests  []grade.TestResult `json:"tests"`
 }
 
 func toJSON(r *grade.Result) jsonGrade {
 	req, total, b, bt := r.Score()
 	g := jsonGrade{Schema: 1, Kata: r.Kata.Slug, Title: r.Kata.Title, Passed: r.Passed(),
-		Score: jsonScore{req, total, b, bt}, Race: r.Race, NoRace: r.NoRace,
+		Score: jsonScore{req, total, b, bt}, Race: r.Race, NoRace: r.NoRace, Runs: r.Runs,
 		Gates: []jsonGate{}, Items: []jsonItem{}}
 	for _, f := range r.Gate {
 		g.Gates = append(g.Gates, jsonGate{f.File, f.Line, f.Rule, f.Message})
@@ -306,7 +319,8 @@ func toJSON(r *grade.Result) jsonGrade {
 		if hs == nil {
 			hs = []int{}
 		}
-		g.Items = append(g.Items, jsonItem{ID: it.ID, Text: it.Text, Bonus: it.Bonus, Verdict: it.Verdict, Hints: hs, Tests: it.Tests})
+		g.Items = append(g.Items, jsonItem{ID: it.ID, Text: it.Text, Bonus: it.Bonus, Verdict: it.Verdict, Hints: hs,
+			Runs: it.Runs, Passes: it.Passes, Tests: it.Tests})
 	}
 	return g
 }

@@ -203,8 +203,9 @@ func (r *Run) test(name string) *Test {
 
 // capped keeps the first and the last limit/2 bytes of what is added and,
 // from the middle, the test's own messages (t.Error and t.Log lines with
-// their continuation lines, and data race reports) up to limit/2 more, so
-// that output flooded by other goroutines cannot hide why a test failed.
+// their continuation lines, data race reports, and the first line of a
+// panic or fatal error) up to limit/2 more, so that output flooded by other
+// goroutines cannot hide why a test failed.
 type capped struct {
 	limit      int
 	head, tail []byte
@@ -244,6 +245,8 @@ func (c *capped) keep(line string) {
 		c.inRace = true
 	case c.inRace && strings.HasPrefix(line, "=================="):
 		c.inRace = false
+	case strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: "):
+		c.inMessage = false // one line: the dump that follows is in the tail
 	case messageRE.MatchString(line):
 		c.inMessage = true
 	case c.inMessage && strings.HasPrefix(line, "        "):

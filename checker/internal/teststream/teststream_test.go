@@ -75,6 +75,7 @@ func TestDecodeKeepsMessagesBuriedInAFlood(t *testing.T) {
 	s := "\x16=== RUN   TestA\n" + flood +
 		"    call.go:21: [panic] panic: boom\n        at retry.go:9 Do\n" + flood +
 		"WARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n  main.f()\n      /x/a.go:3 +0x1\n==================\n" + flood +
+		"panic: test timed out after 5s\n" + flood +
 		"\x16--- FAIL: TestA (0.00s)\n"
 	r, err := teststream.Decode(strings.NewReader(s), 4<<10)
 	require.NoError(t, err)
@@ -82,6 +83,7 @@ func TestDecodeKeepsMessagesBuriedInAFlood(t *testing.T) {
 	assert.Less(t, len(out), 7<<10, "output is bounded")
 	assert.Contains(t, out, "    call.go:21: [panic] panic: boom\n        at retry.go:9 Do\n", "the message and its continuation survive")
 	assert.Contains(t, out, "WARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n  main.f()\n      /x/a.go:3 +0x1\n", "so does a race report")
+	assert.Contains(t, out, "\npanic: test timed out after 5s\n", "and the line that says why the process died")
 	assert.Equal(t, 1, strings.Count(out, "[panic]"), "kept once")
 }
 

@@ -1,0 +1,284 @@
+package cli_test
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/cli"
+)
+
+// The scripts in testdata/script are the catalogue of broken and hostile
+// submissions: each edits a kata the way a learner (or a cheat) might, runs
+// the checker as a separate process, and says what the grade must be.
+// Besides the standard testscript commands they can use:
+//
+//	solve NN                  copy kata NN's reference over its stub
+//	replace FILE OLD NEW      replace the one occurrence of OLD in FILE (escapes: \n \t \\)
+//	grades ID=KIND…           the last stdout is a --json grade with these verdicts;
+//	                          "others=KIND" covers the items not named
+//	size FILE MAX             FILE (or stdout) has at most MAX bytes
+//	snapshot NAME             record every exercise file, its content and time, in NAME
+//	fifo NAME / await NAME    make a named pipe / wait (at most a minute) until a writer opens it
+//	[!] noprocs               no process is running a program from inside $WORK
+//	[!] emptydir DIR          DIR has no entries
+func TestMain(m *testing.M) {
+	os.Exit(testscript.RunMain(m, map[string]func() int{"checker": cli.Main}))
+}
+
+func TestScripts(t *testing.T) {
+	root, err := catalog.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			if err := copyCheckout(root, e.WorkDir); err != nil {
+				return err
+			}
+			for k, v := range goEnv(t) {
+				e.Setenv(k, v)
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"solve":    cmdSolve,
+			"replace":  cmdReplace,
+			"grades":   cmdGrades,
+			"size":     cmdSize,
+			"snapshot": cmdSnapshot,
+			"fifo":     cmdFifo,
+			"await":    cmdAwait,
+			"noprocs":  cmdNoProcs,
+			"emptydir": cmdEmptyDir,
+		},
+	})
+}
+
+var (
+	goEnvOnce sync.Once
+	goEnvVars map[string]string
+)
+
+// goEnv is what the go command needs in a script's environment, whose HOME
+// does not exist: the caches of this machine.
+func goEnv(t *testing.T) map[string]string {
+	goEnvOnce.Do(func() {
+		out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+		if err != nil {
+			t.Fatalf("go env: %v", err)
+		}
+		if err := json.Unmarshal(out, &goEnvVars); err != nil {
+			t.Fatalf("go env: %v", err)
+		}
+	})
+	return goEnvVars
+}
+
+func scriptKata(ts *testscript.TestScript, name string) catalog.Kata {
+	cat, err := catalog.Load(ts.Getenv("WORK"))
+	ts.Check(err)
+	k, ok := cat.Find(name)
+	if !ok {
+		ts.Fatalf("no kata %q", name)
+	}
+	return k
+}
+
+func cmdSolve(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: solve NN")
+	}
+	k := scriptKata(ts, args[0])
+	files, err := filepath.Glob(filepath.Join(k.Solution, "*.go"))
+	ts.Check(err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		ts.Check(err)
+		ts.Check(os.WriteFile(filepath.Join(k.Exercise, filepath.Base(f)), data, 0o644))
+	}
+}
+
+var escapes = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t")
+
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace FILE OLD NEW")
+	}
+	path := ts.MkAbs(args[0])
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	old, repl := escapes.Replace(args[1]), escapes.Replace(args[2])
+	if n := strings.Count(string(data), old); n != 1 {
+		ts.Fatalf("%s has %d occurrences of %q, want 1", args[0], n, old)
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.Replace(string(data), old, repl, 1)), 0o644))
+}
+
+func cmdGrades(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: grades ID=KIND… [others=KIND]")
+	}
+	var g struct {
+		Items []struct{ ID, Kind string }
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &g); err != nil {
+		ts.Fatalf("stdout is not a --json grade: %v", err)
+	}
+	want := map[string]string{}
+	for _, a := range args {
+		id, kind, ok := strings.Cut(a, "=")
+		if !ok {
+			ts.Fatalf("grades: %q is not ID=KIND", a)
+		}
+		want[id] = kind
+	}
+	var bad []string
+	for _, it := range g.Items {
+		w, ok := want[it.ID]
+		if !ok {
+			w = want["others"]
+		}
+		delete(want, it.ID)
+		if it.Kind != w {
+			bad = append(bad, fmt.Sprintf("%s is %s, want %s", it.ID, it.Kind, w))
+		}
+	}
+	delete(want, "others")
+	for id := range want {
+		bad = append(bad, id+" is not in the grade")
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		ts.Fatalf("grades:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+func cmdSize(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: size FILE MAX")
+	}
+	limit, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if n := len(ts.ReadFile(args[0])); n > limit {
+		ts.Fatalf("%s has %d bytes, want at most %d", args[0], n, limit)
+	}
+}
+
+func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: snapshot NAME")
+	}
+	dir := ts.MkAbs("exercises")
+	var lines []string
+	ts.Check(filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		lines = append(lines, fmt.Sprintf("%s %x %s %v", rel, sha256.Sum256(data), info.ModTime().Format(time.RFC3339Nano), info.Mode()))
+		return nil
+	}))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+}
+
+func cmdFifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fifo NAME")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o600))
+}
+
+// cmdAwait returns once a writer has opened the named pipe: the code under
+// test has reached the point that opens it. A minute is a bound against a
+// broken script, not a timing assumption.
+func cmdAwait(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: await NAME")
+	}
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.Open(ts.MkAbs(args[0])) // blocks until a writer opens it
+		if err == nil {
+			f.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		ts.Check(err)
+	case <-time.After(time.Minute):
+		ts.Fatalf("nothing opened %s for writing within a minute", args[0])
+	}
+}
+
+func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 0 {
+		ts.Fatalf("usage: noprocs")
+	}
+	work := ts.Getenv("WORK")
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	ts.Check(err)
+	var found []string
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		args := strings.Split(string(data), "\x00")
+		if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, work) }) {
+			found = append(found, strings.Join(args, " "))
+		}
+	}
+	switch {
+	case neg && len(found) == 0:
+		ts.Fatalf("no process runs a program from inside $WORK")
+	case !neg && len(found) > 0:
+		ts.Fatalf("still running:\n%s", strings.Join(found, "\n"))
+	}
+}
+
+func cmdEmptyDir(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: emptydir DIR")
+	}
+	entries, err := os.ReadDir(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if neg && len(entries) == 0 {
+		ts.Fatalf("%s is empty", args[0])
+	}
+	if !neg && len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		ts.Fatalf("%s is not empty: %s", args[0], strings.Join(names, " "))
+	}
+}
