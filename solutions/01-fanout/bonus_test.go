@@ -1,0 +1,156 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/internal/katatest"
+)
+
+// The calls in these tests return one at a time (a synctest.Wait between
+// two releases), so that a data race, if any, is reported by R6's test.
+
+func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 5
+		errDeclined := errors.New("card declined")
+		errStock := errors.New("out of stock")
+		calls := testNewCalls(n)
+		calls.fail[1], calls.fail[3] = errDeclined, errStock
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testStart(h, ctx, calls, MapAll[int, string])
+		if c.Broken() {
+			return
+		}
+		for i := n - 1; i >= 0; i-- { // in[3] fails before in[1]
+			calls.release(i)
+			synctest.Wait()
+		}
+		if !c.Returned() {
+			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
+			testStop(c, cancel, calls)
+			return
+		}
+		out, err, ok := c.Finish("MapAll")
+		if !ok {
+			return
+		}
+		if !assert.Zero(t, calls.cancelled(), "in[3] failed and MapAll cancelled the ctx of the calls still running: "+
+			"MapAll lets every call run to its end, so it cancels nothing on a failure") {
+			return
+		}
+		assert.Nil(t, out, "in[1] and in[3] failed: on an error MapAll returns nil results")
+		if !assert.ErrorIs(t, err, errDeclined, "in[1] failed: MapAll's error must match every failure (errors.Join)") ||
+			!assert.ErrorIs(t, err, errStock, "in[3] failed: MapAll's error must match every failure (errors.Join)") {
+			return
+		}
+		msg := err.Error()
+		first, second := strings.Index(msg, "in[1]"), strings.Index(msg, "in[3]")
+		if first < 0 || second < 0 {
+			t.Errorf("MapAll returned %q: each joined error must name its element, as Map's does (\"fanout: in[1]: …\")", msg)
+			return
+		}
+		assert.Less(t, first, second, "in[3] failed before in[1], but the joined error must list the failures in input "+
+			"order, in[1] first: keep each error in errs[i] and join them once every call has returned, "+
+			"not in the order they arrive")
+
+		// No failure: the results, and no error.
+		calls = testNewCalls(n)
+		c = testStart(h, ctx, calls, MapAll[int, string])
+		if c.Broken() {
+			return
+		}
+		for i := range n {
+			calls.release(i)
+			synctest.Wait()
+		}
+		if !c.Returned() {
+			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
+			testStop(c, cancel, calls)
+			return
+		}
+		out, err, ok = c.Finish("MapAll")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "every call succeeded: MapAll's error must be nil (errors.Join of no errors is nil)")
+		assert.ElementsMatch(t, testResults(n), out, "every call succeeded: MapAll must return all %d results", n)
+	})
+}
+
+func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 5
+		calls := testNewCalls(n)
+		calls.ignoreCtx = true // the others keep running after the panic, so Map must wait for them
+		calls.panics[2] = "price table corrupted (the test panics in fn for in[2] on purpose: recover it on " +
+			"its goroutine and raise it again on the caller's)"
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := katatest.Go(h, func() (recovered any, err error) {
+			defer func() {
+				recovered = recover()
+				if s, ok := recovered.(string); ok && strings.HasPrefix(s, "TODO") {
+					panic(recovered) // the stub: let the harness report it as not implemented
+				}
+			}()
+			_, err = Map(ctx, calls.in, calls.fn)
+			return nil, err
+		})
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "a panic in in[2] while the others run") {
+			return
+		}
+
+		calls.release(2) // in[2] panics
+		synctest.Wait()
+		if running := calls.waiting(); c.Returned() {
+			ended := "panicked"
+			if r, err := c.Result(); r == nil {
+				ended = fmt.Sprintf("returned (error: %v)", err)
+			}
+			t.Errorf("fn panicked for in[2], and Map %s while %d other calls were still running: recover the "+
+				"panic on its goroutine, cancel the others, wait for all of them, and only then panic on the "+
+				"caller's goroutine", ended, running)
+			testStop(c, cancel, calls)
+			return
+		}
+		if idx := calls.notCancelled(2); len(idx) > 0 {
+			t.Errorf("fn panicked for in[2], but the ctx of %s was not cancelled: a panic must cancel the other "+
+				"calls, as an error does", testElements(idx))
+			testStop(c, cancel, calls)
+			return
+		}
+		for i := range n {
+			calls.release(i)
+			synctest.Wait()
+		}
+		if !c.Returned() {
+			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
+			testStop(c, cancel, calls)
+			return
+		}
+		r, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		pe, isPanicError := r.(*PanicError)
+		if r == nil {
+			t.Errorf("fn panicked for in[2], but Map returned (error: %v) instead of panicking on the caller's "+
+				"goroutine: a panic is a bug, not an error to handle; raise it again as a *PanicError", err)
+			return
+		}
+		require.True(t, isPanicError, "fn panicked for in[2]: Map must panic with a *PanicError, not with %T(%v)", r, r)
+		assert.Equal(t, 2, pe.Index, "fn panicked for in[2]: PanicError.Index must be 2")
+		assert.Equal(t, calls.panics[2], pe.Value, "PanicError.Value must be the value fn panicked with")
+		assert.Contains(t, string(pe.Stack), "(*testCalls).fn", "PanicError.Stack must be the stack of the goroutine "+
+			"that panicked (debug.Stack() inside the recover), which shows the line of fn that failed")
+	})
+}
