@@ -1,0 +1,116 @@
+package firstwins
+
+// Helpers shared by the hidden tests. They live in the package under test,
+// next to the learner's code, so every package-level name starts with
+// "test" to stay clear of the learner's own identifiers.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	"gokata/internal/katatest"
+)
+
+// testCall is one replica of a service that answers with a string.
+type testCall = func(context.Context) (string, error)
+
+// testAfter is a replica that ignores its ctx and answers (v, err) once d
+// has passed on the mock clock (at once when d is 0).
+func testAfter(h *katatest.H, d time.Duration, v string, err error) testCall {
+	return func(context.Context) (string, error) {
+		if d > 0 {
+			h.Clk.Sleep(d)
+		}
+		return v, err
+	}
+}
+
+// testHeld is a replica that honours its ctx: it answers (v, nil) when the
+// gate is released, or fails with its ctx's error when that ends first.
+func testHeld(g *katatest.Gate, v string) testCall {
+	return func(ctx context.Context) (string, error) {
+		if err := g.Hold(ctx); err != nil {
+			return "", fmt.Errorf("held: %w", err)
+		}
+		return v, nil
+	}
+}
+
+// testLatch holds replicas that ignore their ctx until the test opens it.
+type testLatch struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func testNewLatch() *testLatch { return &testLatch{ch: make(chan struct{})} }
+
+func (l *testLatch) open() { l.once.Do(func() { close(l.ch) }) }
+
+// replica ignores its ctx and answers (v, err) once the latch opens.
+func (l *testLatch) replica(v string, err error) testCall {
+	return func(context.Context) (string, error) {
+		<-l.ch
+		return v, err
+	}
+}
+
+// testRun is one call under test (First, Hedge or Collect) running on its
+// own goroutine, with the ctx the test can cancel.
+type testRun[T any] struct {
+	*katatest.Call[T]
+	h      *katatest.H
+	cancel context.CancelFunc
+	at     time.Duration // mock time when the call returned; read it once Returned()
+}
+
+// testStart runs f(ctx) on its own goroutine with a fresh cancellable ctx.
+// The caller defers r.cancel.
+func testStart[T any](h *katatest.H, f func(ctx context.Context) (T, error)) *testRun[T] {
+	return testStartIn(h, context.Background(), f)
+}
+
+// testStartIn is testStart with ctx derived from parent.
+func testStartIn[T any](h *katatest.H, parent context.Context, f func(ctx context.Context) (T, error)) *testRun[T] {
+	ctx, cancel := context.WithCancel(parent)
+	r := &testRun[T]{h: h, cancel: cancel}
+	r.Call = katatest.Go(h, func() (T, error) {
+		defer func() { r.at = h.Elapsed() }()
+		return f(ctx)
+	})
+	return r
+}
+
+// stop ends a call that went wrong, once the failure is reported: it
+// cancels ctx, opens the latches and lets a day of mock time pass, so that
+// every replica finishes, even one that ignores its ctx; then it waits for
+// the call and checks that nothing is left running.
+func (r *testRun[T]) stop(latches ...*testLatch) {
+	r.h.T.Helper()
+	r.cancel()
+	for _, l := range latches {
+		l.open()
+	}
+	r.h.Advance(24 * time.Hour)
+	r.Stop(r.cancel)
+}
+
+// testNoTimerLeft fails the test if a timer is still registered on the mock
+// clock after what returned (when says in which case), once the test's own
+// replicas are all done: WaitForAllTimers then moves the clock to its end.
+func testNoTimerLeft(h *katatest.H, what, when string) bool {
+	h.T.Helper()
+	synctest.Wait()
+	before := h.Clk.Now()
+	h.Clk.WaitForAllTimers()
+	synctest.Wait()
+	if moved := h.Clk.Now().Sub(before); moved != 0 {
+		h.T.Errorf("%s: %s returned but left a timer pending on clk (WaitForAllTimers moved the mock clock "+
+			"%v further): stop every timer on the way out (t := clk.Timer(d); defer t.Stop()); "+
+			"clk.After cannot be stopped", when, what, moved)
+		return false
+	}
+	return true
+}
