@@ -101,6 +101,7 @@ type grader struct {
 	tc   *Toolchain
 	root string
 	opt  Options
+	hung bool // a run has hit the time limit: later runs get less time
 }
 
 // Grade grades target t. An error means the grading itself failed (or
