@@ -17,9 +17,11 @@ type Toolchain struct {
 
 // fixedEnv is set for every go command and test binary the checker runs:
 // no go.mod edits, no toolchain downloads, no 1 s sleep at the exit of
-// every race-enabled binary, and goroutine dumps in the form the checker
-// reads, whatever the learner's shell sets.
-var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0", "GOTRACEBACK=all"}
+// every race-enabled binary, every data race reported each time it happens
+// (by default the detector reports a pair of stacks once per process, so
+// only the first test to race would fail), and goroutine dumps in the form
+// the checker reads, whatever the learner's shell sets.
+var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0 suppress_equal_stacks=0", "GOTRACEBACK=all"}
 
 // Detect finds the go command and whether -race can be used.
 func Detect(ctx context.Context, env []string) (*Toolchain, error) {
