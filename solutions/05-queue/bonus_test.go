@@ -1,0 +1,239 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"gokata/internal/katatest"
+)
+
+func TestB1_BatchesFlushBySizeAfterFlushEveryAndAtTheEnd(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		var batches katatest.Recorder[[]int]
+		final := katatest.NewGate()
+		consume := func(ctx context.Context, b []int) error {
+			batches.Add(slices.Clone(b))
+			if slices.Contains(b, 10) { // the final batch waits until the test lets it go
+				return final.Hold(ctx)
+			}
+			return nil
+		}
+		groups := make(chan []int) // the test hands the producer its items, a group at a time
+		produce := func(ctx context.Context, put func(int) error) error {
+			for {
+				select {
+				case g, ok := <-groups:
+					if !ok {
+						return nil
+					}
+					for _, v := range g {
+						if err := put(v); err != nil {
+							return err
+						}
+					}
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) {
+			return RunBatches(ctx, h.Clk, 10, 1, Batch{Size: 3, FlushEvery: 100 * ms}, produce, consume)
+		})
+		if call.Broken() {
+			return
+		}
+		send := func(g ...int) bool {
+			select {
+			case groups <- g:
+				synctest.Wait()
+				return true
+			case <-call.Done():
+				t.Errorf("RunBatches returned before produce had put its items")
+				return false
+			}
+		}
+		var want [][]int
+		expect := func(when, why string, flushed ...[]int) bool {
+			want = append(want, flushed...)
+			if !assert.Equal(t, want, batches.All(), "Size 3, FlushEvery 100ms, one consumer: the batches %s; %s", when, why) {
+				call.Stop(cancel)
+				return false
+			}
+			return true
+		}
+
+		if !send(1, 2, 3, 4, 5, 6, 7) || !expect("once items 1…7 were put at 0ms",
+			"a batch is flushed as soon as it holds Size items, and [7] waits for FlushEvery", []int{1, 2, 3}, []int{4, 5, 6}) {
+			return
+		}
+		h.Advance(100*ms - 1)
+		if !expect("1ns before 100ms", "a partial batch is flushed FlushEvery after its first item, not earlier") {
+			return
+		}
+		h.Advance(1)
+		if !expect("at 100ms", "a partial batch is flushed FlushEvery after its first item was taken "+
+			"(a fresh clk.Timer for each batch)", []int{7}) {
+			return
+		}
+		h.Advance(30 * ms)
+		if !send(8) {
+			return
+		}
+		h.Advance(60 * ms)
+		if !send(9) {
+			return
+		}
+		h.Advance(40*ms - 1)
+		if !expect("1ns before 230ms (item 8 came at 130ms, item 9 at 190ms)", "the timer of a batch starts "+
+			"with its first item, 8: a ticker running since Run started would have flushed at 200ms") {
+			return
+		}
+		h.Advance(1)
+		if !expect("at 230ms (item 8 came at 130ms, item 9 at 190ms)", "a partial batch is flushed FlushEvery "+
+			"after its first item; a timer restarted by each new item would wait until 290ms", []int{8, 9}) {
+			return
+		}
+		if !send(10, 11) {
+			return
+		}
+		close(groups) // produce returns
+		synctest.Wait()
+		if !expect("when produce returned with [10 11] in the last batch", "once the producer has finished and "+
+			"the queue is empty, flush what is left at once: the final flush", []int{10, 11}) {
+			return
+		}
+		if call.Returned() {
+			t.Errorf("RunBatches returned while consume calls were still running (the final batch): wait for " +
+				"every consumer (sync.WaitGroup) before returning")
+			call.Stop(cancel)
+			return
+		}
+		final.Release()
+		stats, err, ok := testEnd(h, call, cancel, "produce returned and the final batch was consumed, yet")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "every batch was consumed: RunBatches must return nil")
+		assert.Equal(t, Stats{Produced: 11, Consumed: 11, Dropped: 0}, stats, "RunBatches: Stats count items, not batches")
+	})
+}
+
+// testStopped reports a RunDrainTimeout that stopped before its drain
+// deadline, at the moment when.
+func testStopped(h *katatest.H, call *katatest.Call[Stats], cancel context.CancelFunc, gate *katatest.Gate, when string) bool {
+	var err error
+	if call.Returned() {
+		_, err = call.Result()
+	}
+	switch {
+	case call.Returned() && !errors.Is(err, ErrDrainTimeout):
+		h.T.Errorf("%s, RunDrainTimeout returned (error: %v) while consume calls were still running: wait for "+
+			"every consumer (sync.WaitGroup); only the drain deadline, 1s after produce returns, may cut the "+
+			"drain short", when, err)
+	case call.Returned() || gate.Cancelled() > 0:
+		h.T.Errorf("%s, RunDrainTimeout with a 1s drain deadline had already stopped the consumers (consume calls "+
+			"cancelled: %d): the deadline is 1s after produce returns; it does not start with Run", when, gate.Cancelled())
+	default:
+		return false
+	}
+	call.Stop(cancel)
+	return true
+}
+
+func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
+	// At the deadline six consumers return from consume while items are
+	// queued, as in R3: the scenario runs in fresh bubbles.
+	katatest.Repeat(t, 5, func(h *katatest.H) {
+		const consumers = 6
+		gate := katatest.NewGate()
+		c := &testConsumer{gate: gate}
+		produce := func(ctx context.Context, put func(int) error) error {
+			for i := 1; i <= consumers+3; i++ {
+				if err := put(i); err != nil {
+					return err
+				}
+			}
+			select { // the rest of the production takes 3s
+			case <-h.Clk.After(3 * time.Second):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) {
+			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, consumers, produce, c.consume) // 9 puts fit: no put blocks
+		})
+		if call.Broken() {
+			return
+		}
+		h.Advance(2 * time.Second)
+		if testStopped(h, call, cancel, gate, "2s into a 3s production") {
+			return
+		}
+		h.Advance(time.Second) // produce returns
+		h.Advance(time.Second - 1)
+		if testStopped(h, call, cancel, gate, "produce returned at 3s; 1ns before 4s") {
+			return
+		}
+		h.Advance(1)
+		if !call.Returned() {
+			t.Errorf("1s after produce returned, with %d consume calls still running and 3 items queued, "+
+				"RunDrainTimeout was still waiting: at the drain deadline cancel the consumers' ctx, wait for "+
+				"them, and return an error matching ErrDrainTimeout", consumers)
+			call.Stop(cancel)
+			return
+		}
+		stats, err, ok := call.Finish("RunDrainTimeout")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, ErrDrainTimeout, "the drain deadline passed: the error must match ErrDrainTimeout")
+		if got := c.got.All(); len(got) > consumers {
+			t.Errorf("after the drain deadline, consume was called for %s (%v): once the deadline "+
+				"has passed a consumer must take nothing new; check ctx.Err() before taking the next item",
+				testMore(len(got)-consumers), got[consumers:])
+			return
+		}
+		assert.Equal(t, consumers, gate.Cancelled(), "at the drain deadline the running consume calls must see their ctx cancelled")
+		assert.Equal(t, Stats{Produced: consumers + 3, Consumed: consumers, Dropped: 3}, stats, "at the drain deadline 6 items "+
+			"were in the consumers' hands and 3 queued: the queued ones are dropped, and Produced = Consumed + Dropped")
+	})
+}
+
+func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		gate := katatest.NewGate()
+		c := &testConsumer{gate: gate}
+		p := &testProducer{limit: 5}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) {
+			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, 2, p.produce, c.consume)
+		})
+		if call.Broken() {
+			return
+		}
+		h.Advance(time.Second - 1)
+		if testStopped(h, call, cancel, gate, "produce returned at once; 1ns before 1s") {
+			return
+		}
+		gate.Release()
+		stats, err, ok := testEnd(h, call, cancel, "the consumers were released 1ns before the drain deadline, yet")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "the drain ended 1ns before its deadline: RunDrainTimeout must return nil")
+		assert.Equal(t, Stats{Produced: 5, Consumed: 5, Dropped: 0}, stats, "the drain ended in time: Stats")
+	})
+}

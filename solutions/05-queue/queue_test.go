@@ -1,0 +1,346 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/internal/katatest"
+)
+
+func TestR1_PutBlocksWhenTheQueueIsFull(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		for _, tc := range []struct{ capacity, consumers int }{{3, 2}, {1, 4}} {
+			if !testBackpressure(h, tc.capacity, tc.consumers) {
+				return
+			}
+		}
+	})
+}
+
+func TestR2_DrainsEveryAcceptedItemBeforeReturning(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		gate := katatest.NewGate()
+		p := &testProducer{limit: 5}
+		c := &testConsumer{gate: gate}
+		call, cancel := testStart(h, 2, 3, p, c)
+		defer cancel()
+		if call.Broken() {
+			return
+		}
+		_, _, done := p.state()
+		require.True(t, done, "precondition: with capacity 2 and 3 consumers, 5 puts return without blocking (R1)")
+		if call.Returned() {
+			t.Errorf("produce returned after 5 puts, and Run returned while consume calls were still running " +
+				"and 2 items waited in the queue: it must let the consumers drain the queue and wait for every " +
+				"one of them (sync.WaitGroup) before it returns")
+			call.Stop(cancel)
+			return
+		}
+		gate.Release()
+		stats, err, ok := testEnd(h, call, cancel, "produce returned after 5 puts and the consumers were released, yet")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "every item was consumed and produce returned nil: Run must return nil")
+		assert.Equal(t, []int{1, 2, 3, 4, 5}, testSorted(c.got.All()), "after produce returned, every accepted item "+
+			"must be consumed exactly once: the 3 in the consumers' hands and the 2 still queued")
+		assert.Equal(t, Stats{Produced: 5, Consumed: 5, Dropped: 0}, stats, "a complete drain: Stats")
+		assert.Zero(t, gate.Cancelled(), "produce returned nil: the consumers' ctx must not be cancelled during the drain")
+	})
+}
+
+func TestR2_ProducerErrorStillDrains(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errSource := errors.New("read records: unexpected EOF")
+		gate := katatest.NewGate()
+		c := &testConsumer{gate: gate}
+		fail := make(chan struct{})
+		produce := func(ctx context.Context, put func(int) error) error {
+			for i := 1; i <= 3; i++ {
+				if err := put(i); err != nil {
+					return err
+				}
+			}
+			<-fail
+			return errSource
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 2, 2, produce, c.consume) })
+		if call.Broken() {
+			return
+		}
+		require.Equal(t, 2, gate.Waiting(), "precondition: with capacity 2 and 2 consumers, 3 puts return "+
+			"without blocking (R1), and both consumers are inside consume")
+		close(fail) // produce returns errSource
+		synctest.Wait()
+		switch {
+		case gate.Cancelled() > 0:
+			t.Errorf("produce failed after 3 puts, and Run then cancelled %d consume calls: the 3 accepted items "+
+				"must still be consumed; a producer error ends production like a normal return, only a cancel "+
+				"or a consumer error stops the consumers", gate.Cancelled())
+		case call.Returned():
+			t.Errorf("produce failed after 3 puts, and Run returned while consume calls were still running: " +
+				"a producer error ends production like a normal return, so the consumers drain the queue and " +
+				"Run waits for every one of them (sync.WaitGroup) before it returns")
+		}
+		if t.Failed() {
+			call.Stop(cancel)
+			return
+		}
+		gate.Release()
+		stats, err, ok := testEnd(h, call, cancel, "produce failed after 3 puts and the consumers were released, yet")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, errSource, "produce failed: after the drain Run must return its error")
+		assert.Equal(t, []int{1, 2, 3}, testSorted(c.got.All()), "produce failed after 3 puts: the accepted items "+
+			"must still be consumed exactly once")
+		assert.Equal(t, Stats{Produced: 3, Consumed: 3, Dropped: 0}, stats, "a producer error, then a complete drain: Stats")
+	})
+}
+
+func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
+	// Six consumers return from consume at the cancel while the queue is
+	// full. A consumer that selects on ctx.Done() and the queue takes another
+	// item half the time, so one bubble misses that mistake 1 time in 64:
+	// the scenario runs in 6 fresh bubbles.
+	katatest.Repeat(t, 6, func(h *katatest.H) {
+		const consumers = 6
+		gate := katatest.NewGate()
+		p := &testProducer{limit: 100}
+		c := &testConsumer{gate: gate}
+		call, cancel := testStart(h, 3, consumers, p, c)
+		defer cancel()
+		if call.Broken() {
+			return
+		}
+		accepted, _, done := p.state()
+		require.False(t, done || call.Returned(), "precondition: with every consumer held, put blocks (R1)")
+		require.Equal(t, consumers, gate.Waiting(), "precondition: every consumer is inside consume")
+
+		cancel()
+		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+			_, putErr, done := p.state()
+			t.Errorf("after the cancel Run must return at once; it was still waiting (the blocked put had "+
+				"returned: %v, error %v; consume calls still running: %d): put must select on the queue and "+
+				"ctx.Done() together, and consumers must stop when ctx is done", done, putErr, gate.Waiting())
+			call.Stop(cancel)
+			return
+		}
+		stats, err, ok := call.Finish("Run")
+		if !ok {
+			return
+		}
+		_, putErr, _ := p.state()
+		assert.ErrorIs(t, putErr, context.Canceled, "the put blocked on the full queue must return ctx.Err() "+
+			"when ctx is cancelled (got %v)", putErr)
+		assert.ErrorIs(t, err, context.Canceled, "after a cancel Run must return ctx.Err()")
+		if got := c.got.All(); len(got) > consumers {
+			t.Errorf("after the cancel, consume was called for %s (%v): once ctx is done a consumer "+
+				"must take nothing new; a select on ctx.Done() and the queue picks at random when both are "+
+				"ready, so check ctx.Err() before taking the next item (and `for v := range ch` ignores ctx)",
+				testMore(len(got)-consumers), got[consumers:])
+			return
+		}
+		assert.Equal(t, consumers, gate.Cancelled(), "after the cancel the running consume calls must see their ctx cancelled")
+		assert.Equal(t, Stats{Produced: accepted, Consumed: consumers, Dropped: accepted - consumers}, stats,
+			"cancelled with %d items in the consumers' hands and the rest queued: the queued ones are dropped, "+
+				"and Produced = Consumed + Dropped", consumers)
+	})
+}
+
+func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
+	// As in R3: the six consumers that did not fail return at the cancel
+	// while items are queued, so the scenario runs in fresh bubbles.
+	katatest.Repeat(t, 6, func(h *katatest.H) {
+		const consumers = 7
+		errStore := errors.New("store: disk full")
+		gate, failing := katatest.NewGate(), katatest.NewGate()
+		var got katatest.Recorder[int]
+		consume := func(ctx context.Context, v int) error {
+			got.Add(v)
+			if v == 1 { // the first item fails, when the test says so
+				if err := failing.Hold(ctx); err != nil {
+					return err
+				}
+				return errStore
+			}
+			_ = gate.Hold(ctx) // cancelled or released, the call completes
+			return nil
+		}
+		p := &testProducer{limit: 100}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 2, consumers, p.produce, consume) })
+		if call.Broken() {
+			return
+		}
+		accepted, _, done := p.state()
+		require.False(t, done || call.Returned(), "precondition: with every consumer held, put blocks (R1)")
+		require.Equal(t, 1, failing.Waiting(), "precondition: the consumer of item 1 is running")
+		require.Equal(t, consumers-1, gate.Waiting(), "precondition: every other consumer is inside consume")
+
+		failing.Release() // consume(1) returns errStore
+		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+			_, putErr, done := p.state()
+			t.Errorf("a consumer failed while the producer was blocked on the full queue and the other consumers "+
+				"were busy: Run must stop everything and return at once, but it was still waiting (the blocked "+
+				"put had returned: %v, error %v): on the first consumer error, record it and cancel the context "+
+				"that put and the consumers select on", done, putErr)
+			call.Stop(cancel)
+			return
+		}
+		stats, err, ok := call.Finish("Run")
+		if !ok {
+			return
+		}
+		_, putErr, _ := p.state()
+		assert.ErrorIs(t, err, errStore, "a consumer failed: Run must return its error")
+		assert.Error(t, putErr, "a consumer failed: the put blocked on the full queue must return an error")
+		if items := got.All(); len(items) > consumers {
+			t.Errorf("after the consumer error, consume was called for %s (%v): once a consumer has "+
+				"failed, the others must take nothing new; a select on ctx.Done() and the queue picks at random "+
+				"when both are ready, so check ctx.Err() before taking the next item (and `for v := range ch` "+
+				"ignores ctx)", testMore(len(items)-consumers), items[consumers:])
+			return
+		}
+		assert.Equal(t, consumers-1, gate.Cancelled(), "a consumer failed: the other consumers' calls must see their ctx cancelled")
+		assert.Equal(t, Stats{Produced: accepted, Consumed: consumers, Dropped: accepted - consumers}, stats,
+			"a consumer failed with %d items in the consumers' hands and the rest queued: the queued ones are "+
+				"dropped, and Produced = Consumed + Dropped", consumers)
+	})
+}
+
+func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// A goroutine that produce started puts while Run is still draining,
+		// with room in the queue: 20 times, so that a put that selects on
+		// "closed" and on a send with room picks the send at least once.
+		const lates = 20
+		gate := katatest.NewGate()
+		c := &testConsumer{gate: gate}
+		late := make(chan struct{})
+		type result struct {
+			accepted int // late puts that returned nil
+			err      error
+			panicked any
+		}
+		lateDone := make(chan result, 1)
+		produce := func(ctx context.Context, put func(int) error) error {
+			go func() {
+				<-late
+				var r result
+				for i := 1; i <= lates && r.panicked == nil; i++ {
+					r.err, r.panicked = testPut(put, 100+i)
+					if r.err == nil && r.panicked == nil {
+						r.accepted++
+					}
+				}
+				lateDone <- r
+			}()
+			return put(1)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, lates, 2, produce, c.consume) })
+		if call.Broken() {
+			return
+		}
+		require.Equal(t, 1, gate.Waiting(), "precondition: item 1 is being consumed")
+		close(late)
+		synctest.Wait() // the late puts have run, or one is blocked
+		select {
+		case r := <-lateDone:
+			switch {
+			case r.panicked != nil:
+				t.Errorf("a put made after produce returned panicked (%v) while Run was draining: it must return "+
+					"ErrClosed; never close the channel while a put may still send (check a closed mark under "+
+					"a mutex in put, and close the channel once no put is in flight)", r.panicked)
+			case r.accepted > 0:
+				t.Errorf("%d of %d puts made after produce returned, while Run was draining with room in the queue, "+
+					"returned nil: a late put must return ErrClosed every time; check the closed mark before "+
+					"the send (a select on a closed channel and a send with room picks either)", r.accepted, lates)
+			default:
+				assert.ErrorIs(t, r.err, ErrClosed, "a put made after produce returned, while Run was draining, "+
+					"must return ErrClosed at once")
+			}
+		default:
+			t.Errorf("a put made after produce returned was still blocked while Run was draining: it must " +
+				"return ErrClosed at once")
+			call.Stop(cancel)
+			return
+		}
+		gate.Release()
+		stats, _, ok := testEnd(h, call, cancel, "produce returned after one put and the consumer was released, yet")
+		if !ok {
+			return
+		}
+		assert.Equal(t, 1, stats.Produced, "a put made after produce returned is refused, so it is not counted in Produced")
+		assert.Equal(t, []int{1}, c.got.All(), "a put made after produce returned is refused, so its item is never consumed")
+
+		// A put kept past the end of Run.
+		var kept func(int) error
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		defer cancel2()
+		call = katatest.Go(h, func() (Stats, error) {
+			return Run(ctx2, 2, 2, func(ctx context.Context, put func(int) error) error {
+				kept = put
+				return put(1)
+			}, (&testConsumer{}).consume)
+		})
+		if _, _, ok := testEnd(h, call, cancel2, "produce returned after one put and nothing held the consumers, yet"); !ok {
+			return
+		}
+		err, panicked := testPut(kept, 2)
+		if panicked != nil {
+			t.Errorf("a put made after Run returned panicked (%v): it must return ErrClosed", panicked)
+			return
+		}
+		assert.ErrorIs(t, err, ErrClosed, "a put made after Run returned must return ErrClosed")
+	})
+}
+
+func TestR6_CapacityZeroIsAHandOff(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		for _, consumers := range []int{2, 1} {
+			if !testBackpressure(h, 0, consumers) {
+				return
+			}
+		}
+	})
+}
+
+func TestR6_BadArgumentsAreAnError(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		for _, tc := range []struct{ capacity, consumers int }{{-1, 2}, {2, 0}} {
+			p := &testProducer{limit: 10}
+			call, cancel := testStart(h, tc.capacity, tc.consumers, p, &testConsumer{})
+			defer cancel()
+			what := fmt.Sprintf("Run with capacity %d and %d consumers", tc.capacity, tc.consumers)
+			if call.Broken() {
+				return
+			}
+			if !call.Returned() {
+				t.Errorf("%s was still waiting: such arguments must be an error, returned at once "+
+					"(with no consumer, nobody would ever take an item)", what)
+				call.Stop(cancel)
+				return
+			}
+			_, err, ok := call.Finish("Run")
+			if !ok {
+				return
+			}
+			assert.Error(t, err, "%s must return an error", what)
+			accepted, _, done := p.state()
+			assert.False(t, done || accepted > 0, "%s must return its error without calling produce", what)
+		}
+	})
+}
