@@ -1,0 +1,382 @@
+package blockingloop
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/internal/katatest"
+)
+
+func TestR1_StatsAndCachedGetsAnswerWhileALookupIsHeld(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		if !tb.fetch("warm") {
+			return
+		}
+		gate := tb.backend.hold("slow")
+		slow := tb.get("slow")
+		synctest.Wait()
+		require.Equal(t, 1, tb.backend.Calls("slow"), "precondition: Get(\"slow\"), a miss, should have started a lookup")
+
+		st := tb.stats()
+		if !testAnswered(st) {
+			t.Errorf("Stats did not answer while the lookup of \"slow\" was held: the loop is frozen inside lookup. " +
+				"A loop that calls the slow backend itself serves nobody until the backend answers; run each lookup " +
+				"on a goroutine of its own that sends its result back to the loop")
+			return
+		}
+		s, err := st.Result()
+		require.NoError(t, err, "Stats while the cache runs")
+		assert.Equal(t, Stats{Entries: 1, Misses: 2, InFlight: 1}, s, "Stats while the lookup of \"slow\" runs: "+
+			"1 entry (\"warm\"), 2 misses (\"warm\", \"slow\"), 1 lookup in flight")
+
+		hit := tb.get("warm")
+		if !testAnswered(hit) {
+			t.Errorf("Get(\"warm\"), a cached key, did not answer while the lookup of \"slow\" was held: " +
+				"the loop is frozen inside lookup; a cached key must not wait for somebody else's miss")
+			return
+		}
+		v, err := hit.Result()
+		assert.NoError(t, err, "Get(\"warm\") of a cached key")
+		assert.Equal(t, "v:warm", v, "Get(\"warm\") of a cached key must return the stored value")
+
+		gate.Release()
+		if !testAnswered(slow) {
+			t.Errorf("Get(\"slow\") did not return once its lookup had answered: the lookup must send its result to " +
+				"the loop, which stores it and answers every caller waiting for the key")
+			return
+		}
+		v, err = slow.Result()
+		assert.NoError(t, err, "Get(\"slow\") once its lookup answered")
+		assert.Equal(t, "v:slow", v, "Get(\"slow\") must return the value its lookup found")
+	})
+}
+
+func TestR2_HeartbeatTicksWhileALookupIsHeld(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		ticks := func() int { return len(tb.ticks.All()) }
+		if !h.StandsStill(10*testTick, "OnTick was called", func() bool { return ticks() > 0 }) {
+			return
+		}
+		h.Advance(testTick - 1)
+		if n := ticks(); n != 0 {
+			t.Errorf("OnTick was called %d times before the first Tick (%v) had passed on the mock clock: "+
+				"call it once per Tick, from a clk.Ticker(Tick)", n, testTick)
+			return
+		}
+		h.Advance(1)
+		if n := ticks(); n != 1 {
+			t.Errorf("OnTick was called %d times when the first Tick (%v) had passed on the mock clock; want 1: "+
+				"give the loop's select a case for a clk.Ticker(Tick) and call OnTick on each tick", n, testTick)
+			return
+		}
+
+		gate := tb.backend.hold("slow")
+		slow := tb.get("slow")
+		synctest.Wait()
+		require.Equal(t, 1, tb.backend.Calls("slow"), "precondition: Get(\"slow\"), a miss, should have started a lookup")
+		for want := 2; want <= 4; want++ {
+			h.Advance(testTick)
+			if n := ticks(); n != want {
+				t.Errorf("the heartbeat stopped while the lookup of \"slow\" was held: by %v of mock time OnTick "+
+					"should have run %d times, once per Tick, but it ran %d. The loop is frozen inside lookup, so it "+
+					"never gets back to its select to see the ticker: run the lookup on a goroutine of its own",
+					h.Elapsed(), want, n)
+				return
+			}
+		}
+		all := tb.ticks.All()
+		assert.Equal(t, 1, all[len(all)-1].InFlight, "the Stats given to OnTick while the lookup of \"slow\" runs: "+
+			"InFlight counts it")
+		gate.Release()
+		if !testAnswered(slow) {
+			t.Errorf("Get(\"slow\") did not return once its lookup had answered")
+			return
+		}
+		h.Advance(testTick)
+		all = tb.ticks.All()
+		if assert.Len(t, all, 5, "the heartbeat must go on after the lookup ended: one OnTick per Tick") {
+			assert.Equal(t, Stats{Entries: 1, Misses: 1}, all[4], "the Stats given to OnTick after the lookup of \"slow\" "+
+				"stored its value")
+		}
+	})
+}
+
+func TestR3_ACallerWhoLeavesReturnsAtOnceAndTheResultIsKept(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		gate := tb.backend.hold("a")
+		ctx, leave := context.WithCancel(context.Background())
+		defer leave()
+		first := katatest.Go(h, func() (string, error) { return tb.cache.Get(ctx, "a") })
+		synctest.Wait()
+		require.Equal(t, 1, tb.backend.Calls("a"), "precondition: Get(\"a\"), a miss, should have started a lookup")
+
+		leave()
+		if instant, _ := h.ReturnsAtOnce(first.Done(), time.Second); !instant {
+			t.Errorf("a caller whose ctx ended while its lookup ran must return at once; Get(\"a\") kept waiting " +
+				"for the lookup: select on ctx.Done() and the reply together")
+			return
+		}
+		_, err := first.Result()
+		assert.ErrorIs(t, err, context.Canceled, "a caller who gave up: Get must return ctx.Err()")
+		if gate.Cancelled() > 0 {
+			t.Errorf("the lookup of \"a\" was cancelled when its caller left: its result is for everybody, so run " +
+				"lookups with Run's ctx, not the caller's")
+			return
+		}
+
+		gate.Release()
+		synctest.Wait() // the late result reaches the loop before the next Get does
+		second := tb.get("a")
+		if !testAnswered(second) {
+			t.Errorf("once the lookup of \"a\" had answered a caller who had left, the loop stopped answering: a new " +
+				"Get(\"a\") got no reply. Is the loop stuck sending the late result to the caller who left? Give every " +
+				"reply channel room for one answer (make(chan …, 1)), so the loop never waits for a caller")
+			return
+		}
+		v, err := second.Result()
+		assert.NoError(t, err, "Get(\"a\") after the late result arrived")
+		assert.Equal(t, "v:a", v, "the late result of a lookup whose caller left must still be stored")
+		assert.Equal(t, 1, tb.backend.Calls("a"), "Get(\"a\") after the late result arrived must be answered from the "+
+			"cache, not by a second lookup")
+	})
+}
+
+func TestR3_AFailedLookupIsNotStored(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		tb.backend.fail("bad")
+		for attempt := 1; attempt <= 2; attempt++ {
+			c := tb.get("bad")
+			if !testAnswered(c) {
+				t.Errorf("Get(\"bad\") did not return after its lookup failed: send the lookup's error to the callers " +
+					"waiting for the key")
+				return
+			}
+			_, err := c.Result()
+			assert.ErrorIs(t, err, testErrBackend, "Get(\"bad\") #%d: Get must return the error of the failed lookup", attempt)
+		}
+		assert.Equal(t, 2, tb.backend.Calls("bad"), "a failed lookup must not be stored: the next Get of the key "+
+			"asks the backend again")
+		st := tb.stats()
+		if !testAnswered(st) {
+			t.Errorf("Stats did not answer")
+			return
+		}
+		s, err := st.Result()
+		require.NoError(t, err, "Stats while the cache runs")
+		assert.Equal(t, Stats{Misses: 2}, s, "Stats after two failed lookups: nothing stored, 2 misses")
+	})
+}
+
+func TestR4_AtMostMaxInFlightLookupsRunAndTheLoopStaysResponsive(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		if !tb.fetch("warm") {
+			return
+		}
+		keys := []string{"a", "b", "c", "d"}
+		gates := map[string]*testGate{}
+		calls := map[string]*katatest.Call[string]{}
+		for _, k := range keys {
+			gates[k] = tb.backend.hold(k)
+			calls[k] = tb.get(k)
+			synctest.Wait() // the misses reach the loop one by one, in this order
+		}
+		switch n := tb.backend.running.Now(); {
+		case n > 2:
+			t.Errorf("%d lookups ran at once with MaxInFlight 2: a miss must not start a lookup while MaxInFlight "+
+				"are running; queue it in the loop and start it when a running one reports back", n)
+			return
+		case n < 2:
+			t.Errorf("lookups running after 4 misses with MaxInFlight 2: %d; want 2. A loop that calls lookup "+
+				"itself is frozen inside the first one and can never run two: start each lookup on a goroutine", n)
+			return
+		}
+
+		st := tb.stats()
+		if !testAnswered(st) {
+			t.Errorf("Stats did not answer with 2 lookups running and 2 misses waiting for a slot: the loop froze at " +
+				"the limit. A miss beyond MaxInFlight must wait in a queue the loop owns; a semaphore that the loop " +
+				"itself acquires blocks the whole loop")
+			return
+		}
+		s, err := st.Result()
+		require.NoError(t, err, "Stats while the cache runs")
+		assert.Equal(t, Stats{Entries: 1, Misses: 5, InFlight: 2, Queued: 2}, s, "Stats at the limit: "+
+			"1 entry (\"warm\"), 5 misses, 2 lookups in flight (MaxInFlight) and 2 queued")
+		hit := tb.get("warm")
+		if !testAnswered(hit) {
+			t.Errorf("Get(\"warm\"), a cached key, did not answer with 2 lookups running and 2 misses queued: the loop " +
+				"froze at the limit")
+			return
+		}
+
+		for i, k := range keys {
+			gates[k].Release()
+			if !testAnswered(calls[k]) {
+				t.Errorf("Get(%q) did not return once its lookup had answered", k)
+				return
+			}
+			started := tb.backend.Calls("c") + tb.backend.Calls("d")
+			if want := min(i+1, 2); started < want {
+				t.Errorf("after %d of the running lookups had ended, only %d of the 2 queued misses had started; "+
+					"want %d: when a lookup reports back, give its slot to the next queued miss", i+1, started, want)
+				return
+			}
+			if n := tb.backend.running.Max(); n > 2 {
+				t.Errorf("%d lookups ran at once with MaxInFlight 2 once slots started to free: start one queued "+
+					"miss per lookup that ends", n)
+				return
+			}
+		}
+		for _, k := range keys {
+			v, err := calls[k].Result()
+			assert.NoError(t, err, "Get(%q) after its lookup answered", k)
+			assert.Equal(t, "v:"+k, v, "Get(%q), queued or not, must return the value its lookup found", k)
+		}
+	})
+}
+
+func TestR5_StoppingCancelsLookupsAndWaitsForThem(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		keys := []string{"a", "b"}
+		holds := map[string]*testGate{}
+		cleanups := map[string]*testGate{}
+		calls := map[string]*katatest.Call[string]{}
+		for _, k := range keys {
+			holds[k] = tb.backend.hold(k)
+			cleanups[k] = tb.backend.slowToStop(k)
+			calls[k] = tb.get(k)
+			synctest.Wait()
+		}
+		running := tb.backend.running.Now()
+
+		tb.stopRun() // the lookups see their ctx cancelled, then take a while to return
+		synctest.Wait()
+		for _, k := range keys {
+			if !calls[k].Returned() {
+				t.Errorf("when Run's ctx ended, Get(%q) kept waiting for its lookup: once the cache stops, waiting "+
+					"callers must return ErrStopped at once (close a channel that Get selects on). A loop frozen "+
+					"inside a lookup cannot even tell them", k)
+				return
+			}
+			_, err := calls[k].Result()
+			assert.ErrorIs(t, err, ErrStopped, "Get(%q), waiting when Run's ctx ended, must return ErrStopped", k)
+		}
+		if running != 2 {
+			t.Errorf("precondition: with MaxInFlight 2, the misses for \"a\" and \"b\" should both have had a lookup "+
+				"running when Run's ctx ended; lookups running: %d. (Is the loop frozen inside the first lookup? "+
+				"R1 and R4 say more.)", running)
+			return
+		}
+		for _, k := range keys {
+			if holds[k].Cancelled() != 1 {
+				t.Errorf("when Run's ctx ended, the lookup of %q did not see its ctx cancelled: run every lookup with "+
+					"Run's ctx, so that stopping Run cancels it", k)
+				return
+			}
+		}
+		if tb.run.Returned() {
+			t.Errorf("Run returned while the lookups of \"a\" and \"b\" were still running (their ctx was cancelled, " +
+				"but they had not returned yet): Run must wait for every lookup it started, or their goroutines " +
+				"outlive it")
+			return
+		}
+		cleanups["a"].Release()
+		synctest.Wait()
+		if tb.run.Returned() {
+			t.Errorf("Run returned while the lookup of \"b\" was still running: Run must wait for every lookup it " +
+				"started, not just one")
+			return
+		}
+		cleanups["b"].Release()
+		if !testAnswered(tb.run) {
+			t.Errorf("Run did not return after its ctx had ended and every lookup had returned")
+			return
+		}
+		_, err, ok := tb.run.Finish("Run")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "Run stopped by its ctx, once every lookup has returned, must return nil")
+
+		late := tb.get("a")
+		if !testAnswered(late) {
+			t.Errorf("Get after Run returned must return ErrStopped at once; it waited")
+			return
+		}
+		_, err = late.Result()
+		assert.ErrorIs(t, err, ErrStopped, "Get after Run returned")
+		st := tb.stats()
+		if !testAnswered(st) {
+			t.Errorf("Stats after Run returned must return ErrStopped at once; it waited")
+			return
+		}
+		_, err = st.Result()
+		assert.ErrorIs(t, err, ErrStopped, "Stats after Run returned")
+	})
+}
+
+func TestR6_OnlyTheLoopTouchesTheMap(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 3, 0)
+		defer tb.close()
+		if !tb.fetch("warm") {
+			return
+		}
+		keys := []string{"k1", "k2", "k3"}
+		gate := tb.backend.hold(keys...)
+		var calls []*katatest.Call[string]
+		for _, k := range keys {
+			calls = append(calls, tb.get(k))
+		}
+		synctest.Wait()
+		// The loop reads the map for a cached key. WaitUnordered, unlike
+		// synctest.Wait, leaves that read unordered with what the lookups
+		// do once released; and the three lookups end in one step, with
+		// nothing to order them either.
+		hit := tb.get("warm")
+		h.WaitUnordered()
+		gate.Release()
+		synctest.Wait()
+		for i, c := range calls {
+			if !c.Returned() {
+				t.Errorf("Get(%q) did not return once its lookup had answered", keys[i])
+				return
+			}
+			v, err := c.Result()
+			assert.NoError(t, err, "Get(%q) once its lookup answered", keys[i])
+			assert.Equal(t, "v:"+keys[i], v, "Get(%q) must return the value its lookup found", keys[i])
+		}
+		if !hit.Returned() {
+			t.Errorf("Get(\"warm\"), a cached key, did not return")
+			return
+		}
+		v, err := hit.Result()
+		assert.NoError(t, err, "Get(\"warm\") of a cached key")
+		assert.Equal(t, "v:warm", v, "Get(\"warm\") of a cached key must return the stored value")
+		st := tb.stats()
+		if !testAnswered(st) {
+			t.Errorf("Stats did not answer")
+			return
+		}
+		s, err := st.Result()
+		require.NoError(t, err, "Stats while the cache runs")
+		assert.Equal(t, 4, s.Entries, "Stats.Entries after storing \"warm\", \"k1\", \"k2\" and \"k3\"")
+	})
+}
