@@ -7,6 +7,7 @@
 GO      ?= go
 EX      ?=
 N       ?=
+REPEAT  ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -23,8 +24,8 @@ help: ## list the targets
 $(CHECKER):
 	@$(GO) build -o $(CHECKER) ./checker
 
-check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX)
-	@$(CHECKER) check $(EX)
+check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates)
+	@$(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT))
 
 list: $(CHECKER) ## list the katas
 	@$(CHECKER) list
