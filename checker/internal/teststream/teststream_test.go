@@ -113,3 +113,14 @@ func TestDecodeForgedFrames(t *testing.T) {
 	assert.Equal(t, "fail", r.Package)
 	assert.Empty(t, r.Running())
 }
+
+// A learner's code may print megabytes; decoding must keep up with the pipe.
+func BenchmarkDecodeFlood(b *testing.B) {
+	s := "\x16=== RUN   TestA\n" + strings.Repeat("flood flood flood flood\n", 200_000) + "\x16--- FAIL: TestA (0.00s)\n\x16FAIL\n"
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if _, err := teststream.Decode(strings.NewReader(s), 64<<10); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
