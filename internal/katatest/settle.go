@@ -1,0 +1,168 @@
+package katatest
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing/synctest"
+
+	"gokata/internal/failure"
+)
+
+// settleRounds bounds how often Settle looks at the bubble before it falls
+// back to synctest.Wait. Code that settles at all does so in a few rounds.
+const settleRounds = 10000
+
+// Settle is synctest.Wait that does not hang on a mutex. It returns nil once
+// every other goroutine in the bubble is durably blocked, exactly like
+// synctest.Wait (whose happens-before edges it then provides).
+//
+// A goroutine waiting to lock a sync.Mutex or sync.RWMutex is not durably
+// blocked, so when code holds a mutex while it waits for the clock or a
+// channel, the goroutines queued on that mutex make synctest.Wait (and
+// H.Advance) wait forever. Settle notices that state instead: every other
+// goroutine is either durably blocked or waiting for a mutex, so nothing
+// can change until the test acts. It then returns one line per goroutine
+// waiting for the mutex, with the learner's line, and the test should
+// report the failure and release the holder (cancel its context) before it
+// settles again.
+//
+// Settle reads the goroutine states from a stack dump until they are
+// quiet, yielding in between; if they never are (a busy loop), it ends in
+// synctest.Wait. A dump costs time in proportion to the goroutines in the
+// process, so call Settle where a mutex can be contended and synctest.Wait
+// elsewhere.
+func (h *H) Settle() (stuck []string) {
+	h.T.Helper()
+	self, bubble := ownGoroutine()
+	for i := 0; bubble != 0 && i < settleRounds; i++ {
+		d := takeDump()
+		busy, onMutex := false, 0
+		for _, g := range d.headers() {
+			switch {
+			case g.id == self:
+			case g.bubble == 0:
+				// The runtime leaves the bubble out of the header while a
+				// goroutine works for the GC, so one of ours may look
+				// foreign: only a plainly blocked one is someone else's.
+				busy = busy || !idleElsewhere(g.state)
+			case g.bubble != bubble:
+			case bytes.HasSuffix(g.state, []byte("(durable)")):
+			case onMutexState(g.state):
+				onMutex++
+			default:
+				busy = true
+			}
+		}
+		if busy {
+			d.release()
+			runtime.Gosched()
+			continue
+		}
+		if onMutex == 0 {
+			d.release()
+			synctest.Wait()
+			return nil
+		}
+		// Parse only the blocks of the goroutines on a mutex: it is slow.
+		var blocks []string
+		for block := range bytes.SplitSeq(d.buf, []byte("\n\n")) {
+			if hs := (dump{buf: block}).headers(); len(hs) == 1 && hs[0].bubble == bubble && onMutexState(hs[0].state) {
+				blocks = append(blocks, string(block))
+			}
+		}
+		d.release()
+		return failure.Describe(failure.Parse(strings.Join(blocks, "\n\n")), h.dir, 5)
+	}
+	synctest.Wait()
+	return nil
+}
+
+// dump is a stack dump of every goroutine, in a buffer that is reused:
+// Settle may take many, and allocating each would keep the GC (and so
+// the goroutines helping it) busy.
+type dump struct{ buf []byte }
+
+var (
+	dumpMu  sync.Mutex
+	dumpBuf = make([]byte, 64<<10)
+)
+
+// takeDump locks the shared buffer until release.
+func takeDump() dump {
+	dumpMu.Lock()
+	for {
+		n := runtime.Stack(dumpBuf, true)
+		if n < len(dumpBuf) {
+			return dump{dumpBuf[:n]}
+		}
+		dumpBuf = make([]byte, 2*len(dumpBuf))
+	}
+}
+
+func (dump) release() { dumpMu.Unlock() }
+
+// header is what Settle needs from a goroutine's first line in a dump,
+// "goroutine 7 [select (durable), 2 minutes, synctest bubble 3]:".
+// (failure.Parse reads whole dumps; this is the fast path for the loop.)
+type header struct {
+	id, bubble int
+	state      []byte
+}
+
+func (d dump) headers() []header {
+	var hs []header
+	for line := range bytes.Lines(d.buf) {
+		rest, ok := bytes.CutPrefix(line, []byte("goroutine "))
+		if !ok {
+			continue
+		}
+		num, rest, ok := bytes.Cut(rest, []byte(" ["))
+		if !ok {
+			continue
+		}
+		inside, _, _ := bytes.Cut(rest, []byte("]"))
+		g := header{id: atoi(num)}
+		g.state, _, _ = bytes.Cut(inside, []byte(","))
+		if _, b, ok := bytes.Cut(inside, []byte("synctest bubble ")); ok {
+			g.bubble = atoi(b)
+		}
+		hs = append(hs, g)
+	}
+	return hs
+}
+
+func atoi(b []byte) int {
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// ownGoroutine returns the id and the bubble of the calling goroutine.
+func ownGoroutine() (id, bubble int) {
+	hs := dump{[]byte(ownStack())}.headers()
+	if len(hs) == 0 {
+		return -1, 0
+	}
+	return hs[0].id, hs[0].bubble
+}
+
+func onMutexState(state []byte) bool {
+	return bytes.HasPrefix(state, []byte("sync.Mutex.")) || bytes.HasPrefix(state, []byte("sync.RWMutex."))
+}
+
+// idleElsewhere reports whether a goroutine the dump shows outside any
+// bubble is plainly blocked (the test's parent goroutines are), rather
+// than one of the bubble's own caught working for the GC.
+func idleElsewhere(state []byte) bool {
+	for _, p := range []string{"chan receive", "chan send", "select", "sleep", "IO wait", "sync."} {
+		if bytes.HasPrefix(state, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}

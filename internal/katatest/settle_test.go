@@ -1,0 +1,66 @@
+package katatest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSettleWaitsForQuietCode(t *testing.T) {
+	Run(t, func(h *H) {
+		var mu sync.Mutex
+		n := 0
+		for range 5 {
+			go func() {
+				mu.Lock() // contended, but never held across a wait
+				n++
+				mu.Unlock()
+			}()
+		}
+		c := Go(h, func() (int, error) { return 0, pause(context.Background(), h.Clk, time.Second) })
+		require.Nil(t, h.Settle(), "nothing holds a mutex across a wait")
+		mu.Lock()
+		assert.Equal(t, 5, n, "Settle returned before the goroutines had run")
+		mu.Unlock()
+		assert.False(t, c.Returned())
+		h.Advance(time.Second)
+		assert.True(t, c.Returned())
+	})
+}
+
+func TestSettleReportsMutexHeldAcrossAWait(t *testing.T) {
+	Run(t, func(h *H) {
+		var mu sync.Mutex
+		ctx, cancel := context.WithCancel(context.Background())
+		held := Go(h, func() (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return 0, pause(ctx, h.Clk, time.Hour) // waits holding mu
+		})
+		require.Nil(t, h.Settle(), "one goroutine waiting on the clock is quiet")
+		queued := Go(h, func() (int, error) { mu.Lock(); mu.Unlock(); return 0, nil })
+		for i := range 2 { // the state is stable: asking again gives the same answer
+			stuck := h.Settle()
+			if assert.Len(t, stuck, 1, "round %d: the goroutine queued on the mutex", i+1) {
+				assert.Contains(t, stuck[0], "sync.Mutex.Lock")
+			}
+		}
+		cancel()
+		assert.Nil(t, h.Settle(), "the holder returned and released the mutex")
+		assert.True(t, held.Returned() && queued.Returned())
+
+		var rw sync.RWMutex
+		rw.Lock()
+		reader := Go(h, func() (int, error) { rw.RLock(); rw.RUnlock(); return 0, nil })
+		if stuck := h.Settle(); assert.Len(t, stuck, 1, "a reader queued on an RWMutex") {
+			assert.Contains(t, stuck[0], "sync.RWMutex.RLock")
+		}
+		rw.Unlock()
+		assert.Nil(t, h.Settle())
+		assert.True(t, reader.Returned())
+	})
+}

@@ -1,0 +1,171 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/internal/katatest"
+)
+
+func TestB1_CombinedAllowTakesAllOrNothing(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		full, empty := New(h.Clk, 10, 1), New(h.Clk, 10, 1)
+		require.True(t, empty.Allow(), "precondition: a new limiter with burst 1 has a token")
+		for _, order := range []string{"Combine(full, empty)", "Combine(empty, full)"} {
+			m := Combine(full, empty)
+			if order == "Combine(empty, full)" {
+				m = Combine(empty, full)
+			}
+			if m.Allow() {
+				t.Errorf("%s.Allow() returned true, but one of the limiters had no token", order)
+				return
+			}
+		}
+		assert.True(t, full.Allow(), "the refused calls of Combine(full, empty).Allow and Combine(empty, full).Allow "+
+			"must take nothing: full's token must still be there (check every limiter first, then take from all)")
+
+		perSecond, perMinute := New(h.Clk, 2, 2), New(h.Clk, 3.0/60, 3) // 2 per second and 3 per minute
+		m := Combine(perSecond, perMinute)
+		steps := []struct {
+			at   time.Duration
+			want []bool
+			why  string
+		}{
+			{0, []bool{true, true, false}, "2 per second with burst 2: the third call must wait for the per-second limit"},
+			{0, nil, ""}, // the mock clock stands still: nothing may come back
+			{500 * testMs, []bool{true, false}, "a per-second token is due at 500ms, and the per-minute limit has its third"},
+			{time.Second, []bool{false}, "the per-minute limit is empty until 20s, whatever the per-second limit has"},
+		}
+		for _, st := range steps {
+			if st.want == nil {
+				if !h.StandsStill(time.Second, "Combine(2/s, 3/min).Allow() succeeded", m.Allow) {
+					return
+				}
+				continue
+			}
+			if st.at > h.Elapsed() {
+				h.Advance(st.at - h.Elapsed())
+			}
+			for i, want := range st.want {
+				if got := m.Allow(); got != want {
+					t.Errorf("at %v, call %d of Combine(2/s, 3/min).Allow() returned %v; want %v: %s",
+						st.at, i+1, got, want, st.why)
+					return
+				}
+			}
+		}
+		assert.True(t, perSecond.Allow(), "at 1s Combine(2/s, 3/min).Allow() was refused by the per-minute limit; it "+
+			"must not have taken the per-second token due at 1s")
+	})
+}
+
+func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		perSecond, perMinute := New(h.Clk, 2, 1), New(h.Clk, 3.0/60, 1) // tokens every 500ms and every 20s
+		m := Combine(perSecond, perMinute)
+		require.True(t, m.Allow(), "precondition: two new limiters have a token each")
+
+		w := testGo(h, m.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if !testWakesAt(h, w, 20*time.Second, "the per-second token is due at 500ms, the per-minute token at 20s: "+
+			"a combined Wait returns when the latest of them is due") {
+			return
+		}
+
+		w = testGo(h, m.Wait) // the per-minute token is due at 40s
+		if testBroken(h, w) {
+			return
+		}
+		h.Advance(10 * time.Second)
+		w.cancel()
+		if instant, _ := h.ReturnsAtOnce(w.Done(), time.Second); !instant {
+			t.Errorf("cancel during a combined Wait must return at once; it was still waiting with the mock clock stopped")
+			w.Stop(w.cancel)
+			return
+		}
+		if _, err, ok := w.Finish("Wait"); !ok || !assert.ErrorIs(t, err, context.Canceled, "a cancelled Wait returns ctx.Err()") {
+			return
+		}
+		h.Advance(10*time.Second - 1)
+		assert.False(t, m.Allow(), "1ns before 40s the per-minute limit has no token")
+		h.Advance(1)
+		if !assert.True(t, m.Allow(), "at 40s the per-minute token the cancelled Wait had reserved must be free "+
+			"again: a cancel gives back the token of every limiter") {
+			return
+		}
+
+		h.Advance(time.Second) // 41s: the per-second limit is full, the per-minute one empty until 60s
+		ctx, cancel := h.Clk.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w = testGoCtx(h, ctx, cancel, m.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if !w.Returned() {
+			t.Errorf("the per-minute token is due in 19s, the deadline in 10s: a combined Wait must fail at once " +
+				"with ErrWouldExceedDeadline, not sleep into the deadline")
+			w.Stop(cancel)
+			return
+		}
+		if _, err, ok := w.Finish("Wait"); !ok || !assert.ErrorIs(t, err, ErrWouldExceedDeadline,
+			"a deadline before the latest token: the error must match ErrWouldExceedDeadline") {
+			return
+		}
+		assert.True(t, perSecond.Allow(), "a combined Wait that failed on its deadline must take nothing: the "+
+			"per-second token must still be there")
+	})
+}
+
+func TestB2_EveryKeyHasItsOwnBucket(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		k := NewKeyed(h.Clk, 1, 2, time.Minute)
+		assert.True(t, k.Allow("alice"), "alice's first call: her bucket starts full")
+		assert.True(t, k.Allow("alice"), "alice's second call: burst 2")
+		assert.False(t, k.Allow("alice"), "alice's third call: her bucket is empty")
+		if !h.StandsStill(10*time.Second, `Allow("alice") succeeded`, func() bool { return k.Allow("alice") }) {
+			return
+		}
+		assert.True(t, k.Allow("bob"), "bob has a bucket of his own: alice emptying hers must not limit him")
+		assert.Equal(t, 2, k.Len(), "two keys in use")
+
+		w := testGo(h, func(ctx context.Context) error { return k.Wait(ctx, "alice") })
+		if testBroken(h, w) {
+			return
+		}
+		testWakesAt(h, w, time.Second, "alice's bucket emptied at 0 at 1 per second")
+	})
+}
+
+func TestB2_ForgetsKeysThatAreFullAndIdle(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		k := NewKeyed(h.Clk, 10, 1, time.Minute)
+		require.True(t, k.Allow("erin"), "precondition: a new key has a token")
+		h.Advance(time.Minute - 1)
+		assert.Equal(t, 1, k.Len(), "erin's bucket is full again, but her key was used 1ns less than idle "+
+			"(1 minute) ago: keep it")
+		h.Advance(1)
+		assert.Equal(t, 0, k.Len(), "erin's bucket has been full since 100ms and nobody used her key for the "+
+			"idle minute: forget it, or memory grows with every client ever seen")
+
+		slow := NewKeyed(h.Clk, 0.01, 1, time.Minute) // a token every 100s
+		start := h.Elapsed()
+		require.True(t, slow.Allow("carol"), "precondition: a new key has a token")
+		h.Advance(time.Minute)
+		if slow.Len() != 1 {
+			t.Errorf("carol's key was forgotten after the idle minute although her bucket is empty until 100s: " +
+				"forget only full buckets, or a client gets a fresh burst by pausing for the idle time")
+			return
+		}
+		h.Advance(start + 100*time.Second - 1 - h.Elapsed())
+		assert.Equal(t, 1, slow.Len(), "carol's key has been idle for more than a minute, but her bucket fills "+
+			"only 100s after her call: keep it until then")
+		h.Advance(1)
+		assert.Equal(t, 0, slow.Len(), "carol's bucket is full again and her key idle for more than a minute: forget it")
+	})
+}

@@ -1,0 +1,140 @@
+package ratelimit
+
+// Helpers shared by the hidden tests. They live in the package under test,
+// next to the learner's code, so every package-level name starts with
+// "test" to stay clear of the learner's own identifiers.
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gokata/internal/katatest"
+)
+
+// testWaiter is a call of Wait running on its own goroutine, with a
+// context that only it uses.
+type testWaiter struct {
+	*katatest.Call[struct{}]
+	cancel context.CancelFunc
+}
+
+// testGo starts wait with a fresh cancellable context.
+func testGo(h *katatest.H, wait func(context.Context) error) *testWaiter {
+	ctx, cancel := context.WithCancel(context.Background())
+	return testGoCtx(h, ctx, cancel, wait)
+}
+
+// testGoCtx starts wait with ctx; cancel ends ctx.
+func testGoCtx(h *katatest.H, ctx context.Context, cancel context.CancelFunc, wait func(context.Context) error) *testWaiter {
+	c := katatest.Go(h, func() (struct{}, error) { return struct{}{}, wait(ctx) })
+	return &testWaiter{c, cancel}
+}
+
+// testSettle lets the code settle. If calls are stuck on the limiter's
+// mutex because a Wait holds it while it waits, it says so, releases the
+// waiters ws and returns false.
+func testSettle(h *katatest.H, what string, ws ...*testWaiter) bool {
+	h.T.Helper()
+	stuck := h.Settle()
+	if stuck == nil {
+		return true
+	}
+	h.T.Errorf("%s: calls were stuck on the limiter's mutex while a Wait waited for its token: your Wait "+
+		"holds the mutex while it waits, so every other Wait and even Allow queue behind it. Reserve the "+
+		"token under the lock, unlock, then wait on the timer. Stuck:\n\t%s", what, strings.Join(stuck, "\n\t"))
+	testRelease(h, ws...)
+	return false
+}
+
+// testRelease ends the waiters ws after a failure was reported: it
+// cancels them, moves the mock clock on while calls are stuck on a mutex
+// (which synctest cannot wait for), then stops each one.
+func testRelease(h *katatest.H, ws ...*testWaiter) {
+	h.T.Helper()
+	for _, w := range ws {
+		w.cancel()
+	}
+	for i := 0; i < 100 && h.Settle() != nil; i++ {
+		h.Clk.Add(time.Hour)
+	}
+	for _, w := range ws {
+		if !w.Stop(w.cancel) {
+			return
+		}
+	}
+}
+
+// testBroken reports whether any of ws panicked (already reported); then
+// it releases the others.
+func testBroken(h *katatest.H, ws ...*testWaiter) bool {
+	for _, w := range ws {
+		if w.Broken() {
+			testRelease(h, ws...)
+			return true
+		}
+	}
+	return false
+}
+
+// testTry calls allow on a goroutine of its own while waiters ws may be
+// waiting, so that an Allow stuck behind a Wait is reported instead of
+// hanging the test. ok is false if it did not answer at once (reported).
+func testTry(h *katatest.H, what string, allow func() bool, ws ...*testWaiter) (got, ok bool) {
+	h.T.Helper()
+	c := katatest.Go(h, func() (bool, error) { return allow(), nil })
+	if !testSettle(h, what, ws...) {
+		return false, false
+	}
+	if !c.Returned() {
+		h.T.Errorf("%s: Allow did not answer at once, with the mock clock stopped: Allow never waits", what)
+		testRelease(h, ws...)
+		c.Stop(func() {})
+		return false, false
+	}
+	if c.Panicked() {
+		testRelease(h, ws...)
+		return false, false
+	}
+	got, _ = c.Result() // not Finish: the waiters are still running
+	return got, true
+}
+
+// testReturned counts the waiters that have returned.
+func testReturned(ws []*testWaiter) int {
+	n := 0
+	for _, w := range ws {
+		if w.Returned() {
+			n++
+		}
+	}
+	return n
+}
+
+// testWakesAt checks that w, which waits for a token due at mock time due
+// (counted from the start of the test), is still waiting 1ns before it
+// and has returned nil at due. why explains the due time.
+func testWakesAt(h *katatest.H, w *testWaiter, due time.Duration, why string) bool {
+	t := h.T
+	t.Helper()
+	if due > h.Elapsed() {
+		h.Advance(due - h.Elapsed() - 1)
+	}
+	if w.Returned() {
+		t.Errorf("Wait had returned by %v, before its token was due at %v (%s)", h.Elapsed(), due, why)
+		return false
+	}
+	h.Advance(1)
+	if !w.Returned() {
+		t.Errorf("Wait was still waiting at %v, when its token was due (%s): wait on clk.Timer for "+
+			"exactly the due time minus clk.Now()", due, why)
+		w.Stop(w.cancel)
+		return false
+	}
+	_, err, ok := w.Finish("Wait")
+	if ok && err != nil {
+		t.Errorf("Wait returned %q at %v, when its token was due; want nil", err, due)
+		return false
+	}
+	return ok
+}

@@ -1,0 +1,436 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/internal/katatest"
+)
+
+const testMs = time.Millisecond
+
+func TestR1_StartsFullThenOneTokenPerInterval(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 3)
+		for i := 1; i <= 3; i++ {
+			if !l.Allow() {
+				t.Errorf("Allow %d of a new limiter with burst 3 returned false: a new limiter starts full, "+
+					"so the first burst calls go through at once", i)
+				return
+			}
+		}
+		if l.Allow() {
+			t.Errorf("Allow 4 of a new limiter with burst 3 returned true with the mock clock stopped: " +
+				"the bucket holds at most burst tokens")
+			return
+		}
+		if !h.StandsStill(time.Second, "Allow succeeded", l.Allow) {
+			return
+		}
+		h.Advance(100*testMs - 1)
+		if l.Allow() {
+			t.Errorf("Allow returned true at %v, 1ns before the next token was due at 100ms (10 per second)", h.Elapsed())
+			return
+		}
+		h.Advance(1)
+		assert.True(t, l.Allow(), "at 100ms, 1/r after the bucket emptied at 10 per second, the next token is due: "+
+			"Allow must return true (tokens come from clk.Now(), to the nanosecond)")
+		assert.False(t, l.Allow(), "at 100ms exactly one token had come back; a second Allow must return false")
+	})
+}
+
+func TestR1_NoTokenIsLostBetweenCalls(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 3)
+		for range 3 {
+			require.True(t, l.Allow(), "precondition: a new limiter with burst 3 lets 3 calls through")
+		}
+		h.Advance(50 * testMs)
+		if l.Allow() {
+			t.Errorf("Allow returned true at 50ms: at 10 per second the next token is due at 100ms")
+			return
+		}
+		h.Advance(50 * testMs)
+		if !l.Allow() {
+			t.Errorf("Allow returned false at 100ms, when the next token was due, after an Allow at 50ms had " +
+				"found half a token: a call must not throw away the part of a token it finds; count the tokens " +
+				"from when the bucket emptied, not from the last call")
+			return
+		}
+		h.Advance(150 * testMs) // 250ms: the tokens due at 200ms and 300ms are 100ms apart
+		assert.True(t, l.Allow(), "at 250ms the token due at 200ms is there")
+		assert.False(t, l.Allow(), "at 250ms the next token is due at 300ms, not yet")
+		h.Advance(50*testMs - 1)
+		assert.False(t, l.Allow(), "1ns before 300ms the next token is not due yet")
+		h.Advance(1)
+		assert.True(t, l.Allow(), "at 300ms the next token is due: tokens keep their schedule, 100ms apart from "+
+			"when the bucket emptied, whenever Allow happens to be called; restarting the count at the call "+
+			"that found 1.5 tokens at 250ms throws the half away")
+	})
+}
+
+func TestR2_IdleTimeSavesAtMostBurst(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 3)
+		for range 3 {
+			require.True(t, l.Allow(), "precondition: a new limiter with burst 3 lets 3 calls through")
+		}
+		if !h.StandsStill(time.Second, "Allow succeeded", l.Allow) {
+			return
+		}
+		h.Advance(time.Hour)
+		for i := 1; i <= 3; i++ {
+			if !l.Allow() {
+				t.Errorf("after an hour of idle time, Allow %d returned false: the bucket refills up to burst 3", i)
+				return
+			}
+		}
+		if l.Allow() {
+			n := 4
+			for n < 100 && l.Allow() {
+				n++
+			}
+			t.Errorf("after an hour of idle time, Allow %d returned true (and %d calls went through in a row): "+
+				"idle time saves at most burst 3 tokens, so a quiet hour cannot turn into a flood; cap the "+
+				"bucket at burst", 4, n-1)
+			return
+		}
+		h.Advance(100*testMs - 1)
+		assert.False(t, l.Allow(), "1ns before 100ms after the 3 saved tokens were taken, no token is due yet")
+		h.Advance(1)
+		assert.True(t, l.Allow(), "100ms after the 3 saved tokens were taken at 10 per second, the next one is due")
+	})
+}
+
+func TestR2_TimeSpentFullIsLost(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 3)
+		for range 3 {
+			require.True(t, l.Allow(), "precondition: a new limiter with burst 3 lets 3 calls through")
+		}
+		h.Advance(350 * testMs) // full since 300ms
+		for i := 1; i <= 3; i++ {
+			require.True(t, l.Allow(), "at 350ms the bucket is full again: Allow %d of 3 must succeed", i)
+		}
+		require.False(t, l.Allow(), "at 350ms the bucket held 3 tokens, no more")
+		h.Advance(50 * testMs)
+		if l.Allow() {
+			t.Errorf("Allow returned true at 400ms, 50ms after the 3 tokens of a full bucket were taken: the time " +
+				"the bucket sat full (300ms to 350ms) is lost, so the next token is due 100ms after the bucket " +
+				"emptied at 350ms, at 450ms; restart the count when a token is taken from a full bucket")
+			return
+		}
+		h.Advance(50*testMs - 1)
+		assert.False(t, l.Allow(), "1ns before 450ms no token is due yet")
+		h.Advance(1)
+		assert.True(t, l.Allow(), "at 450ms, 100ms after the full bucket emptied at 350ms, the next token is due")
+	})
+}
+
+func TestR3_WaitWakesExactlyWhenTheTokenIsDue(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		cases := []struct {
+			rate float64
+			due  []time.Duration // ⌈k·1e9/r⌉ ns after the bucket emptied
+			why  string
+		}{
+			{10, []time.Duration{100 * testMs, 200 * testMs, 300 * testMs}, "10 per second: every 100ms"},
+			{3, []time.Duration{333333334, 666666667, time.Second},
+				"3 per second: token k is due ⌈k·1e9/3⌉ ns after the bucket emptied, computed from that instant " +
+					"(adding up rounded intervals of 333333333ns or 333333334ns drifts)"},
+			{0.5, []time.Duration{2 * time.Second, 4 * time.Second}, "0.5 per second: one token every 2s"},
+		}
+		for i, tc := range cases {
+			start := h.Elapsed()
+			l := New(h.Clk, tc.rate, 1)
+			require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+			for k, due := range tc.due {
+				w := testGo(h, l.Wait)
+				if testBroken(h, w) {
+					return
+				}
+				if i == 0 && k == 0 && !h.StandsStill(time.Second, "Wait returned", w.Returned) {
+					w.Stop(w.cancel)
+					return
+				}
+				if !testWakesAt(h, w, start+due, tc.why) {
+					return
+				}
+			}
+		}
+	})
+}
+
+func TestR3_WaitReturnsAtOnceWhenATokenIsThere(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 2)
+		for i := 1; i <= 2; i++ {
+			w := testGo(h, l.Wait)
+			if testBroken(h, w) {
+				return
+			}
+			if !w.Returned() {
+				t.Errorf("Wait %d on a new limiter with burst 2 did not return with the mock clock stopped: "+
+					"a token was there, so Wait returns at once without a timer", i)
+				w.Stop(w.cancel)
+				return
+			}
+			_, err, ok := w.Finish("Wait")
+			if !ok {
+				return
+			}
+			if err != nil {
+				t.Errorf("Wait %d returned %q with a token there; want nil", i, err)
+				return
+			}
+		}
+		assert.False(t, l.Allow(), "the two Waits took both tokens of burst 2")
+	})
+}
+
+func TestR4_ConcurrentWaitersAreSpacedOneIntervalApart(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		ws := []*testWaiter{testGo(h, l.Wait), testGo(h, l.Wait), testGo(h, l.Wait)}
+		if !testSettle(h, "three Waits on an empty bucket", ws...) || testBroken(h, ws...) {
+			return
+		}
+		if !h.StandsStill(time.Second, "a Wait returned", func() bool { return testReturned(ws) > 0 }) {
+			testRelease(h, ws...)
+			return
+		}
+		got, ok := testTry(h, "Allow while three Waits wait", l.Allow, ws...)
+		if !ok {
+			return
+		}
+		if got {
+			t.Errorf("Allow returned true while three Waits were waiting for the next three tokens: a waiting " +
+				"Wait has reserved its token, so it is not there for Allow (the bucket is 3 tokens in debt)")
+			testRelease(h, ws...)
+			return
+		}
+		for k := 1; k <= 3; k++ {
+			due := time.Duration(k) * 100 * testMs
+			h.Advance(due - h.Elapsed() - 1)
+			if n := testReturned(ws); n != k-1 {
+				t.Errorf("1ns before the token due at %v, %d of the 3 waiters had returned; want %d: "+
+					"one waiter per token, 100ms apart", due, n, k-1)
+				testRelease(h, ws...)
+				return
+			}
+			h.Advance(1)
+			if n := testReturned(ws); n != k {
+				t.Errorf("at %v, when token %d was due, %d of the 3 waiters had returned; want %d: each Wait "+
+					"reserves its own token as it starts (the tokens may go below zero), so concurrent waiters "+
+					"wake 100ms apart, one per token, not together", due, k, n, k)
+				testRelease(h, ws...)
+				return
+			}
+		}
+		for _, w := range ws {
+			_, err, ok := w.Finish("Wait")
+			if !ok {
+				return
+			}
+			assert.NoError(t, err, "a Wait that got its token returns nil")
+		}
+	})
+}
+
+func TestR5_CancelReturnsAtOnceAndGivesTheTokenBack(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		w := testGo(h, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if !h.StandsStill(time.Second, "Wait returned", w.Returned) {
+			w.Stop(w.cancel)
+			return
+		}
+		h.Advance(50 * testMs)
+		if w.Returned() {
+			t.Errorf("precondition: Wait returned at 50ms, but its token is due at 100ms (R3)")
+			return
+		}
+		w.cancel()
+		if instant, _ := h.ReturnsAtOnce(w.Done(), 100*testMs); !instant {
+			t.Errorf("cancel during Wait must return at once; Wait was still waiting with the mock clock stopped: " +
+				"select on ctx.Done() and the timer together")
+			w.Stop(w.cancel)
+			return
+		}
+		_, err, ok := w.Finish("Wait")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, context.Canceled, "a cancelled Wait returns ctx.Err()")
+		assert.False(t, l.Allow(), "at 50ms no token is due yet: the cancelled Wait gives back one token, "+
+			"the one due at 100ms")
+		h.Advance(50 * testMs)
+		assert.True(t, l.Allow(), "at 100ms the token the cancelled Wait had reserved must be free again: give "+
+			"the reservation back when ctx is done (your limiter kept it, so the next token comes only at 200ms)")
+	})
+}
+
+func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		cases := []struct {
+			cancel     int // which of the waiters a (0) and b (1) is cancelled
+			gone, kept string
+			c          time.Duration // when a Wait c started after the cancel wakes
+			why        string
+		}{
+			{1, "b", "a", 200 * testMs, "b was the last to reserve, so its token goes back and c gets it, at 200ms: " +
+				"give a cancelled Wait's reservation back"},
+			{0, "a", "b", 300 * testMs, "b reserved after a, so a's token cannot go back: b keeps its turn at 200ms " +
+				"and c's token is due at 300ms; handing a's token to c as well would let two calls through at 200ms"},
+		}
+		for _, tc := range cases {
+			start := h.Elapsed()
+			l := New(h.Clk, 10, 1)
+			require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+			a := testGo(h, l.Wait)
+			if testBroken(h, a) {
+				return
+			}
+			b := testGo(h, l.Wait)
+			ab := []*testWaiter{a, b}
+			if !testSettle(h, "a second Wait while one waits", ab...) || testBroken(h, ab...) {
+				return
+			}
+			gone, kept := ab[tc.cancel], ab[1-tc.cancel]
+			gone.cancel()
+			if instant, _ := h.ReturnsAtOnce(gone.Done(), 100*testMs); !instant {
+				t.Errorf("cancel during Wait must return at once; Wait was still waiting with the mock clock "+
+					"stopped: select on ctx.Done() and the timer together (%s)", tc.why)
+				testRelease(h, ab...)
+				return
+			}
+			if gone.Panicked() {
+				testRelease(h, kept)
+				return
+			}
+			_, err := gone.Result() // not Finish: kept is still waiting
+			if !assert.ErrorIs(t, err, context.Canceled, "a cancelled Wait returns ctx.Err()") {
+				testRelease(h, kept)
+				return
+			}
+			c := testGo(h, l.Wait)
+			rest := []*testWaiter{kept, c}
+			if !testSettle(h, "a third Wait after a cancel", rest...) || testBroken(h, rest...) {
+				return
+			}
+			keptDue := start + 100*testMs*time.Duration(2-tc.cancel) // a's token is due at 100ms, b's at 200ms
+			for _, step := range []time.Duration{keptDue - 1, keptDue, start + tc.c - 1, start + tc.c} {
+				if step > h.Elapsed() {
+					h.Advance(step - h.Elapsed())
+				}
+				wantKept, wantC := step >= keptDue, step >= start+tc.c
+				if kept.Returned() != wantKept || c.Returned() != wantC {
+					t.Errorf("at %v, %s had returned: %v (want %v), and c: %v (want %v). Waits a and b "+
+						"reserved the tokens due at 100ms and 200ms, %s was cancelled, then c started: %s",
+						step-start, tc.kept, kept.Returned(), wantKept, c.Returned(), wantC, tc.gone, tc.why)
+					testRelease(h, rest...)
+					return
+				}
+			}
+			for _, w := range rest {
+				_, err, ok := w.Finish("Wait")
+				if !ok {
+					return
+				}
+				assert.NoError(t, err, "a Wait that got its token returns nil")
+			}
+		}
+	})
+}
+
+func TestR5_DoneContextTakesNothing(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		w := testGoCtx(h, ctx, cancel, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if !w.Returned() {
+			t.Errorf("Wait with a context that was already cancelled must return at once")
+			w.Stop(cancel)
+			return
+		}
+		_, err, ok := w.Finish("Wait")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, context.Canceled, "Wait with a cancelled context returns ctx.Err()")
+		assert.True(t, l.Allow(), "Wait with a cancelled context must take nothing: the full bucket's token is "+
+			"still there for Allow")
+	})
+}
+
+func TestR6_DeadlineBeforeTheTokenFailsAtOnce(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		// The deadline is on the mock clock: ctx.Deadline() is 1ns before the token.
+		ctx, cancel := h.Clk.WithTimeout(context.Background(), 100*testMs-1)
+		defer cancel()
+		w := testGoCtx(h, ctx, cancel, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		instant, took := h.ReturnsAtOnce(w.Done(), 200*testMs)
+		if !instant {
+			if took < 200*testMs {
+				t.Errorf("the token is due in 100ms but the ctx deadline is in 99.999999ms: Wait must fail at "+
+					"once; it returned after %v of real time, with the mock clock stopped: it waits on package "+
+					"time, not on clk", took)
+			} else {
+				t.Errorf("the token is due in 100ms but the ctx deadline is in 99.999999ms: Wait must fail at " +
+					"once with ErrWouldExceedDeadline, not sleep until the deadline to fail anyway; it was still " +
+					"waiting with the mock clock stopped. Compare ctx.Deadline() with the token's due time before " +
+					"waiting")
+			}
+			w.Stop(cancel)
+			return
+		}
+		_, err, ok := w.Finish("Wait")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, ErrWouldExceedDeadline, "a deadline before the token: the error must match "+
+			"ErrWouldExceedDeadline")
+		h.Advance(100 * testMs)
+		assert.True(t, l.Allow(), "the Wait that failed on its deadline must not take the token: at 100ms it "+
+			"must be there for Allow")
+	})
+}
+
+func TestR6_DeadlineAfterTheTokenWaitsForIt(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		ctx, cancel := h.Clk.WithTimeout(context.Background(), 100*testMs+1)
+		defer cancel()
+		w := testGoCtx(h, ctx, cancel, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if w.Returned() {
+			_, err := w.Result()
+			t.Errorf("the token is due in 100ms and the ctx deadline is in 100.000001ms, but Wait returned at once "+
+				"(error: %v): a deadline after the token leaves time to wait for it; the deadline is an "+
+				"instant on the injected clock, compare it with clk.Now()", err)
+			return
+		}
+		testWakesAt(h, w, 100*testMs, "10 per second, with a deadline 1ns after the token")
+	})
+}
