@@ -1,0 +1,200 @@
+package bounded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/internal/katatest"
+)
+
+// testLoad tracks the weight of the calls in flight.
+type testLoad struct {
+	mu       sync.Mutex
+	now, max int
+}
+
+func (l *testLoad) enter(w int) (leave func()) {
+	l.mu.Lock()
+	l.now += w
+	l.max = max(l.max, l.now)
+	l.mu.Unlock()
+	return func() { l.mu.Lock(); l.now -= w; l.mu.Unlock() }
+}
+
+func (l *testLoad) peak() int { l.mu.Lock(); defer l.mu.Unlock(); return l.max }
+
+func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const capacity = 5
+		weights := []int{3, 3, 1, 1, 2, 7, 0}
+		counted := func(i int) int { return min(max(weights[i], 1), capacity) }
+		w := testNewWork(len(weights))
+		var load testLoad
+		fn := func(ctx context.Context, i int) error {
+			defer load.enter(counted(i))()
+			return w.call(ctx, i)
+		}
+		weight := func(i int) int { return weights[i] }
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testGo(h, func() error { return ForEachWeighted(ctx, testItems(len(weights)), capacity, weight, fn) })
+		if c.Broken() {
+			return
+		}
+		steps := []struct {
+			release int // the item whose call returns first; -1 for the start
+			want    []int
+			why     string
+		}{
+			{-1, []int{0}, "item 1 (weight 3) does not fit next to item 0 (3 + 3 > 5)"},
+			{0, []int{1, 2, 3}, "items 1, 2 and 3 fill the capacity (3 + 1 + 1); item 4 (weight 2) must wait"},
+			{2, []int{1, 3}, "item 4 (weight 2) still does not fit (3 + 1 + 2 > 5), and item 6 (weight 0, counted as 1) " +
+				"must not overtake it: items start in input order"},
+			{1, []int{3, 4}, "item 4 fits now (1 + 2); item 5 (weight 7, counted as the capacity 5) must wait to run alone"},
+			{3, []int{4}, "item 5 takes the whole capacity, so it waits for item 4"},
+			{4, []int{5}, "item 5 (weight 7, above capacity) runs alone: count it as the capacity, or it waits forever"},
+			{5, []int{6}, "item 6 (weight 0, counted as 1) runs last"},
+		}
+		for _, s := range steps {
+			what := "once ForEachWeighted got going"
+			if s.release >= 0 {
+				w.open(s.release)
+				synctest.Wait()
+				what = fmt.Sprintf("after item %d returned", s.release)
+			}
+			if load.peak() > capacity {
+				t.Errorf("capacity %d, weights %v: the weights of the calls in flight reached %d: "+
+					"an item may start only when its weight fits in what is left of the capacity",
+					capacity, weights, load.peak())
+				c.Stop(cancel)
+				return
+			}
+			if got := w.running(); !slices.Equal(got, s.want) {
+				t.Errorf("capacity %d, weights %v: %s the calls running were for items %v; want %v: %s",
+					capacity, weights, what, got, s.want, s.why)
+				c.Stop(cancel)
+				return
+			}
+		}
+		w.open(6)
+		if !testReturned(h, c, cancel, "every call returned, but ForEachWeighted did not") {
+			return
+		}
+		_, err, ok := c.Finish("ForEachWeighted")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "every call succeeded")
+
+		c = testGo(h, func() error { return ForEachWeighted(ctx, testItems(3), 0, weight, fn) })
+		if c.Broken() || !testReturned(h, c, cancel, "ForEachWeighted with capacity 0 must return an error at once; "+
+			"it was still waiting") {
+			return
+		}
+		_, err, ok = c.Finish("ForEachWeighted")
+		if ok {
+			assert.ErrorIs(t, err, ErrInvalidLimit, "ForEachWeighted with capacity 0: the error must match ErrInvalidLimit")
+		}
+	})
+}
+
+func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		none, err := NewBulkhead(0)
+		assert.Nil(t, none, "NewBulkhead(0) must return a nil Bulkhead")
+		assert.ErrorIs(t, err, ErrInvalidLimit, "NewBulkhead(0): the error must match ErrInvalidLimit")
+		b, err := NewBulkhead(3)
+		require.NoError(t, err, "NewBulkhead(3)")
+		require.NotNil(t, b, "NewBulkhead(3)")
+
+		// Request A holds 2 of the 3 slots.
+		wA := testNewWork(2)
+		ctxA, cancelA := context.WithCancel(context.Background())
+		defer cancelA()
+		a := testGo(h, func() error { return TryForEach(ctxA, b, testItems(2), wA.call) })
+		if a.Broken() {
+			return
+		}
+		if got := wA.running(); len(got) != 2 {
+			t.Errorf("a bulkhead with 3 free slots: TryForEach with 2 items must start both at once; running: %v", got)
+			return
+		}
+
+		// Request B takes the last slot for its item 0; item 1 finds none.
+		errBoom := errors.New("thumbnail 0: 500 internal error")
+		wB := testNewWork(3)
+		ctxB, cancelB := context.WithCancel(context.Background())
+		defer cancelB()
+		bc := testGo(h, func() error { return TryForEach(ctxB, b, testItems(3), wB.call) })
+		if bc.Broken() {
+			return
+		}
+		if !bc.Returned() {
+			// Not testReturned: its leak check would blame request A,
+			// which is still running by design.
+			t.Errorf("the 3 slots of the bulkhead were taken (2 by another request, 1 by item 0 of this one), " +
+				"so item 1 found no free slot: TryForEach must shed it at once and return ErrBusy, after " +
+				"cancelling its call in flight; it was still waiting")
+			cancelB()
+			cancelA()
+			return
+		}
+		_, err = bc.Result()
+		assert.ErrorIs(t, err, ErrBusy, "every slot was busy when item 1 came: shedding it is the first error, "+
+			"so TryForEach must return an error matching ErrBusy")
+		assert.Equal(t, 1, wB.started(), "item 1 was shed: nothing starts after it")
+		assert.Equal(t, 1, wB.cancelled(), "shedding an item counts as the first error: the call in flight "+
+			"must see its ctx cancelled")
+		assert.Equal(t, []int{0, 1}, wA.running(), "shedding affects only the request that was shed: "+
+			"the other request's calls must go on")
+
+		wA.openAll()
+		if !testReturned(h, a, cancelA, "every call of request A returned, but its TryForEach did not") {
+			return
+		}
+		if _, err, ok := a.Finish("TryForEach"); !ok || !assert.NoError(t, err, "request A: every call succeeded") {
+			return
+		}
+
+		// A failed call must give its slot back too.
+		wF := testNewWork(1)
+		wF.errs[0] = errBoom
+		wF.openAll()
+		f := testGo(h, func() error { return TryForEach(ctxB, b, testItems(1), wF.call) })
+		if f.Broken() || !testReturned(h, f, cancelB, "the only call failed, but TryForEach did not return") {
+			return
+		}
+		if _, err, ok := f.Finish("TryForEach"); !ok || !assert.ErrorIs(t, err, errBoom, "the only call failed") {
+			return
+		}
+		wC := testNewWork(3)
+		ctxC, cancelC := context.WithCancel(context.Background())
+		defer cancelC()
+		cc := testGo(h, func() error { return TryForEach(ctxC, b, testItems(3), wC.call) })
+		if cc.Broken() {
+			return
+		}
+		if cc.Returned() {
+			_, err := cc.Result()
+			t.Errorf("after every call had returned, one of them with an error, TryForEach with 3 items on a bulkhead "+
+				"of 3 returned %v; want all 3 started: every call must give its slot back when it returns, "+
+				"failed ones too (defer the release)", err)
+			return
+		}
+		wC.openAll()
+		if !testReturned(h, cc, cancelC, "every call returned, but TryForEach did not") {
+			return
+		}
+		if _, err, ok := cc.Finish("TryForEach"); ok {
+			assert.NoError(t, err, "every call succeeded")
+		}
+	})
+}

@@ -1,0 +1,415 @@
+package bounded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"gokata/internal/katatest"
+)
+
+func TestR1_LimitCallsRunAtOnceAndFreedSlotsAreReused(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		cases := []struct{ limit, n int }{{3, 10}, {1, 4}, {8, 5}}
+		for _, tc := range cases {
+			w := testNewWork(tc.n)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
+			if c.Broken() {
+				return
+			}
+			// Release the running calls one by one; after each, the next
+			// item must take the freed slot at once.
+			for done := 0; done < tc.n; done++ {
+				now, want := w.peak.Now(), min(tc.limit, tc.n-done)
+				if w.peak.Max() > tc.limit {
+					t.Errorf("%d calls of fn ran at once with limit %d: take a slot before you start a call, "+
+						"and give it back only when the call has returned", w.peak.Max(), tc.limit)
+					c.Stop(cancel)
+					return
+				}
+				if now != want {
+					if done == 0 {
+						t.Errorf("limit %d, %d items: %d calls were running once ForEach got going; want %d, "+
+							"min(limit, items)", tc.limit, tc.n, now, want)
+					} else {
+						t.Errorf("limit %d, %d items: after %d calls had returned, %d calls were running with %d items "+
+							"left; want %d: a call that returns frees its slot, start the next item at once "+
+							"(do not wait for a whole batch to finish)", tc.limit, tc.n, done, now, tc.n-done, want)
+					}
+					c.Stop(cancel)
+					return
+				}
+				w.open(w.running()[0])
+				synctest.Wait()
+			}
+			if !testReturned(h, c, cancel, fmt.Sprintf("limit %d: every call returned but ForEach did not", tc.limit)) {
+				return
+			}
+			_, err, ok := c.Finish("ForEach")
+			if !ok {
+				return
+			}
+			assert.NoError(t, err, "limit %d: every call succeeded", tc.limit)
+			assert.Equal(t, min(tc.limit, tc.n), w.peak.Max(), "limit %d, %d items: the most calls running at once "+
+				"must be min(limit, items)", tc.limit, tc.n)
+		}
+	})
+}
+
+func TestR2_EveryItemIsProcessedExactlyOnce(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		cases := []struct{ limit, n int }{{7, 100}, {50, 3}, {4, 0}}
+		for _, tc := range cases {
+			w := testNewWork(tc.n)
+			w.openAll()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
+			if c.Broken() {
+				return
+			}
+			if !testReturned(h, c, cancel, fmt.Sprintf("limit %d, %d items: every call returned at once, "+
+				"but ForEach did not", tc.limit, tc.n)) {
+				return
+			}
+			_, err, ok := c.Finish("ForEach")
+			if !ok {
+				return
+			}
+			assert.NoError(t, err, "limit %d, %d items: every call succeeded, so ForEach must return nil", tc.limit, tc.n)
+			var wrong []string
+			for i, calls := range w.callsOf() {
+				if calls != 1 {
+					wrong = append(wrong, fmt.Sprintf("item %d: %d calls", i, calls))
+				}
+			}
+			assert.Empty(t, wrong, "limit %d, %d items: fn must be called exactly once for every item", tc.limit, tc.n)
+		}
+	})
+}
+
+// testCancelledBefore runs ForEach with a ctx cancelled before the call and
+// expects no call of fn at all.
+func testCancelledBefore(h *katatest.H, limit int) bool {
+	w := testNewWork(10)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := testGo(h, func() error { return ForEach(ctx, testItems(10), limit, w.call) })
+	if c.Broken() || !testReturned(h, c, cancel, fmt.Sprintf("ForEach with a ctx cancelled before the call "+
+		"(limit %d) did not return: wait for a slot in a select with ctx.Done()", limit)) {
+		return false
+	}
+	if _, ok := testResult(c); !ok {
+		return false
+	}
+	if n := w.started(); n > 0 {
+		h.T.Errorf("ctx was cancelled before ForEach was called, yet %d calls of fn started (limit %d): "+
+			"nothing may start after a cancel; "+testRandomHint, n, limit)
+		return false
+	}
+	return true
+}
+
+// testNothingStartsAfterCancel cancels ctx before ForEach is called, and
+// while 2 calls run; no call may start after the cancel.
+func testNothingStartsAfterCancel(h *katatest.H) bool {
+	t := h.T
+	for _, limit := range []int{1, 8} {
+		if !testCancelledBefore(h, limit) {
+			return false
+		}
+	}
+
+	// Limit 2, 8 items: items 0 and 1 are running when ctx is cancelled.
+	w := testNewWork(8)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := testGo(h, func() error { return ForEach(ctx, testItems(8), 2, w.call) })
+	if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 8 items") {
+		return false
+	}
+	cancel()
+	if !testReturned(h, c, cancel, "ctx was cancelled and the 2 calls in flight returned, but ForEach did not: "+
+		"wait for a slot in a select with ctx.Done(), and stop at the cancel") {
+		return false
+	}
+	if _, ok := testResult(c); !ok {
+		return false
+	}
+	if n := w.started(); n > 2 {
+		t.Errorf("%d calls of fn started after ctx was cancelled (limit 2, 8 items, 2 calls running at the cancel): "+
+			"nothing may start after a cancel; "+testRandomHint, n-2)
+		return false
+	}
+	return assert.Equal(t, 2, w.cancelled(), "the 2 calls in flight must see "+
+		"their ctx cancelled when the caller cancels: pass them a ctx derived from the caller's")
+}
+
+// testNothingStartsAfterTheFirstError makes a call fail while another runs,
+// and then a call fail at once with limit 1; no call may start after that.
+func testNothingStartsAfterTheFirstError(h *katatest.H) bool {
+	t := h.T
+	errBoom := errors.New("thumbnail 0: 500 internal error")
+	// Limit 2, 8 items: one call fails while the other is running.
+	w := testNewWork(8)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := testGo(h, func() error { return ForEach(ctx, testItems(8), 2, w.call) })
+	if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 8 items") {
+		return false
+	}
+	r := w.running()
+	w.errs[r[0]] = errBoom
+	w.open(r[0])
+	synctest.Wait()
+	if n := w.started(); n > 2 {
+		t.Errorf("%d calls of fn started after the first error (limit 2, 8 items; item %d failed while item %d ran): "+
+			"after a call fails nothing new may start; stop the loop at the first error, and "+testRandomHint,
+			n-2, r[0], r[1])
+		c.Stop(cancel)
+		return false
+	}
+	if w.cancelled() != 1 {
+		t.Errorf("item %d failed while item %d was running, and item %d's ctx was not cancelled: after the first "+
+			"error the calls in flight must see their ctx cancelled so they can stop early "+
+			"(derive the calls' ctx with context.WithCancel and cancel it on the first error)", r[0], r[1], r[1])
+		c.Stop(cancel)
+		return false
+	}
+	if !testReturned(h, c, cancel, "one call failed and the other returned, but ForEach did not return") {
+		return false
+	}
+	if _, ok := testResult(c); !ok {
+		return false
+	}
+
+	// Limit 1, and every call fails at once: only the first may run.
+	w = testNewWork(5)
+	for i := range w.errs {
+		w.errs[i] = errBoom
+	}
+	w.openAll()
+	c = testGo(h, func() error { return ForEach(ctx, testItems(5), 1, w.call) })
+	if c.Broken() || !testReturned(h, c, cancel, "limit 1: the first call failed at once, but ForEach did not return") {
+		return false
+	}
+	if _, ok := testResult(c); !ok {
+		return false
+	}
+	if n := w.started(); n > 1 {
+		t.Errorf("limit 1: the first call failed, then %d more calls of fn started: after the first error "+
+			"nothing new may start; record the error and cancel before you give the slot back, and "+testRandomHint, n-1)
+		return false
+	}
+	return true
+}
+
+func TestR3_NothingStartsAfterCancelOrTheFirstError(t *testing.T) {
+	// A select with ctx.Done() and a free slot both ready picks at random:
+	// the scenarios run in 20 fresh bubbles, so luck cannot pass them.
+	katatest.Repeat(t, 20, func(h *katatest.H) {
+		_ = testNothingStartsAfterCancel(h) && testNothingStartsAfterTheFirstError(h)
+	})
+}
+
+func TestR4_ReturnsTheFirstError(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errBoom := errors.New("thumbnail 1: 500 internal error")
+		// Limit 3, 6 items: one call fails while two others run; when
+		// cancelled, those return errors of their own, later.
+		w := testNewWork(6)
+		w.onCancel = func(i int, err error) error { return fmt.Errorf("thumbnail %d: upload interrupted: %w", i, err) }
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testGo(h, func() error { return ForEach(ctx, testItems(6), 3, w.call) })
+		if c.Broken() || !testRunning(h, w, 3, c, cancel, "limit 3, 6 items") {
+			return
+		}
+		r := w.running()
+		w.errs[r[1]] = errBoom
+		w.open(r[1])
+		synctest.Wait()
+		w.openAll() // in case the calls in flight were not cancelled
+		if !testReturned(h, c, cancel, "one call failed and the others returned, but ForEach did not return") {
+			return
+		}
+		_, err, ok := c.Finish("ForEach")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, errBoom, "item %d failed before any other call: ForEach must return that first error "+
+			"(keep it with sync.Once)", r[1])
+		assert.NotErrorIs(t, err, context.Canceled, "item %d failed first; the calls you then cancelled failed later "+
+			"with context.Canceled: return the first error, not a later one", r[1])
+	})
+}
+
+func TestR4_ReturnsCtxErrWhenItemsWereSkipped(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		cases := []struct {
+			name     string
+			onCancel func(int, error) error
+		}{
+			{"the cancelled calls return their context error", nil},
+			{"the cancelled calls finish their work anyway and return nil", func(int, error) error { return nil }},
+		}
+		for _, tc := range cases {
+			w := testNewWork(6)
+			w.onCancel = tc.onCancel
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := testGo(h, func() error { return ForEach(ctx, testItems(6), 2, w.call) })
+			if c.Broken() {
+				return
+			}
+			cancel()
+			if !testReturned(h, c, cancel, fmt.Sprintf("limit 2, 6 items, cancel while 2 calls run (%s): "+
+				"ForEach did not return", tc.name)) {
+				return
+			}
+			_, err, ok := c.Finish("ForEach")
+			if !ok {
+				return
+			}
+			assert.ErrorIs(t, err, context.Canceled, "limit 2, 6 items, ctx cancelled while 2 calls ran (%s): "+
+				"the other 4 items are skipped, so ForEach must return ctx.Err(), not nil as if every item had been "+
+				"processed", tc.name)
+		}
+
+		w := testNewWork(3)
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now())
+		defer cancel()
+		c := testGo(h, func() error { return ForEach(ctx, testItems(3), 2, w.call) })
+		if c.Broken() || !testReturned(h, c, cancel, "ForEach with an expired ctx did not return") {
+			return
+		}
+		_, err, ok := c.Finish("ForEach")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "ctx had passed its deadline before ForEach was called, "+
+			"so no item was processed: return ctx.Err() (here context.DeadlineExceeded, not a cancel of your own)")
+	})
+}
+
+func TestR5_LimitBelowOneIsAnError(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		cases := []struct{ limit, n int }{{0, 3}, {-1, 3}, {0, 0}}
+		for _, tc := range cases {
+			w := testNewWork(tc.n)
+			w.openAll()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
+			if c.Broken() {
+				return
+			}
+			if !testReturned(h, c, cancel, fmt.Sprintf("ForEach(ctx, %d items, limit %d, fn) must return an error at once; "+
+				"it was still waiting: with a limit below 1 no slot is ever free, so check limit first "+
+				"and return ErrInvalidLimit", tc.n, tc.limit)) {
+				return
+			}
+			_, err, ok := c.Finish("ForEach")
+			if !ok {
+				return
+			}
+			assert.ErrorIs(t, err, ErrInvalidLimit, "ForEach(ctx, %d items, limit %d, fn): a limit below 1 is a mistake; "+
+				"the error must match ErrInvalidLimit", tc.n, tc.limit)
+			assert.Zero(t, w.started(), "ForEach(ctx, %d items, limit %d, fn) must not call fn", tc.n, tc.limit)
+		}
+	})
+}
+
+func TestR6_WaitsForEveryCallItStarted(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errBoom := errors.New("thumbnail 0: 500 internal error")
+		cases := []struct {
+			name string
+			stop func(w *testWork, cancel context.CancelFunc)
+		}{
+			{"one call failed while another, which ignores its ctx, still ran",
+				func(w *testWork, _ context.CancelFunc) {
+					r := w.running()
+					w.errs[r[0]] = errBoom
+					w.open(r[0])
+				}},
+			{"ctx was cancelled while 2 calls, which ignore their ctx, still ran",
+				func(_ *testWork, cancel context.CancelFunc) { cancel() }},
+		}
+		for _, tc := range cases {
+			w := testNewWork(5)
+			for i := range 5 {
+				w.deaf[i] = true
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := testGo(h, func() error { return ForEach(ctx, testItems(5), 2, w.call) })
+			if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 5 items") {
+				return
+			}
+			tc.stop(w, cancel)
+			synctest.Wait()
+			if c.Returned() {
+				t.Errorf("%s: ForEach returned while that call was still running; it must wait for every call it "+
+					"started (a sync.WaitGroup), even after an error or a cancel, or the caller cannot know when "+
+					"the work is over", tc.name)
+				w.openAll()
+				return
+			}
+			w.openAll()
+			if !testReturned(h, c, cancel, tc.name+": every call returned, but ForEach did not") {
+				return
+			}
+			if _, _, ok := c.Finish("ForEach"); !ok {
+				return
+			}
+		}
+	})
+}
+
+func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n, limit, slack = 1000, 4, 10
+		gate := katatest.NewGate()
+		var peak katatest.Peak
+		fn := func(ctx context.Context, _ int) error {
+			defer peak.Enter()()
+			return gate.Hold(ctx)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		before := runtime.NumGoroutine()
+		c := testGo(h, func() error { return ForEach(ctx, testItems(n), limit, fn) })
+		if c.Broken() {
+			return
+		}
+		// Every goroutine is blocked now: limit calls at the gate, the
+		// rest of ForEach waiting for a slot.
+		extra := runtime.NumGoroutine() - before
+		if extra > limit+slack {
+			t.Errorf("%d items, limit %d: %d goroutines were alive while %d calls ran; want at most limit + %d: "+
+				"take a slot before you start a goroutine (or run limit workers), not one goroutine per item "+
+				"waiting for a slot: with a million items that is a million stacks", n, limit, extra, peak.Now(), slack)
+			c.Stop(cancel)
+			return
+		}
+		gate.Release()
+		if !testReturned(h, c, cancel, fmt.Sprintf("%d items, limit %d: every call returns at once, but ForEach did not return", n, limit)) {
+			return
+		}
+		_, err, ok := c.Finish("ForEach")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "%d items, limit %d: every call succeeded", n, limit)
+		assert.Equal(t, n, gate.Entered(), "%d items, limit %d: fn must be called for every item", n, limit)
+	})
+}

@@ -1,0 +1,170 @@
+package bounded
+
+// Helpers shared by the hidden tests. They live in the package under test,
+// next to the learner's code, so every package-level name starts with
+// "test" to stay clear of the learner's own identifiers.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing/synctest"
+
+	"gokata/internal/katatest"
+)
+
+// testItems returns the items 0, 1, …, n-1.
+func testItems(n int) []int {
+	items := make([]int, n)
+	for i := range items {
+		items[i] = i
+	}
+	return items
+}
+
+// testWork is the fn the tests pass to ForEach for the items 0…n-1: the
+// call for item i counts itself, then waits at gates[i] until the test
+// releases it (honouring its ctx, unless deaf[i]) and returns errs[i]. If
+// its ctx ends first, it returns onCancel(i, ctx.Err()), by default
+// "item i: context canceled".
+type testWork struct {
+	gates    []*katatest.Gate
+	errs     []error
+	deaf     map[int]bool
+	onCancel func(i int, err error) error
+	peak     katatest.Peak
+
+	mu     sync.Mutex
+	calls  []int
+	opened []bool
+}
+
+func testNewWork(n int) *testWork {
+	w := &testWork{gates: make([]*katatest.Gate, n), errs: make([]error, n), deaf: map[int]bool{},
+		calls: make([]int, n), opened: make([]bool, n)}
+	for i := range w.gates {
+		w.gates[i] = katatest.NewGate()
+	}
+	return w
+}
+
+func (w *testWork) call(ctx context.Context, i int) error {
+	w.mu.Lock()
+	w.calls[i]++
+	w.mu.Unlock()
+	leave := w.peak.Enter()
+	defer leave()
+	hold := ctx
+	if w.deaf[i] {
+		hold = context.Background()
+	}
+	if err := w.gates[i].Hold(hold); err != nil {
+		if w.onCancel != nil {
+			return w.onCancel(i, err)
+		}
+		return fmt.Errorf("item %d: %w", i, err)
+	}
+	return w.errs[i]
+}
+
+// open releases gates[i] (once; later calls do nothing).
+func (w *testWork) open(i int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.opened[i] {
+		w.opened[i] = true
+		w.gates[i].Release()
+	}
+}
+
+// openAll releases every gate, so the calls return at once.
+func (w *testWork) openAll() {
+	for i := range w.gates {
+		w.open(i)
+	}
+}
+
+// started counts the calls made so far, repeated ones included.
+func (w *testWork) started() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, c := range w.calls {
+		n += c
+	}
+	return n
+}
+
+// callsOf returns how many times fn was called for each item.
+func (w *testWork) callsOf() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int(nil), w.calls...)
+}
+
+// running lists the items whose call is waiting at its gate right now.
+func (w *testWork) running() []int {
+	var items []int
+	for i, g := range w.gates {
+		if g.Waiting() > 0 {
+			items = append(items, i)
+		}
+	}
+	return items
+}
+
+// cancelled counts the calls that returned because their ctx ended.
+func (w *testWork) cancelled() int {
+	n := 0
+	for _, g := range w.gates {
+		n += g.Cancelled()
+	}
+	return n
+}
+
+// testRunning reports whether want calls of w are running; if not, it
+// reports a failed precondition and ends the call.
+func testRunning(h *katatest.H, w *testWork, want int, c *katatest.Call[struct{}], cancel context.CancelFunc, setup string) bool {
+	h.T.Helper()
+	if got := w.running(); len(got) != want {
+		h.T.Errorf("precondition failed: %s: want %d calls running, got %d (items %v); see R1", setup, want, len(got), got)
+		w.openAll() // calls that ignore their ctx return too
+		c.Stop(cancel)
+		return false
+	}
+	return true
+}
+
+// testRandomHint ends every message about a call started after a cancel.
+const testRandomHint = "check ctx again after you got a slot: a select on ctx.Done() and a free slot " +
+	"picks at random when both are ready"
+
+// testGo runs f, a call of the API under test, on its own goroutine.
+func testGo(h *katatest.H, f func() error) *katatest.Call[struct{}] {
+	return katatest.Go(h, func() (struct{}, error) { return struct{}{}, f() })
+}
+
+// testReturned lets the code settle and reports whether c has returned. If
+// not, it reports the failure (why) and ends the call.
+func testReturned(h *katatest.H, c *katatest.Call[struct{}], cancel context.CancelFunc, why string) bool {
+	h.T.Helper()
+	synctest.Wait()
+	if c.Returned() {
+		return true
+	}
+	h.T.Errorf("%s", why)
+	c.Stop(cancel)
+	return false
+}
+
+// testResult collects the error of a call that has returned, without the
+// leak check of Finish: the scenarios repeated in many bubbles leave that
+// to the check at the end of each bubble, which is just as strict and
+// much cheaper. ok is false if the call panicked (already reported).
+func testResult(c *katatest.Call[struct{}]) (err error, ok bool) {
+	if c.Panicked() {
+		return nil, false
+	}
+	_, err = c.Result()
+	return err, true
+}
