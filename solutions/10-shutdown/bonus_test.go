@@ -1,0 +1,252 @@
+package shutdown
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"gokata/internal/katatest"
+)
+
+// testRun starts Run(ctx, signals, grace) on the rig's Service.
+func testRun(r *testRig, signals <-chan os.Signal, grace time.Duration) *testCall[Report] {
+	return testGo(r, func(ctx context.Context) (Report, error) { return r.svc.Run(ctx, signals, grace) })
+}
+
+func TestB1_RunShutsDownOnTheFirstSignal(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const grace = 10 * time.Second
+		r := testNew(h, 1, 1)
+		gates := r.hold(false, "job-1", "job-2")
+		signals := make(chan os.Signal, 2)
+		run := testRun(r, signals, grace)
+		if !r.accept("Run started the workers and the queue was empty", "job-1", "job-2") ||
+			!r.wantRunning("Run started; 2 jobs submitted", "job-1") {
+			return
+		}
+		if !r.advance(time.Hour, "Run with no signal") || run.broken(r) {
+			return
+		}
+		if run.Returned() {
+			_, err := run.Result()
+			t.Errorf("Run returned (error: %v) before any signal came: it serves until the first signal or until its ctx ends", err)
+			r.unwind()
+			return
+		}
+		signals <- syscall.SIGTERM
+		if !r.settle("Run after SIGTERM") || run.broken(r) {
+			return
+		}
+		_, err, ok := testAsk(r, "Submit after SIGTERM", "Run must begin the shutdown when the first signal comes",
+			func() (struct{}, error) { return struct{}{}, r.svc.Submit(context.Background(), Job{ID: "job-3"}) })
+		if !ok {
+			return
+		}
+		if !assert.ErrorIs(t, err, ErrShuttingDown, "SIGTERM came: Run must begin the shutdown, so Submit is refused") {
+			r.unwind()
+			return
+		}
+		if !r.advance(grace-1, "Run with 1ns of grace left") || run.broken(r) {
+			return
+		}
+		if run.Returned() || gates[0].Cancelled() > 0 {
+			t.Errorf("with 1ns of the 10s grace left after SIGTERM, Run had returned or job-1 was cancelled: " +
+				"the grace is measured on the injected clock from the signal (clk.WithTimeout)")
+			r.unwind()
+			return
+		}
+		if !r.advance(1, "Run when the grace ran out") {
+			return
+		}
+		rep, err, ok := testFinish(r, run, "Run", "the 10s grace after SIGTERM ran out on the clock, but Run was "+
+			"still waiting: shut down with a ctx whose deadline is grace after the signal, on clk")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "the grace after SIGTERM ran out: Run returns what Shutdown returns")
+		assert.Equal(t, []string{"job-1"}, testIDs(rep.Abandoned), "the grace ran out while job-1 ran; cancelled, it "+
+			"returned an error: Report.Abandoned must list it — wait for the workers to return before you build the report")
+		assert.Equal(t, []string{"job-2"}, testIDs(rep.Dropped), "the grace ran out while job-2 was queued: "+
+			"Report.Dropped must list it")
+	})
+}
+
+func TestB1_SecondSignalEndsTheGraceAtOnce(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		gates := r.hold(false, "job-1")
+		signals := make(chan os.Signal, 2)
+		run := testRun(r, signals, time.Minute)
+		if !r.accept("Run started the workers", "job-1") {
+			return
+		}
+		signals <- syscall.SIGTERM
+		if !r.advance(time.Second, "Run 1s after SIGTERM") || run.broken(r) {
+			return
+		}
+		if run.Returned() || gates[0].Cancelled() > 0 {
+			t.Errorf("1s after SIGTERM, with a grace of 1m, Run had returned or cancelled job-1: the first signal begins a graceful shutdown")
+			r.unwind()
+			return
+		}
+		signals <- syscall.SIGINT
+		rep, err, ok := testFinish(r, run, "Run after a second signal", "a second signal came during the "+
+			"shutdown and Run kept waiting: a second signal ends the grace at once — keep listening to the "+
+			"signals during the shutdown and cancel the grace's ctx")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, context.Canceled, "a second signal cut the grace short: the error must match context.Canceled")
+		assert.Equal(t, []string{"job-1"}, testIDs(rep.Abandoned), "a second signal hard-stopped job-1; cancelled, it "+
+			"returned an error: Report.Abandoned must list it — wait for the workers to return before you build the report")
+	})
+}
+
+func TestB1_CancelledCtxStillDrainsWithGrace(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		gates := r.hold(false, "job-1")
+		run := testRun(r, make(chan os.Signal), 10*time.Second)
+		if !r.accept("Run started the workers", "job-1") {
+			return
+		}
+		run.cancel()
+		if !r.advance(5*time.Second, "Run 5s after its ctx was cancelled") || run.broken(r) {
+			return
+		}
+		if gates[0].Cancelled() > 0 || run.Returned() {
+			t.Errorf("Run's ctx was cancelled with job-1 running; 5s later, with 5s of the 10s grace left, job-1 " +
+				"was cancelled or Run had returned: the end of ctx begins a graceful shutdown like a signal, and " +
+				"the grace must not derive from ctx, which has just ended (use context.Background() as its parent)")
+			r.unwind()
+			return
+		}
+		gates[0].Release()
+		rep, err, ok := testFinish(r, run, "Run", "job-1 finished within the grace, but Run did not return")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "job-1 finished within the grace: Run must return nil")
+		assert.Empty(t, rep.Abandoned, "job-1 finished within the grace: nothing is abandoned")
+	})
+}
+
+func TestB2_ReadyFlipsAndIntakeLastsThePreDrainDelay(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const delay = 5 * time.Second
+		r := testNew(h, 1, 4)
+		r.svc.SetPreDrainDelay(delay)
+		ready := func(what string) (bool, bool) {
+			v, _, ok := testAsk(r, what, "Ready only reads the state", func() (bool, error) { return r.svc.Ready(), nil })
+			return v, ok
+		}
+		if v, ok := ready("Ready before Start"); !ok || !assert.False(t, v, "before Start the Service is not ready") {
+			r.unwind()
+			return
+		}
+		r.svc.Start()
+		if v, ok := ready("Ready after Start"); !ok || !assert.True(t, v, "after Start the Service is ready") {
+			r.unwind()
+			return
+		}
+		r.hold(true, "job-1")
+		if !r.accept("the queue was empty", "job-1") {
+			return
+		}
+		sd := r.shutdownWithin(time.Minute)
+		if !r.settle("Shutdown with a pre-drain delay") || sd.broken(r) {
+			return
+		}
+		if v, ok := ready("Ready after Shutdown began"); !ok || !assert.False(t, v, "Shutdown has begun: Ready must "+
+			"turn false at once, so that the load balancer stops sending work during the pre-drain delay") {
+			r.unwind()
+			return
+		}
+		if !r.accept("Shutdown began less than the 5s pre-drain delay ago", "job-2") ||
+			!r.advance(delay-1, "Shutdown 1ns before the end of the pre-drain delay") ||
+			!r.accept("Shutdown began 1ns less than the 5s pre-drain delay ago", "job-3") ||
+			!r.advance(1, "Shutdown at the end of the pre-drain delay") {
+			return
+		}
+		_, err, ok := testAsk(r, "Submit after the pre-drain delay", "after the pre-drain delay Submit is refused at once",
+			func() (struct{}, error) { return struct{}{}, r.svc.Submit(context.Background(), Job{ID: "job-4"}) })
+		if !ok {
+			return
+		}
+		if !assert.ErrorIs(t, err, ErrShuttingDown, "the 5s pre-drain delay had passed on the clock: intake stops "+
+			"and Submit returns ErrShuttingDown") {
+			r.unwind()
+			return
+		}
+		r.release() // job-1 finishes
+		rep, err, ok := testFinish(r, sd, "Shutdown", "every job had finished within the grace, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "every job finished within the grace: Shutdown must return nil")
+		assert.Empty(t, rep.Dropped, "every job finished within the grace: nothing is dropped")
+		assert.Equal(t, []string{"job-1", "job-2", "job-3"}, r.started(), "jobs accepted during the pre-drain "+
+			"delay are queued and drained like the others")
+	})
+}
+
+func TestB3_HooksRunOnceAfterTheWorkersInReverseOrder(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errFlush := errors.New("flush metrics: connection refused")
+		r := testNew(h, 1, 1)
+		type call struct {
+			hook    string
+			running []string
+		}
+		var calls katatest.Recorder[call]
+		for _, name := range []string{"close-db", "flush-metrics", "deregister"} {
+			r.svc.OnShutdown(func(ctx context.Context) error {
+				calls.Add(call{name, r.running()})
+				if name == "flush-metrics" {
+					return errFlush
+				}
+				return nil
+			})
+		}
+		r.svc.Start()
+		gates := r.hold(true, "job-1")
+		if !r.accept("the queue was empty", "job-1") {
+			return
+		}
+		sd := r.shutdown()
+		if !r.settle("Shutdown while job-1 ran") || sd.broken(r) {
+			return
+		}
+		if got := calls.All(); len(got) > 0 {
+			t.Errorf("hook %s ran while job-1 was still running: hooks run after every worker has returned, "+
+				"so that a hook may close what the jobs use", got[0].hook)
+			r.unwind()
+			return
+		}
+		gates[0].Release()
+		_, err, ok := testFinish(r, sd, "Shutdown", "job-1 had finished, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		var order []string
+		for _, c := range calls.All() {
+			order = append(order, c.hook)
+			assert.Empty(t, c.running, "hook %s ran while jobs were running: hooks run after every worker has returned", c.hook)
+		}
+		assert.Equal(t, []string{"deregister", "flush-metrics", "close-db"}, order, "the hooks must run once each, "+
+			"in reverse order of registration, like deferred calls: the last one registered may depend on the first")
+		assert.ErrorIs(t, err, errFlush, "a hook failed: Shutdown's error must match the hook's error (errors.Join)")
+
+		_, err, ok = testFinish(r, r.shutdown(), "a second Shutdown", "a second Shutdown must return at once")
+		if !ok {
+			return
+		}
+		assert.Len(t, calls.All(), 3, "a second Shutdown must not run the hooks again")
+		assert.ErrorIs(t, err, errFlush, "a second Shutdown must return the first one's error")
+	})
+}

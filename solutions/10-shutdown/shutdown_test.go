@@ -1,0 +1,514 @@
+package shutdown
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"gokata/internal/katatest"
+)
+
+func TestR1_SubmitIsRefusedOnceShutdownBegins(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 2)
+		r.svc.Start()
+		r.hold(true, "job-1")
+		if !r.accept("the queue was empty", "job-1") {
+			return
+		}
+		sd := r.shutdown() // it drains: job-1 is still running
+		if !r.settle("Shutdown while job-1 ran") || sd.broken(r) {
+			return
+		}
+		_, err, ok := testAsk(r, "Submit of job-2 after Shutdown began", "once Shutdown has begun, Submit returns "+
+			"ErrShuttingDown at once, even with room in the queue", func() (struct{}, error) {
+			return struct{}{}, r.svc.Submit(context.Background(), Job{ID: "job-2"})
+		})
+		if !ok {
+			return
+		}
+		if !assert.ErrorIs(t, err, ErrShuttingDown, "Submit of job-2 came after Shutdown began (it was draining job-1), "+
+			"with room in the queue: it must be refused with ErrShuttingDown — intake stops the moment Shutdown begins") {
+			r.unwind()
+			return
+		}
+		r.release() // job-1 finishes
+		if _, _, ok := testFinish(r, sd, "Shutdown", "job-1 finished, but Shutdown did not return"); !ok {
+			return
+		}
+		_, err, ok = testAsk(r, "Submit of job-3 after Shutdown returned", "Submit never waits after Shutdown",
+			func() (struct{}, error) { return struct{}{}, r.svc.Submit(context.Background(), Job{ID: "job-3"}) })
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, ErrShuttingDown, "Submit of job-3 came after Shutdown returned: it must be refused with ErrShuttingDown")
+		assert.Equal(t, []string{"job-1"}, r.started(), "Submit refused job-2 and job-3: a refused job is never handled")
+	})
+}
+
+func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		r.svc.Start()
+		gates := r.hold(true, "job-1")
+		if !r.accept("the queue was empty", "job-1", "job-2") { // job-1 runs, job-2 fills the queue
+			return
+		}
+		cancelled := r.submit("job-3")
+		waiting := r.submit("job-4")
+		if !r.settle("Submit on a full queue") || cancelled.broken(r) || waiting.broken(r) {
+			return
+		}
+		if cancelled.Returned() || waiting.Returned() {
+			_, err := cancelled.Result()
+			t.Errorf("Submit of job-3 returned %v while the queue was full (1 worker busy with job-1, job-2 queued): "+
+				"on a full queue Submit waits for room, its ctx or the shutdown — it neither drops the job nor "+
+				"refuses it at once (no select with a default case)", err)
+			r.unwind()
+			return
+		}
+		cancelled.cancel()
+		if !r.settle("Submit of job-3 on a full queue, after its ctx was cancelled") || cancelled.broken(r) {
+			return
+		}
+		if !cancelled.Returned() {
+			t.Errorf("Submit of job-3 was waiting for room in the queue when its ctx was cancelled, and it kept " +
+				"waiting: select on ctx.Done() together with the send")
+			r.unwind()
+			return
+		}
+		_, err := cancelled.Result()
+		if !assert.ErrorIs(t, err, context.Canceled, "Submit of job-3 was waiting for room when its ctx was "+
+			"cancelled: it must return ctx.Err()") {
+			r.unwind()
+			return
+		}
+		gates[0].Release() // job-1 ends, job-2 starts: room for job-4
+		if !r.settle("Submit of job-4 when room appeared") || waiting.broken(r) {
+			return
+		}
+		if !waiting.Returned() {
+			t.Errorf("job-1 finished and job-2 left the queue, but Submit of job-4 was still waiting for room")
+			r.unwind()
+			return
+		}
+		if _, err := waiting.Result(); !assert.NoError(t, err, "Submit of job-4 waited on a full queue until room "+
+			"appeared: it must then accept the job") {
+			r.unwind()
+			return
+		}
+		sd := r.shutdown()
+		if _, _, ok := testFinish(r, sd, "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
+			return
+		}
+		assert.Equal(t, []string{"job-1", "job-2", "job-4"}, r.started(),
+			"job-3 was given up by its caller; the others were accepted and must be handled, in order")
+	})
+}
+
+func TestR1_WaitingSubmitIsReleasedWhenShutdownBegins(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		r.svc.Start()
+		r.hold(true, "job-1")
+		if !r.accept("the queue was empty", "job-1", "job-2") { // job-1 runs, job-2 fills the queue
+			return
+		}
+		waiting := r.submit("job-3")
+		if !r.settle("Submit on a full queue") || waiting.broken(r) {
+			return
+		}
+		if waiting.Returned() {
+			t.Errorf("Submit of job-3 returned while the queue was full; it must wait for room, its ctx or the shutdown")
+			r.unwind()
+			return
+		}
+		sd := r.shutdown()
+		if !r.settle("Shutdown while Submit of job-3 waited for room") || waiting.broken(r) || sd.broken(r) {
+			return
+		}
+		if !waiting.Returned() {
+			t.Errorf("Shutdown began while Submit of job-3 waited for room in the full queue, and Submit kept " +
+				"waiting: a waiting Submit must return ErrShuttingDown as soon as Shutdown begins — select on a " +
+				"channel that Shutdown closes, together with the send")
+			r.unwind()
+			return
+		}
+		_, err := waiting.Result()
+		if !assert.ErrorIs(t, err, ErrShuttingDown, "Shutdown began while Submit of job-3 waited for room: "+
+			"it must return ErrShuttingDown") {
+			r.unwind()
+			return
+		}
+		r.release() // job-1 finishes, then job-2
+		if _, _, ok := testFinish(r, sd, "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
+			return
+		}
+		assert.Equal(t, []string{"job-1", "job-2"}, r.started(),
+			"job-3 was refused and must never be handled; job-1 (running) and job-2 (queued) were accepted "+
+				"when Shutdown began, and must be")
+	})
+}
+
+func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
+	katatest.Repeat(t, 6, func(h *katatest.H) {
+		const submitters = 12
+		r := testNew(h, 2, 4)
+		r.svc.Start()
+		// The submitters and Shutdown wait at start and are released in one
+		// step, with nothing but the Service to order them: a flag read and
+		// written without the lock is a race the detector sees.
+		start := make(chan struct{})
+		subs := make([]*testCall[struct{}], submitters)
+		for i := range subs {
+			id := fmt.Sprintf("job-%d", i+1)
+			subs[i] = testGo(r, func(ctx context.Context) (struct{}, error) {
+				<-start
+				return struct{}{}, r.svc.Submit(ctx, Job{ID: id})
+			})
+		}
+		sd := testGo(r, func(ctx context.Context) (Report, error) {
+			<-start
+			return r.svc.Shutdown(ctx)
+		})
+		close(start)
+		if !r.settle(fmt.Sprintf("%d Submits racing Shutdown", submitters)) {
+			return
+		}
+		if sd.broken(r) || slices.ContainsFunc(subs, func(c *testCall[struct{}]) bool { return c.broken(r) }) {
+			return
+		}
+		var accepted []string
+		for i, c := range subs {
+			id := fmt.Sprintf("job-%d", i+1)
+			if !c.Returned() {
+				t.Errorf("%d Submits raced Shutdown; Submit of %s never returned: once Shutdown begins, a Submit that "+
+					"waits for room must return ErrShuttingDown", submitters, id)
+				r.unwind()
+				return
+			}
+			_, err := c.Result()
+			switch {
+			case err == nil:
+				accepted = append(accepted, id)
+			case !errors.Is(err, ErrShuttingDown):
+				t.Errorf("%d Submits raced Shutdown; Submit of %s returned %q: a Submit either accepts its job (nil) "+
+					"or refuses it with ErrShuttingDown, and on a full queue it waits", submitters, id, err)
+				r.unwind()
+				return
+			}
+		}
+		rep, err, ok := testFinish(r, sd, "Shutdown", fmt.Sprintf("%d Submits raced Shutdown and every job had "+
+			"finished, but Shutdown did not return", submitters))
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "Shutdown raced %d Submits without a deadline: it must drain and return nil", submitters)
+		assert.Empty(t, rep.Abandoned, "Shutdown raced %d Submits without a deadline: nothing may be abandoned", submitters)
+		assert.Empty(t, rep.Dropped, "Shutdown raced %d Submits without a deadline: nothing may be dropped", submitters)
+		handled := r.started()
+		slices.Sort(handled)
+		slices.Sort(accepted)
+		assert.Equal(t, accepted, handled, "%d Submits raced Shutdown: every job whose Submit returned nil must be "+
+			"handled exactly once, and no refused job may be handled — count the Submits that may still send "+
+			"(under the same lock as the closed check) and let Shutdown wait for them", submitters)
+	})
+}
+
+func TestR2_DrainsRunningAndQueuedJobs(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		ids := testJobs(6)
+		r := testNew(h, 2, 4)
+		r.svc.Start()
+		gates := r.hold(true, ids...)
+		if !r.accept("2 workers and a queue of 4", ids...) || !r.wantRunning("6 jobs submitted", "job-1", "job-2") {
+			return
+		}
+		sd := r.shutdown()
+		for i := range ids {
+			if !r.settle("Shutdown while jobs remain") || sd.broken(r) {
+				return
+			}
+			if sd.Returned() {
+				t.Errorf("Shutdown returned while %v were still running and %d jobs were queued: without a deadline, "+
+					"Shutdown drains — queued jobs still start, and it returns only when every accepted job has "+
+					"finished", r.running(), len(ids)-len(r.started()))
+				r.unwind()
+				return
+			}
+			gates[i].Release()
+		}
+		rep, err, ok := testFinish(r, sd, "Shutdown", "all 6 jobs had finished, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		assert.Equal(t, ids, r.started(), "Shutdown began with job-1 and job-2 running and 4 jobs queued: "+
+			"every one must be handled, in order — queued jobs are drained, not dropped")
+		assert.NoError(t, err, "Shutdown drained every job without a deadline: it must return nil")
+		assert.Empty(t, rep.Abandoned, "Shutdown drained every job: Report.Abandoned must be empty")
+		assert.Empty(t, rep.Dropped, "Shutdown drained every job: Report.Dropped must be empty")
+	})
+}
+
+func TestR2_QueuedBeforeStartIsDrained(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		ids := testJobs(3)
+		r := testNew(h, 2, 3)
+		if !r.accept("the queue has room for 3", ids...) {
+			return
+		}
+		r.svc.Start()
+		sd := r.shutdown()
+		rep, err, ok := testFinish(r, sd, "Shutdown", "the 3 queued jobs had finished, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		got := r.started()
+		slices.Sort(got)
+		assert.Equal(t, ids, got, "3 jobs were submitted before Start: the workers must handle every one")
+		assert.NoError(t, err, "Shutdown drained every job: it must return nil")
+		assert.Empty(t, rep.Dropped, "Shutdown drained every job: Report.Dropped must be empty")
+	})
+}
+
+func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const grace = 10 * time.Second
+		ids := testJobs(5)
+		r := testNew(h, 2, 3)
+		r.svc.Start()
+		gates := r.hold(false, ids...)
+		if !r.accept("2 workers and a queue of 3", ids...) || !r.wantRunning("5 jobs submitted", "job-1", "job-2") {
+			return
+		}
+		sd := r.shutdownWithin(grace)
+		if !r.advance(grace-1, "Shutdown with 1ns of grace left") || sd.broken(r) {
+			return
+		}
+		if sd.Returned() || gates[0].Cancelled()+gates[1].Cancelled() > 0 {
+			t.Errorf("with 1ns of its 10s grace left, Shutdown had returned or cancelled the running jobs: until "+
+				"the grace runs out it must wait for them (running jobs: %v)", r.running())
+			r.unwind()
+			return
+		}
+		if !r.advance(1, "Shutdown when the grace ran out") || sd.broken(r) {
+			return
+		}
+		if !sd.Returned() {
+			what := "Shutdown was still waiting for them"
+			if gates[0].Cancelled() == 0 {
+				what = "their ctx was not cancelled: select on ctx.Done() together with the drain, and on ctx.Done() " +
+					"cancel the context the Service gives every job (one it owns, not Submit's or Shutdown's)"
+			}
+			t.Errorf("the 10s grace ran out on the clock while job-1 and job-2 ran (their handle returns as soon as "+
+				"their ctx is cancelled), but %s", what)
+			r.unwind()
+			sd.Stop(sd.cancel)
+			return
+		}
+		rep, err, ok := sd.Finish("Shutdown")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "the grace ran out: Shutdown must return ctx.Err(), "+
+			"context.DeadlineExceeded")
+		assert.Equal(t, []string{"job-1", "job-2"}, testIDs(rep.Abandoned), "the grace ran out while job-1 and job-2 "+
+			"ran; cancelled, they returned an error: Report.Abandoned must list them — wait for the workers to "+
+			"return before you build the report")
+		assert.Equal(t, []string{"job-3", "job-4", "job-5"}, testIDs(rep.Dropped), "the grace ran out with job-3, "+
+			"job-4 and job-5 still queued: Report.Dropped must list them — queued jobs are never lost silently")
+		assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "after the hard stop no queued job may start: "+
+			"a worker that takes a job after the grace ran out must drop it, not handle it")
+	})
+}
+
+func TestR4_RepeatedShutdownReturnsTheSameResult(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		r.svc.Start()
+		sd := r.shutdown()
+		if _, err, ok := testFinish(r, sd, "Shutdown of an idle Service", "an idle Service must shut down at once"); !ok {
+			return
+		} else if !assert.NoError(t, err, "an idle Service drains at once: Shutdown must return nil") {
+			return
+		}
+		again := r.shutdown()
+		rep, err, ok := testFinish(r, again, "a second Shutdown", "the Service was already shut down: "+
+			"a second Shutdown must return the first one's result at once")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "the first Shutdown returned nil: a second Shutdown must return the same")
+		assert.Empty(t, rep.Abandoned, "the first Shutdown abandoned nothing: a second one must report the same")
+
+		r = testNew(h, 1, 1)
+		r.svc.Start()
+		r.hold(false, "job-1")
+		if !r.accept("the queue was empty", "job-1", "job-2") {
+			return
+		}
+		sd = r.shutdownWithin(time.Second)
+		if !r.advance(time.Second, "Shutdown with a grace of 1s") {
+			return
+		}
+		r.release() // if the grace did not end the jobs (R3), they end now
+		first, firstErr, ok := testFinish(r, sd, "Shutdown", "every job had finished, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		again = r.shutdown()
+		rep, err, ok = testFinish(r, again, "a second Shutdown", "the Service was already shut down: "+
+			"a second Shutdown must return the first one's result at once")
+		if !ok {
+			return
+		}
+		if firstErr != nil {
+			assert.ErrorIs(t, err, firstErr, "the first Shutdown returned %q: a second Shutdown must return the "+
+				"first one's result, the same error, not nil — keep the result and return it to every call", firstErr)
+		} else {
+			assert.NoError(t, err, "the first Shutdown returned nil: a second Shutdown must return the first one's result")
+		}
+		assert.Equal(t, testIDs(first.Abandoned), testIDs(rep.Abandoned), "a second Shutdown must return the same "+
+			"Report as the first: same Abandoned")
+		assert.Equal(t, testIDs(first.Dropped), testIDs(rep.Dropped), "a second Shutdown must return the same "+
+			"Report as the first: same Dropped")
+	})
+}
+
+func TestR4_ConcurrentShutdownsWaitForTheSameEnd(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		r.svc.Start()
+		gates := r.hold(true, "job-1")
+		if !r.accept("the queue was empty", "job-1", "job-2") {
+			return
+		}
+		calls := []*testCall[Report]{r.shutdown()}
+		if !r.settle("Shutdown while job-1 ran") || calls[0].broken(r) {
+			return
+		}
+		calls = append(calls, r.shutdown(), r.shutdown())
+		if !r.settle("three Shutdown calls while job-1 ran") {
+			return
+		}
+		for i, c := range calls {
+			if c.broken(r) {
+				return
+			}
+			if c.Returned() {
+				_, err := c.Result()
+				t.Errorf("Shutdown call %d of 3 returned (error: %v) while the first was still draining job-1 and "+
+					"job-2: every call must wait for the same end and return the same result", i+1, err)
+				r.unwind()
+				return
+			}
+		}
+		gates[0].Release()
+		for i, c := range calls {
+			rep, err, ok := testFinish(r, c, fmt.Sprintf("Shutdown call %d of 3", i+1),
+				"every job had finished, but it did not return")
+			if !ok {
+				return
+			}
+			assert.NoError(t, err, "Shutdown call %d of 3: the drain finished, so every call returns nil", i+1)
+			assert.Empty(t, rep.Dropped, "Shutdown call %d of 3: the drain finished, so nothing is dropped", i+1)
+		}
+		assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "three Shutdown calls drain the queued jobs once")
+	})
+}
+
+func TestR5_AnIdleServiceStopsItsWorkers(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 4, 2)
+		r.svc.Start()
+		sd := r.shutdown()
+		rep, err, ok := testFinish(r, sd, "Shutdown of an idle Service", "there was nothing to drain, "+
+			"so Shutdown must return at once")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "Shutdown of an idle Service must return nil")
+		assert.Empty(t, rep.Dropped, "Shutdown of an idle Service drops nothing")
+	})
+}
+
+func TestR5_WaitsForJobsThatStopSlowly(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 2, 2)
+		r.svc.Start()
+		hold, cleanup := r.gate(), r.gate()
+		r.plan("job-1", testPlan{hold: hold, cleanup: cleanup}) // cleans up for a while after the cancel
+		r.hold(false, "job-2")
+		if !r.accept("the queue was empty", "job-1", "job-2") || !r.wantRunning("2 jobs submitted", "job-1", "job-2") {
+			return
+		}
+		sd := r.shutdownWithin(5 * time.Second)
+		if !r.advance(5*time.Second, "Shutdown when the grace ran out") || sd.broken(r) {
+			return
+		}
+		if sd.Returned() && slices.Contains(r.running(), "job-1") {
+			t.Errorf("Shutdown returned while job-1's handle was still running (cancelled at the deadline, it was " +
+				"cleaning up): after cancelling the jobs, wait for every worker to return — nothing the Service " +
+				"started may run after Shutdown returns")
+			r.unwind()
+			return
+		}
+		r.release() // job-1 ends its cleanup; a Shutdown that ignored the deadline can finish too
+		if _, _, ok := testFinish(r, sd, "Shutdown", "every job had returned, but Shutdown did not return"); !ok {
+			return
+		}
+		assert.Empty(t, r.running(), "Shutdown returned: no job may still be in handle")
+	})
+}
+
+func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		r.svc.Start()
+		gates := r.hold(false, "job-1", "job-2")
+		if !r.accept("the queue was empty", "job-1", "job-2") {
+			return
+		}
+		sd := r.shutdownWithin(time.Minute)
+		if !r.advance(30*time.Second, "Shutdown with 30s of grace left") || sd.broken(r) {
+			return
+		}
+		if gates[0].Cancelled() > 0 {
+			t.Errorf("job-1 was running when Shutdown began, and its ctx was cancelled with 30s of its 1m grace " +
+				"left: a job's ctx must end only at the hard stop, when Shutdown's ctx ends — not when Shutdown " +
+				"begins (the ctx given to handle must not be cancelled by Shutdown itself)")
+			r.unwind()
+			return
+		}
+		gates[0].Release()
+		if !r.advance(10*time.Second, "Shutdown with 20s of grace left") || sd.broken(r) {
+			return
+		}
+		starts := r.starts.All()
+		if len(starts) < 2 {
+			t.Errorf("job-2 was queued when Shutdown began, and 10s after job-1 finished it had not started: " +
+				"queued jobs are drained (R2)")
+			r.unwind()
+			return
+		}
+		if !starts[1].live || gates[1].Cancelled() > 0 {
+			t.Errorf("job-2 was queued when Shutdown began and started during the drain, with its ctx already "+
+				"cancelled or cancelled while 20s of grace were left (starts: %v): queued jobs drained during the "+
+				"grace run with a live ctx", starts)
+			r.unwind()
+			return
+		}
+		gates[1].Release()
+		rep, err, ok := testFinish(r, sd, "Shutdown", "both jobs had finished within the grace, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "both jobs finished within the grace: Shutdown must return nil")
+		assert.Empty(t, rep.Abandoned, "both jobs finished within the grace: nothing is abandoned")
+	})
+}
