@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,7 +154,14 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 		}
 		for _, name := range blamed {
 			v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.timeout())
-			if v.Kind == failure.Panic {
+			if hung := v.Kind == failure.Timeout || v.Kind == failure.MutexHang; hung {
+				// A panic the harness recovered earlier in the test explains
+				// the hang (a mutex the panicking code held stays locked).
+				if first := classifyFailure(run.Tests[name].Output(), dir); first.Kind == failure.Panic || first.Kind == failure.NotImplemented {
+					first.Detail = append(slices.Clip(first.Detail), "then the test hung: "+v.Message)
+					v = first
+				}
+			} else if v.Kind == failure.Panic {
 				// The harness recovers panics on the goroutines it runs,
 				// so this one came from a goroutine the code started.
 				v.Message = "a goroutine your code started panicked: " + strings.TrimPrefix(v.Message, "panic: ")
