@@ -8,6 +8,9 @@ GO      ?= go
 EX      ?=
 N       ?=
 REPEAT  ?=
+NAME    ?=
+DIR     ?=
+OUT     ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -15,7 +18,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list hint verify test bench stress $(CHECKER)
+.PHONY: help check list watch hint solution reset doctor interview report pack verify test bench stress $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -27,11 +30,34 @@ $(CHECKER):
 check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates)
 	@$(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT))
 
-list: $(CHECKER) ## list the katas
+list: $(CHECKER) ## the katas and where you stand
 	@$(CHECKER) list
 
-hint: $(CHECKER) ## show a hint: make hint EX=06 (then N=2, N=3)
+watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops)
+	@$(CHECKER) watch $(EX)
+
+hint: $(CHECKER) ## the next hint: make hint EX=06 (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
+
+solution: $(CHECKER) ## the reference and its WHY after a pass: make solution EX=06 (GIVEUP=1 before)
+	@$(CHECKER) solution $(EX) $(if $(GIVEUP),--give-up)
+
+reset: $(CHECKER) ## back to the untouched stub, your files backed up: make reset EX=06 (FORCE=1: no question)
+	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
+
+doctor: ## first run: check Go, gcc and modules, warm the race build (about a minute)
+	@echo "Building the checker (the first time, this also fetches the Go modules)..."
+	@$(GO) build -o $(CHECKER) ./checker
+	@$(CHECKER) doctor
+
+interview: $(CHECKER) ## a timed interview with a scorecard: make interview EX=06 NAME=Ada
+	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)")
+
+report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
+	@$(CHECKER) report $(DIR)
+
+pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata)
+	@$(CHECKER) pack --out "$(OUT)" $(EX)
 
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify
@@ -44,7 +70,7 @@ test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests
 	$(GO) test -count=1 ./checker/internal/cli/ # end to end: runs the checker as a process, as users do
 	$(CHECKER) verify
 
-bench: ## measure: warm check vs plain go test -race, and hidden-test run time
+bench: ## measure: warm check vs plain go test -race, hidden-test run time, watch save-to-verdict
 	@$(GO) run ./checker/internal/bench
 
 stress: $(CHECKER) ## references 50x and mutants 20x under -race at -cpu 1,2,4, shuffled

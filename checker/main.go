@@ -1,9 +1,20 @@
 // Command checker grades the Go concurrency katas.
 //
-//	checker list            the katas
-//	checker check 06        grade kata 06 (make check EX=06)
-//	checker hint 06 [N]     show a hint
-//	checker verify          maintainers: stubs fail, references pass, mutants are caught
+//	checker list              the katas and your status
+//	checker check 06          grade kata 06 (make check EX=06)
+//	checker watch 06          grade again on every save
+//	checker hint 06 [N]       the next hint, or hint N
+//	checker solution 06       the reference and its WHY, after a pass (--give-up: before)
+//	checker reset 06          the untouched stub again, from git; your files backed up
+//	checker interview 06      a timed interview ending in a Markdown scorecard
+//	checker report DIR        a workshop's room grid from participants' --json grades
+//	checker pack --out DIR    a candidate kit: no solutions, hidden tests inside the binary
+//	checker doctor            check Go, gcc and modules; warm the race build
+//	checker verify            maintainers: stubs fail, references pass, mutants are caught
+//
+// `checker help` gives the flags. Progress (last grades, hints shown) is
+// kept in .kata/state.json, which git ignores; only reset writes the
+// learner's files.
 //
 // Exit codes: 0 passed; 1 a kata fell short or verify found a problem;
 // 2 usage error (such as a kata that does not exist); 3 the checker itself

@@ -7,10 +7,13 @@
 // ratio (target: at most 1.3). Then, for every kata, it times the hidden
 // tests' execution: the test process running them minus the same process
 // running none (target: under 100 ms each, under 1 s for all).
+// Last, it runs `checker watch` on the kata and times, five times, a save
+// of the exercise until its new verdict is printed (target: under 1.5 s).
 // It exits 1 when a target is missed.
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -119,6 +122,20 @@ func run(kataName string) error {
 		missed = missed || m >= 100*time.Millisecond
 	}
 	fmt.Printf("  %-20s %6.1f ms   (target < 1000 ms)\n", "all", ms(total))
+
+	edited, err := checkAfterEdit(tmp, env, k, check)
+	if err != nil {
+		return err
+	}
+	lat, err := watchLatency(tmp, env, k)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nwatch %s: save to verdict, warm (median of %d saves)\n", k.ID(), runs)
+	fmt.Printf("  median             %6.0f ms   (target < 1500 ms)\n", ms(median(lat)))
+	fmt.Printf("  slowest            %6.0f ms\n", ms(slices.Max(lat)))
+	fmt.Printf("  make check EX=%s right after an edit (recompiles and relinks, as watch must): %.0f ms\n", k.ID(), ms(median(edited)))
+	missed = missed || median(lat) >= 1500*time.Millisecond
 	if missed || total >= time.Second {
 		return fmt.Errorf("a target was missed")
 	}
@@ -197,3 +214,94 @@ func median(ds []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// watchLatency starts `checker watch` on kata k and returns, for each of
+// several saves, the time from the save to the end of the new verdict.
+func watchLatency(dir string, env []string, k catalog.Kata) ([]time.Duration, error) {
+	bin := filepath.Join(dir, "checker.bin")
+	build := exec.Command("go", "build", "-o", bin, "./checker")
+	build.Dir, build.Env = dir, env
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build checker: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "watch", k.ID(), "--color=never")
+	cmd.Dir, cmd.Env = dir, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}()
+	verdicts := make(chan time.Time)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "Score: ") {
+				verdicts <- time.Now()
+			}
+		}
+		close(verdicts)
+	}()
+	next := func() (time.Time, error) {
+		select {
+		case t, ok := <-verdicts:
+			if !ok {
+				return t, fmt.Errorf("watch ended early")
+			}
+			return t, nil
+		case <-time.After(2 * time.Minute):
+			return time.Time{}, fmt.Errorf("no verdict from watch within 2 minutes")
+		}
+	}
+	if _, err := next(); err != nil { // the first grade, at start
+		return nil, err
+	}
+	file := filepath.Join(k.Exercise, k.Package+".go")
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var lat []time.Duration
+	for i := range runs + 1 { // the first save warms the cache for edited code
+		saved := time.Now()
+		if err := os.WriteFile(file, fmt.Appendf(slices.Clone(orig), "\n// save %d\n", i), 0o644); err != nil {
+			return nil, err
+		}
+		got, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			lat = append(lat, got.Sub(saved))
+		}
+	}
+	return lat, nil
+}
+
+// checkAfterEdit times check right after an edit of the exercise: what
+// watch's grade costs, without noticing the save.
+func checkAfterEdit(dir string, env []string, k catalog.Kata, check func() (time.Duration, error)) ([]time.Duration, error) {
+	file := filepath.Join(k.Exercise, k.Package+".go")
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	defer os.WriteFile(file, orig, 0o644)
+	var ds []time.Duration
+	for i := range runs {
+		if err := os.WriteFile(file, fmt.Appendf(slices.Clone(orig), "\n// edit %d\n", i), 0o644); err != nil {
+			return nil, err
+		}
+		d, err := check()
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}

@@ -15,10 +15,11 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
@@ -39,8 +40,12 @@ const (
 type Env struct {
 	Dir            string   // working directory
 	Vars           []string // environment, KEY=value
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	IsTerminal     bool // stdout is a terminal
+	IsTerminal     bool        // stdout is a terminal
+	Clock          clock.Clock // for countdowns, progress lines, backup names; nil: the real clock
+
+	scratch *scratch // temporary files of one Run
 }
 
 func (e Env) get(key string) string {
@@ -54,22 +59,41 @@ func (e Env) get(key string) string {
 
 const usage = `Usage: checker <verb> [flags] [args]
 
-Verbs:
-  list                 the katas: number, title, difficulty, minutes
+Learning:
+  list                 the katas with your status: not started, k of n, passed, bonus k of m
   check [NN]           grade kata NN (all katas without NN)
-  hint NN [N]          show hint N of kata NN (default 1)
-  verify [NN...]       maintainers: stubs fail, references pass, mutants are caught
+  watch [NN]           grade again on every save (without NN: the next kata not passed)
+  hint NN [N]          the next hint of kata NN, or hint N
+  solution NN          the reference and its WHY, once your code passed
+                       (--give-up: now, and remembered)
+  reset NN             put the untouched stub back, from git history; your .go files
+                       are kept in .kata/backup (--force: do not ask)
+
+Interviews and workshops:
+  interview NN         the story, a pause to ask questions, the decisions, a countdown
+                       with a grade on every save, then a Markdown scorecard
+                       (--name=CANDIDATE --minutes=N --out=FILE; type hint or done)
+  report DIR           the room grid from participants' check --json files in DIR:
+                       DIR/room.html and DIR/room.md (--out=DIR2 to write elsewhere)
+  pack --out DIR [NN…] a candidate kit: exercises and a checker with the hidden tests
+                       inside (out of sight, not secret); no solutions
+  doctor               check Go, gcc and the modules, and warm the race build
+
+Maintainers:
+  verify [NN...]       stubs fail, references pass, mutants are caught
                        (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run)
   help                 this text
 
 check flags:
   --json               print the grade as JSON (schema: go doc gokata/checker/internal/report)
-  --color=auto|always|never
+  --name=NAME          the participant named in the JSON (default: git config user.name)
+  --color=auto|always|never   (also for list, watch, interview, doctor; NO_COLOR is honoured)
   --timeout=5s         a test run still going after this is stopped as a hang
   --repeat=N           run every test N times at each --cpu value, shuffled, and
                        report each requirement's pass rate (luck is caught)
   --cpu=1,2,4          GOMAXPROCS values for --repeat (default 1,2,4)
 
+Your progress lives in .kata/ (git ignores it); no verb but reset writes your files.
 Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrupted.
 `
 
@@ -87,7 +111,7 @@ func Main() int {
 	dir, _ := os.Getwd()
 	fi, _ := os.Stdout.Stat()
 	return Run(ctx, os.Args[1:], Env{
-		Dir: dir, Vars: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
+		Dir: dir, Vars: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		IsTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
 	})
 }
@@ -95,6 +119,8 @@ func Main() int {
 // Run runs the checker with args (without the program name) and returns
 // the exit code.
 func Run(ctx context.Context, args []string, env Env) int {
+	env.scratch = &scratch{}
+	defer env.scratch.clean()
 	code, err := run(ctx, args, env)
 	var ue *usageError
 	switch {
@@ -131,6 +157,20 @@ func run(ctx context.Context, args []string, env Env) (int, error) {
 		return check(ctx, args, env)
 	case "hint":
 		return hint(args, env)
+	case "solution":
+		return solution(args, env)
+	case "reset":
+		return reset(ctx, args, env)
+	case "doctor":
+		return doctor(ctx, args, env)
+	case "watch":
+		return watchVerb(ctx, args, env)
+	case "interview":
+		return interview(ctx, args, env)
+	case "report":
+		return roomReport(args, env)
+	case "pack":
+		return packVerb(ctx, args, env)
 	case "verify":
 		return verifyVerb(ctx, args, env)
 	}
@@ -155,7 +195,11 @@ func load(env Env) (*catalog.Catalog, error) {
 	if err != nil {
 		return nil, &usageError{err.Error(), "run it from the kata checkout"}
 	}
-	return catalog.Load(root)
+	cat, err := catalog.Load(root)
+	if err != nil {
+		return nil, err
+	}
+	return cat, unpackHidden(cat, env)
 }
 
 // find resolves a kata argument, or explains which ones exist.
@@ -169,52 +213,10 @@ func find(cat *catalog.Catalog, name string) (catalog.Kata, error) {
 	return catalog.Kata{}, &usageError{fmt.Sprintf("no kata %q; the katas are: %s", name, cat.Names()), "make list"}
 }
 
-func list(args []string, env Env) (int, error) {
-	fs := newFlags("list")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	for _, k := range cat.Katas {
-		fmt.Fprintf(env.Stdout, "%s  %-48s %-12s %3d min\n", k.ID(), k.Title, k.Difficulty, k.Minutes)
-	}
-	return ExitPass, nil
-}
-
-func hint(args []string, env Env) (int, error) {
-	fs := newFlags("hint")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	k, err := find(cat, fs.Arg(0))
-	if err != nil {
-		return 0, err
-	}
-	n := 1
-	if fs.NArg() > 1 {
-		n, err = strconv.Atoi(fs.Arg(1))
-		if err != nil || n < 1 || n > len(k.Hints) {
-			return 0, &usageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
-		}
-	}
-	h := k.Hints[n-1]
-	fmt.Fprintf(env.Stdout, "Hint %d of %d for %s (helps with %s)\n\n%s\n", n, len(k.Hints), k.Slug, strings.Join(h.Covers, ", "), h.Text)
-	if n < len(k.Hints) {
-		fmt.Fprintf(env.Stdout, "\nStill stuck? make hint EX=%s N=%d\n", k.ID(), n+1)
-	}
-	return ExitPass, nil
-}
-
 func check(ctx context.Context, args []string, env Env) (int, error) {
 	fs := newFlags("check")
 	asJSON := fs.Bool("json", false, "")
+	name := fs.String("name", "", "")
 	color := fs.String("color", "auto", "")
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
 	repeat := fs.Int("repeat", 1, "")
@@ -246,13 +248,13 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	meta := report.Meta{Participant: *name}
+	if *asJSON && meta.Participant == "" {
+		meta.Participant = gitUserName(ctx, cat.Root, env)
+	}
 	code := ExitPass
 	for i, k := range katas {
-		t, err := grade.Learner(k)
-		if err != nil {
-			return 0, err
-		}
-		r, err := grade.Grade(ctx, tc, cat.Root, t, opt)
+		r, err := gradeLearner(ctx, tc, cat.Root, k, opt, env)
 		if err != nil {
 			return 0, err
 		}
@@ -260,7 +262,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 			code = ExitFail
 		}
 		if *asJSON {
-			if err := report.JSON(env.Stdout, r); err != nil {
+			if err := report.JSON(env.Stdout, r, meta); err != nil {
 				return 0, err
 			}
 			continue

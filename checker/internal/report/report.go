@@ -4,6 +4,7 @@
 //
 //	{
 //	  "schema": 1,
+//	  "participant": "Ada Lovelace",   // check --name, else git's user.name, else ""
 //	  "kata": "06-retry", "title": "…",
 //	  "passed": false,                 // every requirement passed and every gate held
 //	  "score": {"required": 3, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2},
@@ -24,7 +25,9 @@
 //	  }]
 //	}
 //
-// Fields are only ever added within a schema version.
+// `check --json` without a kata prints one such object per kata, one after
+// the other (a JSON stream, not an array). Fields are only ever added
+// within a schema version; a reader ignores fields it does not know.
 package report
 
 import (
@@ -48,6 +51,13 @@ func (s Style) paint(code, text string) string {
 	}
 	return "\x1b[" + code + "m" + text + "\x1b[0m"
 }
+
+// Good, Bad, Warn and Dim colour text for other verbs' output (list,
+// doctor): green, red, yellow and faint, or plain without colour.
+func (s Style) Good(t string) string { return s.paint("32", t) }
+func (s Style) Bad(t string) string  { return s.paint("31", t) }
+func (s Style) Warn(t string) string { return s.paint("33", t) }
+func (s Style) Dim(t string) string  { return s.paint("2", t) }
 
 func (s Style) ok() string   { return s.paint("32", "✔") }
 func (s Style) bad() string  { return s.paint("31", "✘") }
@@ -252,25 +262,33 @@ func next(r *grade.Result) string {
 	return "all requirements and bonus follow-ups pass. Well done."
 }
 
+// Meta is what a JSON grade says beyond the grade itself.
+type Meta struct {
+	Participant string // who was graded, for a workshop's room report
+}
+
 // JSON writes the grade as data (see the package doc for the schema).
-func JSON(w io.Writer, r *grade.Result) error {
+func JSON(w io.Writer, r *grade.Result, m Meta) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(toJSON(r))
+	g := toJSON(r)
+	g.Participant = m.Participant
+	return enc.Encode(g)
 }
 
 type jsonGrade struct {
-	Schema int        `json:"schema"`
-	Kata   string     `json:"kata"`
-	Title  string     `json:"title"`
-	Passed bool       `json:"passed"`
-	Score  jsonScore  `json:"score"`
-	Race   bool       `json:"race"`
-	NoRace string     `json:"noRace"`
-	Runs   int        `json:"runs"`
-	Gates  []jsonGate `json:"gates"`
-	Build  *jsonBuild `json:"build"`
-	Items  []jsonItem `json:"items"`
+	Schema      int        `json:"schema"`
+	Participant string     `json:"participant"`
+	Kata        string     `json:"kata"`
+	Title       string     `json:"title"`
+	Passed      bool       `json:"passed"`
+	Score       jsonScore  `json:"score"`
+	Race        bool       `json:"race"`
+	NoRace      string     `json:"noRace"`
+	Runs        int        `json:"runs"`
+	Gates       []jsonGate `json:"gates"`
+	Build       *jsonBuild `json:"build"`
+	Items       []jsonItem `json:"items"`
 }
 
 type jsonScore struct {

@@ -89,7 +89,7 @@ func TestText(t *testing.T) {
 func TestJSON(t *testing.T) {
 	r := results()["mixed"]
 	var b bytes.Buffer
-	require.NoError(t, report.JSON(&b, r))
+	require.NoError(t, report.JSON(&b, r, report.Meta{}))
 	golden(t, "mixed.json", b.Bytes())
 	var decoded map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &decoded))
@@ -106,4 +106,12 @@ func golden(t *testing.T, name string, got []byte) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test -update to create it")
 	assert.Equal(t, string(want), string(got))
+}
+
+func TestJSONParticipant(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, report.JSON(&b, results()["passed"], report.Meta{Participant: "Ada Lovelace"}))
+	var g struct{ Participant string }
+	require.NoError(t, json.Unmarshal(b.Bytes(), &g))
+	assert.Equal(t, "Ada Lovelace", g.Participant)
 }

@@ -1,0 +1,43 @@
+package bundle
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRepositoryCheckerPacksNothing(t *testing.T) {
+	files, err := Files()
+	require.NoError(t, err)
+	assert.Empty(t, files)
+}
+
+func TestRoundTrip(t *testing.T) {
+	files := map[string][]byte{
+		"06-retry/retry_test.go":   []byte("package retry\n\nfunc TestR1_Grows(t *testing.T) {}\n"),
+		"06-retry/helpers_test.go": []byte("package retry\n"),
+		"01-fanout/fanout_test.go": []byte("package fanout\n"),
+	}
+	src, err := Source(files)
+	require.NoError(t, err)
+	assert.NotContains(t, string(src), "TestR1_Grows", "not readable as it is")
+	m := regexp.MustCompile(`const packed = "([^"]*)"`).FindSubmatch(src)
+	require.NotNil(t, m, "%s", src)
+	got, err := decode(string(m[1]))
+	require.NoError(t, err)
+	assert.Equal(t, files, got)
+	assert.True(t, bytes.HasPrefix(src, []byte("// Code generated")))
+}
+
+func TestDecodeRefusesPaths(t *testing.T) {
+	for _, name := range []string{"../evil_test.go", "/etc/x_test.go", "a/b/c_test.go", "top_test.go"} {
+		src, err := Source(map[string][]byte{name: []byte("x")})
+		require.NoError(t, err)
+		m := regexp.MustCompile(`const packed = "([^"]*)"`).FindSubmatch(src)
+		_, err = decode(string(m[1]))
+		assert.Error(t, err, name)
+	}
+}

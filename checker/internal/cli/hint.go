@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gokata/checker/internal/state"
+)
+
+// hint shows hint N of a kata, or the next one not yet shown, and records
+// how many were shown (the interview scorecard counts them).
+func hint(args []string, env Env) (int, error) {
+	fs := newFlags("hint")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	k, err := find(cat, fs.Arg(0))
+	if err != nil {
+		return 0, err
+	}
+	if len(k.Hints) == 0 {
+		fmt.Fprintf(env.Stdout, "Kata %s has no hints.\n", k.Slug)
+		return ExitPass, nil
+	}
+	shown := progress(cat.Root, env).Kata(k.Slug).HintsShown
+	n := min(shown+1, len(k.Hints))
+	if fs.NArg() > 1 {
+		n, err = strconv.Atoi(fs.Arg(1))
+		if err != nil || n < 1 || n > len(k.Hints) {
+			return 0, &usageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
+		}
+	}
+	if n > shown {
+		saveProgress(cat.Root, env, func(s *state.State) {
+			k := s.Kata(k.Slug)
+			k.HintsShown = max(k.HintsShown, n)
+		})
+	}
+	h := k.Hints[n-1]
+	fmt.Fprintf(env.Stdout, "Hint %d of %d for %s (helps with %s)\n\n%s\n", n, len(k.Hints), k.Slug, strings.Join(h.Covers, ", "), h.Text)
+	switch {
+	case n < len(k.Hints):
+		fmt.Fprintf(env.Stdout, "\nStill stuck? make hint EX=%s shows hint %d.\n", k.ID(), n+1)
+	default:
+		fmt.Fprintf(env.Stdout, "\nThat is the last hint. Earlier ones: make hint EX=%s N=1. To give up and read the reference: make solution EX=%s GIVEUP=1\n", k.ID(), k.ID())
+	}
+	return ExitPass, nil
+}

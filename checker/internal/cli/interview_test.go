@@ -1,0 +1,108 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/cli"
+)
+
+// An interview on a fake clock: the story and the ask-first pause, the
+// Decisions after it, a grade on every save, a hint, the countdown, and the
+// scorecard.
+func TestInterview(t *testing.T) {
+	dir := checkout(t)
+	k := kata(t, dir)
+	clk := clock.NewMock()
+	clk.Set(time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC))
+	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--name", "Ada Lovelace", "--out", "card.md", "--poll=10ms", "--color=never")
+
+	at := iv.out.await(t, 0, "Press Enter when they have answered")
+	story := iv.out.String()
+	assert.Contains(t, story, "Interview · 06 · "+k.Title)
+	assert.NotContains(t, story, k.Ask[0], "the candidate finds the questions")
+	assert.NotContains(t, story, k.Decisions[0], "the decisions come after the questions")
+
+	clk.Add(3 * time.Minute) // asking
+	iv.typeLine(t, "")
+	at = iv.out.await(t, at, k.Decisions[0])
+	at = iv.out.await(t, at, "Interview · 06-retry · 27:00 left")
+	at = iv.out.await(t, at, "Score: 0/7 required")
+
+	iv.typeLine(t, "hint")
+	at = iv.out.await(t, at, "Hint 1 of 3")
+
+	clk.Add(10 * time.Minute)
+	for _, f := range sources(t, k.Solution) {
+		write(t, filepath.Join(k.Exercise, filepath.Base(f)), read(t, f))
+	}
+	at = iv.out.await(t, at, "Interview · 06-retry · 17:00 left")
+	at = iv.out.await(t, at, "Score: 7/7 required")
+
+	clk.Add(12 * time.Minute)
+	at = iv.out.await(t, at, "5:00 left.")
+	iv.typeLine(t, "done")
+	assert.Equal(t, cli.ExitPass, iv.wait(t))
+	iv.out.await(t, at, "Scorecard saved to card.md")
+
+	card := read(t, filepath.Join(dir, "card.md"))
+	for _, want := range []string{
+		"# Interview scorecard · 06 · " + k.Title,
+		"- **Candidate:** Ada Lovelace",
+		"- **Date:** 2030-05-06 14:00",
+		"- **Time used:** 25:00 of 30:00 (asking first: 3:00)",
+		"- **Requirements passed:** 7 of 7 · **bonus:** 2 of 2",
+		"- **Hints used:** 1 of 3",
+		"| ✔ | **R1** ",
+		" | 13:00 | pass |",
+		"## Did the candidate ask first?",
+		"- [ ] " + k.Ask[0],
+		"## Follow-up questions",
+	} {
+		assert.Contains(t, card, want)
+	}
+	followUps := card[strings.Index(card, "## Follow-up questions"):]
+	assert.Contains(t, followUps, "\n- **", "the questions from WHY.md")
+	assert.Empty(t, iv.errb.String())
+}
+
+// When time runs out, the last grade stands and the scorecard is written
+// under .kata/interviews.
+func TestInterviewTimeUp(t *testing.T) {
+	dir := checkout(t)
+	clk := clock.NewMock()
+	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--minutes=10", "--poll=10ms", "--color=never")
+	iv.stdin.Close() // no interviewer at the keyboard: no pause
+	at := iv.out.await(t, 0, "Score: 0/7 required")
+	clk.Add(5 * time.Minute)
+	at = iv.out.await(t, at, "5:00 left.")
+	clk.Add(4 * time.Minute)
+	at = iv.out.await(t, at, "1:00 left.")
+	clk.Add(time.Minute)
+	assert.Equal(t, cli.ExitFail, iv.wait(t))
+	at = iv.out.await(t, at, "Time is up.")
+	iv.out.await(t, at, "Scorecard saved to .kata/interviews/06-retry-")
+	cards, err := filepath.Glob(filepath.Join(dir, ".kata", "interviews", "06-retry-*.md"))
+	require.NoError(t, err)
+	require.Len(t, cards, 1)
+	card := read(t, cards[0])
+	assert.Contains(t, card, "- **Time used:** 10:00 of 10:00")
+	assert.Contains(t, card, "- **Requirements passed:** 0 of 7")
+	assert.Contains(t, card, "- **Hints used:** 0 of 3")
+	assert.Contains(t, card, "| ✘ | **R1** ")
+	assert.Contains(t, card, "not-implemented: ")
+}
+
+// Ctrl-C during the ask-first pause ends the interview at once.
+func TestInterviewInterrupted(t *testing.T) {
+	dir := checkout(t)
+	iv := start(t, dir, cli.Env{Clock: clock.NewMock()}, "interview", "06")
+	iv.out.await(t, 0, "Press Enter")
+	assert.Equal(t, cli.ExitInterrupted, iv.stop(t))
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/report"
+	"gokata/checker/internal/state"
+)
+
+// status is where a learner stands on one kata, from its last grade.
+type status struct {
+	graded bool
+	passed bool
+	stale  bool // the files changed since that grade
+	g      state.Grade
+}
+
+func statusOf(k catalog.Kata, s *state.State) status {
+	last := s.Kata(k.Slug).Last
+	if last == nil {
+		return status{}
+	}
+	st := status{graded: true, passed: last.Passed, g: *last}
+	if fp, err := state.Fingerprint(k.Exercise); err == nil && fp != last.Fingerprint {
+		st.stale = true
+	}
+	return st
+}
+
+// text is the status column: not started, 3 of 7, passed, passed · bonus 1 of 2.
+func (st status) text(style report.Style) string {
+	var t string
+	switch {
+	case !st.graded:
+		return style.Dim("not started")
+	case st.passed:
+		t = style.Good("passed")
+		if st.g.BonusTotal > 0 {
+			t += fmt.Sprintf(" · bonus %d of %d", st.g.Bonus, st.g.BonusTotal)
+		}
+	default:
+		t = style.Warn(fmt.Sprintf("%d of %d", st.g.Required, st.g.RequiredTotal))
+		if st.g.Bonus > 0 {
+			t += fmt.Sprintf(" · bonus %d of %d", st.g.Bonus, st.g.BonusTotal)
+		}
+	}
+	if st.stale {
+		t += " " + style.Dim("(stale)")
+	}
+	return t
+}
+
+func list(args []string, env Env) (int, error) {
+	fs := newFlags("list")
+	color := fs.String("color", "auto", "")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	style, err := pickStyle(*color, env)
+	if err != nil {
+		return 0, err
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	s := progress(cat.Root, env)
+	width := 0
+	for _, k := range cat.Katas {
+		width = max(width, utf8.RuneCountInString(k.Title))
+	}
+	var passed, started, bonus, btotal, stale int
+	next := ""
+	for _, k := range cat.Katas {
+		st := statusOf(k, s)
+		pad := width - utf8.RuneCountInString(k.Title)
+		fmt.Fprintf(env.Stdout, "%s  %s%*s  %-12s %3d min  %s\n", k.ID(), k.Title, pad, "", k.Difficulty, k.Minutes, st.text(style))
+		switch {
+		case st.passed:
+			passed++
+		case st.graded:
+			started++
+		}
+		if !st.passed && next == "" {
+			next = k.ID()
+		}
+		if st.stale {
+			stale++
+		}
+		bonus += st.g.Bonus
+		btotal += len(k.Bonus)
+	}
+	fmt.Fprintf(env.Stdout, "\nProgress: %d of %d passed · %d under way · bonus %d of %d\n", passed, len(cat.Katas), started, bonus, btotal)
+	if stale > 0 {
+		fmt.Fprintln(env.Stdout, style.Dim("(stale): the files changed since the last check; check again to update."))
+	}
+	if next != "" {
+		fmt.Fprintf(env.Stdout, "Next: make check EX=%s\n", next)
+	} else {
+		fmt.Fprintln(env.Stdout, "Every kata passes. Well done.")
+	}
+	return ExitPass, nil
+}

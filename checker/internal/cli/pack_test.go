@@ -1,0 +1,132 @@
+package cli_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/verify"
+)
+
+// A candidate kit holds the exercises and a checker with the hidden tests
+// inside, no solutions and no test files; and it grades exactly like the
+// repository, verdicts and messages alike.
+func TestPackKitGradesLikeTheRepository(t *testing.T) {
+	dir := checkout(t)
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	require.NoError(t, copyTree(filepath.Join(root, "checker"), filepath.Join(dir, "checker")))
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "the katas")
+
+	kit := filepath.Join(t.TempDir(), "kit")
+	r := run(t, dir, "pack", "--out", kit, "06")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "not secret")
+
+	var files []string
+	require.NoError(t, filepath.WalkDir(kit, func(p string, d fs.DirEntry, err error) error {
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(kit, p)
+			files = append(files, rel)
+		}
+		return err
+	}))
+	assert.Contains(t, files, filepath.Join("bin", "checker"))
+	assert.Contains(t, files, filepath.Join("exercises", "06-retry", "retry.go"))
+	assert.Contains(t, files, "README.md")
+	for _, f := range files {
+		assert.False(t, strings.HasPrefix(f, "solutions"), "no solutions in the kit: %s", f)
+		assert.False(t, strings.HasSuffix(f, "_test.go"), "no test sources in the kit: %s", f)
+	}
+	assert.Contains(t, read(t, filepath.Join(kit, "README.md")), "out\nof sight, not secret")
+	bin, err := os.ReadFile(filepath.Join(kit, "bin", "checker"))
+	require.NoError(t, err)
+	names := hiddenNames(t, dir)
+	require.NotEmpty(t, names)
+	for _, n := range names {
+		assert.False(t, bytes.Contains(bin, []byte(n)), "%s is readable in the binary", n)
+	}
+
+	unpacked := unpackedDirs()
+	k := kata(t, dir)
+	ms, err := verify.Mutants(k)
+	require.NoError(t, err)
+	require.NotEmpty(t, ms)
+	kitStub := filepath.Join(kit, "exercises", "06-retry", "retry.go")
+	for _, c := range []struct{ name, code string }{
+		{"a mutant", read(t, ms[0].Path)},
+		{"the reference", read(t, filepath.Join(k.Solution, "retry.go"))},
+	} {
+		write(t, filepath.Join(k.Exercise, "retry.go"), c.code)
+		write(t, kitStub, c.code)
+		repo := run(t, dir, "check", "06", "--json", "--name", "candidate")
+		cmd := exec.Command(filepath.Join(kit, "bin", "checker"), "check", "06", "--json", "--name", "candidate")
+		cmd.Dir = kit
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		assert.Equal(t, repo.code, code, "%s: exit code", c.name)
+		assert.Equal(t, repo.stdout, out.String(), "%s: the kit's grade differs from the repository's", c.name)
+		assert.Empty(t, errb.String())
+	}
+	assert.Equal(t, unpacked, unpackedDirs(), "the kit's checker leaves no unpacked tests behind")
+
+	// reset works in the kit: the stubs are in its own one-commit history.
+	cmd := exec.Command(filepath.Join(kit, "bin", "checker"), "reset", "06", "--force")
+	cmd.Dir = kit
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, read(t, filepath.Join(root, "exercises", "06-retry", "retry.go")), read(t, kitStub))
+}
+
+// hiddenNames lists the hidden test functions of kata 06.
+func hiddenNames(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	files, err := filepath.Glob(filepath.Join(kata(t, dir).Solution, "*_test.go"))
+	require.NoError(t, err)
+	for _, f := range files {
+		for _, l := range strings.Split(read(t, f), "\n") {
+			if rest, ok := strings.CutPrefix(l, "func Test"); ok {
+				name, _, _ := strings.Cut(rest, "(")
+				names = append(names, "Test"+name)
+			}
+		}
+	}
+	return names
+}
+
+// unpackedDirs lists the directories a kit's checker unpacks its tests in.
+func unpackedDirs() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "kata-hidden-*"))
+	return dirs
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+}

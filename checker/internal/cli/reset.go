@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gokata/checker/internal/pristine"
+	"gokata/checker/internal/state"
+)
+
+// reset puts a kata's stub back, read from git history, after copying the
+// learner's .go files to a backup under .kata/backup. It asks first unless
+// --force.
+func reset(ctx context.Context, args []string, env Env) (int, error) {
+	fs := newFlags("reset")
+	force := fs.Bool("force", false, "")
+	if err := parse(fs, reorder(fs, args)); err != nil {
+		return 0, err
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	k, err := find(cat, fs.Arg(0))
+	if err != nil {
+		return 0, err
+	}
+	stub, err := pristine.Read(ctx, env.Vars, k)
+	if errors.Is(err, pristine.ErrNoHistory) {
+		return 0, &usageError{fmt.Sprintf("cannot find the stub of %s in git history (%v)", k.Slug, err),
+			"reset works in a git clone of the katas; elsewhere, copy the stub from a fresh clone"}
+	}
+	if err != nil {
+		return 0, err
+	}
+	mine, err := filepath.Glob(filepath.Join(k.Exercise, "*.go"))
+	if err != nil {
+		return 0, err
+	}
+	var restore, remove []string
+	for _, name := range stub.Names() {
+		cur, err := os.ReadFile(filepath.Join(k.Exercise, name))
+		if err != nil || !bytes.Equal(cur, stub.Files[name]) {
+			restore = append(restore, name)
+		}
+	}
+	for _, p := range mine {
+		if _, ok := stub.Files[filepath.Base(p)]; !ok {
+			remove = append(remove, filepath.Base(p))
+		}
+	}
+	sort.Strings(remove)
+	if len(restore)+len(remove) == 0 {
+		fmt.Fprintf(env.Stdout, "%s is already its untouched stub: nothing to reset.\n", k.Slug)
+		return ExitPass, nil
+	}
+	backup := filepath.Join(cat.Root, state.Dir, "backup", k.Slug+"-"+env.clock().Now().Format("20060102-150405"))
+	fmt.Fprintf(env.Stdout, "Reset %s to its stub:\n", k.Slug)
+	for _, n := range restore {
+		fmt.Fprintf(env.Stdout, "  restore %s\n", n)
+	}
+	for _, n := range remove {
+		fmt.Fprintf(env.Stdout, "  remove  %s (yours)\n", n)
+	}
+	fmt.Fprintf(env.Stdout, "A copy of your .go files goes to %s/.\n", rel(cat.Root, backup))
+	if !*force && !confirm(env, "Go ahead? [y/N] ") {
+		fmt.Fprintln(env.Stdout, "Nothing changed. (Answer y, or use --force.)")
+		return ExitFail, nil
+	}
+	backup, err = backUp(backup, mine)
+	if err != nil {
+		return 0, fmt.Errorf("back up %s: %w", k.Slug, err)
+	}
+	for _, n := range restore {
+		if err := os.WriteFile(filepath.Join(k.Exercise, n), stub.Files[n], 0o644); err != nil {
+			return 0, err
+		}
+	}
+	for _, n := range remove {
+		if err := os.Remove(filepath.Join(k.Exercise, n)); err != nil {
+			return 0, err
+		}
+	}
+	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).Last = nil })
+	fmt.Fprintf(env.Stdout, "Done: %s is the stub again; your files are in %s/.\n", k.Slug, rel(cat.Root, backup))
+	return ExitPass, nil
+}
+
+// confirm asks a yes/no question on stdin; no answer is no.
+func confirm(env Env, question string) bool {
+	fmt.Fprint(env.Stdout, question)
+	if env.Stdin == nil {
+		fmt.Fprintln(env.Stdout)
+		return false
+	}
+	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	if !strings.HasSuffix(line, "\n") {
+		fmt.Fprintln(env.Stdout)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
+}
+
+// backUp copies files into a new directory named dir (or dir-2, dir-3 …
+// when it exists) and returns its name.
+func backUp(dir string, files []string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	name := dir
+	for i := 2; ; i++ {
+		err := os.Mkdir(name, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		name = fmt.Sprintf("%s-%d", dir, i)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(name, filepath.Base(f)), data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
+}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gokata/checker/internal/state"
+)
+
+// solution shows a kata's reference and WHY.md once the learner's code has
+// passed, or after an explicit give-up (which is remembered).
+func solution(args []string, env Env) (int, error) {
+	fset := newFlags("solution")
+	giveUp := fset.Bool("give-up", false, "")
+	if err := parse(fset, reorder(fset, args)); err != nil {
+		return 0, err
+	}
+	cat, err := load(env)
+	if err != nil {
+		return 0, err
+	}
+	k, err := find(cat, fset.Arg(0))
+	if err != nil {
+		return 0, err
+	}
+	p := progress(cat.Root, env).Kata(k.Slug)
+	if !p.PassedOnce && !p.GaveUp && !*giveUp {
+		fmt.Fprintf(env.Stderr, "The reference for %s is shown once your code passes (make check EX=%s).\n", k.Slug, k.ID())
+		if p.HintsShown < len(k.Hints) {
+			fmt.Fprintf(env.Stderr, "A hint may be enough: make hint EX=%s\n", k.ID())
+		}
+		fmt.Fprintf(env.Stderr, "To give up and read it now: make solution EX=%s GIVEUP=1\n", k.ID())
+		return ExitFail, nil
+	}
+	files, err := filepath.Glob(filepath.Join(k.Solution, "*.go"))
+	if err != nil {
+		return 0, err
+	}
+	sort.Strings(files)
+	var shown []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			shown = append(shown, f)
+		}
+	}
+	if len(shown) == 0 {
+		fmt.Fprintf(env.Stderr, "This copy of the katas has no reference for %s: ask whoever gave it to you.\n", k.Slug)
+		return ExitFail, nil
+	}
+	if *giveUp && !p.GaveUp && !p.PassedOnce {
+		saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).GaveUp = true })
+	}
+	why := filepath.Join(k.Solution, "WHY.md")
+	if _, err := os.Stat(why); err == nil {
+		shown = append(shown, why)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	for i, f := range shown {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		fmt.Fprintf(env.Stdout, "──── %s ────\n\n%s", rel(cat.Root, f), data)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			fmt.Fprintln(env.Stdout)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "\nThe reference is in %s, next to its hidden tests.\n", rel(cat.Root, k.Solution))
+	return ExitPass, nil
+}
+
+// rel names path relative to root for messages.
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}

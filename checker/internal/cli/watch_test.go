@@ -1,0 +1,53 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/cli"
+)
+
+// watch grades at once, again on every save, and on a pass offers the
+// next kata, which Enter starts.
+func TestWatch(t *testing.T) {
+	dir := checkout(t)
+	k := kata(t, dir)
+	next := after(t, dir, k.Slug)
+	w := start(t, dir, cli.Env{}, "watch", "06", "--poll=10ms", "--color=never")
+	at := w.out.await(t, 0, "Score: 0/7 required")
+	at = w.out.await(t, at, "Watching exercises/06-retry: save to grade again")
+
+	for _, f := range sources(t, k.Solution) { // the learner saves a solution
+		write(t, filepath.Join(k.Exercise, filepath.Base(f)), read(t, f))
+	}
+	at = w.out.await(t, at, "Score: 7/7 required")
+	at = w.out.await(t, at, "06-retry passes. Press Enter to go on to "+next.Slug)
+
+	w.typeLine(t, "")
+	at = w.out.await(t, at, next.Slug+" · ")
+	w.out.await(t, at, "Watching exercises/"+next.Slug)
+	assert.Equal(t, cli.ExitInterrupted, w.stop(t))
+	assert.Empty(t, w.errb.String())
+
+	r := run(t, dir, "list")
+	assert.Regexp(t, `(?m)^06  .*passed`, r.stdout, "watch records its grades")
+	assert.Regexp(t, `(?m)^`+next.ID()+`  .* \d+ of \d+$`, r.stdout, "graded, not passed")
+}
+
+// after is the kata that follows slug in the catalog, wrapping around.
+func after(t *testing.T, dir, slug string) catalog.Kata {
+	t.Helper()
+	cat, err := catalog.Load(dir)
+	require.NoError(t, err)
+	for i, k := range cat.Katas {
+		if k.Slug == slug {
+			return cat.Katas[(i+1)%len(cat.Katas)]
+		}
+	}
+	t.Fatalf("no kata %s", slug)
+	return catalog.Kata{}
+}

@@ -1,0 +1,89 @@
+package pack
+
+import (
+	"fmt"
+	"strings"
+
+	"gokata/checker/internal/catalog"
+)
+
+// readme is the kit's README.md, for the candidate.
+func readme(katas []catalog.Kata) string {
+	var b strings.Builder
+	b.WriteString(`# Go concurrency katas
+
+Exercises on the concurrency failures that hurt real services. Each kata is a
+directory in ` + "`exercises/`" + `: read its README.md, write your code in its .go
+files, and grade it. The grader checks your code requirement by requirement,
+under the race detector, on fake time, and looks for leaked goroutines.
+
+| kata | difficulty | time |
+| --- | --- | --- |
+`)
+	for _, k := range katas {
+		fmt.Fprintf(&b, "| %s · %s | %s | %d min |\n", k.ID(), k.Title, k.Difficulty, k.Minutes)
+	}
+	b.WriteString(`
+## What you need
+
+Go 1.25 or newer and gcc (the race detector needs cgo). Run ` + "`make doctor`" + ` once:
+it checks both, fetches the Go modules and warms the build, which takes
+about a minute the first time; after that a check takes about a second.
+
+## The loop
+
+| command | what it does |
+| --- | --- |
+| ` + "`make list`" + ` | the katas and where you stand |
+| ` + "`make check EX=01`" + ` | grade kata 01: every requirement ✔ or ✘, with the reason |
+| ` + "`make watch EX=01`" + ` | grade again each time you save |
+| ` + "`make hint EX=01`" + ` | the next hint |
+| ` + "`make reset EX=01`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
+
+` + "`bin/checker help`" + ` lists everything the checker does.
+
+## About the hidden tests
+
+The tests that grade you are packed inside ` + "`bin/checker`" + `, compressed, and
+unpacked into a temporary directory only while it grades. That keeps them out
+of sight, not secret: anyone determined can get them out. Reading them would
+only spoil the exercise. The reference solutions are not in this kit.
+`)
+	return b.String()
+}
+
+const makefile = `# Go concurrency katas. ` + "`make help`" + ` lists the targets.
+
+EX      ?=
+N       ?=
+CHECKER := bin/checker
+
+export GOFLAGS     := -mod=readonly
+export GOTOOLCHAIN := local
+export GORACE      := atexit_sleep_ms=0
+
+.DEFAULT_GOAL := help
+.PHONY: help list check watch hint reset doctor
+
+help: ## list the targets
+	@echo "Go concurrency katas"
+	@grep -hE '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## /  make \1\t/' | expand -t 22
+
+list: ## the katas and where you stand
+	@$(CHECKER) list
+
+check: ## grade a kata: make check EX=01 (every kata without EX)
+	@$(CHECKER) check $(EX)
+
+watch: ## grade again on every save: make watch EX=01
+	@$(CHECKER) watch $(EX)
+
+hint: ## the next hint: make hint EX=01 (N=1 to read the first again)
+	@$(CHECKER) hint $(EX) $(N)
+
+reset: ## back to the untouched stub: make reset EX=01 (FORCE=1: do not ask)
+	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
+
+doctor: ## check Go and gcc, and warm the build (about a minute the first time)
+	@$(CHECKER) doctor
+`

@@ -1,0 +1,200 @@
+// Package pack builds a candidate kit: a directory a candidate can grade
+// their work in without the reference solutions or the hidden tests lying
+// among its files.
+//
+// The kit holds exercises/ (each kata's task, metadata and untouched stub,
+// read from git history so that no one's edits travel along), the harness
+// under internal/ that the hidden tests import (without its own tests),
+// go.mod and go.sum, a README for the candidate, a Makefile, and
+// bin/checker: the checker built with the hidden tests packed inside it
+// (package bundle). It has no solutions/ directory and no _test.go file.
+// Grading needs Go and a C compiler on the candidate's machine, as in the
+// repository, and grades exactly as the repository does.
+package pack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gokata/checker/internal/bundle"
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/pristine"
+)
+
+// Kit describes the kit to build.
+type Kit struct {
+	Root  string         // the repository checkout
+	Out   string         // the kit's directory: must not exist, or be empty
+	Katas []catalog.Kata // the katas it carries
+	Env   []string       // environment of the go and git commands
+}
+
+// Build writes the kit.
+func Build(ctx context.Context, kit Kit) error {
+	if entries, err := os.ReadDir(kit.Out); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s is not empty", kit.Out)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	hidden := map[string][]byte{}
+	for _, k := range kit.Katas {
+		if err := kit.exercise(ctx, k); err != nil {
+			return fmt.Errorf("kata %s: %w", k.Slug, err)
+		}
+		tests, err := grade.HiddenFiles(k)
+		if err != nil {
+			return err
+		}
+		for _, f := range tests {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			hidden[k.Slug+"/"+filepath.Base(f)] = data
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum", "LICENSE"} {
+		if err := copyFile(filepath.Join(kit.Root, f), filepath.Join(kit.Out, f)); err != nil && f != "LICENSE" {
+			return err
+		}
+	}
+	if err := kit.harness(); err != nil {
+		return err
+	}
+	for name, content := range map[string]string{
+		"README.md":  readme(kit.Katas),
+		"Makefile":   makefile,
+		".gitignore": "/.kata/\n/bin/\n",
+	} {
+		if err := os.WriteFile(filepath.Join(kit.Out, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := kit.checker(ctx, hidden); err != nil {
+		return err
+	}
+	return kit.commit(ctx)
+}
+
+// exercise writes a kata's task and metadata, and its stub from git.
+func (kit Kit) exercise(ctx context.Context, k catalog.Kata) error {
+	stub, err := pristine.Read(ctx, kit.Env, k)
+	if err != nil {
+		return fmt.Errorf("%w (commit the kata, or name the katas to pack)", err)
+	}
+	dir := filepath.Join(kit.Out, "exercises", k.Slug)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range []string{"README.md", "kata.json"} {
+		if err := copyFile(filepath.Join(k.Exercise, f), filepath.Join(dir, f)); err != nil {
+			return err
+		}
+	}
+	for name, data := range stub.Files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// harness copies the non-test Go files of internal/: the packages the
+// hidden tests import.
+func (kit Kit) harness() error {
+	src := filepath.Join(kit.Root, "internal")
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(kit.Root, p)
+		return copyFile(p, filepath.Join(kit.Out, rel))
+	})
+}
+
+// checker builds bin/checker with the hidden tests packed in, by laying a
+// generated data.go over package bundle's.
+func (kit Kit) checker(ctx context.Context, hidden map[string][]byte) error {
+	src, err := bundle.Source(hidden)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "kata-pack-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	data := filepath.Join(tmp, "data.go")
+	if err := os.WriteFile(data, src, 0o600); err != nil {
+		return err
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {
+		filepath.Join(kit.Root, "checker", "internal", "bundle", "data.go"): data,
+	}})
+	if err != nil {
+		return err
+	}
+	ov := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ov, overlay, 0o600); err != nil {
+		return err
+	}
+	bin, err := filepath.Abs(filepath.Join(kit.Out, "bin", "checker"))
+	if err != nil {
+		return err
+	}
+	return run(ctx, kit.Root, kit.Env, "go", "build", "-trimpath", "-overlay", ov, "-o", bin, "./checker")
+}
+
+// commit makes the kit a git repository of one commit, so that reset
+// finds the stubs there too. Without git the kit still grades.
+func (kit Kit) commit(ctx context.Context) error {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil
+	}
+	env := append(slices.Clip(kit.Env), "GIT_AUTHOR_NAME=checker pack", "GIT_AUTHOR_EMAIL=pack@localhost",
+		"GIT_COMMITTER_NAME=checker pack", "GIT_COMMITTER_EMAIL=pack@localhost")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "Candidate kit"}} {
+		if err := run(ctx, kit.Out, env, "git", args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func run(ctx context.Context, dir string, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}

@@ -1,0 +1,249 @@
+// Package room builds a workshop's room grid from the participants' grades
+// and renders it as a self-contained HTML page and as Markdown: one row per
+// participant, one column per kata.
+//
+// The input is what `checker check --json` prints (the schema is in
+// package report): a stream of grade objects, one per kata, each naming the
+// participant. Only the fields the grid needs are read, so grades from a
+// newer checker of the same schema still count.
+package room
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Kata is a column of the grid.
+type Kata struct {
+	Slug  string // "06-retry"
+	Title string
+}
+
+// Cell is one participant's best grade on one kata.
+type Cell struct {
+	Graded                  bool
+	Passed                  bool
+	Required, RequiredTotal int
+	Bonus, BonusTotal       int
+}
+
+// better reports whether c is a better grade than d.
+func (c Cell) better(d Cell) bool {
+	switch {
+	case c.Passed != d.Passed:
+		return c.Passed
+	case c.Required != d.Required:
+		return c.Required > d.Required
+	}
+	return c.Bonus > d.Bonus
+}
+
+// Text is the cell as the grid shows it: ✔ (with +n for bonus follow-ups
+// passed), k/n requirements passed, or – when not graded.
+func (c Cell) Text() string {
+	switch {
+	case !c.Graded:
+		return "–"
+	case c.Passed && c.Bonus > 0:
+		return fmt.Sprintf("✔ +%d", c.Bonus)
+	case c.Passed:
+		return "✔"
+	}
+	return fmt.Sprintf("%d/%d", c.Required, c.RequiredTotal)
+}
+
+// State names the cell's class: pass, partial, none.
+func (c Cell) State() string {
+	switch {
+	case c.Passed:
+		return "pass"
+	case c.Graded && c.Required > 0:
+		return "partial"
+	case c.Graded:
+		return "started"
+	}
+	return "none"
+}
+
+// Row is one participant.
+type Row struct {
+	Participant string
+	Cells       map[string]Cell // by kata slug
+}
+
+// Passed counts the katas the participant passed.
+func (r Row) Passed() int {
+	n := 0
+	for _, c := range r.Cells {
+		if c.Passed {
+			n++
+		}
+	}
+	return n
+}
+
+// Grid is the room.
+type Grid struct {
+	Katas []Kata
+	Rows  []Row
+}
+
+// New starts a grid whose columns include katas (those of the checkout,
+// so that katas nobody graded still show).
+func New(katas []Kata) *Grid {
+	return &Grid{Katas: append([]Kata(nil), katas...)}
+}
+
+// grade is the part of a JSON grade the grid reads.
+type grade struct {
+	Schema      int    `json:"schema"`
+	Participant string `json:"participant"`
+	Kata        string `json:"kata"`
+	Title       string `json:"title"`
+	Passed      bool   `json:"passed"`
+	Score       struct {
+		Required, RequiredTotal, Bonus, BonusTotal int
+	} `json:"score"`
+}
+
+// Add reads a stream of JSON grades; fallback names the participant of a
+// grade that names none (the file's name, say).
+func (g *Grid) Add(r io.Reader, fallback string) error {
+	dec := json.NewDecoder(r)
+	n := 0
+	for {
+		var gr grade
+		err := dec.Decode(&gr)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("grade %d: %w", n+1, err)
+		}
+		n++
+		if gr.Schema != 1 {
+			return fmt.Errorf("grade %d has schema %d; this checker reads schema 1", n, gr.Schema)
+		}
+		if gr.Kata == "" {
+			return fmt.Errorf("grade %d names no kata", n)
+		}
+		who := strings.TrimSpace(gr.Participant)
+		if who == "" {
+			who = fallback
+		}
+		g.add(who, Kata{gr.Kata, gr.Title}, Cell{Graded: true, Passed: gr.Passed,
+			Required: gr.Score.Required, RequiredTotal: gr.Score.RequiredTotal,
+			Bonus: gr.Score.Bonus, BonusTotal: gr.Score.BonusTotal})
+	}
+	if n == 0 {
+		return errors.New("no grades in it")
+	}
+	return nil
+}
+
+func (g *Grid) add(who string, k Kata, c Cell) {
+	found := false
+	for i := range g.Katas {
+		if g.Katas[i].Slug == k.Slug {
+			found = true
+			if g.Katas[i].Title == "" {
+				g.Katas[i].Title = k.Title
+			}
+		}
+	}
+	if !found {
+		g.Katas = append(g.Katas, k)
+		sort.Slice(g.Katas, func(i, j int) bool { return g.Katas[i].Slug < g.Katas[j].Slug })
+	}
+	for i := range g.Rows {
+		if strings.EqualFold(g.Rows[i].Participant, who) {
+			if old := g.Rows[i].Cells[k.Slug]; c.better(old) || !old.Graded {
+				g.Rows[i].Cells[k.Slug] = c
+			}
+			return
+		}
+	}
+	g.Rows = append(g.Rows, Row{Participant: who, Cells: map[string]Cell{k.Slug: c}})
+	sort.Slice(g.Rows, func(i, j int) bool {
+		return strings.ToLower(g.Rows[i].Participant) < strings.ToLower(g.Rows[j].Participant)
+	})
+}
+
+// ReadDir adds every *.json file of dir, each named after its file when
+// its grades name no participant. A file that cannot be read is skipped
+// and reported in problems; an error means nothing could be read.
+func (g *Grid) ReadDir(dir string) (problems []string, err error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	read := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err == nil {
+			err = g.Add(strings.NewReader(string(data)), strings.TrimSuffix(filepath.Base(f), ".json"))
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(f), err))
+			continue
+		}
+		read++
+	}
+	if read == 0 {
+		return problems, fmt.Errorf("no grades in %s: put each participant's `checker check --json` output there as NAME.json", dir)
+	}
+	return problems, nil
+}
+
+// PassedBy counts the participants who passed kata slug.
+func (g *Grid) PassedBy(slug string) int {
+	n := 0
+	for _, r := range g.Rows {
+		if r.Cells[slug].Passed {
+			n++
+		}
+	}
+	return n
+}
+
+// Markdown writes the grid as a Markdown table with a legend.
+func (g *Grid) Markdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Room · %d participants · %d katas\n\n", len(g.Rows), len(g.Katas))
+	b.WriteString("| participant |")
+	for _, k := range g.Katas {
+		fmt.Fprintf(&b, " %s |", k.Slug)
+	}
+	b.WriteString(" passed |\n| --- |")
+	for range g.Katas {
+		b.WriteString(" :-: |")
+	}
+	b.WriteString(" --: |\n")
+	for _, r := range g.Rows {
+		fmt.Fprintf(&b, "| %s |", mdCell(r.Participant))
+		for _, k := range g.Katas {
+			fmt.Fprintf(&b, " %s |", r.Cells[k.Slug].Text())
+		}
+		fmt.Fprintf(&b, " %d |\n", r.Passed())
+	}
+	b.WriteString("| **passed by** |")
+	for _, k := range g.Katas {
+		fmt.Fprintf(&b, " %d of %d |", g.PassedBy(k.Slug), len(g.Rows))
+	}
+	b.WriteString(" |\n\n✔ passed (+n: bonus follow-ups passed) · k/n: requirements passed so far · –: not graded\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdCell makes s plain text in a Markdown table cell.
+func mdCell(s string) string {
+	s = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;").Replace(s)
+	return strings.Join(strings.Fields(s), " ")
+}

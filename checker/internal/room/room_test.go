@@ -1,0 +1,165 @@
+package room_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/room"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// grade is a --json grade as the checker prints it, cut to what matters here.
+func grade(who, kata string, passed bool, req, total, bonus, btotal int) string {
+	return `{"schema": 1, "participant": "` + who + `", "kata": "` + kata + `", "title": "Title of ` + kata + `",
+  "passed": ` + map[bool]string{true: "true", false: "false"}[passed] + `,
+  "score": {"required": ` + itoa(req) + `, "requiredTotal": ` + itoa(total) + `, "bonus": ` + itoa(bonus) + `, "bonusTotal": ` + itoa(btotal) + `},
+  "race": true, "items": []}
+`
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// roomDir is a workshop's results directory: three participants, one of
+// whom graded twice, and one whose grades name nobody.
+func roomDir(t *testing.T) string {
+	dir := t.TempDir()
+	files := map[string]string{
+		"ada.json": grade("Ada <b>Lovelace</b>", "01-fanout", true, 6, 6, 1, 2) +
+			grade("Ada <b>Lovelace</b>", "06-retry", false, 3, 7, 0, 2),
+		"ada-later.json": grade("Ada <b>Lovelace</b>", "06-retry", false, 5, 7, 0, 2) +
+			grade("Ada <b>Lovelace</b>", "01-fanout", false, 2, 6, 0, 2), // a worse grade does not count
+		"grace.json":  grade("Grace Hopper", "06-retry", true, 7, 7, 0, 2),
+		"linus.json":  grade("", "02-first-wins", false, 0, 5, 0, 1),
+		"broken.json": "{not json",
+		"notes.txt":   "not a grade",
+	}
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	return dir
+}
+
+func readRoom(t *testing.T) *room.Grid {
+	g := room.New([]room.Kata{{Slug: "01-fanout", Title: "Fan-out"}, {Slug: "04-partial", Title: "Partial success"}})
+	problems, err := g.ReadDir(roomDir(t))
+	require.NoError(t, err)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0], "broken.json: grade 1:")
+	return g
+}
+
+func TestGrid(t *testing.T) {
+	g := readRoom(t)
+	var names []string
+	for _, r := range g.Rows {
+		names = append(names, r.Participant)
+	}
+	assert.Equal(t, []string{"Ada <b>Lovelace</b>", "Grace Hopper", "linus"}, names, "sorted; a grade naming nobody takes its file's name")
+	var slugs []string
+	for _, k := range g.Katas {
+		slugs = append(slugs, k.Slug)
+	}
+	assert.Equal(t, []string{"01-fanout", "02-first-wins", "04-partial", "06-retry"}, slugs, "the checkout's katas and the graded ones")
+	ada := g.Rows[0]
+	assert.Equal(t, "✔ +1", ada.Cells["01-fanout"].Text(), "the best grade counts")
+	assert.Equal(t, "5/7", ada.Cells["06-retry"].Text())
+	assert.Equal(t, "–", ada.Cells["04-partial"].Text())
+	assert.Equal(t, 1, g.PassedBy("06-retry"))
+}
+
+func TestReadDirEmpty(t *testing.T) {
+	_, err := room.New(nil).ReadDir(t.TempDir())
+	assert.ErrorContains(t, err, "as NAME.json")
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, readRoom(t).Markdown(&b))
+	golden(t, "room.md", b.String())
+}
+
+func TestHTMLGolden(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, readRoom(t).HTML(&b))
+	golden(t, "room.html", b.String())
+	assert.NotContains(t, b.String(), "<b>", "names are escaped")
+	assert.NotRegexp(t, `(src|href)=`, b.String(), "self-contained: nothing to fetch")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), got)
+}
+
+// The page in a real browser: headless Chromium loads it and dumps the
+// DOM it built; every participant has a row with a cell for every kata.
+// CI installs Chromium (.ci/run); elsewhere the test is skipped without it.
+func TestHTMLInChromium(t *testing.T) {
+	browser := findChromium()
+	if browser == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no chromium in CI: .ci/run installs it")
+		}
+		t.Skip("no chromium (Debian: apt-get install chromium)")
+	}
+	g := readRoom(t)
+	page := filepath.Join(t.TempDir(), "room.html")
+	var b bytes.Buffer
+	require.NoError(t, g.HTML(&b))
+	require.NoError(t, os.WriteFile(page, b.Bytes(), 0o644))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--no-first-run", "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+page)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	require.NoError(t, err, "chromium: %s", stderr.String())
+
+	rows := regexp.MustCompile(`(?s)<tr data-participant="([^"]*)">(.*?)</tr>`).FindAllStringSubmatch(string(dom), -1)
+	require.Len(t, rows, len(g.Rows), "a row per participant in the DOM:\n%s", dom)
+	cellRE := regexp.MustCompile(`<td class="(\w+)" data-kata="([^"]+)">([^<]*)</td>`)
+	for i, r := range g.Rows {
+		assert.Contains(t, rows[i][2], ">"+strings.ReplaceAll(strings.ReplaceAll(r.Participant, "<", "&lt;"), ">", "&gt;")+"</td>")
+		cells := cellRE.FindAllStringSubmatch(rows[i][2], -1)
+		require.Len(t, cells, len(g.Katas), "a cell per kata in %s's row", r.Participant)
+		for j, k := range g.Katas {
+			assert.Equal(t, k.Slug, cells[j][2])
+			assert.Equal(t, r.Cells[k.Slug].Text(), cells[j][3], "%s, %s", r.Participant, k.Slug)
+			assert.Equal(t, r.Cells[k.Slug].State(), cells[j][1])
+		}
+	}
+	for _, k := range g.Katas {
+		assert.Contains(t, string(dom), `<th data-kata="`+k.Slug+`"`, "a column per kata")
+	}
+}
+
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}

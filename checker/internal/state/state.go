@@ -1,0 +1,177 @@
+// Package state keeps a learner's progress between runs of the checker: the
+// last grade of each kata, how many hints were shown, whether the kata ever
+// passed and whether the learner gave up on it.
+//
+// It lives in .kata/state.json at the root of the checkout, a directory git
+// ignores, so no verb that records progress writes the learner's files.
+// The file is JSON:
+//
+//	{
+//	  "schema": 1,
+//	  "katas": {
+//	    "06-retry": {
+//	      "last": {"fingerprint": "…", "passed": false,
+//	               "required": 3, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2},
+//	      "passedOnce": false,   // some grade passed every requirement
+//	      "hintsShown": 2,       // the highest hint number shown
+//	      "gaveUp": false        // solution --give-up was run
+//	    }
+//	  }
+//	}
+//
+// A fingerprint is a hash of the files a grade reads (the package's non-test
+// .go files); when the files no longer match it, the grade is stale.
+// Concurrent checkers (a watch and a check in two terminals) update the file
+// under an exclusive lock, each change applied to the latest content.
+package state
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Dir is the directory, relative to the checkout's root, that holds the
+// checker's own files: the state, backups made by reset, scorecards.
+const Dir = ".kata"
+
+const fileName = "state.json"
+
+// Grade is what is kept of a kata's last grade.
+type Grade struct {
+	Fingerprint   string `json:"fingerprint"`
+	Passed        bool   `json:"passed"`
+	Required      int    `json:"required"`
+	RequiredTotal int    `json:"requiredTotal"`
+	Bonus         int    `json:"bonus"`
+	BonusTotal    int    `json:"bonusTotal"`
+}
+
+// Kata is the progress on one kata.
+type Kata struct {
+	Last       *Grade `json:"last,omitempty"`
+	PassedOnce bool   `json:"passedOnce,omitempty"`
+	HintsShown int    `json:"hintsShown,omitempty"`
+	GaveUp     bool   `json:"gaveUp,omitempty"`
+}
+
+// State is the progress on every kata, by slug ("06-retry").
+type State struct {
+	Schema int              `json:"schema"`
+	Katas  map[string]*Kata `json:"katas"`
+}
+
+// Kata returns the progress on slug; the zero Kata when there is none.
+// Changes to it are kept only inside Update.
+func (s *State) Kata(slug string) *Kata {
+	if s.Katas == nil {
+		s.Katas = map[string]*Kata{}
+	}
+	k := s.Katas[slug]
+	if k == nil {
+		k = &Kata{}
+		s.Katas[slug] = k
+	}
+	return k
+}
+
+// Record keeps g as the kata's last grade.
+func (s *State) Record(slug string, g Grade) {
+	k := s.Kata(slug)
+	k.Last = &g
+	k.PassedOnce = k.PassedOnce || g.Passed
+}
+
+// Path is the state file of the checkout at root.
+func Path(root string) string { return filepath.Join(root, Dir, fileName) }
+
+// Load reads the state of the checkout at root; a checkout without a state
+// file has made no progress yet.
+func Load(root string) (*State, error) {
+	data, err := os.ReadFile(Path(root))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &State{Schema: 1, Katas: map[string]*Kata{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &State{}
+	if err := json.Unmarshal(data, s); err != nil {
+		return nil, fmt.Errorf("%s is damaged (delete it to start afresh): %w", Path(root), err)
+	}
+	if s.Schema != 1 {
+		return nil, fmt.Errorf("%s has schema %d; this checker reads schema 1", Path(root), s.Schema)
+	}
+	if s.Katas == nil {
+		s.Katas = map[string]*Kata{}
+	}
+	return s, nil
+}
+
+// Update applies change to the latest state of the checkout at root and
+// writes it back, holding a lock so that concurrent checkers lose nothing.
+// The file is replaced in one step: a crash leaves the old or the new.
+func Update(root string, change func(*State) error) error {
+	if err := os.MkdirAll(filepath.Join(root, Dir), 0o755); err != nil {
+		return err
+	}
+	unlock, err := lock(filepath.Join(root, Dir, "state.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := Load(root)
+	if err != nil {
+		return err
+	}
+	if err := change(s); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Join(root, Dir), fileName+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), Path(root))
+}
+
+// Fingerprint hashes the names and contents of the non-test .go files of
+// dir: the files a grade reads.
+func Fingerprint(dir string) (string, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(n)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(n), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

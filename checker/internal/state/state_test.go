@@ -1,0 +1,93 @@
+package state_test
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/state"
+)
+
+func TestLoadWithoutFile(t *testing.T) {
+	s, err := state.Load(t.TempDir())
+	require.NoError(t, err)
+	assert.Empty(t, s.Katas)
+	assert.Nil(t, s.Kata("06-retry").Last, "no grade yet")
+}
+
+func TestUpdateKeepsEveryChange(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, state.Update(root, func(s *state.State) error {
+		s.Record("06-retry", state.Grade{Fingerprint: "f1", Required: 7, RequiredTotal: 7, Passed: true})
+		return nil
+	}))
+	require.NoError(t, state.Update(root, func(s *state.State) error {
+		s.Record("06-retry", state.Grade{Fingerprint: "f2", Required: 3, RequiredTotal: 7})
+		return nil
+	}))
+	s, err := state.Load(root)
+	require.NoError(t, err)
+	k := s.Kata("06-retry")
+	assert.Equal(t, "f2", k.Last.Fingerprint)
+	assert.Equal(t, 3, k.Last.Required)
+	assert.True(t, k.PassedOnce, "a later failing grade does not undo an earlier pass")
+}
+
+// Checkers running at once (watch in one terminal, hint in another) each
+// change the latest state: no change is lost.
+func TestUpdateConcurrent(t *testing.T) {
+	root := t.TempDir()
+	const n = 20
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, state.Update(root, func(s *state.State) error {
+				s.Kata("01-fanout").HintsShown++
+				return nil
+			}))
+		}()
+	}
+	wg.Wait()
+	s, err := state.Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, n, s.Kata("01-fanout").HintsShown)
+	left, _ := filepath.Glob(filepath.Join(root, state.Dir, "state.json.*"))
+	assert.Empty(t, left, "no temporary files left behind")
+}
+
+func TestLoadDamaged(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, state.Dir), 0o755))
+	require.NoError(t, os.WriteFile(state.Path(root), []byte("{not json"), 0o644))
+	_, err := state.Load(root)
+	assert.ErrorContains(t, err, "delete it to start afresh")
+}
+
+func TestFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	fp := func() string {
+		f, err := state.Fingerprint(dir)
+		require.NoError(t, err)
+		return f
+	}
+	write("retry.go", "package retry\n")
+	first := fp()
+	write("README.md", "notes")
+	write("mine_test.go", "package retry\n")
+	assert.Equal(t, first, fp(), "only the files a grade reads count")
+	write("retry.go", "package retry // edited\n")
+	assert.NotEqual(t, first, fp())
+	write("retry.go", "package retry\n")
+	assert.Equal(t, first, fp(), "the same content is the same fingerprint")
+	write("extra.go", "package retry\n")
+	assert.NotEqual(t, first, fp(), "a new file counts")
+}
