@@ -17,16 +17,16 @@ import (
 
 // Options tune a watch. The zero value uses the defaults.
 type Options struct {
-	Poll  time.Duration // how often to look; default 50ms
-	Quiet time.Duration // how long the files must stay unchanged; default 100ms
+	Poll  time.Duration // how often to look; default 25ms
+	Quiet time.Duration // how long the files must stay unchanged; default 60ms
 }
 
 func (o Options) withDefaults() Options {
 	if o.Poll <= 0 {
-		o.Poll = 50 * time.Millisecond
+		o.Poll = 25 * time.Millisecond
 	}
 	if o.Quiet <= 0 {
-		o.Quiet = 100 * time.Millisecond
+		o.Quiet = 60 * time.Millisecond
 	}
 	return o
 }
