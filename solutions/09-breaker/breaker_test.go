@@ -138,7 +138,7 @@ func TestR3_HalfOpenExactlyWhenTheOpenTimeoutEnds(t *testing.T) {
 			return
 		}
 		h.Advance(timeout)
-		got, ran, ok := r.call(nil)
+		got, ran, ok := r.call(nil, "the first Do after the open period ended")
 		if !ok {
 			return
 		}
@@ -171,7 +171,7 @@ func TestR3_HalfOpenRunsAtMostMaxRequestsProbes(t *testing.T) {
 		h.Advance(10 * time.Second)
 		peak := &katatest.Peak{}
 		calls := r.startN(5, peak)
-		if calls[0].c.Broken() {
+		if !r.settle("5 calls at once at a half-open breaker with HalfOpenMaxRequests 3") || calls[0].c.Broken() {
 			return
 		}
 		running, rejected, other := testCount(calls, ErrTooManyRequests)
@@ -206,7 +206,7 @@ func TestR3_HalfOpenRunsAtMostMaxRequestsProbes(t *testing.T) {
 			return
 		}
 		more := r.startN(2, peak)
-		if more[0].c.Broken() {
+		if !r.settle("2 more calls while 2 probes run") || more[0].c.Broken() {
 			return
 		}
 		running, rejected, other = testCount(more, ErrTooManyRequests)
@@ -369,7 +369,7 @@ func TestR5_ResultsFromAnEarlierGenerationChangeNothing(t *testing.T) {
 
 		// The old probe does not hold a place in the new half-open period.
 		fresh := r.startN(2, nil)
-		if fresh[0].c.Broken() {
+		if !r.settle("2 new calls while a probe of the previous half-open period runs") || fresh[0].c.Broken() {
 			return
 		}
 		if running, _, other := testCount(fresh, ErrTooManyRequests); running != 2 {
@@ -382,7 +382,7 @@ func TestR5_ResultsFromAnEarlierGenerationChangeNothing(t *testing.T) {
 			return
 		}
 		extra := r.start(nil)
-		if extra.c.Broken() {
+		if !r.settle("a call while 2 probes run") || extra.c.Broken() {
 			return
 		}
 		if extra.running() {
@@ -497,12 +497,11 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 			from, to, state State
 		}
 		var rec katatest.Recorder[seen]
-		var b *Breaker
-		b = New(h.Clk, Settings{MaxFailures: 1, OpenTimeout: timeout, OnStateChange: func(from, to State) {
-			// The hook runs outside the lock, so it may ask for the state.
-			rec.Add(seen{from, to, b.State()})
-		}})
-		r := &testRig{h: h, b: b}
+		// The hook runs outside the lock, so it may ask for the state.
+		r := testNewAsking(h, Settings{MaxFailures: 1, OpenTimeout: timeout}, func(from, to, state State) {
+			rec.Add(seen{from, to, state})
+		})
+		state := func(step string) bool { _, ok := r.state(step); return ok }
 		check := func(situation string, want ...testChange) bool {
 			t.Helper()
 			var got []testChange
@@ -528,9 +527,14 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 		}{
 			{func() bool { return r.fails(1, "a failure with MaxFailures 1") }, "after the failure that tripped it",
 				[]testChange{{Closed, Open}}},
-			{func() bool { b.State(); return r.rejects(ErrOpen, "a call while open", "the breaker is open") },
+			{func() bool {
+				return state("State while open") && r.rejects(ErrOpen, "a call while open", "the breaker is open")
+			},
 				"after State and a rejected call while open", []testChange{{Closed, Open}}},
-			{func() bool { h.Advance(timeout); b.State(); b.State(); return true },
+			{func() bool {
+				h.Advance(timeout)
+				return state("State after the open period ended") && state("State again")
+			},
 				"after the open period ended and State was called twice", []testChange{{Closed, Open}, {Open, HalfOpen}}},
 			{func() bool { return r.run(testErrDown, "a failing probe") }, "after a probe failed",
 				[]testChange{{Closed, Open}, {Open, HalfOpen}, {HalfOpen, Open}}},

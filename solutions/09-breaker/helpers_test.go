@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing/synctest"
 
@@ -29,12 +30,18 @@ type testRig struct {
 	h       *katatest.H
 	b       *Breaker
 	changes katatest.Recorder[testChange]
+
+	held   []*testHeld   // the held calls started, released if calls get stuck
+	asks   bool          // OnStateChange calls State (testNewAsking)
+	asking atomic.Int32  // hooks waiting for the State they asked for
+	giveUp chan struct{} // closed to end those waits
+	gaveUp sync.Once
 }
 
 // testNew creates a breaker on the test's mock clock. Unless s has its own
 // OnStateChange, the rig records every transition.
 func testNew(h *katatest.H, s Settings) *testRig {
-	r := &testRig{h: h}
+	r := &testRig{h: h, giveUp: make(chan struct{})}
 	if s.OnStateChange == nil {
 		s.OnStateChange = func(from, to State) { r.changes.Add(testChange{from, to}) }
 	}
@@ -42,11 +49,129 @@ func testNew(h *katatest.H, s Settings) *testRig {
 	return r
 }
 
-// call runs Do once with an fn that returns err at once, and reports Do's
-// error and whether fn ran. ok is false if Do panicked or did not return
-// (already reported).
-func (r *testRig) call(err error) (got error, ran bool, ok bool) {
+// testNewAsking creates a breaker whose OnStateChange asks for the state,
+// as a hook may (it runs without the lock held), and passes it to seen.
+func testNewAsking(h *katatest.H, s Settings, seen func(from, to, state State)) *testRig {
+	r := &testRig{h: h, asks: true, giveUp: make(chan struct{})}
+	s.OnStateChange = func(from, to State) {
+		if state, ok := r.askState(); ok {
+			seen(from, to, state)
+		}
+	}
+	r.b = New(h.Clk, s)
+	return r
+}
+
+// askState calls State for a hook, on a goroutine of its own. If the
+// breaker calls the hook with its lock held, that State queues on the mutex
+// for ever (its holder is the goroutine waiting here): settle reports it
+// and gives up the wait, and ok is false.
+func (r *testRig) askState() (s State, ok bool) {
+	r.asking.Add(1)
+	defer r.asking.Add(-1)
+	c := katatest.Go(r.h, func() (State, error) { return r.b.State(), nil })
+	select {
+	case <-c.Done():
+		if c.Panicked() {
+			return 0, false
+		}
+		s, _ = c.Result()
+		return s, true
+	case <-r.giveUp:
+		return 0, false
+	}
+}
+
+// contended reports whether a call may queue on the breaker's mutex behind
+// a goroutine that waits while it holds it: a held call runs, or the hook
+// calls State.
+func (r *testRig) contended() bool {
+	if r.asks {
+		return true
+	}
+	for _, p := range r.held {
+		if !p.c.Returned() {
+			return true
+		}
+	}
+	return false
+}
+
+// settle lets the code settle after step. Where calls may be contended it
+// uses Settle, which does not hang on a mutex: if calls are stuck on the
+// breaker's mutex, it says why, releases the held calls and the hooks, and
+// returns false.
+func (r *testRig) settle(step string) bool {
 	h := r.h
+	h.T.Helper()
+	if !r.contended() {
+		synctest.Wait()
+		return true
+	}
+	stuck := h.Settle()
+	if stuck == nil {
+		return true
+	}
+	running := 0
+	for _, p := range r.held {
+		running += p.gate.Waiting()
+	}
+	switch {
+	case r.asking.Load() > 0:
+		h.T.Errorf("%s: State, called from inside OnStateChange, was stuck on the breaker's mutex: your breaker calls "+
+			"OnStateChange with its lock held, so a hook that calls State or Do waits for ever (a sync.Mutex is not "+
+			"reentrant). Make the change under the lock, unlock, then call the hook. Stuck:\n\t%s",
+			step, strings.Join(stuck, "\n\t"))
+	case running > 0:
+		h.T.Errorf("%s: while a call's fn was running, other calls were stuck on the breaker's mutex: your Do holds "+
+			"the mutex while fn runs, so one slow call blocks every other call, and State, until it returns. Lock to "+
+			"let the call through, unlock, run fn, then lock again to record the result. Stuck:\n\t%s",
+			step, strings.Join(stuck, "\n\t"))
+	default:
+		h.T.Errorf("%s: calls were stuck on the breaker's mutex, with no fn running and no hook waiting: some path "+
+			"returns without unlocking it (defer the Unlock, or unlock before every return). Stuck:\n\t%s",
+			step, strings.Join(stuck, "\n\t"))
+	}
+	r.release()
+	return false
+}
+
+// release ends the held calls and the hooks' waits after a failure was
+// reported, and lets the calls queued behind them run out.
+func (r *testRig) release() {
+	r.gaveUp.Do(func() { close(r.giveUp) })
+	for _, p := range r.held {
+		p.cancel()
+	}
+	for i := 0; i < 100 && r.h.Settle() != nil; i++ {
+	}
+}
+
+// state calls State on a goroutine of its own and lets the code settle, so
+// that a State stuck on the breaker's mutex is reported rather than hanging
+// the test. ok is false if State panicked or did not return (reported).
+func (r *testRig) state(step string) (s State, ok bool) {
+	h := r.h
+	h.T.Helper()
+	c := katatest.Go(h, func() (State, error) { return r.b.State(), nil })
+	if !r.settle(step) || c.Broken() {
+		return 0, false
+	}
+	if !c.Returned() {
+		h.T.Errorf("%s: State did not return: State never waits for anything", step)
+		c.Stop(func() {})
+		return 0, false
+	}
+	s, _ = c.Result()
+	return s, true
+}
+
+// call runs Do once with an fn that returns err at once, and reports Do's
+// error and whether fn ran; step names the call in the messages. ok is
+// false if Do panicked, got stuck or did not return (already reported).
+func (r *testRig) call(err error, step string) (got error, ran bool, ok bool) {
+	h := r.h
+	h.T.Helper()
 	var calls atomic.Int32
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -56,7 +181,7 @@ func (r *testRig) call(err error) (got error, ran bool, ok bool) {
 			return err
 		})
 	})
-	if c.Broken() {
+	if !r.settle(step) || c.Broken() {
 		return nil, false, false
 	}
 	if !c.Returned() {
@@ -76,7 +201,7 @@ func (r *testRig) call(err error) (got error, ran bool, ok bool) {
 // step names the call in the messages.
 func (r *testRig) run(err error, step string) bool {
 	r.h.T.Helper()
-	got, ran, ok := r.call(err)
+	got, ran, ok := r.call(err, step)
 	switch {
 	case !ok:
 		return false
@@ -106,7 +231,7 @@ func (r *testRig) fails(n int, step string) bool {
 // matching want, without calling fn.
 func (r *testRig) rejects(want error, step, hint string) bool {
 	r.h.T.Helper()
-	got, ran, ok := r.call(nil)
+	got, ran, ok := r.call(nil, step)
 	switch {
 	case !ok:
 		return false
@@ -172,6 +297,7 @@ func (r *testRig) start(peak *katatest.Peak) *testHeld {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	r.h.T.Cleanup(cancel)
+	r.held = append(r.held, p)
 	p.c = katatest.Go(r.h, func() (struct{}, error) {
 		return struct{}{}, r.b.Do(ctx, func(ctx context.Context) error {
 			if peak != nil {

@@ -1,6 +1,6 @@
 // Mistake: calls OnStateChange with the mutex still held, so a hook that asks for the state waits for ever.
 // Fails: R6
-// Expect: (?i)sync\.Mutex
+// Expect: (?i)calls OnStateChange with its lock held
 
 package breaker
 

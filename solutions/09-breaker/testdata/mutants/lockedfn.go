@@ -1,6 +1,6 @@
 // Mistake: holds the mutex while fn runs, so one slow call blocks every other call and State until it returns.
 // Fails: R3 R5
-// Expect: (?i)sync\.Mutex
+// Expect: (?i)Do holds the mutex while fn runs
 
 package breaker
 
