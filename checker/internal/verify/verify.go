@@ -313,11 +313,17 @@ func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kat
 }
 
 // inRuns says how many runs a verdict stands for, when there were several.
+// A test that crashes its process has no count: the run ends there.
 func inRuns(r *grade.Result, opt grade.Options) string {
 	if opt.Repeat <= 1 || len(r.Items) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" in all %d runs", r.Items[0].Runs)
+	for _, it := range r.Items {
+		if it.Runs < r.Runs {
+			return fmt.Sprintf(" (a test crashed its process, so not all %d runs finished)", r.Runs)
+		}
+	}
+	return fmt.Sprintf(" in all %d runs", r.Runs)
 }
 
 func plural(n int, word string) string {
