@@ -168,3 +168,18 @@ func testResult(c *katatest.Call[struct{}]) (err error, ok bool) {
 	_, err = c.Result()
 	return err, true
 }
+
+// testFinish collects the error of a call of ForEach that has returned, as
+// Finish does, but checks for leaked goroutines only if last is true. A test
+// that makes several calls checks after its last one only: each call has a
+// ctx of its own that stays live until the test ends (or is cancelled before
+// the call returns anyway), so a goroutine an earlier call leaked is still
+// blocked at that check and caught just as surely, while every check (a dump
+// of every goroutine's stack) costs as much as a whole small call.
+func testFinish(c *katatest.Call[struct{}], last bool) (err error, ok bool) {
+	if last {
+		_, err, ok = c.Finish("ForEach")
+		return err, ok
+	}
+	return testResult(c)
+}

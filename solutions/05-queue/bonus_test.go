@@ -150,10 +150,12 @@ func testStopped(h *katatest.H, call *katatest.Call[Stats], cancel context.Cance
 }
 
 func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
-	// At the deadline six consumers return from consume while items are
-	// queued, as in R3: the scenario runs in fresh bubbles.
-	katatest.Repeat(t, 5, func(h *katatest.H) {
-		const consumers = 6
+	// At the deadline 48 consumers return from consume while items are
+	// queued, as in R3: a consumer that does not check ctx first takes one
+	// with probability 1/2 each, so the bubble misses that mistake with
+	// probability 2^-48 ≈ 3.6e-15.
+	katatest.Run(t, func(h *katatest.H) {
+		const consumers = testStopConsumers
 		gate := katatest.NewGate()
 		c := &testConsumer{gate: gate}
 		produce := func(ctx context.Context, put func(int) error) error {
@@ -172,7 +174,7 @@ func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		call := katatest.Go(h, func() (Stats, error) {
-			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, consumers, produce, c.consume) // 9 puts fit: no put blocks
+			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, consumers, produce, c.consume) // consumers+3 puts fit in capacity 4 + consumers: no put blocks
 		})
 		if call.Broken() {
 			return
@@ -206,8 +208,8 @@ func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
 			return
 		}
 		assert.Equal(t, consumers, gate.Cancelled(), "at the drain deadline the running consume calls must see their ctx cancelled")
-		assert.Equal(t, Stats{Produced: consumers + 3, Consumed: consumers, Dropped: 3}, stats, "at the drain deadline 6 items "+
-			"were in the consumers' hands and 3 queued: the queued ones are dropped, and Produced = Consumed + Dropped")
+		assert.Equal(t, Stats{Produced: consumers + 3, Consumed: consumers, Dropped: 3}, stats, "at the drain deadline %d items "+
+			"were in the consumers' hands and 3 queued: the queued ones are dropped, and Produced = Consumed + Dropped", consumers)
 	})
 }
 

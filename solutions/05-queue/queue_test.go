@@ -108,12 +108,16 @@ func TestR2_ProducerErrorStillDrains(t *testing.T) {
 }
 
 func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
-	// Six consumers return from consume at the cancel while the queue is
-	// full. A consumer that selects on ctx.Done() and the queue takes another
-	// item half the time, so one bubble misses that mistake 1 time in 64:
-	// the scenario runs in 6 fresh bubbles.
-	katatest.Repeat(t, 6, func(h *katatest.H) {
-		const consumers = 6
+	// testStopConsumers consumers return from consume at the cancel while
+	// the queue is full. Each then meets a select on ctx.Done() and the
+	// queue with both ready, as long as nobody took a queued item (which is
+	// the mistake showing): a consumer that does not check ctx first takes
+	// one with probability 1/2, independently of the others, so the bubble
+	// misses that mistake with probability 2^-48 ≈ 3.6e-15. (With 6
+	// consumers a bubble missed it 1 time in 64 and needed many fresh
+	// bubbles, each costing more than dozens of consumers.)
+	katatest.Run(t, func(h *katatest.H) {
+		const consumers = testStopConsumers
 		gate := katatest.NewGate()
 		p := &testProducer{limit: 100}
 		c := &testConsumer{gate: gate}
@@ -157,11 +161,18 @@ func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
 	})
 }
 
+// testStopConsumers is how many consumers are busy when R3, R4 and B2 stop
+// them: each is one independent chance to catch a consumer that takes a
+// queued item after the stop.
+const testStopConsumers = 48
+
 func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
-	// As in R3: the six consumers that did not fail return at the cancel
-	// while items are queued, so the scenario runs in fresh bubbles.
-	katatest.Repeat(t, 6, func(h *katatest.H) {
-		const consumers = 7
+	// As in R3: the 47 consumers that did not fail return at the cancel
+	// while items are queued, and each takes one with probability 1/2 if it
+	// does not check ctx first (the one that failed may too, not counted):
+	// the bubble misses that mistake with probability at most 2^-47 ≈ 7.1e-15.
+	katatest.Run(t, func(h *katatest.H) {
+		const consumers = testStopConsumers
 		errStore := errors.New("store: disk full")
 		gate, failing := katatest.NewGate(), katatest.NewGate()
 		var got katatest.Recorder[int]
