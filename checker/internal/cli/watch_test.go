@@ -17,6 +17,7 @@ func TestWatch(t *testing.T) {
 	dir := checkout(t)
 	k := kata(t, dir)
 	next := after(t, dir, k.Slug)
+	nextBefore := snapshot(t, next.Exercise)
 	w := start(t, dir, cli.Env{}, "watch", "06", "--poll=10ms", "--color=never")
 	at := w.out.await(t, 0, "Score: 0/7 required")
 	at = w.out.await(t, at, "Watching exercises/06-retry: save to grade again")
@@ -24,6 +25,7 @@ func TestWatch(t *testing.T) {
 	for _, f := range sources(t, k.Solution) { // the learner saves a solution
 		write(t, filepath.Join(k.Exercise, filepath.Base(f)), read(t, f))
 	}
+	saved := snapshot(t, k.Exercise)
 	at = w.out.await(t, at, "Score: 7/7 required")
 	at = w.out.await(t, at, "06-retry passes. Press Enter to go on to "+next.Slug)
 
@@ -32,6 +34,8 @@ func TestWatch(t *testing.T) {
 	w.out.await(t, at, "Watching exercises/"+next.Slug)
 	assert.Equal(t, cli.ExitInterrupted, w.stop(t))
 	assert.Empty(t, w.errb.String())
+	assert.Equal(t, saved, snapshot(t, k.Exercise), "watch never writes the learner's files")
+	assert.Equal(t, nextBefore, snapshot(t, next.Exercise), "nor those of the kata it moves on to")
 
 	r := run(t, dir, "list")
 	assert.Regexp(t, `(?m)^06  .*passed`, r.stdout, "watch records its grades")
