@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,16 +16,15 @@ import (
 	"gokata/checker/internal/verify"
 )
 
-// The fixtures in testdata/NN-slug are implementations with a known grade:
-// a half-done one, and the reference with one fault injected on one
-// requirement's path (a panic in a background goroutine, a busy loop, a
-// mutex locked twice). Their header says the verdict every requirement
-// must get:
+// The fixtures in testdata/NN-slug are implementations with a known grade,
+// such as a half-done one that passes some requirements and fails others.
+// Their header says the verdict every requirement must get:
 //
-//	// Want: R1=pass R2=pass R3=mutex-hang …
+//	// Want: R1=pass R2=pass R3=assertion …
 //
-// This proves that one broken requirement cannot hide the others and that
-// each failure is classified as what it is.
+// Faults injected into the reference on one requirement's path (a panic
+// in a background goroutine, a busy loop, a mutex locked twice, a race)
+// are graded end to end by the scripts in ../cli/testdata/script.
 func TestFixtures(t *testing.T) {
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)
@@ -35,7 +33,6 @@ func TestFixtures(t *testing.T) {
 	tc, err := grade.Detect(context.Background(), os.Environ())
 	require.NoError(t, err)
 	opt := grade.DefaultOptions
-	opt.Timeout = 3 * time.Second // the hangs cost this much each
 
 	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.go"))
 	require.NoError(t, err)
@@ -48,7 +45,6 @@ func TestFixtures(t *testing.T) {
 			want := wantHeader(t, path)
 			target, err := grade.Replacement(k, path)
 			require.NoError(t, err)
-			start := time.Now()
 			r, err := grade.Grade(context.Background(), tc, root, target, opt)
 			require.NoError(t, err)
 			got := map[string]string{}
@@ -56,7 +52,6 @@ func TestFixtures(t *testing.T) {
 				got[id] = string(v.Kind)
 			}
 			assert.Equal(t, want, got, "%s", describe(r))
-			assert.Less(t, time.Since(start), time.Minute, "a hang is graded promptly")
 		})
 	}
 }
