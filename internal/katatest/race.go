@@ -10,11 +10,12 @@ import (
 //
 // It reports two accesses only if nothing orders them, and synctest.Wait
 // orders everything the bubble's goroutines did before it before everything
-// the test does after it. And it reports a race between the same two call
-// stacks only once per process: under go test -count=N (and the checker's
-// verify --repeat) a race found in the first run passes unreported in the
-// others. WaitUnordered and AtFreshDepth keep a race requirement caught in
-// every run.
+// the test does after it. And by default it reports a race between the same
+// two call stacks only once per process: under a plain go test -count=N a
+// race found in the first run passes unreported in the others. (The checker
+// runs test binaries with GORACE=suppress_equal_stacks=0, which reports it
+// every time.) WaitUnordered keeps the accesses unordered; AtFreshDepth keeps
+// a race visible under plain go test -count as well.
 
 // WaitUnordered lets every other goroutine of the bubble run until it is
 // durably blocked, as synctest.Wait does, but without ordering what they did
