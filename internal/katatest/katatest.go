@@ -21,6 +21,7 @@ package katatest
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -41,6 +42,9 @@ type H struct {
 
 	dir    string        // directory of the package under test
 	ignore goleak.Option // goroutines that existed when the bubble started
+	root   int           // the goroutine running the test body, as dumps name it
+	bubble int           // the bubble's id in goroutine dumps
+	base   map[int]bool  // the bubble's goroutines then (synctest's own, the test's)
 	leaked bool          // a leak was already reported
 }
 
@@ -95,7 +99,8 @@ func run(t *testing.T, dir string, body func(h *H)) {
 	}()
 	synctest.Test(t, func(t *testing.T) {
 		h := &H{T: t, Clk: clock.NewMock(), dir: dir, ignore: goleak.IgnoreCurrent()}
-		bubble = currentBubble()
+		h.root, bubble = ownGoroutine()
+		h.bubble, h.base = bubble, bubbleGoroutines(bubble)
 		t.Cleanup(func() { // registered first, so it runs after the test's own cleanups
 			if !h.leaked {
 				h.NoLeaks("the test")
@@ -152,7 +157,15 @@ func (h *H) NoLeaks(after string) bool {
 
 // running reports whether goroutines started during the test are still
 // running and, as ":\n\t"-joined lines, where the learner's code holds them.
+//
+// Every goroutine started during the test belongs to the bubble, so a look
+// at the goroutine headers settles the common case: the bubble holds what
+// it held at the start and nothing more, no leak. Otherwise goleak decides
+// (it gives a goroutine on its way out time to finish) and names the rest.
 func (h *H) running() (where string, any bool) {
+	if now := bubbleGoroutines(h.bubble); len(now) > 0 && maps.Equal(now, h.base) {
+		return "", false
+	}
 	err := goleak.Find(h.ignore)
 	if err == nil {
 		return "", false
@@ -225,14 +238,6 @@ func describePanic(r any, dir string) string {
 		return failure.Tag(failure.NotImplemented) + s + where
 	}
 	return fmt.Sprintf("%spanic: %v%s", failure.Tag(failure.Panic), r, where)
-}
-
-func currentBubble() int {
-	gs := failure.Parse(ownStack())
-	if len(gs) == 0 {
-		return 0
-	}
-	return gs[0].Bubble
 }
 
 func ownStack() string  { return stack(false) }

@@ -17,7 +17,8 @@ const settleRounds = 10000
 
 // Settle is synctest.Wait that does not hang on a mutex. It returns nil once
 // every other goroutine in the bubble is durably blocked, exactly like
-// synctest.Wait (whose happens-before edges it then provides).
+// synctest.Wait (whose happens-before edges it then provides). Call it from
+// the test body's goroutine.
 //
 // A goroutine waiting to lock a sync.Mutex or sync.RWMutex is not durably
 // blocked, so when code holds a mutex while it waits for the clock or a
@@ -36,7 +37,7 @@ const settleRounds = 10000
 // elsewhere.
 func (h *H) Settle() (stuck []string) {
 	h.T.Helper()
-	self, bubble := ownGoroutine()
+	self, bubble := h.root, h.bubble
 	for i := 0; bubble != 0 && i < settleRounds; i++ {
 		yield()
 		d := takeDump()
@@ -161,6 +162,23 @@ func ownGoroutine() (id, bubble int) {
 		return -1, 0
 	}
 	return hs[0].id, hs[0].bubble
+}
+
+// bubbleGoroutines returns the ids of the goroutines in bubble (none for
+// bubble 0, outside any bubble).
+func bubbleGoroutines(bubble int) map[int]bool {
+	ids := map[int]bool{}
+	if bubble == 0 {
+		return ids
+	}
+	d := takeDump()
+	defer d.release()
+	for _, g := range d.headers() {
+		if g.bubble == bubble {
+			ids[g.id] = true
+		}
+	}
+	return ids
 }
 
 func onMutexState(state []byte) bool {
