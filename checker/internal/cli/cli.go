@@ -61,7 +61,7 @@ const usage = `Usage: checker <verb> [flags] [args]
 
 Learning:
   list                 the katas with your status: not started, k of n, passed, bonus k of m
-  check [NN]           grade kata NN (all katas without NN)
+  check [NN...]        grade the katas named (all katas without NN)
   watch [NN]           grade again on every save (without NN: the next kata not passed)
   hint NN [N]          the next hint of kata NN, or hint N
   solution NN          the reference and its WHY, once your code passed
@@ -213,6 +213,22 @@ func find(cat *catalog.Catalog, name string) (catalog.Kata, error) {
 	return catalog.Kata{}, &usageError{fmt.Sprintf("no kata %q; the katas are: %s", name, cat.Names()), "make list"}
 }
 
+// named resolves kata arguments: every kata when there are none.
+func named(cat *catalog.Catalog, args []string) ([]catalog.Kata, error) {
+	if len(args) == 0 {
+		return cat.Katas, nil
+	}
+	var katas []catalog.Kata
+	for _, a := range args {
+		k, err := find(cat, a)
+		if err != nil {
+			return nil, err
+		}
+		katas = append(katas, k)
+	}
+	return katas, nil
+}
+
 func check(ctx context.Context, args []string, env Env) (int, error) {
 	fs := newFlags("check")
 	asJSON := fs.Bool("json", false, "")
@@ -236,13 +252,9 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	katas := cat.Katas
-	if fs.NArg() > 0 {
-		k, err := find(cat, fs.Arg(0))
-		if err != nil {
-			return 0, err
-		}
-		katas = []catalog.Kata{k}
+	katas, err := named(cat, fs.Args())
+	if err != nil {
+		return 0, err
 	}
 	tc, err := grade.Detect(ctx, env.Vars)
 	if err != nil {
@@ -291,16 +303,9 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	katas := cat.Katas
-	if fs.NArg() > 0 {
-		katas = nil
-		for _, a := range fs.Args() {
-			k, err := find(cat, a)
-			if err != nil {
-				return 0, err
-			}
-			katas = append(katas, k)
-		}
+	katas, err := named(cat, fs.Args())
+	if err != nil {
+		return 0, err
 	}
 	tc, err := grade.Detect(ctx, env.Vars)
 	if err != nil {

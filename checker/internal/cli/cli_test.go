@@ -140,6 +140,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"check", "06", "--color=purple"}, 2, "", "use auto, always or never"},
 		{[]string{"check", "06", "--nope"}, 2, "", "flag provided but not defined"},
 		{[]string{"check"}, 1, "06-retry · ", ""}, // every kata: here, the untouched stub
+		{[]string{"check", "01", "06"}, 1, "06-retry · ", ""},
+		{[]string{"check", "06", "99"}, 2, "", `no kata "99"`},
 		{[]string{"hint", "06"}, 0, "Hint 1 of", ""},
 		{[]string{"hint", "06", "2"}, 0, "Hint 2 of", ""},
 		{[]string{"hint", "06", "9"}, 2, "", "has hints 1 to"},

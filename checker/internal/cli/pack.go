@@ -29,16 +29,9 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if hasPacked() {
 		return 0, &usageError{"this is a candidate kit already: pack from the repository", "cd to the kata repository"}
 	}
-	katas := cat.Katas
-	if fs.NArg() > 0 {
-		katas = nil
-		for _, a := range fs.Args() {
-			k, err := find(cat, a)
-			if err != nil {
-				return 0, err
-			}
-			katas = append(katas, k)
-		}
+	katas, err := named(cat, fs.Args())
+	if err != nil {
+		return 0, err
 	}
 	tc, err := grade.Detect(ctx, env.Vars)
 	if err != nil {
@@ -47,6 +40,9 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	dst := absPath(env.Dir, *out)
 	fmt.Fprintf(env.Stderr, "checker: packing %d katas and building the kit's checker…\n", len(katas))
 	err = pack.Build(ctx, pack.Kit{Root: cat.Root, Out: dst, Katas: katas, Env: tc.Env})
+	if errors.Is(err, pack.ErrNotEmpty) {
+		return 0, &usageError{err.Error() + "; pack never overwrites", "checker pack --out DIR, with a new or empty DIR"}
+	}
 	if errors.Is(err, pristine.ErrNoHistory) {
 		return 0, &usageError{err.Error(), "checker pack --out DIR 01 02 (only committed katas)"}
 	}

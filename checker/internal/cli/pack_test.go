@@ -52,6 +52,12 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 		assert.False(t, strings.HasSuffix(f, "_test.go"), "no test sources in the kit: %s", f)
 	}
 	assert.Contains(t, read(t, filepath.Join(kit, "README.md")), "out\nof sight, not secret")
+	assert.Contains(t, read(t, filepath.Join(kit, "README.md")), "make check EX=06", "examples name a kata of the kit")
+	assert.Contains(t, read(t, filepath.Join(kit, "Makefile")), "make check EX=06")
+
+	again := run(t, dir, "pack", "--out", kit, "06")
+	assert.Equal(t, 2, again.code, "packing into a kit that exists is a usage error: %s", again.stderr)
+	assert.Contains(t, again.stderr, "not empty")
 	bin, err := os.ReadFile(filepath.Join(kit, "bin", "checker"))
 	require.NoError(t, err)
 	names := hiddenNames(t, dir)

@@ -7,7 +7,8 @@ import (
 	"gokata/checker/internal/catalog"
 )
 
-// readme is the kit's README.md, for the candidate.
+// readme is the kit's README.md, for the candidate; its examples name the
+// kit's first kata.
 func readme(katas []catalog.Kata) string {
 	var b strings.Builder
 	b.WriteString(`# Go concurrency katas
@@ -35,10 +36,10 @@ about a minute the first time; after that a check takes about a second.
 | command | what it does |
 | --- | --- |
 | ` + "`make list`" + ` | the katas and where you stand |
-| ` + "`make check EX=01`" + ` | grade kata 01: every requirement ✔ or ✘, with the reason |
-| ` + "`make watch EX=01`" + ` | grade again each time you save |
-| ` + "`make hint EX=01`" + ` | the next hint |
-| ` + "`make reset EX=01`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
+| ` + "`make check EX=NN`" + ` | grade that kata: every requirement ✔ or ✘, with the reason |
+| ` + "`make watch EX=NN`" + ` | grade again each time you save |
+| ` + "`make hint EX=NN`" + ` | the next hint |
+| ` + "`make reset EX=NN`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
 
 ` + "`bin/checker help`" + ` lists everything the checker does.
 
@@ -49,13 +50,26 @@ unpacked into a temporary directory only while it grades. That keeps them out
 of sight, not secret: anyone determined can get them out. Reading them would
 only spoil the exercise. The reference solutions are not in this kit.
 `)
-	return b.String()
+	return strings.ReplaceAll(b.String(), "EX=NN", "EX="+firstKata(katas))
 }
 
-const makefile = `# Go concurrency katas. ` + "`make help`" + ` lists the targets.
+// makefile is the kit's Makefile; its examples name the kit's first kata.
+func makefile(katas []catalog.Kata) string {
+	return strings.ReplaceAll(makefileTemplate, "EX=NN", "EX="+firstKata(katas))
+}
+
+func firstKata(katas []catalog.Kata) string {
+	if len(katas) == 0 {
+		return "01"
+	}
+	return fmt.Sprintf("%02d", katas[0].Num)
+}
+
+const makefileTemplate = `# Go concurrency katas. ` + "`make help`" + ` lists the targets.
 
 EX      ?=
 N       ?=
+FORCE   ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -72,16 +86,16 @@ help: ## list the targets
 list: ## the katas and where you stand
 	@$(CHECKER) list
 
-check: ## grade a kata: make check EX=01 (every kata without EX)
+check: ## grade a kata: make check EX=NN (every kata without EX)
 	@$(CHECKER) check $(EX)
 
-watch: ## grade again on every save: make watch EX=01
+watch: ## grade again on every save: make watch EX=NN
 	@$(CHECKER) watch $(EX)
 
-hint: ## the next hint: make hint EX=01 (N=1 to read the first again)
+hint: ## the next hint: make hint EX=NN (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
 
-reset: ## back to the untouched stub: make reset EX=01 (FORCE=1: do not ask)
+reset: ## back to the untouched stub: make reset EX=NN (FORCE=1: do not ask)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
 doctor: ## check Go and gcc, and warm the build (about a minute the first time)

@@ -39,10 +39,14 @@ type Kit struct {
 	Env   []string       // environment of the go and git commands
 }
 
+// ErrNotEmpty: the kit's directory already has files; Build never
+// overwrites.
+var ErrNotEmpty = errors.New("the kit's directory is not empty")
+
 // Build writes the kit.
 func Build(ctx context.Context, kit Kit) error {
 	if entries, err := os.ReadDir(kit.Out); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%s is not empty", kit.Out)
+		return fmt.Errorf("%w: %s", ErrNotEmpty, kit.Out)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -73,7 +77,7 @@ func Build(ctx context.Context, kit Kit) error {
 	}
 	for name, content := range map[string]string{
 		"README.md":  readme(kit.Katas),
-		"Makefile":   makefile,
+		"Makefile":   makefile(kit.Katas),
 		".gitignore": "/.kata/\n/bin/\n",
 	} {
 		if err := os.WriteFile(filepath.Join(kit.Out, name), []byte(content), 0o644); err != nil {
