@@ -8,6 +8,8 @@ GO      ?= go
 EX      ?=
 N       ?=
 REPEAT  ?=
+GIVEUP  ?=
+FORCE   ?=
 NAME    ?=
 DIR     ?=
 OUT     ?=
@@ -18,7 +20,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint solution reset doctor interview report pack verify test bench stress $(CHECKER)
+.PHONY: help check list watch hint solution reset doctor interview report pack verify docs test bench stress $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -62,12 +64,15 @@ pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify
 
+docs: ## run the commands the guides show and compare their output
+	$(GO) test -count=1 -run TestDocs ./checker/internal/cli/
+
 test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests, references, verify
 	$(GO) vet ./...
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v /testdata/)); \
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./internal/... $$($(GO) list ./checker/... | grep -v /cli$$) ./solutions/...
-	$(GO) test -count=1 ./checker/internal/cli/ # end to end: runs the checker as a process, as users do
+	$(GO) test -count=1 ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
 	$(CHECKER) verify
 
 bench: ## measure: warm check vs plain go test -race, hidden-test run time, watch save-to-verdict

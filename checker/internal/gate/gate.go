@@ -45,8 +45,10 @@ var forbiddenImports = map[string]string{
 }
 
 // realClock lists the package time functions that read or wait on the real
-// clock, and the context helpers built on them.
+// clock, the context helpers built on them, and the clock package's own way
+// to the real clock.
 var realClock = map[string]map[string]string{
+	"github.com/benbjohnson/clock": {"New": "the clk you were given"},
 	"time": {
 		"Sleep": "clk.Sleep, or better a clk.Timer in a select with ctx.Done()",
 		"After": "clk.After or clk.Timer", "AfterFunc": "clk.AfterFunc",

@@ -27,6 +27,9 @@ func f(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 1); cancel()
 	_ = ctx
 }`, []string{"real-clock:4", "real-clock:5", "real-clock:6", "real-clock:7", "real-clock:8"}},
+		{"the clock package's real clock", `package p
+import "github.com/benbjohnson/clock"
+var c = clock.New()`, []string{"real-clock:3"}},
 		{"renamed import", `package p
 import tm "time"
 var now = tm.Now`, []string{"real-clock:3"}},

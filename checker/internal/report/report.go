@@ -199,11 +199,11 @@ func gates(r *grade.Result) []gateLine {
 	race := gateLine{name: "no data race"}
 	leak := gateLine{name: "no goroutine leak"}
 	for _, it := range r.Items {
-		if it.Kind == failure.Race {
+		if it.Kind == failure.Race && race.state != gateFailed { // the first item that showed it
 			race.state = gateFailed
 			race.note = "see " + it.ID
 		}
-		if it.Kind == failure.Leak {
+		if it.Kind == failure.Leak && leak.state != gateFailed {
 			leak.state = gateFailed
 			leak.note = "see " + it.ID
 		}
