@@ -156,13 +156,16 @@ func TestR1_WaitingSubmitIsReleasedWhenShutdownBegins(t *testing.T) {
 }
 
 func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
-	katatest.Repeat(t, 6, func(h *katatest.H) {
+	katatest.Repeat(t, 3, func(h *katatest.H) {
 		const submitters = 12
 		r := testNew(h, 2, 4)
 		r.svc.Start()
 		// The submitters and Shutdown wait at start and are released in one
 		// step, with nothing but the Service to order them: a flag read and
-		// written without the lock is a race the detector sees.
+		// written without the lock is a race the detector sees, unless by
+		// chance every Submit passed its unlock before Shutdown took the lock,
+		// which orders them (measured: 1 bubble in 300). Three bubbles make a
+		// miss rarer than one in ten million.
 		start := make(chan struct{})
 		subs := make([]*testCall[struct{}], submitters)
 		for i := range subs {
