@@ -36,6 +36,7 @@ func interview(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	style.Interview = true
 	if *minutes < 0 {
 		return 0, &usageError{"--minutes must be positive", "checker interview 06 --minutes=45"}
 	}

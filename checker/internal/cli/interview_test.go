@@ -34,6 +34,8 @@ func TestInterview(t *testing.T) {
 	at = iv.out.await(t, at, k.Decisions[0])
 	at = iv.out.await(t, at, "Interview · 06-retry · 27:00 left")
 	at = iv.out.await(t, at, "Score: 0/7 required")
+	assert.Contains(t, iv.out.String(), "hint 1 covers it: type hint", "in an interview, hints are typed")
+	assert.NotContains(t, iv.out.String(), "make hint", "make hint would go around the interview's count")
 
 	iv.typeLine(t, "hint")
 	at = iv.out.await(t, at, "Hint 1 of 3")

@@ -43,6 +43,9 @@ import (
 // Style decides how text output looks.
 type Style struct {
 	Color bool
+	// Interview: hints are asked for by typing hint, one after the other,
+	// not with make hint, so the advice says that.
+	Interview bool
 }
 
 func (s Style) paint(code, text string) string {
@@ -136,7 +139,11 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 				fmt.Fprintf(w, "        %s\n", s.dim(d))
 			}
 			if hs := k.HintsFor(it.ID); len(hs) > 0 {
-				fmt.Fprintf(w, "        %s\n", s.dim(fmt.Sprintf("hint: make hint EX=%s N=%d", k.ID(), hs[0])))
+				advice := fmt.Sprintf("hint: make hint EX=%s N=%d", k.ID(), hs[0])
+				if s.Interview {
+					advice = fmt.Sprintf("hint %d covers it: type hint", hs[0])
+				}
+				fmt.Fprintf(w, "        %s\n", s.dim(advice))
 			}
 		}
 	}
@@ -148,7 +155,7 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 		fmt.Fprintf(w, " · bonus %d/%d", bonus, btotal)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Next: %s\n", next(r))
+	fmt.Fprintf(w, "Next: %s\n", next(r, s))
 }
 
 type gateState int
@@ -220,7 +227,7 @@ func gates(r *grade.Result) []gateLine {
 }
 
 // next says what to do now.
-func next(r *grade.Result) string {
+func next(r *grade.Result, s Style) string {
 	k := r.Kata
 	switch {
 	case r.Build != nil && r.Build.Kind == failure.API:
@@ -248,7 +255,10 @@ func next(r *grade.Result) string {
 		return fmt.Sprintf("read exercises/%s/README.md, ask yourself its Ask-first questions, then replace the TODO panics in exercises/%s.", k.Slug, k.Slug)
 	case first != nil:
 		msg := fmt.Sprintf("make %s pass, then check again.", first.ID)
-		if hs := k.HintsFor(first.ID); len(hs) > 0 {
+		switch hs := k.HintsFor(first.ID); {
+		case len(hs) > 0 && s.Interview:
+			msg += " Stuck? type hint"
+		case len(hs) > 0:
 			msg += fmt.Sprintf(" Stuck? make hint EX=%s N=%d", k.ID(), hs[0])
 		}
 		return msg
