@@ -89,9 +89,11 @@ check flags:
   --name=NAME          the participant named in the JSON (default: git config user.name)
   --color=auto|always|never   (also for list, watch, interview, doctor; NO_COLOR is honoured)
   --timeout=5s         a test run still going after this is stopped as a hang
+                       (also for watch, interview and verify)
   --repeat=N           run every test N times at each --cpu value, shuffled, and
                        report each requirement's pass rate (luck is caught)
   --cpu=1,2,4          GOMAXPROCS values for --repeat (default 1,2,4)
+  --poll=25ms          watch and interview: how often to look for saves
 
 Your progress lives in .kata/ (git ignores it); no verb but reset writes your files.
 Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrupted.
