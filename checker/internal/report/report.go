@@ -40,7 +40,8 @@ import (
 	"gokata/internal/failure"
 )
 
-// Style decides how text output looks.
+// Style decides how text output looks, and how it tells the learner to ask
+// for a hint.
 type Style struct {
 	Color bool
 	// Interview: hints are asked for by typing hint, one after the other,
