@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/catalog"
@@ -350,4 +351,38 @@ func splitWords(s string) ([]string, error) {
 		words = append(words, cur.String())
 	}
 	return words, nil
+}
+
+// TestDocsMatching pins how TestDocs compares shown and real output, and
+// what it accepts in commands that are shown but not run.
+func TestDocsMatching(t *testing.T) {
+	shown := []string{"06-retry · took 1.2s", "...", "make: *** [Makefile:31: check] Error 1"}
+	assert.True(t, outputMatches(shown, "06-retry · took 350ms\nline\nline  \nmake: *** [Makefile:40: check] Error 1\n\n"))
+	assert.True(t, outputMatches(shown, "06-retry · took 2m3s\nmake: *** [Makefile:9: check] Error 1\n"), "... matches no line")
+	assert.False(t, outputMatches(shown, "06-retry · took 1s\nmake: *** [Makefile:31: hint] Error 1\n"))
+	assert.False(t, outputMatches([]string{"a"}, "a\nb\n"), "an extra line is a difference")
+	assert.False(t, outputMatches([]string{"R6"}, "R1\n"))
+
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	k := loadKnown(t, root)
+	for cmd, wantErr := range map[string]string{
+		`make check EX=06`:                           "",
+		`make reset EX=06 FORCE=1`:                   "",
+		`bin/checker check --json --name "Ada L" 06`: "",
+		`make nosuch`:                                "no target",
+		`make check EX=99`:                           "no kata 99",
+		`make check COLOUR=1`:                        "no variable",
+		`bin/checker frobnicate`:                     "no verb",
+		`bin/checker check --bogus`:                  "no flag --bogus",
+		`bin/checker check --json > ada.json`:        "shell syntax",
+		`go test ./...`:                              "must be make or bin/checker",
+	} {
+		err := k.check(cmd)
+		if wantErr == "" {
+			assert.NoError(t, err, cmd)
+		} else if assert.Error(t, err, cmd) {
+			assert.Contains(t, err.Error(), wantErr, cmd)
+		}
+	}
 }
