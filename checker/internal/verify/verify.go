@@ -3,7 +3,9 @@
 // fails every requirement it does not declare; the reference passes
 // everything; and every mutant (a known-wrong implementation kept in
 // solutions/NN-slug/testdata/mutants) fails exactly the requirements its
-// header lists, with a message that matches its Expect pattern.
+// header lists, with a message that matches its Expect pattern; and every
+// alternative (a correct solution in another design, kept in
+// solutions/NN-slug/testdata/alternatives) passes everything.
 package verify
 
 import (
@@ -26,6 +28,10 @@ import (
 
 // MinMutants is how many mutants every kata must ship.
 const MinMutants = 4
+
+// MinAlternatives is how many correct solutions unlike the reference every
+// kata must ship.
+const MinAlternatives = 2
 
 // Mutant is a known-wrong implementation and what the tests must say of it.
 type Mutant struct {
@@ -77,6 +83,11 @@ func Header(path string) (map[string]string, error) {
 	return h, sc.Err()
 }
 
+// Alternatives lists a kata's alternative correct solutions.
+func Alternatives(k catalog.Kata) ([]string, error) {
+	return filepath.Glob(filepath.Join(k.Solution, "testdata", "alternatives", "*.go"))
+}
+
 // Mutants lists a kata's mutants.
 func Mutants(k catalog.Kata) ([]Mutant, error) {
 	paths, err := filepath.Glob(filepath.Join(k.Solution, "testdata", "mutants", "*.go"))
@@ -113,6 +124,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		run  func() (line, error)
 	}
 	var jobs []job
+	mutants := 0
 	lines := make([][]line, len(katas))
 	for i, k := range katas {
 		lines[i] = append(lines[i], metadata(k))
@@ -126,8 +138,19 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		if len(ms) < MinMutants {
 			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d mutants; every kata ships at least %d", len(ms), MinMutants)})
 		}
+		mutants += len(ms)
 		for _, m := range ms {
 			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutant(ctx, tc, root, k, m, opt) }})
+		}
+		alts, err := Alternatives(k)
+		if err != nil {
+			return false, err
+		}
+		if len(alts) < MinAlternatives {
+			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d alternatives; every kata ships at least %d correct solutions unlike the reference", len(alts), MinAlternatives)})
+		}
+		for _, a := range alts {
+			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, opt) }})
 		}
 	}
 	// Two at a time: each job is a go build plus a test run.
@@ -151,7 +174,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		}
 		lines[j.kata] = append(lines[j.kata], results[i])
 	}
-	good, mutants, passed, failed := true, 0, 0, 0
+	good, passed, failed := true, 0, 0
 	for i, k := range katas {
 		fmt.Fprintln(w, k.Slug)
 		for _, l := range lines[i] {
@@ -163,11 +186,6 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 				failed++
 			}
 			fmt.Fprintf(w, "  %s %s\n", mark, l.text)
-		}
-	}
-	for _, j := range jobs {
-		if j.name != "stub" && j.name != "reference" {
-			mutants++
 		}
 	}
 	verdict := "all good"
@@ -253,7 +271,24 @@ func stub(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata,
 }
 
 func reference(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, opt grade.Options) (line, error) {
-	r, err := grade.Grade(ctx, tc, root, grade.Reference(k), opt)
+	return passesAll(ctx, tc, root, "reference", grade.Reference(k), opt)
+}
+
+// alternative grades a correct solution in another design: like the
+// reference, it must pass every required and bonus item, so that a test
+// which encodes the reference's design instead of the README is caught.
+func alternative(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, path string, opt grade.Options) (line, error) {
+	t, err := grade.Replacement(k, path)
+	if err != nil {
+		return line{}, err
+	}
+	return passesAll(ctx, tc, root, "alternative "+strings.TrimSuffix(filepath.Base(path), ".go"), t, opt)
+}
+
+// passesAll grades a correct solution, named what, and lists every way it
+// falls short.
+func passesAll(ctx context.Context, tc *grade.Toolchain, root, what string, t grade.Target, opt grade.Options) (line, error) {
+	r, err := grade.Grade(ctx, tc, root, t, opt)
 	if err != nil {
 		return line{}, err
 	}
@@ -270,9 +305,9 @@ func reference(ctx context.Context, tc *grade.Toolchain, root string, k catalog.
 		}
 	}
 	if len(problems) > 0 {
-		return line{false, "reference:\n      " + strings.Join(problems, "\n      ")}, nil
+		return line{false, what + ":\n      " + strings.Join(problems, "\n      ")}, nil
 	}
-	return line{true, fmt.Sprintf("reference: passes all %d%s", len(r.Items), inRuns(r, opt))}, nil
+	return line{true, fmt.Sprintf("%s: passes all %d%s", what, len(r.Items), inRuns(r, opt))}, nil
 }
 
 func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, m Mutant, opt grade.Options) (line, error) {
