@@ -20,7 +20,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint solution reset doctor interview report pack verify docs test bench stress $(CHECKER)
+.PHONY: help check list watch hint solution reset doctor interview report pack verify docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -81,3 +81,6 @@ bench: ## measure: warm check vs plain go test -race, hidden-test run time, watc
 stress: $(CHECKER) ## references 50x and mutants 20x under -race at -cpu 1,2,4, shuffled
 	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on ./solutions/...
 	$(CHECKER) verify --repeat 20 --cpu 1,2,4
+
+mutate: ## maintainers: mutation testing of every reference (EX=06 for one); survivors must be in testdata/equivalent.txt
+	cd tools && $(GO) test -count=1 ./mutate && $(GO) run ./mutate -root .. $(EX)

@@ -32,6 +32,7 @@ func (f Finding) Blocking() bool { return f.Rule == RuleForbidden }
 const (
 	RuleRealClock = "real-clock"
 	RuleForbidden = "forbidden"
+	RuleVet       = "vet" // a finding of go vet's concurrency analyzers (package grade runs them)
 )
 
 var forbiddenImports = map[string]string{

@@ -23,16 +23,18 @@ var errLineRE = regexp.MustCompile(`^(\S+\.go):(\d+)(?::\d+)?: (.*)$`)
 
 const maxBuildLines = 20
 
-// build compiles the test binary once, with the hidden tests overlaid.
-func (g *grader) build(ctx context.Context, t Target, tmp string) (string, *BuildFailure, error) {
+// writeOverlay writes the target's overlay file for the go command into tmp.
+func writeOverlay(t Target, tmp string) (string, error) {
 	ov, err := json.Marshal(map[string]map[string]string{"Replace": t.Overlay})
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	ovPath := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(ovPath, ov, 0o600); err != nil {
-		return "", nil, err
-	}
+	path := filepath.Join(tmp, "overlay.json")
+	return path, os.WriteFile(path, ov, 0o600)
+}
+
+// build compiles the test binary once, with the hidden tests overlaid.
+func (g *grader) build(ctx context.Context, t Target, tmp, ovPath string) (string, *BuildFailure, error) {
 	bin := filepath.Join(tmp, t.Kata.Package+".test")
 	args := []string{"test", "-c", "-o", bin, "-vet=off", "-overlay", ovPath}
 	if g.tc.Race {

@@ -135,9 +135,29 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin, bf, err := g.build(ctx, t, tmp)
+	ovPath, err := writeOverlay(t, tmp)
+	if err != nil {
+		return nil, err
+	}
+	// go vet's concurrency analyzers run beside the build: their findings
+	// fail the kata like the clock gate, without hiding any verdict.
+	var vetFindings []gate.Finding
+	var vetErr error
+	vetDone := make(chan struct{})
+	go func() {
+		defer close(vetDone)
+		vetFindings, vetErr = g.vet(ctx, t, ovPath)
+	}()
+	bin, bf, err := g.build(ctx, t, tmp, ovPath)
+	<-vetDone
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", t.Kata.Slug, err)
+	}
+	if vetErr != nil {
+		return nil, fmt.Errorf("vet %s: %w", t.Kata.Slug, vetErr)
+	}
+	if bf == nil {
+		res.Gate = append(res.Gate, vetFindings...)
 	}
 	if bf != nil {
 		res.Build = bf

@@ -11,7 +11,7 @@
 //	  "race": true,                    // graded under the race detector
 //	  "noRace": "",                    // why not, when race is false
 //	  "runs": 1,                       // times every test ran (check --repeat: repeat × GOMAXPROCS values)
-//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…"}],
+//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…"}], // rule: real-clock, forbidden, vet
 //	  "build": null,                   // or {"kind": "compile"|"api", "lines": ["…"]}
 //	  "items": [{
 //	    "id": "R4", "text": "…", "bonus": false,
@@ -34,8 +34,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
 	"gokata/internal/failure"
 )
@@ -187,14 +189,23 @@ func gates(r *grade.Result) []gateLine {
 	}
 	allowed := gateLine{name: "uses only allowed packages and calls"}
 	clock := gateLine{name: "waits and reads time only through the injected clock"}
+	vet := gateLine{name: "go vet finds no concurrency mistake"}
 	for _, f := range r.Gate {
-		if f.Blocking() {
-			allowed.state = gateFailed
-			allowed.lines = append(allowed.lines, f.String())
-		} else {
-			clock.state = gateFailed
-			clock.lines = append(clock.lines, f.String())
+		g := &clock
+		switch {
+		case f.Blocking():
+			g = &allowed
+		case f.Rule == gate.RuleVet:
+			g = &vet
 		}
+		g.state = gateFailed
+		g.lines = append(g.lines, f.String())
+	}
+	switch {
+	case r.Build != nil:
+		vet.state, vet.note = gateUnknown, "not checked: the code does not compile"
+	case allowed.state == gateFailed:
+		vet.state, vet.note = gateUnknown, "not checked: the gate refused to run the code"
 	}
 	ran := false
 	for _, it := range r.Items {
@@ -224,7 +235,7 @@ func gates(r *grade.Result) []gateLine {
 	if !r.Race {
 		race.state, race.note = gateUnknown, "not checked: the race detector needs cgo and a C compiler, and here "+r.NoRace
 	}
-	return []gateLine{compiles, allowed, clock, race, leak}
+	return []gateLine{compiles, allowed, clock, vet, race, leak}
 }
 
 // next says what to do now.
@@ -263,6 +274,8 @@ func next(r *grade.Result, s Style) string {
 			msg += fmt.Sprintf(" Stuck? make hint EX=%s N=%d", k.ID(), hs[0])
 		}
 		return msg
+	case slices.ContainsFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleVet }):
+		return "every requirement passes, but go vet found a mistake above that the tests catch only by luck: fix it."
 	case len(r.Gate) > 0:
 		return "every requirement passes, but the gate above does not: use the injected clock."
 	}

@@ -1,0 +1,100 @@
+package grade
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"gokata/checker/internal/gate"
+)
+
+// vetChecks are the go vet analyzers that find concurrency mistakes which
+// a run of the tests finds only by luck, each with what it means in plain
+// words and the fix.
+var vetChecks = map[string]string{
+	"waitgroup":    "wg.Add runs inside the goroutine it counts, so Wait can return before that goroutine was counted: call wg.Add before the go statement (or use wg.Go)",
+	"lostcancel":   "a cancel func is dropped on some path, so that context and what waits on it live until the parent ends: defer cancel() right after creating it",
+	"copylocks":    "a value that holds a lock is copied, so the copy and the original lock separately and guard nothing together: pass and keep it by pointer",
+	"atomic":       "x = atomic.AddT(&x, n) also writes x non-atomically: call atomic.AddT(&x, n) alone, or use an atomic type such as atomic.Int64",
+	"unusedresult": "the call's result is thrown away, so the call has no effect: use what it returns",
+}
+
+// vetFlags turns on exactly the analyzers of vetChecks.
+func vetFlags() []string {
+	var fs []string
+	for name := range vetChecks {
+		fs = append(fs, "-"+name)
+	}
+	sort.Strings(fs)
+	return fs
+}
+
+var posnRE = regexp.MustCompile(`^(.*\.go):(\d+)(?::\d+)?$`)
+
+// vet runs the concurrency analyzers of go vet over the package as it is
+// built (the same overlay), and returns what they found in the learner's
+// files. Code that does not type-check gets no findings: the build reports
+// it better.
+func (g *grader) vet(ctx context.Context, t Target, overlay string) ([]gate.Finding, error) {
+	args := append([]string{"vet", "-json", "-overlay", overlay}, vetFlags()...)
+	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir, cmd.Env = g.root, g.tc.Env
+	ownProcessGroup(cmd)
+	out, err := cmd.Output() // -json: the findings on stdout, exit 0
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, nil
+	}
+	// {"pkg": {"analyzer": [{"posn": "file:line:col", "message": "..."}]}},
+	// once for the package and once for its test variant.
+	var report map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(out, &report); err != nil {
+		return nil, nil
+	}
+	hidden := t.hiddenSet()
+	seen := map[string]bool{}
+	var fs []gate.Finding
+	for _, byAnalyzer := range report {
+		for analyzer, raw := range byAnalyzer {
+			var diags []struct {
+				Posn    string `json:"posn"`
+				Message string `json:"message"`
+			}
+			if json.Unmarshal(raw, &diags) != nil {
+				continue // an analyzer's error, not a finding
+			}
+			for _, d := range diags {
+				m := posnRE.FindStringSubmatch(d.Posn)
+				if m == nil {
+					continue
+				}
+				file := m[1]
+				if !filepath.IsAbs(file) {
+					file = filepath.Join(g.root, file)
+				}
+				if hidden[file] || seen[d.Posn+d.Message] {
+					continue
+				}
+				seen[d.Posn+d.Message] = true
+				line, _ := strconv.Atoi(m[2])
+				fs = append(fs, gate.Finding{File: rel(g.root, file), Line: line, Rule: gate.RuleVet,
+					Message: fmt.Sprintf("go vet: %s. %s", d.Message, vetChecks[analyzer])})
+			}
+		}
+	}
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].File != fs[j].File {
+			return fs[i].File < fs[j].File
+		}
+		return fs[i].Line < fs[j].Line
+	})
+	return fs, nil
+}
