@@ -78,9 +78,9 @@ test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests
 bench: ## measure: warm check vs plain go test -race, hidden-test run time, watch save-to-verdict
 	@$(GO) run ./checker/internal/bench
 
-stress: $(CHECKER) ## references 50x and mutants 20x under -race at -cpu 1,2,4, shuffled
+stress: $(CHECKER) ## references and alternatives 50x, mutants 20x, under -race at -cpu 1,2,4, shuffled
 	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on ./solutions/...
-	$(CHECKER) verify --repeat 20 --cpu 1,2,4
+	$(CHECKER) verify --repeat 20 --repeat-correct 50 --cpu 1,2,4
 
 mutate: ## maintainers: mutation testing of every reference (EX=06 for one); survivors must be in testdata/equivalent.txt
 	cd tools && $(GO) test -count=1 ./mutate && $(GO) run ./mutate -root .. $(EX)

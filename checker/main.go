@@ -10,7 +10,7 @@
 //	checker report DIR        a workshop's room grid from participants' --json grades
 //	checker pack --out DIR    a candidate kit: no solutions, hidden tests inside the binary
 //	checker doctor            check Go, gcc and modules; warm the race build
-//	checker verify            maintainers: stubs fail, references pass, mutants are caught
+//	checker verify            maintainers: stubs fail, references and alternatives pass, mutants are caught
 //
 // `checker help` gives the flags. Progress (last grades, hints shown) is
 // kept in .kata/state.json, which git ignores; only reset writes the

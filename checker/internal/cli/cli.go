@@ -80,8 +80,9 @@ Interviews and workshops:
   doctor               check Go, gcc and the modules, and warm the race build
 
 Maintainers:
-  verify [NN...]       stubs fail, references pass, mutants are caught
-                       (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run)
+  verify [NN...]       stubs fail, references and alternatives pass, mutants are caught
+                       (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run;
+                       --repeat-correct=50: references and alternatives run 50 times instead)
   help                 this text
 
 check flags:
@@ -293,6 +294,7 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	fs := newFlags("verify")
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
 	repeat := fs.Int("repeat", 1, "")
+	repeatCorrect := fs.Int("repeat-correct", 0, "")
 	cpu := fs.String("cpu", "", "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
@@ -300,6 +302,12 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	opt, err := repeatOptions(*timeout, *repeat, *cpu)
 	if err != nil {
 		return 0, err
+	}
+	correct := opt
+	if *repeatCorrect > 0 {
+		if correct, err = repeatOptions(*timeout, *repeatCorrect, *cpu); err != nil {
+			return 0, err
+		}
 	}
 	cat, err := load(env)
 	if err != nil {
@@ -317,7 +325,7 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 		fmt.Fprintf(env.Stderr, "checker: verifying without the race detector: %s\n", tc.NoRace)
 	}
 	start := time.Now()
-	ok, err := verify.Run(ctx, tc, cat.Root, katas, opt, env.Stdout)
+	ok, err := verify.Run(ctx, tc, cat.Root, katas, verify.Options{Mutants: opt, Correct: correct}, env.Stdout)
 	if err != nil {
 		return 0, err
 	}

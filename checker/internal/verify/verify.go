@@ -111,9 +111,16 @@ type line struct {
 	text string
 }
 
+// Options tune a verify run.
+type Options struct {
+	Mutants grade.Options // for the stubs and the mutants
+	Correct grade.Options // for the references and the alternatives
+}
+
 // Run verifies the katas and writes what it checked to w. It returns
 // false if anything is wrong.
-func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.Kata, opt grade.Options, w io.Writer) (bool, error) {
+func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.Kata, vo Options, w io.Writer) (bool, error) {
+	opt := vo.Mutants
 	if len(katas) == 0 {
 		fmt.Fprintln(w, "verify: no kata found under exercises/")
 		return false, nil
@@ -130,7 +137,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		lines[i] = append(lines[i], metadata(k))
 		jobs = append(jobs,
 			job{i, "stub", func() (line, error) { return stub(ctx, tc, root, k, opt) }},
-			job{i, "reference", func() (line, error) { return reference(ctx, tc, root, k, opt) }})
+			job{i, "reference", func() (line, error) { return reference(ctx, tc, root, k, vo.Correct) }})
 		ms, err := Mutants(k)
 		if err != nil {
 			return false, err
@@ -150,7 +157,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d alternatives; every kata ships at least %d correct solutions unlike the reference", len(alts), MinAlternatives)})
 		}
 		for _, a := range alts {
-			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, opt) }})
+			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, vo.Correct) }})
 		}
 	}
 	// Two at a time: each job is a go build plus a test run.
