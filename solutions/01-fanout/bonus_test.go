@@ -27,7 +27,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, calls, MapAll[int, string])
-		if c.Broken() {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "MapAll", "failures in reverse order") {
 			return
 		}
 		for i := n - 1; i >= 0; i-- { // in[3] fails before in[1]
@@ -48,6 +48,12 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 			return
 		}
 		assert.Nil(t, out, "in[1] and in[3] failed: on an error MapAll returns nil results")
+		for _, want := range []error{errDeclined, errStock} {
+			if msg := testLostWrap(err, want); msg != "" {
+				t.Errorf("MapAll returned %q: %s", err, msg)
+				return
+			}
+		}
 		if !assert.ErrorIs(t, err, errDeclined, "in[1] failed: MapAll's error must match every failure (errors.Join)") ||
 			!assert.ErrorIs(t, err, errStock, "in[3] failed: MapAll's error must match every failure (errors.Join)") {
 			return
@@ -83,6 +89,30 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		}
 		assert.NoError(t, err, "every call succeeded: MapAll's error must be nil (errors.Join of no errors is nil)")
 		assert.ElementsMatch(t, testResults(n), out, "every call succeeded: MapAll must return all %d results", n)
+
+		// Only the first element fails: index 0 is a failure like any other.
+		calls = testNewCalls(n)
+		calls.fail[0] = errDeclined
+		c = testStart(h, ctx, calls, MapAll[int, string])
+		if c.Broken() {
+			return
+		}
+		for i := range n {
+			calls.release(i)
+			synctest.Wait()
+		}
+		if !c.Returned() {
+			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
+			testStop(c, cancel, calls)
+			return
+		}
+		out, err, ok = c.Finish("MapAll")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, errDeclined, "only in[0] failed: MapAll must return its error; is index 0 "+
+			"taken for \"no failure\" somewhere (a first-failure index that starts at 0, or a check > 0)?")
+		assert.Nil(t, out, "only in[0] failed: on an error MapAll returns nil results")
 	})
 }
 
@@ -105,7 +135,7 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 			_, err = Map(ctx, calls.in, calls.fn)
 			return nil, err
 		})
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "a panic in in[2] while the others run") {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "a panic in in[2] while the others run") {
 			return
 		}
 

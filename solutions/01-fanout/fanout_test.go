@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -30,7 +31,7 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "calls that return at the same instant") {
 			return
 		}
 		calls.releaseAll()
@@ -55,7 +56,7 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 			calls.fail[i] = fmt.Errorf("lookup %d failed", i)
 		}
 		c = testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "calls that fail at the same instant") {
 			return
 		}
 		calls.releaseAll()
@@ -76,7 +77,9 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 
 func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		const n = 10
+		// 100 calls: more than any limit a cautious fan-out picks (8, 10,
+		// 16, 32, 64, the number of CPUs), which would each still start 10.
+		const n = 100
 		calls := testNewCalls(n)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -84,10 +87,17 @@ func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 		if c.Broken() {
 			return
 		}
+		if c.Returned() {
+			t.Errorf("Map returned before any of its %d calls of fn had returned (%d had even started): it must "+
+				"wait for every call it starts. Call wg.Add(1) before the go statement, not inside the goroutine: "+
+				"an Add that comes after wg.Wait() is not waited for", n, calls.entered())
+			testStop(c, cancel, calls)
+			return
+		}
 		if got := calls.waiting(); got != n {
 			t.Errorf("only %d of %d calls of fn were in flight at once; want all %d, so the batch takes as long as "+
 				"its slowest call, not the sum: start a goroutine for every element before waiting for any of them "+
-				"(no limit either: bounding the fan-out is kata 03)", got, n, n)
+				"(no limit either, no semaphore or worker pool: bounding the fan-out is kata 03)", got, n, n)
 			testStop(c, cancel, calls)
 			return
 		}
@@ -119,7 +129,7 @@ func TestR2_OutputFollowsInputOrder(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "calls that finish in reverse order") {
 			return
 		}
 		for i := n - 1; i >= 0; i-- { // in[4] finishes first, in[0] last
@@ -178,7 +188,7 @@ func TestR3_FirstErrorCancelsTheOthers(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "failing in[2] while the others run") {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "failing in[2] while the others run") {
 			return
 		}
 
@@ -200,6 +210,10 @@ func TestR3_FirstErrorCancelsTheOthers(t *testing.T) {
 		}
 		assert.Equal(t, n-1, calls.cancelled(), "in[2] failed: the first error must cancel the ctx of every other call")
 		assert.Nil(t, out, "in[2] failed: on an error Map returns nil results")
+		if msg := testLostWrap(err, unavailable); msg != "" {
+			t.Errorf("in[2] failed with %q and Map returned %q: %s", unavailable, err, msg)
+			return
+		}
 		if !assert.ErrorIs(t, err, unavailable, "in[2] failed first with %q; Map must return that first error, "+
 			"not an error of a call it cancelled afterwards (record only the first error: sync.Once, or a check under a lock)",
 			unavailable) {
@@ -212,6 +226,55 @@ func TestR3_FirstErrorCancelsTheOthers(t *testing.T) {
 	})
 }
 
+func TestR3_FirstErrorInTimeNotLowestIndex(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 5
+		errLate := errors.New("timeout talking to the warehouse")
+		unavailable := &testStatusError{503}
+		calls := testNewCalls(n)
+		calls.ignoreCtx = true // the cancel does not stop in[1]: it fails on its own, later
+		calls.fail[3], calls.fail[1] = unavailable, errLate
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testStart(h, ctx, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "in[3] failing before in[1]") {
+			return
+		}
+		calls.release(3) // in[3] fails first
+		synctest.Wait()
+		calls.release(1) // then in[1] fails with an error of its own
+		synctest.Wait()
+		calls.releaseAll()
+		synctest.Wait()
+		if !c.Returned() {
+			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
+			testStop(c, cancel, calls)
+			return
+		}
+		out, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		assert.Nil(t, out, "in[3] and in[1] failed: on an error Map returns nil results")
+		if errors.Is(err, errLate) && !errors.Is(err, unavailable) {
+			t.Errorf("in[3] failed first with %q, then in[1] with %q, and Map returned %q: the error Map returns "+
+				"is the first in time, not the one with the lowest index (nor the last): record it when it "+
+				"happens (sync.Once, or a check under a lock), not by scanning the errors afterwards",
+				unavailable, errLate, err)
+			return
+		}
+		if msg := testLostWrap(err, unavailable); msg != "" {
+			t.Errorf("in[3] failed first and Map returned %q: %s", err, msg)
+			return
+		}
+		if assert.ErrorIs(t, err, unavailable, "in[3] failed first with %q, then in[1] with %q: Map must return "+
+			"the first in time, in[3]'s", unavailable, errLate) {
+			assert.Contains(t, err.Error(), "in[3]", "in[3] failed first: the error must name its element, as in "+
+				"fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err)")
+		}
+	})
+}
+
 func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 5
@@ -219,13 +282,14 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 		calls := testNewCalls(n)
 		calls.ignoreCtx = true
 		calls.fail[0] = unavailable
-		calls.release(0) // in[0] fails at once; the others ignore the cancel and keep going
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "in[0] failing while the others run") {
 			return
 		}
+		calls.release(0) // in[0] fails; the others ignore the cancel and keep going
+		synctest.Wait()
 		if running := calls.waiting(); c.Returned() && running > 0 {
 			t.Errorf("in[0] failed and Map returned while %d other calls of fn were still running (they ignore "+
 				"their ctx, as a slow query may): Map must wait for every call it started, after an error too; "+
@@ -244,6 +308,10 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 		if !ok {
 			return
 		}
+		if msg := testLostWrap(err, unavailable); msg != "" {
+			t.Errorf("in[0] failed and Map returned %q: %s", err, msg)
+			return
+		}
 		assert.ErrorIs(t, err, unavailable, "in[0] failed: Map must return its error")
 	})
 }
@@ -256,7 +324,7 @@ func TestR4_WaitsForCallsAfterACancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "a cancel while the calls run") {
 			return
 		}
 		cancel()
@@ -285,7 +353,7 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() {
+		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "a cancel while the calls run") {
 			return
 		}
 		cancel()
@@ -301,6 +369,10 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 			return
 		}
 		assert.Equal(t, calls.entered(), calls.cancelled(), "the caller cancelled ctx: the cancel must reach every call of fn")
+		if msg := testLostWrap(err, context.Canceled); msg != "" {
+			t.Errorf("the caller cancelled ctx, the calls returned errors wrapping ctx.Err(), and Map returned %q: %s", err, msg)
+			return
+		}
 		assert.ErrorIs(t, err, context.Canceled, "the caller cancelled ctx: Map's error must match ctx.Err() (context.Canceled)")
 		assert.Nil(t, out, "the caller cancelled ctx: on an error Map returns nil results")
 	})

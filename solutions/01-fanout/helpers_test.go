@@ -6,6 +6,7 @@ package fanout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -186,9 +187,19 @@ func testStop[T any](c *katatest.Call[T], cancel context.CancelFunc, calls *test
 }
 
 // testAllInFlight checks the precondition of a scenario that needs every
-// call running at once (R1) and ends the call if they are not.
-func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], cancel context.CancelFunc, calls *testCalls, scenario string) bool {
+// call running at once (R1) and ends the call if they are not. No call has
+// been released yet, so a Map that already returned did not wait for its
+// calls: that is said first, as the cause of the calls it then cancelled.
+func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], cancel context.CancelFunc, calls *testCalls, what, scenario string) bool {
 	h.T.Helper()
+	if c.Returned() && !c.Panicked() {
+		got, n := calls.entered(), len(calls.in)
+		h.T.Errorf("%s: %s returned before any call of fn had returned (%d of %d calls had even started): "+
+			"it must wait for every call it starts. Call wg.Add(1) before the go statement, not inside the "+
+			"goroutine: an Add that comes after wg.Wait() is not waited for", scenario, what, got, n)
+		testStop(c, cancel, calls)
+		return false
+	}
 	if got, n := calls.waiting(), len(calls.in); got != n {
 		h.T.Errorf("precondition (R1): %s needs all %d calls of fn in flight at once, but only %d had started: "+
 			"start a goroutine for every element before waiting for any of them", scenario, n, got)
@@ -196,4 +207,38 @@ func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], cancel context.C
 		return false
 	}
 	return true
+}
+
+// testChain shows how err wraps, one error per line of its chain, so a
+// message can show why errors.Is did not find what it looked for.
+func testChain(err error) string {
+	var b strings.Builder
+	var walk func(e error, depth int)
+	walk = func(e error, depth int) {
+		fmt.Fprintf(&b, "\n\t%s%T %q", strings.Repeat("  ", depth), e, e.Error())
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				walk(next, depth+1)
+			}
+		case interface{ Unwrap() []error }:
+			for _, next := range u.Unwrap() {
+				walk(next, depth+1)
+			}
+		}
+	}
+	walk(err, 0)
+	return b.String()
+}
+
+// testLostWrap reports, as a message, that err carries the text of want but
+// not want itself: it was wrapped with %v (or rebuilt) instead of %w. It
+// returns "" when that is not the case.
+func testLostWrap(err, want error) string {
+	if err == nil || errors.Is(err, want) || !strings.Contains(err.Error(), want.Error()) {
+		return ""
+	}
+	return fmt.Sprintf("the error says %q, but errors.Is does not find it: its chain is%s\n"+
+		"the original error is lost in the wrapping: wrap with %%w (fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err)), not %%v",
+		want, testChain(err))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -230,6 +232,13 @@ func TestB2_CollectReturnsWhatArrivedByTheDeadline(t *testing.T) {
 		assert.Equal(t, Reply[string]{"a", nil}, got[0], "replica 0 succeeded at 20ms: its Reply must hold its answer")
 		assert.Equal(t, Reply[string]{"", errBusy}, got[1], "replica 1 failed at 10ms: its Reply must hold "+
 			"what it returned (replies are in the order of calls, not of arrival)")
+		if late := got[2].Err; late != nil && !errors.Is(late, ErrTimeout) && strings.HasPrefix(late.Error(), "held: ") {
+			t.Errorf("replica 2 returned %q when Collect cancelled it at the deadline, after Collect had returned, "+
+				"and that late answer was written into the slice Collect returned: once Collect returns, the "+
+				"replies belong to the caller; collect the answers on Collect's goroutine (a channel) and drop "+
+				"the late ones", late)
+			return
+		}
 		assert.Empty(t, got[2].Value, "replica 2 had not answered by the deadline: its Value must be the zero value")
 		assert.ErrorIs(t, got[2].Err, ErrTimeout, "replica 2 had not answered by the deadline: its Err must match ErrTimeout")
 		assert.ErrorIs(t, got[2].Err, context.DeadlineExceeded, "replica 2 had not answered by the deadline: "+
@@ -268,5 +277,114 @@ func TestB2_CollectReturnsWhenEveryReplicaAnswered(t *testing.T) {
 		}
 		empty := Collect[string](context.Background(), h.Clk, time.Hour)
 		assert.Empty(t, empty, "Collect with no calls must return an empty slice at once")
+	})
+}
+
+func TestB1_NegativeDelayStartsEveryReplicaAtOnce(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		for _, delay := range []time.Duration{0, -1, -time.Second} {
+			gates := []*katatest.Gate{katatest.NewGate(), katatest.NewGate(), katatest.NewGate()}
+			calls, starts := testHedgeReplicas(h, 3, func(i int, ctx context.Context) (string, error) {
+				return testHeld(gates[i], fmt.Sprintf("replica %d", i))(ctx)
+			})
+			r := testStart(h, func(ctx context.Context) (string, error) {
+				return Hedge(ctx, h.Clk, time.Hour, delay, calls...)
+			})
+			defer r.cancel()
+			if r.Broken() {
+				return
+			}
+			// Started together, the replicas may enter in any order.
+			got := starts.All()
+			slices.SortFunc(got, func(a, b testStarted) int { return a.replica - b.replica })
+			if want := []testStarted{{0, 0}, {1, 0}, {2, 0}}; !slices.Equal(got, want) {
+				t.Errorf("with delay %v, the replicas started were %v; want %v: delay <= 0 starts every replica "+
+					"at once, like First (test delay <= 0, not delay == 0)", delay, got, want)
+				r.stop()
+				return
+			}
+			gates[2].Release()
+			synctest.Wait()
+			if !r.Returned() {
+				t.Errorf("with delay %v, replica 2 succeeded, but Hedge was still waiting", delay)
+				r.stop()
+				return
+			}
+			if _, _, ok := r.Finish("Hedge"); !ok {
+				return
+			}
+		}
+	})
+}
+
+func TestB2_CollectStopsWhenTheCallerCancels(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		g := katatest.NewGate()
+		r := testStart(h, func(ctx context.Context) ([]Reply[string], error) {
+			return Collect(ctx, h.Clk, time.Hour, testAfter(h, 0, "a", nil), testHeld(g, "b")), nil
+		})
+		defer r.cancel()
+		if r.Broken() {
+			return
+		}
+		if r.Returned() {
+			got, _ := r.Result()
+			t.Errorf("Collect returned %v while replica 1 was still running, before the deadline and before "+
+				"any cancel: wait until every replica has answered, the deadline passes or ctx is done", got)
+			r.stop()
+			return
+		}
+		r.cancel()
+		if instant, took := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+			t.Errorf("the caller cancelled ctx, but Collect was still waiting %v later: select on ctx.Done() too", took)
+			r.stop()
+			return
+		}
+		got, _, ok := r.Finish("Collect")
+		if !ok || !assert.Len(t, got, 2, "Collect must return one Reply per call") {
+			return
+		}
+		assert.Equal(t, Reply[string]{"a", nil}, got[0], "replica 0 answered before the cancel: its Reply must hold its answer")
+		if assert.ErrorIs(t, got[1].Err, context.Canceled, "the caller cancelled before replica 1 answered: its "+
+			"Err must match ctx.Err() (context.Canceled)") {
+			assert.NotErrorIs(t, got[1].Err, ErrTimeout, "the caller cancelled long before the deadline: "+
+				"replica 1's Err must be ctx.Err(), not a timeout")
+		}
+	})
+}
+
+func TestB2_LateAnswersDoNotChangeTheReplies(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		r := testStart(h, func(ctx context.Context) ([]Reply[string], error) {
+			return Collect(ctx, h.Clk, 100*ms, testAfter(h, 10*ms, "a", nil), testAfter(h, 200*ms, "late", nil)), nil
+		})
+		defer r.cancel()
+		if r.Broken() {
+			return
+		}
+		h.Advance(100 * ms)
+		if !r.Returned() {
+			t.Errorf("the 100ms deadline had passed on the mock clock, but Collect was still waiting for replica 1")
+			r.stop()
+			return
+		}
+		if r.Panicked() {
+			return
+		}
+		got, _ := r.Result()
+		if !assert.Len(t, got, 2, "Collect must return one Reply per call") {
+			r.stop()
+			return
+		}
+		before := got[1]
+		h.Advance(100 * ms) // replica 1 ignores its ctx and answers at 200ms, after Collect returned
+		if !h.NoLeaks("Collect and its late replica") {
+			return
+		}
+		assert.Equal(t, before, got[1], "replica 1 answered at 200ms, after Collect had returned at its 100ms "+
+			"deadline, and the slice Collect returned changed: once Collect returns, the replies belong to the "+
+			"caller; a late answer must be dropped, not written into them")
+		assert.ErrorIs(t, got[1].Err, ErrTimeout, "replica 1 had not answered by the deadline: its Err must match ErrTimeout")
 	})
 }

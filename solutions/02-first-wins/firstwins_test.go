@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -120,6 +121,12 @@ func TestR2_AllFailReturnsEveryError(t *testing.T) {
 			return
 		}
 		require.Error(t, err, "every replica failed, so First must return an error")
+		for _, e := range errs {
+			if msg := testLostWrap(err, e); msg != "" {
+				t.Errorf("every replica failed and First returned %q: %s", err, msg)
+				return
+			}
+		}
 		for i, e := range errs {
 			assert.ErrorIs(t, err, e, "every replica failed: the error must match each replica's error, "+
 				"replica %d's %q included (errors.Join keeps them all)", i, e)
@@ -137,6 +144,55 @@ func TestR2_AllFailReturnsEveryError(t *testing.T) {
 		}
 		assert.Empty(t, v, "every replica failed: First must return the zero value of T, "+
 			"not what a failed replica returned along with its error")
+	})
+}
+
+func TestR2_FailuresAtTheSameInstantAreAllCounted(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 8
+		// One latch for all: opening it makes the 8 replies ready in one
+		// step, so they reach First together, not one timer after another.
+		all := testNewLatch()
+		calls := make([]testCall, n)
+		errs := make([]error, n)
+		for i := range calls {
+			errs[i] = fmt.Errorf("503 busy (region %d)", i)
+			calls[i] = all.replica("", errs[i])
+		}
+		r := testStart(h, func(ctx context.Context) (string, error) {
+			return First(ctx, h.Clk, 0, calls...)
+		})
+		defer r.cancel()
+		if r.Broken() {
+			return
+		}
+		all.open() // all 8 replicas fail at this same instant
+		synctest.Wait()
+		if !r.Returned() {
+			t.Errorf("all %d replicas failed at the same instant, but First was still waiting: some replies "+
+				"were dropped or never read. Every reply must reach First, also when several come together: "+
+				"give the channel room for every replica (make(chan reply, len(calls))) and send without a "+
+				"select/default that drops the reply when First is busy with another", n)
+			r.stop(all)
+			return
+		}
+		v, err, ok := r.Finish("First")
+		if !ok {
+			return
+		}
+		for _, e := range errs {
+			if msg := testLostWrap(err, e); msg != "" {
+				t.Errorf("every replica failed and First returned %q: %s", err, msg)
+				return
+			}
+		}
+		for i, e := range errs {
+			if !assert.ErrorIs(t, err, e, "all %d replicas failed at the same instant: the error must match each "+
+				"replica's error, replica %d's %q included", n, i, e) {
+				break
+			}
+		}
+		assert.Empty(t, v, "every replica failed: First must return the zero value of T")
 	})
 }
 
@@ -173,8 +229,9 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 		}
 		h.Advance(1)
 		if !r.Returned() {
-			t.Errorf("the 100ms timeout had passed on the mock clock, but First was still waiting for replicas 1 and 2: " +
-				"give up when timeout has passed on clk (a clk.Timer in the select)")
+			t.Errorf("the 100ms timeout had passed on the mock clock, but First was still waiting for replicas 1 and 2 " +
+				"(replica 0 had failed at 10ms): the timeout counts from the start of First, so start one clk.Timer " +
+				"before the loop, not a new one for every reply, and select on it")
 			r.stop()
 			return
 		}
@@ -191,6 +248,10 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 		if !ok {
 			return
 		}
+		if msg := testLostWrap(err, errRefused); msg != "" {
+			t.Errorf("First timed out after replica 0 had failed, and returned %q: %s", err, msg)
+			return
+		}
 		assert.ErrorIs(t, err, ErrTimeout, "after the timeout the error must match ErrTimeout")
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "after the timeout the error must also match "+
 			"context.DeadlineExceeded, so code that checks for deadlines sees it (wrap both with %w)")
@@ -201,9 +262,17 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 }
 
 func TestR3_ZeroTimeoutMeansNoTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{0, -1, -time.Second} {
+		if testNoTimeout(t, timeout); t.Failed() {
+			return
+		}
+	}
+}
+
+func testNoTimeout(t *testing.T, timeout time.Duration) {
 	katatest.Run(t, func(h *katatest.H) {
 		r := testStart(h, func(ctx context.Context) (string, error) {
-			return First(ctx, h.Clk, 0, testAfter(h, time.Hour, "late", nil))
+			return First(ctx, h.Clk, timeout, testAfter(h, time.Hour, "late", nil))
 		})
 		defer r.cancel()
 		if r.Broken() {
@@ -212,15 +281,15 @@ func TestR3_ZeroTimeoutMeansNoTimeout(t *testing.T) {
 		h.Advance(time.Hour - 1)
 		if r.Returned() {
 			v, err := r.Result()
-			t.Errorf("with timeout 0 (no timeout) First returned (%q, %v) after %v; it must wait for the replica, "+
-				"which succeeds after 1h: start a timer only when timeout > 0 (a nil channel never fires in a select)",
-				v, err, r.at)
+			t.Errorf("with timeout %v (timeout <= 0 means no timeout) First returned (%q, %v) before its only "+
+				"replica succeeded at 1h; it must wait for it: start a timer only when timeout > 0 (a nil channel "+
+				"never fires in a select); a timer of a negative duration has already expired", timeout, v, err)
 			r.stop()
 			return
 		}
 		h.Advance(1)
 		if !r.Returned() {
-			t.Errorf("with timeout 0, the only replica succeeded after 1h, but First was still waiting")
+			t.Errorf("with timeout %v, the only replica succeeded after 1h, but First was still waiting", timeout)
 			r.stop()
 			return
 		}
@@ -228,8 +297,8 @@ func TestR3_ZeroTimeoutMeansNoTimeout(t *testing.T) {
 		if !ok {
 			return
 		}
-		assert.NoError(t, err, "with timeout 0 (no timeout) the replica that succeeded after 1h wins")
-		assert.Equal(t, "late", v, "with timeout 0 First must return the value of the replica that succeeded")
+		assert.NoError(t, err, "with timeout %v (no timeout) the replica that succeeded after 1h wins", timeout)
+		assert.Equal(t, "late", v, "with timeout %v First must return the value of the replica that succeeded", timeout)
 	})
 }
 
@@ -288,14 +357,15 @@ func TestR5_LateLosersDoNotLeak(t *testing.T) {
 			return First(ctx, h.Clk, time.Hour,
 				testAfter(h, time.Second, "late", nil),
 				testAfter(h, 10*ms, "fast", nil),
-				testAfter(h, 500*ms, "", errors.New("503 busy")))
+				testAfter(h, 500*ms, "", errors.New("503 busy")),
+				testAfter(h, 700*ms, "also late", nil))
 		})
 		defer r.cancel()
 		if r.Broken() {
 			return
 		}
 		h.Advance(10 * ms)
-		h.Advance(time.Second) // the losers, which ignore ctx, answer at 500ms and 1s
+		h.Advance(time.Second) // the losers, which ignore ctx, answer at 500ms, 700ms and 1s: two more successes
 		if !r.Returned() {
 			t.Errorf("every replica had answered, replica 1 successfully at 10ms, but First was still waiting")
 			r.stop()
@@ -370,7 +440,8 @@ func TestR6_CancelledParentReturnsAtOnce(t *testing.T) {
 		r.cancel()
 		if instant, took := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
 			t.Errorf("the caller cancelled ctx, but First was still waiting for its replicas (which ignore ctx) "+
-				"%v later: select on ctx.Done() as well, and return at once when the caller gives up", took)
+				"%v later: return at once when the caller gives up: select on ctx.Done() as well, and don't wait "+
+				"for the replicas to finish (no wg.Wait on the way out; a buffered channel lets them exit)", took)
 			r.stop(stubborn)
 			return
 		}

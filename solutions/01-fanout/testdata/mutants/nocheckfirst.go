@@ -1,6 +1,6 @@
 // Mistake: starts every call even when the caller's ctx is already done, doing work nobody waits for.
 // Fails: R5
-// Expect: (?i)already cancelled
+// Expect: (?i)check ctx.Err\(\) before
 
 package fanout
 

@@ -1,5 +1,5 @@
 // Mistake: calls fn for one element after another on the caller's goroutine, so the batch takes the sum of the calls, not the slowest one.
-// Fails: R1 R3 B2
+// Fails: R1 R2 R3 R4 R5 R6 B1 B2
 // Expect: (?i)in flight
 
 package fanout
