@@ -36,6 +36,11 @@ func TestR1_LimitCallsRunAtOnceAndFreedSlotsAreReused(t *testing.T) {
 					return
 				}
 				if now != want {
+					if testReturnedEarly(h, c, "ForEach", fmt.Sprintf("limit %d, %d items, %d calls returned",
+						tc.limit, tc.n, done)) {
+						w.openAll()
+						return
+					}
 					if done == 0 {
 						t.Errorf("limit %d, %d items: %d calls were running once ForEach got going; want %d, "+
 							"min(limit, items)", tc.limit, tc.n, now, want)
@@ -437,3 +442,134 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 		assert.Equal(t, n, gate.Entered(), "%d items, limit %d: fn must be called for every item", n, limit)
 	})
 }
+
+// testCancelAfterStart runs ForEach with limit 3 on 3 items, so every item
+// has started when the test cancels ctx; then settle(w) makes the calls
+// return, and ForEach's error is returned.
+func testCancelAfterStart(h *katatest.H, setup func(w *testWork), settle func(w *testWork)) (err error, ok bool) {
+	w := testNewWork(3)
+	setup(w)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := testGo(h, func() error { return ForEach(ctx, testItems(3), 3, w.call) })
+	if c.Broken() || !testRunning(h, w, 3, c, cancel, "limit 3, 3 items") {
+		return nil, false
+	}
+	cancel()
+	synctest.Wait()
+	settle(w)
+	if !testReturned(h, c, cancel, "ctx was cancelled after every item had started, and every call returned, "+
+		"but ForEach did not") {
+		return nil, false
+	}
+	return testResult(c)
+}
+
+func TestR4_ResultsThatArriveAfterACancel(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// Limit 2, 4 items, calls that ignore the cancel: after the cancel,
+		// one call fails with an error of its own, then the other succeeds;
+		// the 2 items not started are skipped.
+		errBoom := errors.New("thumbnail: 500 internal error")
+		w := testNewWork(4)
+		for i := range 4 {
+			w.deaf[i] = true
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testGo(h, func() error { return ForEach(ctx, testItems(4), 2, w.call) })
+		if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 4 items") {
+			return
+		}
+		r := w.running()
+		w.errs[r[0]] = errBoom
+		cancel()
+		synctest.Wait()
+		w.open(r[0])
+		synctest.Wait()
+		w.openAll()
+		if !testReturned(h, c, cancel, "ctx was cancelled and both calls in flight returned, but ForEach did not") {
+			return
+		}
+		err, ok := testResult(c)
+		if !ok {
+			return
+		}
+		if !assert.ErrorIs(t, err, errBoom, "limit 2, 4 items: ctx was cancelled, then item %d failed with %q: a "+
+			"call failed, so ForEach must return that first error, not ctx.Err(); ctx.Err() is the answer only "+
+			"when no call failed", r[0], errBoom) {
+			return
+		}
+
+		// Every item has started; the calls honour the cancel and return
+		// their context errors: that is the first error a call returned.
+		err, ok = testCancelAfterStart(h, func(w *testWork) {
+			w.onCancel = func(i int, err error) error { return fmt.Errorf("thumbnail %d: upload interrupted: %w", i, err) }
+		}, func(*testWork) {})
+		if !ok {
+			return
+		}
+		if !assert.ErrorIs(t, err, context.Canceled, "limit 3, 3 items: every item had started when ctx was "+
+			"cancelled, and each call then returned an error matching context.Canceled: ForEach must return the "+
+			"first error a call returned; do not drop a call's error because it is a context error") {
+			return
+		}
+
+		// Every item has started; the calls ignore the cancel and succeed.
+		err, ok = testCancelAfterStart(h, func(w *testWork) {
+			for i := range 3 {
+				w.deaf[i] = true
+			}
+		}, func(w *testWork) { w.openAll() })
+		if !ok {
+			return
+		}
+		if !assert.NoError(t, err, "limit 3, 3 items: every item had started before ctx was cancelled, and every "+
+			"call then succeeded: no call failed and no item was skipped, so ForEach must return nil; return "+
+			"ctx.Err() only when ctx ended before every item had started (count the items you started)") {
+			return
+		}
+	})
+}
+
+func TestR6_ReturnsOnlyAfterEveryCallHasReturned(t *testing.T) {
+	// The calls return at once, so the goroutines ForEach starts may still
+	// be on their way when its loop ends. A ForEach that counts a call in
+	// its WaitGroup only from inside the goroutine can reach wg.Wait before
+	// the last goroutines have counted themselves, and return while they
+	// run. Whether it does depends on the schedule, so the bubble makes
+	// testR6Rounds such calls: with a single P the goroutine started last
+	// has not run when the loop reaches Wait, and with more it rarely has.
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 16
+		for round := 1; round <= testR6Rounds; round++ {
+			w := testNewWork(n)
+			w.openAll()
+			var made, inside int
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := testGo(h, func() error {
+				err := ForEach(ctx, testItems(n), n, w.call)
+				made, inside = w.started(), w.peak.Now()
+				return err
+			})
+			if c.Broken() || !testReturned(h, c, cancel, fmt.Sprintf("limit %d, %d items: every call returns at "+
+				"once, but ForEach did not return", n, n)) {
+				return
+			}
+			if _, ok := testFinish(c, round == testR6Rounds); !ok {
+				return
+			}
+			if made < n || inside > 0 {
+				t.Errorf("limit %d, %d items, every call returns at once: when ForEach returned, only %d of the "+
+					"%d calls had been made and %d of them were still running (round %d of %d): ForEach must "+
+					"return only after every call it started has returned; call wg.Add(1) before the go "+
+					"statement, not inside the goroutine it counts", n, n, made, n, inside, round, testR6Rounds)
+				return
+			}
+		}
+	})
+}
+
+// TestR6_ReturnsOnlyAfterEveryCallHasReturned makes this many calls.
+const testR6Rounds = 10
