@@ -117,7 +117,7 @@ func testCancelledBefore(h *katatest.H, limit int) bool {
 	}
 	if n := w.started(); n > 0 {
 		h.T.Errorf("ctx was cancelled before ForEach was called, yet %d calls of fn started (limit %d): "+
-			"nothing may start after a cancel; "+testRandomHint, n, limit)
+			"nothing may start after a cancel: wait for a slot in a select with ctx.Done(), and "+testRandomHint, n, limit)
 		return false
 	}
 	return true
@@ -151,7 +151,7 @@ func testNothingStartsAfterCancel(h *katatest.H) bool {
 	}
 	if n := w.started(); n > 2 {
 		t.Errorf("%d calls of fn started after ctx was cancelled (limit 2, 8 items, 2 calls running at the cancel): "+
-			"nothing may start after a cancel; "+testRandomHint, n-2)
+			"nothing may start after a cancel: wait for a slot in a select with ctx.Done(), and "+testRandomHint, n-2)
 		return false
 	}
 	return assert.Equal(t, 2, w.cancelled(), "the 2 calls in flight must see "+
