@@ -246,3 +246,46 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 		}
 	})
 }
+
+func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
+	// Two requests start in the same instant on one bulkhead, so their
+	// loops take slots concurrently: a count of slots kept without a lock
+	// or an atomic is a data race the race detector sees every time, and
+	// a count checked and then taken in two steps lets both requests past
+	// the limit.
+	katatest.Run(t, func(h *katatest.H) {
+		b, err := NewBulkhead(3)
+		if !assert.NoError(t, err, "NewBulkhead(3)") {
+			return
+		}
+		gate := katatest.NewGate()
+		var peak katatest.Peak
+		fn := func(ctx context.Context, _ int) error {
+			defer peak.Enter()()
+			return gate.Hold(ctx)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		x := testGo(h, func() error { return TryForEach(ctx, b, testItems(2), fn) })
+		y := testGo(h, func() error { return TryForEach(ctx, b, testItems(2), fn) })
+		if x.Broken() || y.Broken() {
+			return
+		}
+		if peak.Max() > 3 {
+			t.Errorf("two requests with 2 items each started at once on a bulkhead of 3 slots, and %d calls ran at "+
+				"once: take a slot in one step (a buffered channel, or a counter changed under a mutex or with "+
+				"CompareAndSwap), never check the count and then take it", peak.Max())
+		}
+		gate.Release()
+		if !testReturned(h, x, cancel, "every call returned, but the first TryForEach did not") ||
+			!testReturned(h, y, cancel, "every call returned, but the second TryForEach did not") {
+			return
+		}
+		errX, okX := testResult(x)
+		errY, okY := testResult(y)
+		if okX && okY {
+			assert.True(t, errors.Is(errX, ErrBusy) || errors.Is(errY, ErrBusy), "two requests wanted 4 slots at "+
+				"once from a bulkhead of 3: one of them must have been shed with ErrBusy; got %v and %v", errX, errY)
+		}
+	})
+}
