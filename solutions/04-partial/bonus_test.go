@@ -12,14 +12,15 @@ import (
 
 func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		skus := testSKUs(4)
+		skus := testSKUs(5)
 		held, trigger, slow := testNewGate(), testNewGate(), testNewGate()
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
 		b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
-		b.calls["sku-4"] = testCall{wait: slow, deaf: true} // ignores ctx and succeeds after the stop
+		b.calls["sku-4"] = testCall{wait: slow, deaf: true}                             // ignores ctx and succeeds after the stop
+		b.calls["sku-5"] = testCall{wait: slow, deaf: true, err: &testStatusError{502}} // ignores ctx and fails after the stop
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, skus, b.fn, &Options{FailFast: true})
@@ -40,8 +41,8 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 			return
 		}
 		if c.Returned() {
-			t.Errorf("with FailFast, GatherWith returned right after the first failure while the call for sku-4, " +
-				"which ignores ctx, was still running: stopping early cancels the calls, then still waits for them")
+			t.Errorf("with FailFast, GatherWith returned right after the first failure while the calls for sku-4 " +
+				"and sku-5, which ignore ctx, were still running: stopping early cancels the calls, then still waits for them")
 			testStop(c, cancel, slow)
 			return
 		}
@@ -66,6 +67,14 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 		if o, ok := testFind(h, out, "sku-4"); ok {
 			assert.NoError(t, o.Err, "with FailFast, the call for sku-4 ignored the stop and succeeded: keep its result")
 			assert.Equal(t, testPrice("sku-4"), o.Value, "with FailFast, the call for sku-4 succeeded: keep its value")
+		}
+		if o, ok := testFind(h, out, "sku-5"); ok {
+			var status *testStatusError
+			assert.ErrorAs(t, o.Err, &status, "with FailFast, the call for sku-5 ignored the stop and then failed with "+
+				"status 502 of its own: keep that error; only an error matching context.Canceled becomes ErrSkipped")
+			assert.NotErrorIs(t, o.Err, ErrSkipped, "with FailFast, the call for sku-5 failed on its own with status "+
+				"502 after the stop: that is a failure, not a skip; only an error matching context.Canceled "+
+				"becomes ErrSkipped")
 		}
 	})
 }

@@ -328,6 +328,44 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 	})
 }
 
+func TestR5_ACtxCancelledBeforeTheCallStillGivesAnOutcomePerInput(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		skus := testSKUs(3)
+		held := testNewGate()
+		b := testNewBackend()
+		for _, sku := range skus {
+			b.calls[sku] = testCall{wait: held}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c := testStart(h, ctx, skus, b.fn, nil)
+		if c.Broken() {
+			return
+		}
+		if !c.Returned() {
+			t.Errorf("ctx was cancelled before Gather was called, and every call honours ctx, but Gather did not return")
+			testStop(c, cancel, held)
+			return
+		}
+		out, _, ok := c.Finish("Gather")
+		if !ok {
+			return
+		}
+		if len(out) != len(skus) {
+			t.Errorf("ctx was cancelled before Gather was called, and Gather returned %d outcomes for %d inputs: a "+
+				"cancelled ctx is no reason to return fewer; every input still gets its outcome, here an error "+
+				"matching context.Canceled", len(out), len(skus))
+			return
+		}
+		for i, o := range out {
+			assert.Equal(t, skus[i], o.Input, "ctx was cancelled before Gather was called: out[%d] must still be "+
+				"the outcome of inputs[%d]", i, i)
+			assert.ErrorIs(t, o.Err, context.Canceled, "ctx was cancelled before Gather was called: the outcome of "+
+				"%s must be an error matching context.Canceled (from the call, which sees the cancelled ctx)", skus[i])
+		}
+	})
+}
+
 func TestR6_EqualInputsStaySeparate(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := []string{"sku-1", "sku-7", "sku-1", "sku-1"}
