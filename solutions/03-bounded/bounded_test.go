@@ -331,12 +331,18 @@ func TestR4_ReturnsCtxErrWhenItemsWereSkipped(t *testing.T) {
 
 func TestR5_LimitBelowOneIsAnError(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		cases := []struct{ limit, n int }{{0, 3}, {-1, 3}, {0, 0}}
+		cases := []struct {
+			limit, n  int
+			cancelled bool // ctx cancelled before the call: the limit is checked first all the same
+		}{{0, 3, false}, {-1, 3, false}, {0, 0, false}, {0, 3, true}}
 		for i, tc := range cases {
 			w := testNewWork(tc.n)
 			w.openAll()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			if tc.cancelled {
+				cancel()
+			}
 			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
 			if c.Broken() {
 				return
@@ -350,8 +356,15 @@ func TestR5_LimitBelowOneIsAnError(t *testing.T) {
 			if !ok {
 				return
 			}
-			assert.ErrorIs(t, err, ErrInvalidLimit, "ForEach(ctx, %d items, limit %d, fn): a limit below 1 is a mistake; "+
-				"the error must match ErrInvalidLimit", tc.n, tc.limit)
+			if tc.cancelled {
+				assert.ErrorIs(t, err, ErrInvalidLimit, "ForEach(ctx, %d items, limit %d, fn) with a ctx cancelled "+
+					"before the call returned %v: a limit below 1 is a mistake in the code, whatever ctx says; "+
+					"check limit first, before ctx and the items, and return an error matching ErrInvalidLimit",
+					tc.n, tc.limit, err)
+			} else {
+				assert.ErrorIs(t, err, ErrInvalidLimit, "ForEach(ctx, %d items, limit %d, fn): a limit below 1 is a "+
+					"mistake; the error must match ErrInvalidLimit", tc.n, tc.limit)
+			}
 			assert.Zero(t, w.started(), "ForEach(ctx, %d items, limit %d, fn) must not call fn", tc.n, tc.limit)
 		}
 	})
