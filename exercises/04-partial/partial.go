@@ -15,7 +15,8 @@
 //
 // A failed outcome's error names its input and wraps the cause with %w, so
 // errors.Is and errors.As still find it. A panic in fn does not crash the
-// program: it becomes that input's error, matching [ErrPanic].
+// program: it becomes that input's error, which names the input like any
+// other and matches [ErrPanic].
 //
 // The goroutine that runs the call for input i may write out[i] without a
 // lock: distinct elements of a slice are distinct variables. A recover
@@ -36,7 +37,7 @@ type Outcome[In, Out any] struct {
 }
 
 // ErrPanic is matched (errors.Is) by the error of an input whose call
-// panicked; the error's message shows the panic value.
+// panicked; the error's message names the input and shows the panic value.
 var ErrPanic = errors.New("partial: fn panicked")
 
 // ErrSkipped is matched by the error of an input that was not run to its end

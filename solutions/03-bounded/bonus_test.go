@@ -78,6 +78,11 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 				return
 			}
 			if got := w.running(); !slices.Equal(got, s.want) {
+				if testReturnedEarly(h, c, "ForEachWeighted", fmt.Sprintf("capacity %d, weights %v, %s",
+					capacity, weights, what)) {
+					w.openAll()
+					return
+				}
 				t.Errorf("capacity %d, weights %v: %s the calls running were for items %v; want %v: %s",
 					capacity, weights, what, got, s.want, s.why)
 				c.Stop(cancel)
@@ -93,6 +98,29 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 			return
 		}
 		assert.NoError(t, err, "every call succeeded")
+
+		// Capacity 1 is the smallest valid one: every item runs alone.
+		one := []int{2, 0, 1}
+		wOne := testNewWork(len(one))
+		wOne.openAll()
+		var loadOne testLoad
+		fnOne := func(ctx context.Context, i int) error {
+			defer loadOne.enter(1)()
+			return wOne.call(ctx, i)
+		}
+		c = testGo(h, func() error {
+			return ForEachWeighted(ctx, testItems(len(one)), 1, func(i int) int { return one[i] }, fnOne)
+		})
+		if c.Broken() || !testReturned(h, c, cancel, "capacity 1, weights [2 0 1]: every call returns at once, "+
+			"but ForEachWeighted did not return") {
+			return
+		}
+		if err, ok := testResult(c); !ok || !assert.NoError(t, err, "capacity 1 is valid (a limit below 1 is "+
+			"not): each item, whatever its weight, runs alone; every call succeeded") {
+			return
+		}
+		assert.Equal(t, []int{1, 1, 1}, wOne.callsOf(), "capacity 1, weights [2 0 1]: every item must be called once")
+		assert.Equal(t, 1, loadOne.peak(), "capacity 1: the items must run one at a time")
 
 		c = testGo(h, func() error { return ForEachWeighted(ctx, testItems(3), 0, weight, fn) })
 		if c.Broken() || !testReturned(h, c, cancel, "ForEachWeighted with capacity 0 must return an error at once; "+
@@ -111,6 +139,22 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 		none, err := NewBulkhead(0)
 		assert.Nil(t, none, "NewBulkhead(0) must return a nil Bulkhead")
 		assert.ErrorIs(t, err, ErrInvalidLimit, "NewBulkhead(0): the error must match ErrInvalidLimit")
+		single, err := NewBulkhead(1)
+		if assert.NoError(t, err, "NewBulkhead(1): one slot is a valid bulkhead (a limit below 1 is not)") &&
+			assert.NotNil(t, single, "NewBulkhead(1)") {
+			w1 := testNewWork(1)
+			w1.openAll()
+			ctx1, cancel1 := context.WithCancel(context.Background())
+			defer cancel1()
+			c1 := testGo(h, func() error { return TryForEach(ctx1, single, testItems(1), w1.call) })
+			if c1.Broken() || !testReturned(h, c1, cancel1, "TryForEach with 1 item on a free bulkhead of 1 slot "+
+				"did not return") {
+				return
+			}
+			if err, ok := testResult(c1); ok {
+				assert.NoError(t, err, "TryForEach with 1 item on a free bulkhead of 1 slot: the item takes the slot")
+			}
+		}
 		b, err := NewBulkhead(3)
 		require.NoError(t, err, "NewBulkhead(3)")
 		require.NotNil(t, b, "NewBulkhead(3)")
@@ -124,6 +168,10 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			return
 		}
 		if got := wA.running(); len(got) != 2 {
+			if testReturnedEarly(h, a, "TryForEach", "2 items on a bulkhead with 3 free slots") {
+				wA.openAll()
+				return
+			}
 			t.Errorf("a bulkhead with 3 free slots: TryForEach with 2 items must start both at once; running: %v", got)
 			return
 		}
@@ -195,6 +243,49 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 		}
 		if _, err, ok := cc.Finish("TryForEach"); ok {
 			assert.NoError(t, err, "every call succeeded")
+		}
+	})
+}
+
+func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
+	// Two requests start in the same instant on one bulkhead, so their
+	// loops take slots concurrently: a count of slots kept without a lock
+	// or an atomic is a data race the race detector sees every time, and
+	// a count checked and then taken in two steps lets both requests past
+	// the limit.
+	katatest.Run(t, func(h *katatest.H) {
+		b, err := NewBulkhead(3)
+		if !assert.NoError(t, err, "NewBulkhead(3)") {
+			return
+		}
+		gate := katatest.NewGate()
+		var peak katatest.Peak
+		fn := func(ctx context.Context, _ int) error {
+			defer peak.Enter()()
+			return gate.Hold(ctx)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		x := testGo(h, func() error { return TryForEach(ctx, b, testItems(2), fn) })
+		y := testGo(h, func() error { return TryForEach(ctx, b, testItems(2), fn) })
+		if x.Broken() || y.Broken() {
+			return
+		}
+		if peak.Max() > 3 {
+			t.Errorf("two requests with 2 items each started at once on a bulkhead of 3 slots, and %d calls ran at "+
+				"once: take a slot in one step (a buffered channel, or a counter changed under a mutex or with "+
+				"CompareAndSwap), never check the count and then take it", peak.Max())
+		}
+		gate.Release()
+		if !testReturned(h, x, cancel, "every call returned, but the first TryForEach did not") ||
+			!testReturned(h, y, cancel, "every call returned, but the second TryForEach did not") {
+			return
+		}
+		errX, okX := testResult(x)
+		errY, okY := testResult(y)
+		if okX && okY {
+			assert.True(t, errors.Is(errX, ErrBusy) || errors.Is(errY, ErrBusy), "two requests wanted 4 slots at "+
+				"once from a bulkhead of 3: one of them must have been shed with ErrBusy; got %v and %v", errX, errY)
 		}
 	})
 }

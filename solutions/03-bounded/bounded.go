@@ -184,11 +184,11 @@ func run[T any](parent context.Context, items []T, fn func(context.Context, T) e
 		}()
 	}
 	wg.Wait()
-	switch {
-	case first != nil:
+	if first != nil {
 		return first
-	case started < len(items):
-		return parent.Err()
+	}
+	if started < len(items) {
+		return parent.Err() // ended before every item had started
 	}
 	return nil
 }

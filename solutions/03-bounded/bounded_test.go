@@ -36,6 +36,11 @@ func TestR1_LimitCallsRunAtOnceAndFreedSlotsAreReused(t *testing.T) {
 					return
 				}
 				if now != want {
+					if testReturnedEarly(h, c, "ForEach", fmt.Sprintf("limit %d, %d items, %d calls returned",
+						tc.limit, tc.n, done)) {
+						w.openAll()
+						return
+					}
 					if done == 0 {
 						t.Errorf("limit %d, %d items: %d calls were running once ForEach got going; want %d, "+
 							"min(limit, items)", tc.limit, tc.n, now, want)
@@ -112,7 +117,7 @@ func testCancelledBefore(h *katatest.H, limit int) bool {
 	}
 	if n := w.started(); n > 0 {
 		h.T.Errorf("ctx was cancelled before ForEach was called, yet %d calls of fn started (limit %d): "+
-			"nothing may start after a cancel; "+testRandomHint, n, limit)
+			"nothing may start after a cancel: wait for a slot in a select with ctx.Done(), and "+testRandomHint, n, limit)
 		return false
 	}
 	return true
@@ -146,7 +151,7 @@ func testNothingStartsAfterCancel(h *katatest.H) bool {
 	}
 	if n := w.started(); n > 2 {
 		t.Errorf("%d calls of fn started after ctx was cancelled (limit 2, 8 items, 2 calls running at the cancel): "+
-			"nothing may start after a cancel; "+testRandomHint, n-2)
+			"nothing may start after a cancel: wait for a slot in a select with ctx.Done(), and "+testRandomHint, n-2)
 		return false
 	}
 	return assert.Equal(t, 2, w.cancelled(), "the 2 calls in flight must see "+
@@ -326,12 +331,18 @@ func TestR4_ReturnsCtxErrWhenItemsWereSkipped(t *testing.T) {
 
 func TestR5_LimitBelowOneIsAnError(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		cases := []struct{ limit, n int }{{0, 3}, {-1, 3}, {0, 0}}
+		cases := []struct {
+			limit, n  int
+			cancelled bool // ctx cancelled before the call: the limit is checked first all the same
+		}{{0, 3, false}, {-1, 3, false}, {0, 0, false}, {0, 3, true}}
 		for i, tc := range cases {
 			w := testNewWork(tc.n)
 			w.openAll()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			if tc.cancelled {
+				cancel()
+			}
 			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
 			if c.Broken() {
 				return
@@ -345,8 +356,15 @@ func TestR5_LimitBelowOneIsAnError(t *testing.T) {
 			if !ok {
 				return
 			}
-			assert.ErrorIs(t, err, ErrInvalidLimit, "ForEach(ctx, %d items, limit %d, fn): a limit below 1 is a mistake; "+
-				"the error must match ErrInvalidLimit", tc.n, tc.limit)
+			if tc.cancelled {
+				assert.ErrorIs(t, err, ErrInvalidLimit, "ForEach(ctx, %d items, limit %d, fn) with a ctx cancelled "+
+					"before the call returned %v: a limit below 1 is a mistake in the code, whatever ctx says; "+
+					"check limit first, before ctx and the items, and return an error matching ErrInvalidLimit",
+					tc.n, tc.limit, err)
+			} else {
+				assert.ErrorIs(t, err, ErrInvalidLimit, "ForEach(ctx, %d items, limit %d, fn): a limit below 1 is a "+
+					"mistake; the error must match ErrInvalidLimit", tc.n, tc.limit)
+			}
 			assert.Zero(t, w.started(), "ForEach(ctx, %d items, limit %d, fn) must not call fn", tc.n, tc.limit)
 		}
 	})
@@ -437,3 +455,134 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 		assert.Equal(t, n, gate.Entered(), "%d items, limit %d: fn must be called for every item", n, limit)
 	})
 }
+
+// testCancelAfterStart runs ForEach with limit 3 on 3 items, so every item
+// has started when the test cancels ctx; then settle(w) makes the calls
+// return, and ForEach's error is returned.
+func testCancelAfterStart(h *katatest.H, setup func(w *testWork), settle func(w *testWork)) (err error, ok bool) {
+	w := testNewWork(3)
+	setup(w)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := testGo(h, func() error { return ForEach(ctx, testItems(3), 3, w.call) })
+	if c.Broken() || !testRunning(h, w, 3, c, cancel, "limit 3, 3 items") {
+		return nil, false
+	}
+	cancel()
+	synctest.Wait()
+	settle(w)
+	if !testReturned(h, c, cancel, "ctx was cancelled after every item had started, and every call returned, "+
+		"but ForEach did not") {
+		return nil, false
+	}
+	return testResult(c)
+}
+
+func TestR4_ResultsThatArriveAfterACancel(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// Limit 2, 4 items, calls that ignore the cancel: after the cancel,
+		// one call fails with an error of its own, then the other succeeds;
+		// the 2 items not started are skipped.
+		errBoom := errors.New("thumbnail: 500 internal error")
+		w := testNewWork(4)
+		for i := range 4 {
+			w.deaf[i] = true
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testGo(h, func() error { return ForEach(ctx, testItems(4), 2, w.call) })
+		if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 4 items") {
+			return
+		}
+		r := w.running()
+		w.errs[r[0]] = errBoom
+		cancel()
+		synctest.Wait()
+		w.open(r[0])
+		synctest.Wait()
+		w.openAll()
+		if !testReturned(h, c, cancel, "ctx was cancelled and both calls in flight returned, but ForEach did not") {
+			return
+		}
+		err, ok := testResult(c)
+		if !ok {
+			return
+		}
+		if !assert.ErrorIs(t, err, errBoom, "limit 2, 4 items: ctx was cancelled, then item %d failed with %q: a "+
+			"call failed, so ForEach must return that first error, not ctx.Err(); ctx.Err() is the answer only "+
+			"when no call failed", r[0], errBoom) {
+			return
+		}
+
+		// Every item has started; the calls honour the cancel and return
+		// their context errors: that is the first error a call returned.
+		err, ok = testCancelAfterStart(h, func(w *testWork) {
+			w.onCancel = func(i int, err error) error { return fmt.Errorf("thumbnail %d: upload interrupted: %w", i, err) }
+		}, func(*testWork) {})
+		if !ok {
+			return
+		}
+		if !assert.ErrorIs(t, err, context.Canceled, "limit 3, 3 items: every item had started when ctx was "+
+			"cancelled, and each call then returned an error matching context.Canceled: ForEach must return the "+
+			"first error a call returned; do not drop a call's error because it is a context error") {
+			return
+		}
+
+		// Every item has started; the calls ignore the cancel and succeed.
+		err, ok = testCancelAfterStart(h, func(w *testWork) {
+			for i := range 3 {
+				w.deaf[i] = true
+			}
+		}, func(w *testWork) { w.openAll() })
+		if !ok {
+			return
+		}
+		if !assert.NoError(t, err, "limit 3, 3 items: every item had started before ctx was cancelled, and every "+
+			"call then succeeded: no call failed and no item was skipped, so ForEach must return nil; return "+
+			"ctx.Err() only when ctx ended before every item had started (count the items you started)") {
+			return
+		}
+	})
+}
+
+func TestR6_ReturnsOnlyAfterEveryCallHasReturned(t *testing.T) {
+	// The calls return at once, so the goroutines ForEach starts may still
+	// be on their way when its loop ends. A ForEach that counts a call in
+	// its WaitGroup only from inside the goroutine can reach wg.Wait before
+	// the last goroutines have counted themselves, and return while they
+	// run. Whether it does depends on the schedule, so the bubble makes
+	// testR6Rounds such calls: with a single P the goroutine started last
+	// has not run when the loop reaches Wait, and with more it rarely has.
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 16
+		for round := 1; round <= testR6Rounds; round++ {
+			w := testNewWork(n)
+			w.openAll()
+			var made, inside int
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := testGo(h, func() error {
+				err := ForEach(ctx, testItems(n), n, w.call)
+				made, inside = w.started(), w.peak.Now()
+				return err
+			})
+			if c.Broken() || !testReturned(h, c, cancel, fmt.Sprintf("limit %d, %d items: every call returns at "+
+				"once, but ForEach did not return", n, n)) {
+				return
+			}
+			if _, ok := testFinish(c, round == testR6Rounds); !ok {
+				return
+			}
+			if made < n || inside > 0 {
+				t.Errorf("limit %d, %d items, every call returns at once: when ForEach returned, only %d of the "+
+					"%d calls had been made and %d of them were still running (round %d of %d): ForEach must "+
+					"return only after every call it started has returned; call wg.Add(1) before the go "+
+					"statement, not inside the goroutine it counts", n, n, made, n, inside, round, testR6Rounds)
+				return
+			}
+		}
+	})
+}
+
+// TestR6_ReturnsOnlyAfterEveryCallHasReturned makes this many calls.
+const testR6Rounds = 10

@@ -127,6 +127,10 @@ func (w *testWork) cancelled() int {
 func testRunning(h *katatest.H, w *testWork, want int, c *katatest.Call[struct{}], cancel context.CancelFunc, setup string) bool {
 	h.T.Helper()
 	if got := w.running(); len(got) != want {
+		if testReturnedEarly(h, c, "ForEach", setup) {
+			w.openAll()
+			return false
+		}
 		h.T.Errorf("precondition failed: %s: want %d calls running, got %d (items %v); see R1", setup, want, len(got), got)
 		w.openAll() // calls that ignore their ctx return too
 		c.Stop(cancel)
@@ -182,4 +186,21 @@ func testFinish(c *katatest.Call[struct{}], last bool) (err error, ok bool) {
 		return err, ok
 	}
 	return testResult(c)
+}
+
+// testReturnedEarly reports whether c, a call of the API under test (what),
+// has returned at a point where calls it started must still be running or
+// items were left; if so, it says so first, since everything else the test
+// could report would be a symptom of that.
+func testReturnedEarly(h *katatest.H, c *katatest.Call[struct{}], what, setup string) bool {
+	h.T.Helper()
+	if !c.Returned() || c.Panicked() {
+		return false
+	}
+	_, err := c.Result()
+	h.T.Errorf("%s: %s had already returned (with %v) while the calls it started should still be running, or "+
+		"items were left: return only after every item has started (or was skipped after a cancel or an error) "+
+		"and every call you started has returned; count each call with wg.Add(1) before the go statement, not "+
+		"inside the goroutine it counts, or wg.Wait may run before it", setup, what, err)
+	return true
 }

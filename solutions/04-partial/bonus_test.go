@@ -12,14 +12,15 @@ import (
 
 func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		skus := testSKUs(4)
+		skus := testSKUs(5)
 		held, trigger, slow := testNewGate(), testNewGate(), testNewGate()
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
 		b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
-		b.calls["sku-4"] = testCall{wait: slow, deaf: true} // ignores ctx and succeeds after the stop
+		b.calls["sku-4"] = testCall{wait: slow, deaf: true}                             // ignores ctx and succeeds after the stop
+		b.calls["sku-5"] = testCall{wait: slow, deaf: true, err: &testStatusError{502}} // ignores ctx and fails after the stop
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, skus, b.fn, &Options{FailFast: true})
@@ -40,8 +41,8 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 			return
 		}
 		if c.Returned() {
-			t.Errorf("with FailFast, GatherWith returned right after the first failure while the call for sku-4, " +
-				"which ignores ctx, was still running: stopping early cancels the calls, then still waits for them")
+			t.Errorf("with FailFast, GatherWith returned right after the first failure while the calls for sku-4 " +
+				"and sku-5, which ignore ctx, were still running: stopping early cancels the calls, then still waits for them")
 			testStop(c, cancel, slow)
 			return
 		}
@@ -66,6 +67,14 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 		if o, ok := testFind(h, out, "sku-4"); ok {
 			assert.NoError(t, o.Err, "with FailFast, the call for sku-4 ignored the stop and succeeded: keep its result")
 			assert.Equal(t, testPrice("sku-4"), o.Value, "with FailFast, the call for sku-4 succeeded: keep its value")
+		}
+		if o, ok := testFind(h, out, "sku-5"); ok {
+			var status *testStatusError
+			assert.ErrorAs(t, o.Err, &status, "with FailFast, the call for sku-5 ignored the stop and then failed with "+
+				"status 502 of its own: keep that error; only an error matching context.Canceled becomes ErrSkipped")
+			assert.NotErrorIs(t, o.Err, ErrSkipped, "with FailFast, the call for sku-5 failed on its own with status "+
+				"502 after the stop: that is a failure, not a skip; only an error matching context.Canceled "+
+				"becomes ErrSkipped")
 		}
 	})
 }
@@ -127,6 +136,107 @@ func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 			if o, ok := testFind(h, out, sku); ok {
 				assert.Error(t, o.Err, "with MaxFailures 2, the call for %s failed: keep its error", sku)
 				assert.NotErrorIs(t, o.Err, ErrSkipped, "with MaxFailures 2, the call for %s failed on its own: it is not skipped", sku)
+			}
+		}
+	})
+}
+
+func TestB2_PanicsCountAsFailures(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		skus := testSKUs(4)
+		held, panics, fails := testNewGate(), testNewGate(), testNewGate()
+		b := testNewBackend()
+		for _, sku := range skus {
+			b.calls[sku] = testCall{wait: held}
+		}
+		b.calls["sku-1"] = testCall{wait: panics, deaf: true, panic: testPanicValue}
+		b.calls["sku-2"] = testCall{wait: fails, deaf: true, err: testErrNotFound}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testStart(h, ctx, skus, b.fn, &Options{MaxFailures: 1})
+		if c.Broken() {
+			return
+		}
+		if !testAllStarted(h, c, b, skus) {
+			testStop(c, cancel, held, panics, fails)
+			return
+		}
+		panics.Release() // sku-1 panics: failure 1 of the 1 tolerated
+		synctest.Wait()
+		if c.Returned() && c.Panicked() {
+			return // the harness reported the panic that escaped GatherWith
+		}
+		if n := held.Cancelled(); n > 0 {
+			t.Errorf("with MaxFailures 1, the panic of sku-1 was the first failure, yet %d of the 2 calls still "+
+				"running saw a cancel: up to MaxFailures failures cancel nothing", n)
+			testStop(c, cancel, held, fails)
+			return
+		}
+		fails.Release() // sku-2 fails: failure 2, one more than tolerated
+		synctest.Wait()
+		if n := held.Cancelled(); n < 2 {
+			t.Errorf("with MaxFailures 1, sku-1 panicked and then sku-2 failed, yet only %d of the 2 calls still "+
+				"running saw a cancel: a panic is a failure and counts towards MaxFailures like an error, so 2 "+
+				"inputs had failed and the gather must stop", n)
+			testStop(c, cancel, held)
+			return
+		}
+		out, ok := testCollect(h, c, cancel, skus)
+		if !ok {
+			return
+		}
+		for _, sku := range []string{"sku-3", "sku-4"} {
+			if o, ok := testFind(h, out, sku); ok {
+				assert.ErrorIs(t, o.Err, ErrSkipped, "with MaxFailures 1, the call for %s was cancelled by the stop: "+
+					"its outcome's error must match ErrSkipped", sku)
+			}
+		}
+		if o, ok := testFind(h, out, "sku-1"); ok {
+			assert.ErrorIs(t, o.Err, ErrPanic, "with MaxFailures 1, the call for sku-1 panicked: its error must match ErrPanic")
+		}
+	})
+}
+
+func TestB2_ACallerCancelIsNotAStop(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		skus := testSKUs(3)
+		held := testNewGate()
+		b := testNewBackend()
+		for _, sku := range skus {
+			b.calls[sku] = testCall{wait: held}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testStart(h, ctx, skus, b.fn, &Options{MaxFailures: 5})
+		if c.Broken() {
+			return
+		}
+		if !testAllStarted(h, c, b, skus) {
+			testStop(c, cancel, held)
+			return
+		}
+		cancel() // the caller's cancel: 3 failures at most, fewer than the 5 tolerated
+		synctest.Wait()
+		if n := held.Cancelled(); n < len(skus) {
+			t.Errorf("with MaxFailures 5, after the caller cancelled, only %d of the %d calls waiting on their ctx saw "+
+				"it: derive the calls' ctx from the caller's ctx, never from context.Background()", n, len(skus))
+			testStop(c, cancel, held)
+			return
+		}
+		out, ok := testCollect(h, c, cancel, skus)
+		if !ok {
+			return
+		}
+		for _, sku := range skus {
+			if o, ok := testFind(h, out, sku); ok {
+				if !assert.NotErrorIs(t, o.Err, ErrSkipped, "with MaxFailures 5, the caller cancelled and the call for %s "+
+					"returned ctx.Err(); the gather never stopped (3 failures, 5 tolerated), so the error must not "+
+					"match ErrSkipped: ErrSkipped is for a stop of GatherWith's own, not for the caller's cancel "+
+					"(tell them apart with context.Cause, or a flag set when you stop)", sku) {
+					continue
+				}
+				assert.ErrorIs(t, o.Err, context.Canceled, "with MaxFailures 5, the caller cancelled and the call for "+
+					"%s returned ctx.Err(): its outcome's error must match context.Canceled", sku)
 			}
 		}
 	})

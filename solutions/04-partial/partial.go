@@ -15,7 +15,8 @@
 //
 // A failed outcome's error names its input and wraps the cause with %w, so
 // errors.Is and errors.As still find it. A panic in fn does not crash the
-// program: it becomes that input's error, matching [ErrPanic].
+// program: it becomes that input's error, which names the input like any
+// other and matches [ErrPanic].
 //
 // The goroutine that runs the call for input i may write out[i] without a
 // lock: distinct elements of a slice are distinct variables. A recover
@@ -39,7 +40,7 @@ type Outcome[In, Out any] struct {
 }
 
 // ErrPanic is matched (errors.Is) by the error of an input whose call
-// panicked; the error's message shows the panic value.
+// panicked; the error's message names the input and shows the panic value.
 var ErrPanic = errors.New("partial: fn panicked")
 
 // ErrSkipped is matched by the error of an input that was not run to its end
@@ -82,10 +83,9 @@ func Gather[In, Out any](ctx context.Context, inputs []In, fn func(context.Conte
 // GatherWith is [Gather] with options to stop early (bonus B1, B2).
 func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.Context, In) (Out, error), opt Options) []Outcome[In, Out] {
 	tolerate := int64(len(inputs)) // more failures than inputs never happen: never stop
-	switch {
-	case opt.FailFast:
+	if opt.FailFast {
 		tolerate = 0
-	case opt.MaxFailures > 0:
+	} else if opt.MaxFailures > 0 {
 		tolerate = int64(opt.MaxFailures)
 	}
 	inner, stop := context.WithCancelCause(ctx)
@@ -108,16 +108,17 @@ func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.C
 				return
 			}
 			v, err := call(inner, in, fn)
-			switch {
-			case err == nil:
+			if err == nil {
 				o.Value = v
-			case stopped() && errors.Is(err, context.Canceled):
+				return
+			}
+			if stopped() && errors.Is(err, context.Canceled) {
 				o.Err = inputError(i, in, ErrSkipped)
-			default:
-				o.Err = inputError(i, in, err)
-				if failures.Add(1) > tolerate {
-					stop(errStopped)
-				}
+				return
+			}
+			o.Err = inputError(i, in, err)
+			if failures.Add(1) > tolerate {
+				stop(errStopped)
 			}
 		}()
 	}

@@ -50,6 +50,11 @@ func TestR1_OutcomesFollowTheInputs(t *testing.T) {
 			return
 		}
 		for i, sku := range skus {
+			if out[i].Input == "" && out[i].Err != nil {
+				t.Errorf("out[%d] has the error %q but no Input: set Input on every outcome, failures included "+
+					"(out[i].Input = inputs[i] before the call), so the caller can tell which input failed", i, out[i].Err)
+				return
+			}
 			if out[i].Input != sku {
 				t.Errorf("out[%d] is the outcome of %q, not of input %d, %q (the calls finished in reverse order, "+
 					"and sku-3 failed): out[i] must be the outcome of inputs[i] whatever order the calls finish in "+
@@ -196,7 +201,7 @@ func TestR3_ErrorsKeepTheirIdentityAndNameTheirInput(t *testing.T) {
 }
 
 // testPanicValue is what fn panics with in the tests.
-const testPanicValue = "boom (the test's fn panicked on purpose for sku-2: recover it in the goroutine that calls fn)"
+const testPanicValue = "boom (the test's fn panicked on purpose: recover it in the goroutine that calls fn)"
 
 func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
@@ -257,6 +262,9 @@ func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 		assert.ErrorIs(t, o.Err, ErrPanic, "the call for sku-2 panicked: its outcome's error must match ErrPanic "+
 			"(e.g. fmt.Errorf(\"%%w: %%v\", ErrPanic, r) with r from recover())")
 		assert.Contains(t, o.Err.Error(), "boom", "the call for sku-2 panicked with %q: the error must show the panic value", testPanicValue)
+		assert.True(t, testNames(o.Err, "sku-2"), "the error of sku-2, which panicked, is %q and does not name its "+
+			"input: a panic is a failure like any other, so name the input as for an error "+
+			"(e.g. fmt.Errorf(\"input %%d (%%v): %%w\", i, in, panicErr))", o.Err)
 	})
 }
 
@@ -269,6 +277,8 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 			b.calls[sku] = testCall{wait: held}
 		}
 		b.calls["sku-2"] = testCall{wait: deaf, deaf: true} // ignores ctx: still running after the cancel
+		skus = append(skus, "sku-4")
+		b.calls["sku-4"] = testCall{wait: deaf, deaf: true, err: &testStatusError{502}} // fails on its own after the cancel
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		c := testStart(h, ctx, skus, b.fn, nil)
@@ -288,8 +298,8 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 			return
 		}
 		if c.Returned() {
-			t.Errorf("Gather returned right after the cancel while the call for sku-2, which ignores ctx, was still " +
-				"running: that call is orphaned, its goroutine outlives Gather and its result is lost; " +
+			t.Errorf("Gather returned right after the cancel while the calls for sku-2 and sku-4, which ignore ctx, were " +
+				"still running: those calls are orphaned, their goroutines outlive Gather and their results are lost; " +
 				"a cancel reaches the calls through their ctx, and Gather still waits for every call")
 			deaf.Release()
 			return
@@ -308,6 +318,50 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 		if o, ok := testFind(h, out, "sku-2"); ok {
 			assert.NoError(t, o.Err, "the call for sku-2 ignored the cancel and succeeded: keep what each call returned")
 			assert.Equal(t, testPrice("sku-2"), o.Value, "the call for sku-2 ignored the cancel and succeeded: keep its value")
+		}
+		if o, ok := testFind(h, out, "sku-4"); ok {
+			var status *testStatusError
+			assert.ErrorAs(t, o.Err, &status, "the call for sku-4 ignored the cancel and then failed with status 502 "+
+				"of its own, but its outcome's error is %v: keep what each call returned, do not replace a real "+
+				"error with ctx.Err() because ctx ended", o.Err)
+		}
+	})
+}
+
+func TestR5_ACtxCancelledBeforeTheCallStillGivesAnOutcomePerInput(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		skus := testSKUs(3)
+		held := testNewGate()
+		b := testNewBackend()
+		for _, sku := range skus {
+			b.calls[sku] = testCall{wait: held}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c := testStart(h, ctx, skus, b.fn, nil)
+		if c.Broken() {
+			return
+		}
+		if !c.Returned() {
+			t.Errorf("ctx was cancelled before Gather was called, and every call honours ctx, but Gather did not return")
+			testStop(c, cancel, held)
+			return
+		}
+		out, _, ok := c.Finish("Gather")
+		if !ok {
+			return
+		}
+		if len(out) != len(skus) {
+			t.Errorf("ctx was cancelled before Gather was called, and Gather returned %d outcomes for %d inputs: a "+
+				"cancelled ctx is no reason to return fewer; every input still gets its outcome, here an error "+
+				"matching context.Canceled", len(out), len(skus))
+			return
+		}
+		for _, sku := range skus {
+			if o, ok := testFind(h, out, sku); ok {
+				assert.ErrorIs(t, o.Err, context.Canceled, "ctx was cancelled before Gather was called: the outcome "+
+					"of %s must be an error matching context.Canceled (from the call, which sees the cancelled ctx)", sku)
+			}
 		}
 	})
 }
@@ -349,6 +403,13 @@ func TestR6_EqualInputsStaySeparate(t *testing.T) {
 		n := calls["sku-1"]
 		mu.Unlock()
 		require.Equal(t, 3, n, "sku-1 appears 3 times among the inputs: fn must be called once per input, equal inputs included")
+		for i, o := range out {
+			if o.Input == "" {
+				t.Errorf("out[%d] has no Input (inputs %v): set Input on every outcome, failures included, "+
+					"to inputs[i]", i, skus)
+				return
+			}
+		}
 		var errs, values []int
 		for i, o := range out {
 			if o.Input != "sku-1" {

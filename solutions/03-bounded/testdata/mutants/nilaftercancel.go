@@ -1,6 +1,6 @@
 // Mistake: returns only the calls' errors, like errgroup's Wait, so after a cancel whose calls returned nil (or before any call started) ForEach returns nil although items were skipped.
 // Fails: R4
-// Expect: (?i)ctx\.Err\(\)
+// Expect: (?i)must return ctx\.Err\(\)
 
 package bounded
 

@@ -1,6 +1,6 @@
 // Mistake: an errgroup with SetLimit by hand: the loop waits for a free slot whatever ctx says, so after a cancel or the first error the queued items still start, and Wait returns nil when the cancelled calls did.
 // Fails: R3 R4
-// Expect: (?i)cancel
+// Expect: (?i)nothing may start after a cancel: wait for a slot in a select with ctx\.Done\(\)|must return ctx\.Err\(\), not nil
 
 package bounded
 

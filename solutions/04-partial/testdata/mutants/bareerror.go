@@ -1,5 +1,5 @@
 // Mistake: returns fn's error as it is, without naming the input it belongs to: with twenty prices, nobody can tell which one failed.
-// Fails: R3
+// Fails: R3 R4
 // Expect: (?i)does not name its input|must name both
 
 // Package partial runs one request per input, all at once, and reports every

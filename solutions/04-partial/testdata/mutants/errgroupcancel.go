@@ -1,6 +1,6 @@
 // Mistake: cancels the ctx shared by the calls at the first failure (a panic included), whatever the options, as errgroup.WithContext does.
 // Fails: R2 R4 B2
-// Expect: (?i)cancel
+// Expect: (?i)cancels? nothing
 
 // Package partial runs one request per input, all at once, and reports every
 // outcome: a page can show the prices that came back and say which ones did

@@ -1,5 +1,5 @@
 // Mistake: gives the calls a context derived from context.Background() instead of the caller's ctx, so a cancel never reaches them.
-// Fails: R5
+// Fails: R5 B2
 // Expect: (?i)after the caller cancelled, only 0
 
 // Package partial runs one request per input, all at once, and reports every

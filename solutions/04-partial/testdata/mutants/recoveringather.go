@@ -1,6 +1,6 @@
 // Mistake: recovers in Gather itself rather than in the goroutine that calls fn; a recover only catches panics of its own goroutine, so a panic in fn kills the program.
-// Fails: R4
-// Expect: (?i)panicked: boom
+// Fails: R4 B2
+// Expect: (?i)panicked: boom.*recover it in the goroutine that calls fn
 
 // Package partial runs one request per input, all at once, and reports every
 // outcome: a page can show the prices that came back and say which ones did

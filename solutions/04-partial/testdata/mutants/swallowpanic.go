@@ -1,6 +1,6 @@
 // Mistake: recovers the panic but records no error, so the input that panicked looks like a success with a zero value.
-// Fails: R4
-// Expect: (?i)panicked, but its outcome has no error
+// Fails: R4 B2
+// Expect: (?i)panicked, but its outcome has no error|a panic is a failure and counts towards MaxFailures
 
 // Package partial runs one request per input, all at once, and reports every
 // outcome: a page can show the prices that came back and say which ones did
