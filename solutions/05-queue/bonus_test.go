@@ -179,6 +179,7 @@ func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 		if got := batches.All(); len(got) > 0 {
 			t.Errorf("Size 3, FlushEvery 0, items 1 and 2 put one at a time: the batches %v were flushed before the "+
 				"batch was full; FlushEvery 0 means no timer at all (a timer of 0 fires at once)", got)
+			close(groups) // produce returns only then
 			call.Stop(cancel)
 			return
 		}
@@ -356,6 +357,15 @@ func TestB2_NoDeadlineWhenDrainTimeoutIsZero(t *testing.T) {
 				return
 			}
 			h.Advance(time.Hour)
+			if call.Returned() && gate.Cancelled() == 0 {
+				_, err := call.Result()
+				if !errors.Is(err, ErrDrainTimeout) {
+					t.Errorf("RunDrainTimeout with drainTimeout %v returned (error: %v) while consume calls were still "+
+						"running: wait for every consumer (sync.WaitGroup)", timeout, err)
+					call.Stop(cancel)
+					return
+				}
+			}
 			if call.Returned() || gate.Cancelled() > 0 {
 				t.Errorf("RunDrainTimeout with drainTimeout %v, an hour into the drain: it had already stopped the "+
 					"consumers (consume calls cancelled: %d, returned: %v); drainTimeout <= 0 means no deadline, "+

@@ -173,6 +173,11 @@ func TestR3_CancelDuringTheDrain(t *testing.T) {
 		}
 		_, _, done := p.state()
 		require.True(t, done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned")
+		if call.Returned() {
+			t.Errorf("produce returned after 7 puts, and Run returned while consume calls were still running and 4 " +
+				"items waited in the queue: it must wait for the drain (R2) before a stop during the drain can be tested")
+			return
+		}
 		require.Equal(t, 3, gate.Waiting(), "precondition: every consumer is inside consume")
 
 		cancel() // during the drain: 3 items in the consumers' hands, 4 queued
@@ -361,6 +366,11 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 		}
 		_, _, done := p.state()
 		require.True(t, done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned")
+		if call.Returned() {
+			t.Errorf("produce returned after 7 puts, and Run returned while consume calls were still running and 4 " +
+				"items waited in the queue: it must wait for the drain (R2) before a stop during the drain can be tested")
+			return
+		}
 		require.Equal(t, 1, failing.Waiting(), "precondition: the consumer of item 1 is running")
 		require.Equal(t, 2, gate.Waiting(), "precondition: the other consumers are inside consume")
 
