@@ -156,8 +156,9 @@ func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
 		}
 		assert.Equal(t, consumers, gate.Cancelled(), "after the cancel the running consume calls must see their ctx cancelled")
 		assert.Equal(t, Stats{Produced: accepted, Consumed: consumers, Dropped: accepted - consumers}, stats,
-			"cancelled with %d items in the consumers' hands and the rest queued: the queued ones are dropped, "+
-				"and Produced = Consumed + Dropped", consumers)
+			"cancelled with %d items in the consumers' hands and the rest queued: Produced counts the puts that "+
+				"returned nil (not the blocked one that failed); the queued ones are dropped, and Produced = "+
+				"Consumed + Dropped", consumers)
 	})
 }
 
@@ -267,7 +268,7 @@ func TestR3_PutAfterTheCancelFails(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled, "the cancel came first and produce returned its own error only "+
 			"afterwards: Run must return ctx.Err(); the error of produce counts only when nothing stopped Run")
 		assert.Equal(t, Stats{Produced: 2, Consumed: 1, Dropped: 1}, stats, "cancelled with 1 item in the consumer's hands "+
-			"and 1 queued; the puts after the cancel are refused and not counted")
+			"and 1 queued: Produced counts the puts that returned nil, so the refused puts after the cancel are not counted")
 	})
 }
 
@@ -336,7 +337,8 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 		}
 		assert.Equal(t, consumers-1, gate.Cancelled(), "a consumer failed: the other consumers' calls must see their ctx cancelled")
 		assert.Equal(t, Stats{Produced: accepted, Consumed: consumers, Dropped: accepted - consumers}, stats,
-			"a consumer failed with %d items in the consumers' hands and the rest queued: the queued ones are "+
+			"a consumer failed with %d items in the consumers' hands and the rest queued: Produced counts the puts that "+
+				"returned nil, and Consumed every item handed to consume, the failed call included; the queued ones are "+
 				"dropped, and Produced = Consumed + Dropped", consumers)
 	})
 }
@@ -394,7 +396,8 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 		assert.ErrorIs(t, err, errStore, "a consumer failed during the drain: Run must return its error")
 		assert.Equal(t, 2, gate.Cancelled(), "a consumer failed during the drain: the other consumers' calls must see their ctx cancelled")
 		assert.Equal(t, Stats{Produced: 7, Consumed: 3, Dropped: 4}, stats, "a consumer failed during the drain with "+
-			"3 items in the consumers' hands (the failed one included) and 4 queued: the queued ones are dropped")
+			"3 items in the consumers' hands and 4 queued: Consumed counts every item handed to consume, the failed "+
+			"call included; the queued ones are dropped")
 	})
 }
 

@@ -126,3 +126,35 @@ func TestB2_RetryAfterSetsTheNextPauseAndRestartsTheBackoff(t *testing.T) {
 		assert.NoError(t, RetryAfter(time.Second, nil), "RetryAfter(d, nil) must be nil")
 	})
 }
+
+func TestB2_RetryAfterOnTheFinalAttemptIsExhausted(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errBusy := RetryAfter(time.Second, errors.New("429 too many requests"))
+		op := &testOp{errs: []error{errBusy, errBusy, errBusy, errBusy}}
+		hooks := &testHooks{}
+		p := Policy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, BeforeSleep: hooks.record}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		if c.Broken() {
+			return
+		}
+		h.Advance(time.Second) // the Retry-After pause after attempt 1
+		if !c.Returned() {
+			t.Errorf("attempt 2 of MaxAttempts 2 failed with RetryAfter(1s, err), and Do was still waiting with the mock "+
+				"clock stopped (attempts so far: %d): a Retry-After error is still counted against MaxAttempts, and "+
+				"no pause follows the final attempt; ask \"was that the last attempt?\" before handling Retry-After",
+				op.Calls())
+			c.Stop(cancel)
+			return
+		}
+		_, err, ok := c.Finish("Do")
+		if !ok {
+			return
+		}
+		assert.Equal(t, 2, op.Calls(), "MaxAttempts 2 counts the attempts that failed with a Retry-After error too")
+		assert.Len(t, hooks.All(), 1, "MaxAttempts 2 with Retry-After errors: one pause, after attempt 1")
+		testIs(t, err, ErrExhausted, "the final attempt failed with a Retry-After error: the error must match ErrExhausted",
+			"wrap with %w both ErrExhausted and the last op error")
+	})
+}

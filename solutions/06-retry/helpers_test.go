@@ -229,9 +229,9 @@ func (tp testPlan) pause(h *katatest.H, c *katatest.Call[string], op *testOp, ho
 	}
 
 	// What Do did comes first: the pause on the clock.
-	told := ""
-	if got := hooks.All(); len(got) >= n {
-		told = fmt.Sprintf(" (BeforeSleep was told %v)", got[n-1].pause)
+	told, hooked := "", len(hooks.All()) >= n // hooked: BeforeSleep ran before the pause
+	if hooked {
+		told = fmt.Sprintf(" (BeforeSleep was told %v)", hooks.All()[n-1].pause)
 	}
 	wrong := func() bool {
 		t.Errorf("the pause after attempt %d was %v on the mock clock, from the failure of attempt %d to the start "+
@@ -270,9 +270,13 @@ func (tp testPlan) pause(h *katatest.H, c *katatest.Call[string], op *testOp, ho
 
 	// Then what BeforeSleep was told.
 	got := hooks.All()
-	if len(got) < n {
-		t.Errorf("BeforeSleep was not called before the pause after attempt %d: "+
-			"call it with (attempt, err, pause) before every pause, so logs and metrics see each retry", n)
+	if !hooked {
+		when := "at all"
+		if len(got) >= n {
+			when = "until the pause had passed"
+		}
+		t.Errorf("BeforeSleep was not called before the pause after attempt %d (not %s): "+
+			"call it with (attempt, err, pause) before every pause, so logs and metrics see each retry", n, when)
 		return false
 	}
 	s := got[n-1]
