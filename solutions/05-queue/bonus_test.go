@@ -3,12 +3,14 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"gokata/internal/katatest"
 )
@@ -127,6 +129,106 @@ func TestB1_BatchesFlushBySizeAfterFlushEveryAndAtTheEnd(t *testing.T) {
 	})
 }
 
+// testBatches starts RunBatches with one consumer that records its batches;
+// send hands the producer some items and lets the code settle, and closing
+// the returned channel makes produce return (only that does).
+func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats], cancel context.CancelFunc,
+	batches *katatest.Recorder[[]int], send func(...int) bool, groups chan []int) {
+	batches = &katatest.Recorder[[]int]{}
+	consume := func(ctx context.Context, b []int) error {
+		batches.Add(slices.Clone(b))
+		return nil
+	}
+	groups = make(chan []int)
+	produce := func(ctx context.Context, put func(int) error) error {
+		for g := range groups { // until the test closes groups, even after a stop
+			for _, v := range g {
+				if err := put(v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	call = katatest.Go(h, func() (Stats, error) { return RunBatches(ctx, h.Clk, 10, 1, b, produce, consume) })
+	send = func(g ...int) bool {
+		select {
+		case groups <- g:
+			synctest.Wait()
+			return true
+		case <-call.Done():
+			h.T.Errorf("RunBatches returned before produce had put its items")
+			return false
+		}
+	}
+	return call, cancel, batches, send, groups
+}
+
+func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		call, cancel, batches, send, groups := testBatches(h, Batch{Size: 3})
+		defer cancel()
+		if call.Broken() {
+			return
+		}
+		if !send(1) || !send(2) {
+			return
+		}
+		h.Advance(time.Hour)
+		if got := batches.All(); len(got) > 0 {
+			t.Errorf("Size 3, FlushEvery 0, items 1 and 2 put one at a time: the batches %v were flushed before the "+
+				"batch was full; FlushEvery 0 means no timer at all (a timer of 0 fires at once)", got)
+			close(groups) // produce returns only then
+			call.Stop(cancel)
+			return
+		}
+		if !send(3, 4) {
+			return
+		}
+		close(groups)
+		stats, err, ok := testEnd(h, call, cancel, "produce returned and nothing held the consumer, yet")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "every batch was consumed: RunBatches must return nil")
+		assert.Equal(t, [][]int{{1, 2, 3}, {4}}, batches.All(), "Size 3, FlushEvery 0: a batch by size, then the final flush")
+		assert.Equal(t, Stats{Produced: 4, Consumed: 4, Dropped: 0}, stats, "RunBatches: Stats count items, not batches")
+	})
+}
+
+func TestB1_AStopDropsThePartialBatch(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		call, cancel, batches, send, groups := testBatches(h, Batch{Size: 5, FlushEvery: time.Second})
+		defer cancel()
+		if call.Broken() {
+			return
+		}
+		if !send(1, 2, 3) {
+			return
+		}
+		require.Empty(t, batches.All(), "precondition: items 1, 2 and 3 wait in a partial batch (Size 5, FlushEvery 1s)")
+		cancel()
+		synctest.Wait() // the consumer has stopped; produce returns only now
+		close(groups)
+		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+			t.Errorf("a cancel with a partial batch [1 2 3], then produce returned: RunBatches must return at once; " +
+				"it was still waiting")
+			call.Stop(cancel)
+			return
+		}
+		stats, err, ok := call.Finish("RunBatches")
+		if !ok {
+			return
+		}
+		assert.Empty(t, batches.All(), "after a cancel the partial batch is dropped, not handed to consume")
+		assert.ErrorIs(t, err, context.Canceled, "a cancel: RunBatches must return ctx.Err()")
+		assert.Equal(t, Stats{Produced: 3, Consumed: 0, Dropped: 3}, stats, "cancelled with a partial batch of 3 "+
+			"items: they were taken from the queue but never handed to consume, so they count as Dropped; count "+
+			"Consumed when a batch is handed to consume, not when an item is taken")
+	})
+}
+
 // testStopped reports a RunDrainTimeout that stopped before its drain
 // deadline, at the moment when.
 func testStopped(h *katatest.H, call *katatest.Call[Stats], cancel context.CancelFunc, gate *katatest.Gate, when string) bool {
@@ -237,5 +339,47 @@ func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
 		}
 		assert.NoError(t, err, "the drain ended 1ns before its deadline: RunDrainTimeout must return nil")
 		assert.Equal(t, Stats{Produced: 5, Consumed: 5, Dropped: 0}, stats, "the drain ended in time: Stats")
+	})
+}
+
+func TestB2_NoDeadlineWhenDrainTimeoutIsZero(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		for _, timeout := range []time.Duration{0, -time.Second} {
+			gate := katatest.NewGate()
+			c := &testConsumer{gate: gate}
+			p := &testProducer{limit: 5}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			call := katatest.Go(h, func() (Stats, error) {
+				return RunDrainTimeout(ctx, h.Clk, timeout, 4, 2, p.produce, c.consume)
+			})
+			if call.Broken() {
+				return
+			}
+			h.Advance(time.Hour)
+			if call.Returned() && gate.Cancelled() == 0 {
+				_, err := call.Result()
+				if !errors.Is(err, ErrDrainTimeout) {
+					t.Errorf("RunDrainTimeout with drainTimeout %v returned (error: %v) while consume calls were still "+
+						"running: wait for every consumer (sync.WaitGroup)", timeout, err)
+					call.Stop(cancel)
+					return
+				}
+			}
+			if call.Returned() || gate.Cancelled() > 0 {
+				t.Errorf("RunDrainTimeout with drainTimeout %v, an hour into the drain: it had already stopped the "+
+					"consumers (consume calls cancelled: %d, returned: %v); drainTimeout <= 0 means no deadline, "+
+					"so do not start a timer", timeout, gate.Cancelled(), call.Returned())
+				call.Stop(cancel)
+				return
+			}
+			gate.Release()
+			stats, err, ok := testEnd(h, call, cancel, fmt.Sprintf("drainTimeout %v: the consumers were released, yet", timeout))
+			if !ok {
+				return
+			}
+			assert.NoError(t, err, "drainTimeout %v means no deadline: the drain ended, so RunDrainTimeout returns nil", timeout)
+			assert.Equal(t, Stats{Produced: 5, Consumed: 5, Dropped: 0}, stats, "drainTimeout %v: a complete drain", timeout)
+		}
 	})
 }

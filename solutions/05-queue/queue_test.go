@@ -156,8 +156,119 @@ func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
 		}
 		assert.Equal(t, consumers, gate.Cancelled(), "after the cancel the running consume calls must see their ctx cancelled")
 		assert.Equal(t, Stats{Produced: accepted, Consumed: consumers, Dropped: accepted - consumers}, stats,
-			"cancelled with %d items in the consumers' hands and the rest queued: the queued ones are dropped, "+
-				"and Produced = Consumed + Dropped", consumers)
+			"cancelled with %d items in the consumers' hands and the rest queued: Produced counts the puts that "+
+				"returned nil (not the blocked one that failed); the queued ones are dropped, and Produced = "+
+				"Consumed + Dropped", consumers)
+	})
+}
+
+func TestR3_CancelDuringTheDrain(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		gate := katatest.NewGate()
+		p := &testProducer{limit: 7}
+		c := &testConsumer{gate: gate}
+		call, cancel := testStart(h, 4, 3, p, c)
+		defer cancel()
+		if call.Broken() {
+			return
+		}
+		_, _, done := p.state()
+		require.True(t, done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned")
+		if call.Returned() {
+			t.Errorf("produce returned after 7 puts, and Run returned while consume calls were still running and 4 " +
+				"items waited in the queue: it must wait for the drain (R2) before a stop during the drain can be tested")
+			return
+		}
+		require.Equal(t, 3, gate.Waiting(), "precondition: every consumer is inside consume")
+
+		cancel() // during the drain: 3 items in the consumers' hands, 4 queued
+		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+			t.Errorf("a cancel during the drain (produce had returned, 3 consume calls running, 4 items queued) must " +
+				"make Run return at once; it was still waiting: a drain stops on a cancel like production does")
+			call.Stop(cancel)
+			return
+		}
+		stats, err, ok := call.Finish("Run")
+		if !ok {
+			return
+		}
+		if got := c.got.All(); len(got) > 3 {
+			t.Errorf("after a cancel during the drain, consume was called for %s (%v): the drain does not outlive "+
+				"a cancel; check ctx.Err() before taking the next item, also after produce returned",
+				testMore(len(got)-3), got[3:])
+			return
+		}
+		assert.ErrorIs(t, err, context.Canceled, "a cancel during the drain: Run must return ctx.Err()")
+		assert.Equal(t, Stats{Produced: 7, Consumed: 3, Dropped: 4}, stats, "a cancel during the drain with 3 items in "+
+			"the consumers' hands and 4 queued: the queued ones are dropped, and Produced = Consumed + Dropped")
+	})
+}
+
+func TestR3_PutAfterTheCancelFails(t *testing.T) {
+	// After the cancel, produce goes on putting 20 items with room in the
+	// queue: a put that selects on ctx.Done() and a send with room, without
+	// checking ctx first, accepts each with probability 1/2, so this misses
+	// that mistake with probability 2^-20 ≈ 1e-6.
+	katatest.Run(t, func(h *katatest.H) {
+		const more = 20
+		errRead := errors.New("read orders: interrupted")
+		gate := katatest.NewGate()
+		c := &testConsumer{gate: gate}
+		resume := make(chan struct{})
+		type result struct {
+			accepted int // puts after the cancel that returned nil
+			err      error
+		}
+		res := make(chan result, 1)
+		produce := func(ctx context.Context, put func(int) error) error {
+			for i := 1; i <= 2; i++ { // one in the consumer's hands, one queued
+				if err := put(i); err != nil {
+					return err
+				}
+			}
+			<-resume
+			var r result
+			for i := 3; i < 3+more; i++ {
+				if err := put(i); err == nil {
+					r.accepted++
+				} else {
+					r.err = err
+				}
+			}
+			res <- r
+			return errRead // produce fails on its own after the cancel
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 30, 1, produce, c.consume) })
+		if call.Broken() {
+			return
+		}
+		require.Equal(t, 1, gate.Waiting(), "precondition: item 1 is being consumed")
+		cancel()
+		synctest.Wait()
+		close(resume)
+		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+			t.Errorf("after the cancel produce returned, yet Run was still waiting: stop the consumers on ctx.Done()")
+			call.Stop(cancel)
+			return
+		}
+		stats, err, ok := call.Finish("Run")
+		if !ok {
+			return
+		}
+		r := <-res
+		if r.accepted > 0 {
+			t.Errorf("after the cancel, %d of %d puts, made with room in the queue, returned nil: once ctx is done "+
+				"every put must return ctx.Err(); check ctx.Err() before the send (a select on ctx.Done() and a send "+
+				"with room picks either)", r.accepted, more)
+			return
+		}
+		assert.ErrorIs(t, r.err, context.Canceled, "a put after the cancel must return ctx.Err()")
+		assert.ErrorIs(t, err, context.Canceled, "the cancel came first and produce returned its own error only "+
+			"afterwards: Run must return ctx.Err(); the error of produce counts only when nothing stopped Run")
+		assert.Equal(t, Stats{Produced: 2, Consumed: 1, Dropped: 1}, stats, "cancelled with 1 item in the consumer's hands "+
+			"and 1 queued: Produced counts the puts that returned nil, so the refused puts after the cancel are not counted")
 	})
 }
 
@@ -214,7 +325,8 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 			return
 		}
 		_, putErr, _ := p.state()
-		assert.ErrorIs(t, err, errStore, "a consumer failed: Run must return its error")
+		assert.ErrorIs(t, err, errStore, "a consumer failed: Run must return its error, even though produce then "+
+			"returned the error of its put: the first consumer error comes before the error of produce")
 		assert.Error(t, putErr, "a consumer failed: the put blocked on the full queue must return an error")
 		if items := got.All(); len(items) > consumers {
 			t.Errorf("after the consumer error, consume was called for %s (%v): once a consumer has "+
@@ -225,8 +337,67 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 		}
 		assert.Equal(t, consumers-1, gate.Cancelled(), "a consumer failed: the other consumers' calls must see their ctx cancelled")
 		assert.Equal(t, Stats{Produced: accepted, Consumed: consumers, Dropped: accepted - consumers}, stats,
-			"a consumer failed with %d items in the consumers' hands and the rest queued: the queued ones are "+
+			"a consumer failed with %d items in the consumers' hands and the rest queued: Produced counts the puts that "+
+				"returned nil, and Consumed every item handed to consume, the failed call included; the queued ones are "+
 				"dropped, and Produced = Consumed + Dropped", consumers)
+	})
+}
+
+func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errStore := errors.New("store: disk full")
+		gate, failing := katatest.NewGate(), katatest.NewGate()
+		var got katatest.Recorder[int]
+		consume := func(ctx context.Context, v int) error {
+			got.Add(v)
+			if v == 1 { // the first item fails, when the test says so
+				if err := failing.Hold(ctx); err != nil {
+					return err
+				}
+				return errStore
+			}
+			_ = gate.Hold(ctx)
+			return nil
+		}
+		p := &testProducer{limit: 7}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 4, 3, p.produce, consume) })
+		if call.Broken() {
+			return
+		}
+		_, _, done := p.state()
+		require.True(t, done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned")
+		if call.Returned() {
+			t.Errorf("produce returned after 7 puts, and Run returned while consume calls were still running and 4 " +
+				"items waited in the queue: it must wait for the drain (R2) before a stop during the drain can be tested")
+			return
+		}
+		require.Equal(t, 1, failing.Waiting(), "precondition: the consumer of item 1 is running")
+		require.Equal(t, 2, gate.Waiting(), "precondition: the other consumers are inside consume")
+
+		failing.Release() // consume(1) fails during the drain
+		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+			t.Errorf("a consumer failed during the drain (produce had returned, 4 items queued): Run must stop " +
+				"everything and return at once, but it was still waiting: a consumer error stops the drain too")
+			call.Stop(cancel)
+			return
+		}
+		stats, err, ok := call.Finish("Run")
+		if !ok {
+			return
+		}
+		if items := got.All(); len(items) > 3 {
+			t.Errorf("after a consumer error during the drain, consume was called for %s (%v): the first consumer "+
+				"error stops the drain as well; check ctx.Err() before taking the next item, also after produce returned",
+				testMore(len(items)-3), items[3:])
+			return
+		}
+		assert.ErrorIs(t, err, errStore, "a consumer failed during the drain: Run must return its error")
+		assert.Equal(t, 2, gate.Cancelled(), "a consumer failed during the drain: the other consumers' calls must see their ctx cancelled")
+		assert.Equal(t, Stats{Produced: 7, Consumed: 3, Dropped: 4}, stats, "a consumer failed during the drain with "+
+			"3 items in the consumers' hands and 4 queued: Consumed counts every item handed to consume, the failed "+
+			"call included; the queued ones are dropped")
 	})
 }
 

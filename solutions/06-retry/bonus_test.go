@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 		cases := []struct {
 			name   string
 			policy Policy
+			took   time.Duration   // how long each attempt runs before it fails
 			pauses []time.Duration // the pauses that fit in the budget
 			why    string
 		}{
@@ -37,11 +39,21 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 				why: "100 years elapsed + the next pause of 200 years passes MaxElapsed 150 years " +
 					"(and elapsed + pause overflows a time.Duration: compare pause > MaxElapsed − elapsed)",
 			},
+			{
+				// Attempts run 0–50, 150–200 and 400–450ms: at 450ms the next pause of
+				// 400ms would end at 850ms. The pauses alone (700ms) would fit.
+				name:   "MaxElapsed 700ms, attempts that take 50ms each",
+				policy: Policy{BaseDelay: 100 * ms, MaxElapsed: 700 * ms},
+				took:   50 * ms,
+				pauses: []time.Duration{100 * ms, 200 * ms},
+				why: "450ms have passed since Do started (150ms of them inside op) and the next pause of 400ms " +
+					"would end at 850ms: the budget counts the time since Do started, not just the pauses",
+			},
 		}
 		for _, tc := range cases {
 			attempts := len(tc.pauses) + 1
 			errs := testErrors(attempts + 5)
-			op := &testOp{errs: errs}
+			op := &testOp{errs: errs, clk: h.Clk, took: tc.took}
 			hooks := &testHooks{}
 			p := tc.policy
 			p.MaxAttempts, p.BeforeSleep = attempts+5, hooks.record
@@ -53,12 +65,18 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 				return
 			}
 			for i, pause := range tc.pauses {
+				if tc.took > 0 {
+					h.Advance(tc.took) // attempt i+1 fails
+				}
 				if c.Returned() {
 					t.Errorf("%s: Do gave up after attempt %d, %v after it started, but the next pause of %v "+
 						"still fits: give up only when elapsed + pause > MaxElapsed", tc.name, i+1, h.Elapsed()-start, pause)
 					break
 				}
 				h.Advance(pause)
+			}
+			if tc.took > 0 {
+				h.Advance(tc.took) // the last attempt that fits fails
 			}
 			if !c.Returned() {
 				t.Errorf("%s: after attempt %d, Do must give up at once, without pausing: %s", tc.name, attempts, tc.why)
@@ -70,8 +88,10 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 				return
 			}
 			assert.Equal(t, attempts, op.Calls(), "%s: the attempts that fit in MaxElapsed must run, and no more", tc.name)
-			assert.ErrorIs(t, err, ErrExhausted, "%s: when MaxElapsed runs out the error must match ErrExhausted", tc.name)
-			assert.ErrorIs(t, err, errs[attempts-1], "%s: when MaxElapsed runs out the error must also match the last op error", tc.name)
+			testIs(t, err, ErrExhausted, tc.name+": when MaxElapsed runs out the error must match ErrExhausted",
+				"wrap with %w both ErrExhausted and the last op error")
+			testIs(t, err, errs[attempts-1], tc.name+": when MaxElapsed runs out the error must also match the last op error",
+				"wrap with %w both ErrExhausted and the last op error")
 			assert.Len(t, hooks.All(), attempts-1, "%s: MaxElapsed: BeforeSleep is called only before a pause that happens", tc.name)
 		}
 	})
@@ -82,7 +102,8 @@ func TestB2_RetryAfterSetsTheNextPauseAndRestartsTheBackoff(t *testing.T) {
 		const ms = time.Millisecond
 		// Jitter J = 0.5 at r = 0.75 scales every backoff pause by 1.25.
 		p := Policy{MaxAttempts: 10, BaseDelay: 100 * ms, Multiplier: 2, MaxDelay: time.Second,
-			Jitter: 0.5, Rand: func() float64 { return 0.75 }}
+			Jitter: 0.5, Rand: func() float64 { return 0.75 },
+			Retryable: func(err error) bool { return !strings.Contains(err.Error(), "429") }}
 		errs := []error{
 			errors.New("503 busy"),
 			RetryAfter(5*time.Second, errors.New("429 too many requests")),
@@ -92,7 +113,8 @@ func TestB2_RetryAfterSetsTheNextPauseAndRestartsTheBackoff(t *testing.T) {
 		want := []time.Duration{125 * ms, 5 * time.Second, 125 * ms, 250 * ms}
 		why := []string{
 			"BaseDelay 100ms with jitter 1.25",
-			"RetryAfter(5s, err) sets the next pause to exactly 5s: no jitter, and MaxDelay 1s does not cap it",
+			"RetryAfter(5s, err) sets the next pause to exactly 5s: no jitter, and MaxDelay 1s does not cap it; " +
+				"a RetryAfter error is retried whatever Retryable says (this Retryable rejects 429)",
 			"after a Retry-After pause the backoff restarts: BaseDelay 100ms again, with jitter 1.25",
 			"the restarted backoff grows again: 100ms·2 with jitter 1.25",
 		}
@@ -102,5 +124,37 @@ func TestB2_RetryAfterSetsTheNextPauseAndRestartsTheBackoff(t *testing.T) {
 		inner := errors.New("429")
 		assert.ErrorIs(t, RetryAfter(time.Second, inner), inner, "errors.Is must see through RetryAfter")
 		assert.NoError(t, RetryAfter(time.Second, nil), "RetryAfter(d, nil) must be nil")
+	})
+}
+
+func TestB2_RetryAfterOnTheFinalAttemptIsExhausted(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errBusy := RetryAfter(time.Second, errors.New("429 too many requests"))
+		op := &testOp{errs: []error{errBusy, errBusy, errBusy, errBusy}}
+		hooks := &testHooks{}
+		p := Policy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, BeforeSleep: hooks.record}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		if c.Broken() {
+			return
+		}
+		h.Advance(time.Second) // the Retry-After pause after attempt 1
+		if !c.Returned() {
+			t.Errorf("attempt 2 of MaxAttempts 2 failed with RetryAfter(1s, err), and Do was still waiting with the mock "+
+				"clock stopped (attempts so far: %d): a Retry-After error is still counted against MaxAttempts, and "+
+				"no pause follows the final attempt; ask \"was that the last attempt?\" before handling Retry-After",
+				op.Calls())
+			c.Stop(cancel)
+			return
+		}
+		_, err, ok := c.Finish("Do")
+		if !ok {
+			return
+		}
+		assert.Equal(t, 2, op.Calls(), "MaxAttempts 2 counts the attempts that failed with a Retry-After error too")
+		assert.Len(t, hooks.All(), 1, "MaxAttempts 2 with Retry-After errors: one pause, after attempt 1")
+		testIs(t, err, ErrExhausted, "the final attempt failed with a Retry-After error: the error must match ErrExhausted",
+			"wrap with %w both ErrExhausted and the last op error")
 	})
 }

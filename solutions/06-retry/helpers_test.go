@@ -9,9 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"gokata/internal/katatest"
 )
@@ -26,19 +30,43 @@ func testErrors(k int) []error {
 }
 
 // testOp is an operation that fails attempt n (1-based) with errs[n-1] and
-// succeeds with "ok" once the errors run out. It counts its calls.
+// succeeds with "ok" once the errors run out. It counts its calls and, with
+// a clock, records when each attempt started and ended; with took > 0 each
+// attempt first waits that long on the clock (a slow call), or until its
+// ctx is done.
 type testOp struct {
 	errs  []error
+	clk   *clock.Mock
+	took  time.Duration
 	mu    sync.Mutex
 	calls int
+	start []time.Time // start[n-1]: when attempt n began
+	end   []time.Time // end[n-1]: when attempt n returned
 }
 
 func (o *testOp) call(ctx context.Context) (string, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	o.calls++
-	if o.calls <= len(o.errs) {
-		return "", o.errs[o.calls-1]
+	n := o.calls
+	if o.clk != nil {
+		o.start = append(o.start, o.clk.Now())
+	}
+	o.mu.Unlock()
+	if o.took > 0 {
+		t := o.clk.Timer(o.took)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.clk != nil {
+		o.end = append(o.end, o.clk.Now())
+	}
+	if n <= len(o.errs) {
+		return "", o.errs[n-1]
 	}
 	return "ok", nil
 }
@@ -47,6 +75,21 @@ func (o *testOp) Calls() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.calls
+}
+
+// sinceEnd is the time on the clock since attempt n returned.
+func (o *testOp) sinceEnd(n int) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.clk.Now().Sub(o.end[n-1])
+}
+
+// waited is the time on the clock between the end of attempt n and the
+// start of attempt n+1: the pause Do really made.
+func (o *testOp) waited(n int) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.start[n].Sub(o.end[n-1])
 }
 
 // testSleep is one call of BeforeSleep.
@@ -114,17 +157,18 @@ type testPlan struct {
 	policy Policy
 	errs   []error
 	want   []time.Duration
-	tol    time.Duration      // how far a reported pause may be from want (rounding of jitter)
+	tol    time.Duration      // how far a pause may be from want (rounding of jitter)
 	why    func(n int) string // how want[n-1] is computed, for the messages
+	took   time.Duration      // each attempt takes this long on the clock before it fails
 	probe  bool               // let real time pass in the first pause: nothing may happen
 	coarse bool               // one Advance per pause instead of checking the pause to the ns
 }
 
-// run checks every pause BeforeSleep reports against want, and that attempt
-// n+1 starts when that pause has passed on the mock clock, not 1ns before.
-// It reports the first mismatch and returns false.
+// run checks every pause: first the one Do really made on the mock clock
+// (attempt n+1 starts when the pause has passed, not 1ns before), then what
+// BeforeSleep was told. It reports the first mismatch and returns false.
 func (tp testPlan) run(h *katatest.H) bool {
-	op := &testOp{errs: tp.errs}
+	op := &testOp{errs: tp.errs, clk: h.Clk, took: tp.took}
 	hooks := &testHooks{}
 	p := tp.policy
 	p.BeforeSleep = hooks.record
@@ -140,6 +184,9 @@ func (tp testPlan) run(h *katatest.H) bool {
 			return false
 		}
 	}
+	if tp.took > 0 {
+		h.Advance(tp.took)
+	}
 	synctest.Wait()
 	if !c.Returned() {
 		h.T.Errorf("attempt %d succeeded but Do did not return: return the value as soon as op succeeds", len(tp.want)+1)
@@ -154,27 +201,17 @@ func (tp testPlan) run(h *katatest.H) bool {
 	return ok
 }
 
-// pause checks the pause after attempt n, which has just failed, and moves
-// the mock clock through it.
+// pause lets attempt n fail, checks the pause after it and moves the mock
+// clock through it.
 func (tp testPlan) pause(h *katatest.H, c *katatest.Call[string], op *testOp, hooks *testHooks, n int) bool {
 	t, want, errN := h.T, tp.want[n-1], tp.errs[n-1]
-	got := hooks.All()
-	if len(got) >= n {
-		s := got[n-1]
-		if !testNear(s.pause, want, tp.tol) {
-			t.Errorf("the pause after attempt %d was %v; want %v (%s)", n, s.pause, want, tp.why(n))
-			return false
-		}
-		if s.attempt != n || !(errors.Is(s.err, errN) || errors.Is(errN, s.err)) {
-			t.Errorf("before the pause after attempt %d, BeforeSleep got (attempt %d, err %v); "+
-				"want (attempt %d, err %q): the 1-based number of the attempt that just failed, and its error",
-				n, s.attempt, s.err, n, errN)
-			return false
-		}
+	if tp.took > 0 {
+		h.Advance(tp.took) // attempt n, a slow call, fails now
 	}
 	if c.Returned() {
 		_, err := c.Result()
-		t.Errorf("Do returned after attempt %d (error: %v); want a pause of %v and then attempt %d", n, err, want, n+1)
+		t.Errorf("Do returned after attempt %d (error: %v); want a pause of %v (%s) and then attempt %d",
+			n, err, want, tp.why(n), n+1)
 		return false
 	}
 	if calls := op.Calls(); calls < n {
@@ -182,37 +219,114 @@ func (tp testPlan) pause(h *katatest.H, c *katatest.Call[string], op *testOp, ho
 			"call op at once, and again after each pause", calls, n)
 		return false
 	} else if calls > n {
-		t.Errorf("attempt %d started while the mock clock stood still; the pause after attempt %d should be %v (%s)",
-			n+1, n, want, tp.why(n))
-		return false
-	}
-	if len(got) < n {
-		t.Errorf("BeforeSleep was not called before the pause after attempt %d: "+
-			"call it with (attempt, err, pause) before every pause, so logs and metrics see each retry", n)
+		t.Errorf("the pause after attempt %d was %v on the mock clock: attempt %d started right after it; "+
+			"want %v (%s)", n, op.waited(n), n+1, want, tp.why(n))
 		return false
 	}
 	if tp.probe && n == 1 && !h.StandsStill(10*slices.Max(tp.want), "attempt 2 started",
 		func() bool { return op.Calls() > 1 }) {
 		return false
 	}
-	pause := got[n-1].pause
-	if tp.coarse {
-		h.Advance(pause)
+
+	// What Do did comes first: the pause on the clock.
+	told, hooked := "", len(hooks.All()) >= n // hooked: BeforeSleep ran before the pause
+	if hooked {
+		told = fmt.Sprintf(" (BeforeSleep was told %v)", hooks.All()[n-1].pause)
+	}
+	wrong := func() bool {
+		t.Errorf("the pause after attempt %d was %v on the mock clock, from the failure of attempt %d to the start "+
+			"of attempt %d; want %v (%s)%s", n, op.waited(n), n, n+1, want, tp.why(n), told)
+		return false
+	}
+	// The clock may be past the failure already (by the tolerance of the
+	// pause before): aim at instants counted from the failure.
+	since := op.sinceEnd(n)
+	if early := want - tp.tol - 1 - since; early > 0 && !tp.coarse {
+		h.Advance(early)
+		if op.Calls() > n {
+			return wrong()
+		}
+		h.Advance(2*tp.tol + 1)
 	} else {
-		h.Advance(pause - 1)
-		if op.Calls() != n {
-			t.Errorf("attempt %d started before its %v pause had passed on the mock clock (1ns early): "+
-				"wait for exactly the pause you reported to BeforeSleep", n+1, pause)
+		h.Advance(want - since)
+		if op.Calls() == n && tp.tol > 0 {
+			h.Advance(tp.tol)
+		}
+	}
+	if op.Calls() == n { // not yet: find out how long Do waits
+		h.Advance(time.Hour)
+		if op.Calls() == n && want < time.Hour {
+			h.Advance(10 * want)
+		}
+		if op.Calls() == n {
+			t.Errorf("attempt %d had not started long after the %v pause after attempt %d had passed on the mock "+
+				"clock (%s): wait on a timer from clk (clk.Timer), for exactly that pause%s", n+1, want, n, tp.why(n), told)
 			return false
 		}
-		h.Advance(1)
 	}
-	if op.Calls() != n+1 {
-		t.Errorf("attempt %d had not started when the %v pause after attempt %d had passed on the mock clock: "+
-			"wait on a timer from clk (clk.Timer), for exactly the pause you reported to BeforeSleep", n+1, pause, n)
+	if real := op.waited(n); !testNear(real, want, tp.tol) {
+		return wrong()
+	}
+
+	// Then what BeforeSleep was told.
+	got := hooks.All()
+	if !hooked {
+		when := "at all"
+		if len(got) >= n {
+			when = "until the pause had passed"
+		}
+		t.Errorf("BeforeSleep was not called before the pause after attempt %d (not %s): "+
+			"call it with (attempt, err, pause) before every pause, so logs and metrics see each retry", n, when)
+		return false
+	}
+	s := got[n-1]
+	if real := op.waited(n); s.pause != real {
+		t.Errorf("BeforeSleep was told a pause of %v after attempt %d, but Do waited %v on the mock clock: "+
+			"report the pause you wait for, after the cap and the jitter", s.pause, n, real)
+		return false
+	}
+	if s.attempt != n || !(errors.Is(s.err, errN) || errors.Is(errN, s.err)) {
+		t.Errorf("before the pause after attempt %d, BeforeSleep got (attempt %d, err %v); "+
+			"want (attempt %d, err %q): the 1-based number of the attempt that just failed, and its error",
+			n, s.attempt, s.err, n, errN)
 		return false
 	}
 	return true
+}
+
+// testIs reports whether errors.Is(err, target) and, if not, fails the test
+// with what, the error's chain and fix: the learner sees which error was in
+// the chain and which was not.
+func testIs(t *testing.T, err, target error, what, fix string) bool {
+	t.Helper()
+	if errors.Is(err, target) {
+		return true
+	}
+	t.Errorf("%s: errors.Is(err, %q (%T)) is false for the error Do returned, whose chain is %s; %s",
+		what, target, target, testChain(err), fix)
+	return false
+}
+
+// testChain shows err and what it wraps: "a" (*T) → "b" (*U), with the
+// branches of an error that wraps several in { … | … }.
+func testChain(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	s := fmt.Sprintf("%q (%T)", err.Error(), err)
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			s += " → " + testChain(next)
+		}
+	case interface{ Unwrap() []error }:
+		var parts []string
+		for _, e := range u.Unwrap() {
+			parts = append(parts, testChain(e))
+		}
+		s += " → { " + strings.Join(parts, " | ") + " }"
+	}
+	return s
 }
 
 // testNear reports whether got is within tol of want (want >= 0), without

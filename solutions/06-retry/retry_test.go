@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,14 +26,84 @@ func TestR1_PausesGrowExponentially(t *testing.T) {
 	})
 }
 
-func TestR1_MultiplierZeroMeansTwo(t *testing.T) {
+func TestR1_MultiplierBelowOneMeansTwo(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		p := Policy{MaxAttempts: 10, BaseDelay: 50 * ms}
-		want := []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms}
-		testPlan{policy: p, errs: testErrors(4), want: want, why: func(n int) string {
-			return fmt.Sprintf("Multiplier 0 means 2: BaseDelay·2ⁿ⁻¹ = 50ms·2^%d", n-1)
+		for _, m := range []float64{0, 0.5} {
+			p := Policy{MaxAttempts: 10, BaseDelay: 50 * ms, Multiplier: m}
+			want := []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms}
+			if !(testPlan{policy: p, errs: testErrors(4), want: want, why: func(n int) string {
+				return fmt.Sprintf("Multiplier %v is below 1, which means 2: BaseDelay·2ⁿ⁻¹ = 50ms·2^%d", m, n-1)
+			}}).run(h) {
+				return
+			}
+		}
+	})
+}
+
+func TestR1_FractionalMultipliersAreExact(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		// Multiplier 1 is a valid growth: a constant pause.
+		p := Policy{MaxAttempts: 10, BaseDelay: 100 * ms, Multiplier: 1}
+		if !(testPlan{policy: p, errs: testErrors(3), want: []time.Duration{100 * ms, 100 * ms, 100 * ms}, why: func(int) string {
+			return "Multiplier 1 is not below 1, so it stays 1: a constant pause of BaseDelay"
+		}}).run(h) {
+			return
+		}
+		// 101ns·1.5ⁿ⁻¹ = 101, 151.5, 227.25, 340.875, 511.3125, 766.96875ns:
+		// truncated once, not after every step.
+		p = Policy{MaxAttempts: 10, BaseDelay: 101, Multiplier: 1.5}
+		want := []time.Duration{101, 151, 227, 340, 511, 766}
+		testPlan{policy: p, errs: testErrors(6), want: want, tol: 1, why: func(n int) string {
+			return fmt.Sprintf("BaseDelay·Multiplierⁿ⁻¹ = 101ns·1.5^%d = %vns, truncated once: compute it from BaseDelay "+
+				"in float64 (math.Pow), not from the previous pause truncated to whole ns, whose error grows",
+				n-1, 101*math.Pow(1.5, float64(n-1)))
 		}}.run(h)
+	})
+}
+
+func TestR1_PauseStartsWhenTheAttemptFails(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		p := Policy{MaxAttempts: 10, BaseDelay: 100 * ms}
+		testPlan{policy: p, errs: testErrors(3), want: []time.Duration{100 * ms, 200 * ms, 400 * ms}, took: 30 * ms,
+			why: func(n int) string {
+				return fmt.Sprintf("BaseDelay·2^%d, counted from the moment attempt %d failed, which was 30ms after it "+
+					"started: the pause follows the failure", n-1, n)
+			}}.run(h)
+	})
+}
+
+func TestR1_BaseDelayZeroRetriesWithoutPausing(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		op := &testOp{errs: testErrors(3)}
+		hooks := &testHooks{}
+		p := Policy{MaxAttempts: 5, BeforeSleep: hooks.record}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		if c.Broken() {
+			return
+		}
+		// A timer of 0 fires at once, but the mock clock's Timer then yields
+		// for 1ms of bubble time: let that pass, the mock clock stopped.
+		if _, took := h.ReturnsAtOnce(c.Done(), time.Second); took >= time.Second {
+			t.Errorf("BaseDelay 0 retries without pausing, but after %d attempt(s) Do was waiting with the mock clock "+
+				"stopped (BeforeSleep was told %v): the 1ns floor applies only when BaseDelay > 0", op.Calls(), hooks.All())
+			c.Stop(cancel)
+			return
+		}
+		v, err, ok := c.Finish("Do")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "BaseDelay 0: attempt 4 succeeded")
+		assert.Equal(t, "ok", v, "BaseDelay 0: attempt 4 succeeded")
+		assert.Equal(t, 4, op.Calls(), "BaseDelay 0: three failures, then a success")
+		for _, s := range hooks.All() {
+			assert.Zero(t, s.pause, "BaseDelay 0: BeforeSleep must be told a pause of 0 after attempt %d", s.attempt)
+		}
 	})
 }
 
@@ -68,18 +139,19 @@ func TestR2_StopsAfterMaxAttemptsWithoutAFinalPause(t *testing.T) {
 			return
 		}
 		assert.Equal(t, 3, op.Calls(), "after the final attempt: MaxAttempts 3 counts every attempt, the first included")
-		assert.ErrorIs(t, err, ErrExhausted, "after the final attempt the error must match ErrExhausted (wrap it with %w)")
-		assert.ErrorIs(t, err, errs[2], "after the final attempt the error must also match the last op error, %q "+
-			"(wrap both: fmt.Errorf(\"%%w …: %%w\", ErrExhausted, err))", errs[2])
+		testIs(t, err, ErrExhausted, "after the final attempt the error must match ErrExhausted",
+			"wrap with %w both ErrExhausted and the last op error: fmt.Errorf(\"%w …: %w\", ErrExhausted, err)")
+		testIs(t, err, errs[2], "after the final attempt the error must also match the last op error",
+			"wrap with %w both ErrExhausted and the last op error: fmt.Errorf(\"%w …: %w\", ErrExhausted, err)")
 		assert.Len(t, hooks.All(), 2, "after the final attempt: BeforeSleep must be called MaxAttempts−1 = 2 times, "+
 			"once before each pause; no pause follows the final attempt")
 	})
 }
 
-func TestR2_MaxAttemptsBelowOneMeansOne(t *testing.T) {
+func TestR2_MaxAttemptsOneOrBelowMeansOne(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		for _, attempts := range []int{0, -1} {
+		for _, attempts := range []int{1, 0, -1} {
 			errs := testErrors(3)
 			op := &testOp{errs: errs}
 			hooks := &testHooks{}
@@ -101,8 +173,9 @@ func TestR2_MaxAttemptsBelowOneMeansOne(t *testing.T) {
 				return
 			}
 			assert.Equal(t, 1, op.Calls(), "MaxAttempts %d means one attempt, the final attempt: op must run once", attempts)
-			assert.ErrorIs(t, err, ErrExhausted, "MaxAttempts %d: after the final attempt the error must match ErrExhausted", attempts)
-			assert.ErrorIs(t, err, errs[0], "MaxAttempts %d: after the final attempt the error must match the op's error", attempts)
+			what := fmt.Sprintf("MaxAttempts %d: after the final attempt the error must match", attempts)
+			testIs(t, err, ErrExhausted, what+" ErrExhausted", "wrap with %w both ErrExhausted and the op error")
+			testIs(t, err, errs[0], what+" the op error", "wrap with %w both ErrExhausted and the op error")
 			assert.Empty(t, hooks.All(), "MaxAttempts %d: no pause follows the final attempt, so no BeforeSleep", attempts)
 		}
 	})
@@ -133,6 +206,8 @@ func TestR3_PermanentErrorRunsOnce(t *testing.T) {
 			}
 			assert.Equal(t, 1, calls, "op returned %s: a permanent error must not be retried", tc.name)
 			assert.Empty(t, sleeps, "op returned %s: a permanent error must not be retried, so no pause and no BeforeSleep", tc.name)
+			testIs(t, err, tc.err, "op returned "+tc.name+": Do must return that error as it is, mark included",
+				"do not unwrap the Permanent mark: the caller may look for it too")
 			var status *testStatusError
 			if assert.ErrorAs(t, err, &status, "op returned %s: Do must return the permanent error, and errors.As must still find the cause", tc.name) {
 				assert.Equal(t, 403, status.code, "op returned %s: errors.As found another error", tc.name)
@@ -178,7 +253,8 @@ func TestR3_NonRetryableErrorRunsOnce(t *testing.T) {
 			}
 			assert.Equal(t, calls, op.Calls(), "%s: an error that Retryable rejects is not retried; "+
 				"one that it accepts is", tc.name)
-			assert.ErrorIs(t, err, errBadRequest, "%s: Do must return the error that was not retried", tc.name)
+			testIs(t, err, errBadRequest, tc.name+": Do must return the error that was not retried",
+				"return it as it is, or wrap it with %w")
 			assert.NotErrorIs(t, err, ErrExhausted, "%s: a non-retryable error is not an exhausted retry; return it as it is", tc.name)
 		}
 	})
@@ -223,9 +299,62 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 			return
 		}
 		assert.Equal(t, 1, op.Calls(), "cancel during the pause after attempt 1: no attempt may start after the cancel")
-		assert.ErrorIs(t, err, context.Canceled, "cancel during a pause: the error must match ctx.Err() (context.Canceled)")
-		assert.ErrorIs(t, err, errs[0], "cancel during a pause: the error must also match the last op error %q, "+
-			"so the caller learns why Do was retrying (wrap both: fmt.Errorf(\"…%%w…%%w\", ctx.Err(), err))", errs[0])
+		testIs(t, err, context.Canceled, "cancel during a pause: the error must match ctx.Err() (context.Canceled)",
+			"wrap with %w both ctx.Err() and the last op error: fmt.Errorf(\"…%w…%w\", ctx.Err(), err)")
+		testIs(t, err, errs[0], "cancel during a pause: the error must also match the last op error, "+
+			"so the caller learns why Do was retrying",
+			"wrap with %w both ctx.Err() and the last op error: fmt.Errorf(\"…%w…%w\", ctx.Err(), err)")
+	})
+}
+
+func TestR4_CancelBeforeOrDuringAnAttempt(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		cases := []struct {
+			name string
+			took time.Duration // how long attempt 1 runs before the cancel ends it
+		}{
+			{"ctx was cancelled before Do was called", 0},
+			{"ctx was cancelled while attempt 1 ran, and op then returned its own error, not ctx's", 50 * ms},
+		}
+		for _, tc := range cases {
+			errs := testErrors(3)
+			op := &testOp{errs: errs, clk: h.Clk, took: tc.took}
+			p := Policy{MaxAttempts: 3, BaseDelay: 200 * ms}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.took == 0 {
+				cancel()
+			}
+			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+			if c.Broken() {
+				return
+			}
+			if tc.took > 0 {
+				h.Advance(10 * ms)
+				cancel() // op returns "flaky 1"
+			}
+			if instant, _ := h.ReturnsAtOnce(c.Done(), 200*ms); !instant {
+				t.Errorf("%s: after attempt %d failed Do must return at once, without pausing: the pause's select "+
+					"finds ctx.Done() ready", tc.name, op.Calls())
+				c.Stop(cancel)
+				return
+			}
+			_, err, ok := c.Finish("Do")
+			if !ok {
+				return
+			}
+			if op.Calls() == 0 {
+				t.Errorf("%s: Do returned (error: %v) without calling op: the first attempt is always made, and op "+
+					"gets ctx to honour it; look at ctx only in the pause", tc.name, err)
+				return
+			}
+			assert.Equal(t, 1, op.Calls(), "%s: no attempt may start after the cancel", tc.name)
+			fix := "look at ctx in the pause, and wrap with %w both ctx.Err() and the last op error: " +
+				"fmt.Errorf(\"…%w…%w\", ctx.Err(), err)"
+			testIs(t, err, context.Canceled, tc.name+": the error must match ctx.Err() (context.Canceled)", fix)
+			testIs(t, err, errs[0], tc.name+": the error must also match the error of attempt 1", fix)
+		}
 	})
 }
 
@@ -251,7 +380,8 @@ func TestR5_ContextErrorFromOpIsNotRetried(t *testing.T) {
 			}
 			assert.Equal(t, 1, calls, "op returned %s: a context error must not be retried", tc.name)
 			assert.Empty(t, sleeps, "op returned %s: a context error must not be retried, so no pause and no BeforeSleep", tc.name)
-			assert.ErrorIs(t, err, tc.err, "op returned %s: Do must return the context error", tc.name)
+			testIs(t, err, tc.err, "op returned "+tc.name+": Do must return the context error",
+				"return it as it is, or wrap it with %w")
 			assert.NotErrorIs(t, err, ErrExhausted, "op returned %s: a context error is not an exhausted retry; return it as it is", tc.name)
 		}
 	})
@@ -294,7 +424,8 @@ func TestR5_CancelDuringAttemptIsNotRetried(t *testing.T) {
 		}
 		assert.Equal(t, 1, gate.Entered(), "op returned a context error: it must not be retried")
 		assert.Empty(t, hooks.All(), "op returned a context error: it must not be retried, so no pause and no BeforeSleep")
-		assert.ErrorIs(t, err, context.Canceled, "op returned a context error: Do must return it")
+		testIs(t, err, context.Canceled, "op returned a context error: Do must return it",
+			"return it as it is, or wrap it with %w")
 	})
 }
 
@@ -372,6 +503,58 @@ func TestR6_HugeAttemptCountsNeverOverflow(t *testing.T) {
 	})
 }
 
+func TestR6_JitterIsClampedAndZeroJitterSkipsRand(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		var calls atomic.Int32
+		cases := []struct {
+			jitter, r float64
+			want      []time.Duration
+			why       string
+		}{
+			{2, 0.75, []time.Duration{150 * ms, 300 * ms}, "Jitter 2 is clamped to 1: d·(1 − 1 + 2·0.75) = 1.5·d"},
+			{-0.5, 0.75, []time.Duration{100 * ms, 200 * ms}, "Jitter −0.5 is clamped to 0: no jitter, the pause is exactly d"},
+			{0, 0.75, []time.Duration{100 * ms, 200 * ms}, "Jitter 0: no jitter, the pause is exactly d"},
+		}
+		for _, tc := range cases {
+			calls.Store(0)
+			p := Policy{MaxAttempts: 10, BaseDelay: 100 * ms, Jitter: tc.jitter,
+				Rand: func() float64 { calls.Add(1); return tc.r }}
+			if !(testPlan{policy: p, errs: testErrors(len(tc.want)), want: tc.want, tol: 1, why: func(n int) string {
+				return fmt.Sprintf("%s, with d = 100ms·2^%d and Rand returning %v", tc.why, n-1, tc.r)
+			}}).run(h) {
+				return
+			}
+			if tc.jitter <= 0 {
+				assert.Zero(t, calls.Load(), "Jitter %v means no jitter: Rand must not be called", tc.jitter)
+			}
+		}
+	})
+}
+
+func TestR6_MaxDelayCapsEvenTheFirstPause(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		cases := []struct {
+			jitter float64
+			want   []time.Duration
+		}{
+			{0, []time.Duration{time.Second, time.Second, time.Second}},
+			{0.5, []time.Duration{500 * ms, 500 * ms}},
+		}
+		for _, tc := range cases {
+			p := Policy{MaxAttempts: 10, BaseDelay: 2 * time.Second, MaxDelay: time.Second, Jitter: tc.jitter,
+				Rand: func() float64 { return 0 }}
+			if !(testPlan{policy: p, errs: testErrors(len(tc.want)), want: tc.want, tol: 1, why: func(n int) string {
+				return fmt.Sprintf("BaseDelay 2s is above MaxDelay 1s, so d = BaseDelay·2^%d saturates at 1s from the "+
+					"first pause on; then jitter J = %v at r = 0 scales it by %v", n-1, tc.jitter, 1-tc.jitter)
+			}}).run(h) {
+				return
+			}
+		}
+	})
+}
+
 // testReply is a result type that is neither a pointer nor a basic type.
 type testReply struct {
 	Status int
@@ -414,7 +597,7 @@ func TestR7_ZeroValueOnFailure(t *testing.T) {
 		if !ok {
 			return
 		}
-		require.ErrorIs(t, err, errBusy, "precondition: every attempt failed")
+		require.Error(t, err, "precondition: every attempt failed")
 		assert.Zero(t, reply, "attempts exhausted: on failure Do must return the zero value of T, "+
 			"not what op returned along with its error")
 
@@ -424,8 +607,40 @@ func TestR7_ZeroValueOnFailure(t *testing.T) {
 		if !ok {
 			return
 		}
-		require.ErrorIs(t, err, errBadRequest, "precondition: the attempt failed")
+		require.Error(t, err, "precondition: the attempt failed")
 		assert.Nil(t, body, "a non-retryable error: on failure Do must return the zero value of T (nil for a slice), "+
 			"not what op returned along with its error")
+	})
+}
+
+func TestR7_ASuccessAfterTheCancelIsASuccess(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		gate := katatest.NewGate()
+		p := Policy{MaxAttempts: 3, BaseDelay: 10 * ms}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		op := func(ctx context.Context) (testReply, error) {
+			_ = gate.Hold(ctx) // the reply arrives even though ctx was cancelled
+			return testReply{200, "in stock"}, nil
+		}
+		c := katatest.Go(h, func() (testReply, error) { return Do(ctx, h.Clk, p, op) })
+		if c.Broken() {
+			return
+		}
+		require.Equal(t, 1, gate.Waiting(), "precondition: attempt 1 is running")
+		cancel()
+		if instant, _ := h.ReturnsAtOnce(c.Done(), time.Second); !instant {
+			t.Errorf("op succeeded right after the cancel, yet Do did not return at once: return the value as soon as op succeeds")
+			c.Stop(cancel)
+			return
+		}
+		reply, err, ok := c.Finish("Do")
+		if !ok {
+			return
+		}
+		assert.NoError(t, err, "op succeeded after the cancel (its reply arrived anyway): a success is a success, "+
+			"so Do returns nil; look at ctx only in the pause, not after op returned")
+		assert.Equal(t, testReply{200, "in stock"}, reply, "op succeeded after the cancel: Do must return its value")
 	})
 }

@@ -1,5 +1,5 @@
 // Mistake: closes the queue when produce returns and returns at once, leaving the consumers to drain it in the background.
-// Fails: R2 B1 B2
+// Fails: R2 R3 R4 B1 B2
 // Expect: (?i)returned .*while consume calls were still running
 
 // Package queue runs one producer and a fixed number of consumers around a

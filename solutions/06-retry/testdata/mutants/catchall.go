@@ -1,6 +1,6 @@
 // Mistake: retries every error that is not Permanent or rejected by Retryable, context.Canceled and DeadlineExceeded included.
 // Fails: R5
-// Expect: (?i)context error
+// Expect: (?i)context error means someone gave up, so it is never retried
 
 package retry
 

@@ -1,6 +1,6 @@
 // Mistake: pauses with clk.Sleep, so a cancel has to wait until the pause is over.
 // Fails: R4
-// Expect: (?i)cancel.*pause
+// Expect: (?i)cancel during the .* pause .*select on ctx.Done\(\) and the pause's timer together
 
 package retry
 

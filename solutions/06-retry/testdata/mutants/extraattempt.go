@@ -1,6 +1,6 @@
 // Mistake: ignores the cancel during a pause and checks ctx only after the next attempt, so op runs once more after the caller gave up.
 // Fails: R4
-// Expect: (?i)cancel.*pause
+// Expect: (?i)cancel during the pause .*no attempt may start after the cancel
 
 package retry
 

@@ -1,6 +1,6 @@
 // Mistake: never looks at MaxElapsed, so it sleeps past the budget.
 // Fails: B1
-// Expect: (?i)MaxElapsed
+// Expect: (?i)MaxElapsed.*must give up at once
 
 package retry
 

@@ -1,6 +1,6 @@
 // Mistake: on a cancel during a pause returns only ctx.Err(), losing the error that made Do retry.
 // Fails: R4
-// Expect: (?i)cancel.*pause
+// Expect: (?i)cancel during a pause: the error must also match the last op error.*wrap with %w
 
 package retry
 

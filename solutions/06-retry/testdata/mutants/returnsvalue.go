@@ -1,6 +1,6 @@
 // Mistake: returns whatever op returned along with its error, instead of the zero value of T.
 // Fails: R7
-// Expect: (?i)zero value
+// Expect: (?i)must return the zero value of T
 
 package retry
 

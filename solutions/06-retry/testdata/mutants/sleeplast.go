@@ -1,6 +1,6 @@
 // Mistake: pauses after every failed attempt and only then checks whether it was the last one, so the final attempt is followed by a useless pause.
 // Fails: R2
-// Expect: (?i)final attempt
+// Expect: (?i)no pause follows the final attempt
 
 package retry
 

@@ -1,6 +1,6 @@
 // Mistake: looks for the Permanent mark with a type assertion, which misses it once the error is wrapped again.
 // Fails: R3
-// Expect: (?i)permanent
+// Expect: (?i)wrapped again.*errors\.As
 
 package retry
 
