@@ -160,15 +160,20 @@ func TestR3_AFailedLookupIsNotStored(t *testing.T) {
 		for attempt := 1; attempt <= 2; attempt++ {
 			c := tb.get("bad")
 			if !testAnswered(c) {
-				t.Errorf("Get(\"bad\") did not return after its lookup failed: send the lookup's error to the callers " +
-					"waiting for the key")
+				t.Errorf("Get(\"bad\") #%d did not return after its lookup failed: send the lookup's error to the "+
+					"callers waiting for the key, and forget the key, so the next miss starts a new lookup", attempt)
+				return
+			}
+			if n := tb.backend.Calls("bad"); n != attempt {
+				v, err := c.Result()
+				t.Errorf("Get(\"bad\") #%d was answered (%q, %v) without a new lookup (lookups: %d): a failed "+
+					"lookup must not be stored; store a value only when its lookup returned a nil error, so the "+
+					"next Get of the key asks the backend again", attempt, v, err, n)
 				return
 			}
 			_, err := c.Result()
 			assert.ErrorIs(t, err, testErrBackend, "Get(\"bad\") #%d: Get must return the error of the failed lookup", attempt)
 		}
-		assert.Equal(t, 2, tb.backend.Calls("bad"), "a failed lookup must not be stored: the next Get of the key "+
-			"asks the backend again")
 		st := tb.stats()
 		if !testAnswered(st) {
 			t.Errorf("Stats did not answer")
@@ -306,7 +311,9 @@ func TestR5_StoppingCancelsLookupsAndWaitsForThem(t *testing.T) {
 		}
 		cleanups["b"].Release()
 		if !testAnswered(tb.run) {
-			t.Errorf("Run did not return after its ctx had ended and every lookup had returned")
+			t.Errorf("Run did not return after its ctx had ended and every lookup had returned: keep receiving " +
+				"results until every running lookup has reported back. A lookup goroutine stuck sending its result " +
+				"to a loop that stopped receiving never ends, so Run (or a WaitGroup) waits forever")
 			return
 		}
 		_, err, ok := tb.run.Finish("Run")
@@ -429,8 +436,8 @@ func TestR4_AFailedLookupFreesItsSlotForTheQueue(t *testing.T) {
 		}
 		s, err := st.Result()
 		require.NoError(t, err, "Stats while the cache runs")
-		assert.Equal(t, Stats{Entries: 1, Misses: 2}, s, "Stats once \"bad\" failed and \"next\" was stored: "+
-			"no lookup in flight and none queued")
+		assert.Equal(t, [2]int{0, 0}, [2]int{s.InFlight, s.Queued}, "Stats [InFlight, Queued] once \"bad\" failed "+
+			"and \"next\" was answered: no lookup in flight and none queued")
 	})
 }
 
@@ -478,7 +485,8 @@ func TestR5_QueuedLookupsNeverStartOnceStopped(t *testing.T) {
 		}
 		if !tb.run.Returned() {
 			t.Errorf("Run did not return once its only running lookup had returned: a queued key never started, " +
-				"so Run must not wait for it")
+				"so Run must not wait for it; and keep receiving results while it waits (a lookup goroutine stuck " +
+				"sending its result to a loop that stopped receiving never ends)")
 			return
 		}
 		_, err, ok := tb.run.Finish("Run")

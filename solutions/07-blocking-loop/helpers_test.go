@@ -176,8 +176,8 @@ func (tb *testBed) close() {
 	tb.backend.releaseAll()
 	synctest.Wait()
 	if !tb.run.Returned() && !tb.h.T.Failed() {
-		tb.h.T.Errorf("Run did not return once its ctx had ended and every lookup had returned: " +
-			"does the loop select on ctx.Done()?")
+		tb.h.T.Errorf("Run did not return once its ctx had ended and every lookup had returned: does the loop " +
+			"select on ctx.Done(), and keep receiving results until every running lookup has reported back?")
 	}
 }
 
