@@ -563,3 +563,33 @@ func TestR1_ConcurrentAllowsTakeExactlyBurst(t *testing.T) {
 			"token; check and take under one lock")
 	})
 }
+
+func TestR6_AShortDeadlineIsFineWhenATokenIsThere(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 2)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 2 has a token")
+		// One token is left, due now; the deadline is 1ms away, far less than 1/r.
+		ctx, cancel := h.Clk.WithTimeout(context.Background(), testMs)
+		defer cancel()
+		w := testGoCtx(h, ctx, cancel, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if !w.Returned() {
+			t.Errorf("Wait with a token there and a deadline 1ms away did not return at once: a token due now " +
+				"is taken at once, without a timer")
+			w.Stop(cancel)
+			return
+		}
+		_, err, ok := w.Finish("Wait")
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Errorf("Wait returned %q with a token there now and a deadline 1ms away; want nil: compare the "+
+				"deadline with the due time of the token this Wait would take (now, here), not with now + 1/r", err)
+			return
+		}
+		assert.False(t, l.Allow(), "Wait took the last token of burst 2: Allow must find none")
+	})
+}
