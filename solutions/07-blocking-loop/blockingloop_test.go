@@ -341,7 +341,7 @@ func TestR5_StoppingCancelsLookupsAndWaitsForThem(t *testing.T) {
 
 func TestR6_OnlyTheLoopTouchesTheMap(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		tb := testStart(h, 3, 0)
+		tb := testStartAt(h, 3, 0, true)
 		defer tb.close()
 		if !tb.fetch("warm") {
 			return
@@ -492,6 +492,31 @@ func TestR5_QueuedLookupsNeverStartOnceStopped(t *testing.T) {
 		_, err, ok := tb.run.Finish("Run")
 		if ok {
 			assert.NoError(t, err, "Run stopped by its ctx, once every lookup has returned, must return nil")
+		}
+	})
+}
+
+func TestR2_TheHeartbeatKeepsItsScheduleWhileRequestsArrive(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		// A Stats call every 400ms keeps the loop busy; the heartbeat must
+		// still come every Tick (1s), at 1s, 2s and 3s.
+		const every = 400 * time.Millisecond
+		for step := 1; step <= 8; step++ {
+			h.Advance(every)
+			if want, n := int(h.Elapsed()/testTick), len(tb.ticks.All()); n != want {
+				t.Errorf("with a Stats call every %v, OnTick ran %d times by %v; want %d, once per Tick (%v). A "+
+					"timer made afresh in each pass of the loop (clk.After in the select) starts over with every "+
+					"request, so a busy loop never ticks: create one clk.Ticker(Tick) before the loop",
+					every, n, h.Elapsed(), want, testTick)
+				return
+			}
+			st := tb.stats()
+			if !testAnswered(st) {
+				t.Errorf("Stats did not answer at %v", h.Elapsed())
+				return
+			}
 		}
 	})
 }
