@@ -12,7 +12,9 @@
 //
 //	anchor + ⌈(j − burst)·1e9/r⌉ ns, or at the anchor itself when j ≤ burst
 //
-// computed as time.Duration(math.Ceil(float64(j-burst) * 1e9 / r)). After
+// computed as time.Duration(math.Ceil(float64(j-burst) * 1e9 / r)), or
+// math.MaxInt64 when that does not fit in a Duration (at rates below about
+// 1.1e-10 per second, where the conversion would overflow). After
 // the burst, tokens come at ⌈1e9/r⌉, ⌈2e9/r⌉, ⌈3e9/r⌉ … ns: at r = 3, at
 // 333333334, 666666667 and 1000000000 ns. Compute every due time from the
 // anchor: adding up rounded intervals, or keeping the count of tokens as a

@@ -190,11 +190,12 @@ func (l *loop) get(req getRequest) {
 	l.misses++
 	ws, pending := l.waiters[req.key]
 	l.waiters[req.key] = append(ws, req.reply)
-	switch {
-	case pending: // a lookup for this key is already running or queued: share it
-	case l.inFlight < l.cfg.MaxInFlight:
+	if pending { // a lookup for this key is already running or queued: share it
+		return
+	}
+	if l.inFlight < l.cfg.MaxInFlight {
 		l.start(req.key)
-	default:
+	} else {
 		l.queue = append(l.queue, req.key)
 	}
 }

@@ -160,15 +160,20 @@ func TestR3_AFailedLookupIsNotStored(t *testing.T) {
 		for attempt := 1; attempt <= 2; attempt++ {
 			c := tb.get("bad")
 			if !testAnswered(c) {
-				t.Errorf("Get(\"bad\") did not return after its lookup failed: send the lookup's error to the callers " +
-					"waiting for the key")
+				t.Errorf("Get(\"bad\") #%d did not return after its lookup failed: send the lookup's error to the "+
+					"callers waiting for the key, and forget the key, so the next miss starts a new lookup", attempt)
+				return
+			}
+			if n := tb.backend.Calls("bad"); n != attempt {
+				v, err := c.Result()
+				t.Errorf("Get(\"bad\") #%d was answered (%q, %v) without a new lookup (lookups: %d): a failed "+
+					"lookup must not be stored; store a value only when its lookup returned a nil error, so the "+
+					"next Get of the key asks the backend again", attempt, v, err, n)
 				return
 			}
 			_, err := c.Result()
 			assert.ErrorIs(t, err, testErrBackend, "Get(\"bad\") #%d: Get must return the error of the failed lookup", attempt)
 		}
-		assert.Equal(t, 2, tb.backend.Calls("bad"), "a failed lookup must not be stored: the next Get of the key "+
-			"asks the backend again")
 		st := tb.stats()
 		if !testAnswered(st) {
 			t.Errorf("Stats did not answer")
@@ -306,7 +311,9 @@ func TestR5_StoppingCancelsLookupsAndWaitsForThem(t *testing.T) {
 		}
 		cleanups["b"].Release()
 		if !testAnswered(tb.run) {
-			t.Errorf("Run did not return after its ctx had ended and every lookup had returned")
+			t.Errorf("Run did not return after its ctx had ended and every lookup had returned: keep receiving " +
+				"results until every running lookup has reported back. A lookup goroutine stuck sending its result " +
+				"to a loop that stopped receiving never ends, so Run (or a WaitGroup) waits forever")
 			return
 		}
 		_, err, ok := tb.run.Finish("Run")
@@ -334,7 +341,7 @@ func TestR5_StoppingCancelsLookupsAndWaitsForThem(t *testing.T) {
 
 func TestR6_OnlyTheLoopTouchesTheMap(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		tb := testStart(h, 3, 0)
+		tb := testStartAt(h, 3, 0, true)
 		defer tb.close()
 		if !tb.fetch("warm") {
 			return
@@ -378,5 +385,138 @@ func TestR6_OnlyTheLoopTouchesTheMap(t *testing.T) {
 		s, err := st.Result()
 		require.NoError(t, err, "Stats while the cache runs")
 		assert.Equal(t, 4, s.Entries, "Stats.Entries after storing \"warm\", \"k1\", \"k2\" and \"k3\"")
+	})
+}
+
+func TestR4_AFailedLookupFreesItsSlotForTheQueue(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 1, 0)
+		defer tb.close()
+		gate := tb.backend.hold("bad")
+		tb.backend.fail("bad")
+		bad := tb.get("bad")
+		synctest.Wait()
+		next := tb.get("next") // MaxInFlight 1: it waits in the queue behind "bad"
+		synctest.Wait()
+		require.Equal(t, 1, tb.backend.Calls("bad"), "precondition: Get(\"bad\"), a miss, should have started a lookup")
+		if n := tb.backend.Calls("next"); n != 0 {
+			t.Errorf("with MaxInFlight 1 and the lookup of \"bad\" running, Get(\"next\") started a lookup (%d): "+
+				"a miss beyond MaxInFlight must wait in the loop's queue", n)
+			return
+		}
+
+		gate.Release() // the lookup of "bad" fails
+		if !testAnswered(bad) {
+			t.Errorf("Get(\"bad\") did not return once its lookup had failed: send the lookup's error to every " +
+				"caller waiting for the key")
+			return
+		}
+		_, err := bad.Result()
+		assert.ErrorIs(t, err, testErrBackend, "Get(\"bad\") must return the error of its failed lookup")
+		if !testAnswered(next) {
+			st := tb.stats()
+			if testAnswered(st) {
+				s, _ := st.Result()
+				t.Errorf("the miss for \"next\", queued behind a lookup that failed, never started (Stats: %+v): a "+
+					"failed lookup frees its slot just like one that succeeds, so give the slot to the next queued "+
+					"key on the error path too", s)
+			} else {
+				t.Errorf("once the lookup of \"bad\" had failed, the loop stopped answering: the queued miss for " +
+					"\"next\" never returned and Stats got no reply")
+			}
+			return
+		}
+		v, err := next.Result()
+		assert.NoError(t, err, "Get(\"next\"), queued behind a failed lookup")
+		assert.Equal(t, "v:next", v, "Get(\"next\"), queued behind a failed lookup, must get its own value")
+		st := tb.stats()
+		if !testAnswered(st) {
+			t.Errorf("Stats did not answer")
+			return
+		}
+		s, err := st.Result()
+		require.NoError(t, err, "Stats while the cache runs")
+		assert.Equal(t, [2]int{0, 0}, [2]int{s.InFlight, s.Queued}, "Stats [InFlight, Queued] once \"bad\" failed "+
+			"and \"next\" was answered: no lookup in flight and none queued")
+	})
+}
+
+func TestR5_QueuedLookupsNeverStartOnceStopped(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 1, 0)
+		defer tb.close()
+		hold := tb.backend.hold("a")
+		cleanup := tb.backend.slowToStop("a")
+		a := tb.get("a")
+		synctest.Wait()
+		b := tb.get("b") // MaxInFlight 1: queued behind "a"
+		synctest.Wait()
+		require.Equal(t, 1, tb.backend.Calls("a"), "precondition: Get(\"a\"), a miss, should have started a lookup")
+		if n := tb.backend.Calls("b"); n != 0 {
+			t.Errorf("precondition: with MaxInFlight 1 and the lookup of \"a\" running, Get(\"b\") started a second " +
+				"lookup instead of waiting in the queue (R4 says more)")
+			return
+		}
+		if st := tb.stats(); !testAnswered(st) {
+			t.Errorf("precondition: Stats did not answer with 1 lookup running (MaxInFlight 1) and a miss for \"b\" " +
+				"waiting for a slot: the loop froze at the limit, so it cannot even see its ctx end (R4 says more)")
+			return
+		}
+
+		tb.stopRun()
+		synctest.Wait()
+		for _, c := range []*katatest.Call[string]{a, b} {
+			if !c.Returned() {
+				t.Errorf("when Run's ctx ended, a waiting Get kept waiting: waiting callers, queued or not, must " +
+					"return ErrStopped at once")
+				return
+			}
+			_, err := c.Result()
+			assert.ErrorIs(t, err, ErrStopped, "a Get waiting when Run's ctx ended must return ErrStopped")
+		}
+		require.Equal(t, 1, hold.Cancelled(), "precondition: the running lookup of \"a\" should see its ctx cancelled")
+		cleanup.Release() // the lookup of "a" returns, cancelled, and frees its slot
+		synctest.Wait()
+		if n := tb.backend.Calls("b"); n != 0 {
+			t.Errorf("the queued miss for \"b\" started a lookup after Run's ctx had ended (%d lookup): queued "+
+				"lookups never start once the cache stops. While Run waits for the running lookups, it must not "+
+				"hand their freed slots to the queue", n)
+			return
+		}
+		if !tb.run.Returned() {
+			t.Errorf("Run did not return once its only running lookup had returned: a queued key never started, " +
+				"so Run must not wait for it; and keep receiving results while it waits (a lookup goroutine stuck " +
+				"sending its result to a loop that stopped receiving never ends)")
+			return
+		}
+		_, err, ok := tb.run.Finish("Run")
+		if ok {
+			assert.NoError(t, err, "Run stopped by its ctx, once every lookup has returned, must return nil")
+		}
+	})
+}
+
+func TestR2_TheHeartbeatKeepsItsScheduleWhileRequestsArrive(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		tb := testStart(h, 2, 0)
+		defer tb.close()
+		// A Stats call every 400ms keeps the loop busy; the heartbeat must
+		// still come every Tick (1s), at 1s, 2s and 3s.
+		const every = 400 * time.Millisecond
+		for step := 1; step <= 8; step++ {
+			h.Advance(every)
+			if want, n := int(h.Elapsed()/testTick), len(tb.ticks.All()); n != want {
+				t.Errorf("with a Stats call every %v, OnTick ran %d times by %v; want %d, once per Tick (%v). A "+
+					"timer made afresh in each pass of the loop (clk.After in the select) starts over with every "+
+					"request, so a busy loop never ticks: create one clk.Ticker(Tick) before the loop",
+					every, n, h.Elapsed(), want, testTick)
+				return
+			}
+			st := tb.stats()
+			if !testAnswered(st) {
+				t.Errorf("Stats did not answer at %v", h.Elapsed())
+				return
+			}
+		}
 	})
 }

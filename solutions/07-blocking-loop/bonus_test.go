@@ -102,6 +102,9 @@ func TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx(t *testing.T) {
 		_, err := a.Result()
 		assert.ErrorIs(t, err, context.Canceled, "a caller who gave up: Get must return ctx.Err()")
 
+		// Grace counts from the moment Run's ctx ends, not from Run's start.
+		h.Advance(3 * time.Second)
+		stoppedAt := h.Elapsed()
 		tb.stopRun() // the two lookups ignore it
 		synctest.Wait()
 		if tb.run.Returned() {
@@ -111,8 +114,10 @@ func TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx(t *testing.T) {
 		}
 		h.Advance(grace - 1)
 		if tb.run.Returned() {
-			t.Errorf("Run returned while two lookups that ignore their ctx were still running, %v after its ctx "+
-				"ended: with Grace %v it must wait for them up to Grace on the clock", h.Elapsed(), grace)
+			t.Errorf("Run returned while two lookups that ignore their ctx were still running, by %v after its ctx "+
+				"ended (%v after Run started): with Grace %v it must wait for them up to Grace on the clock, "+
+				"counted from the moment its ctx ended; start the clk.Timer(Grace) then, not when Run starts",
+				h.Elapsed()-stoppedAt, h.Elapsed(), grace)
 			return
 		}
 		h.Advance(1)

@@ -6,6 +6,8 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -137,4 +139,25 @@ func testWakesAt(h *katatest.H, w *testWaiter, due time.Duration, why string) bo
 		return false
 	}
 	return ok
+}
+
+// testIsDeadline checks that err matches ErrWouldExceedDeadline; if not,
+// it shows err's chain, so a learner sees where the wrapping broke.
+func testIsDeadline(h *katatest.H, err error, what string) bool {
+	h.T.Helper()
+	if errors.Is(err, ErrWouldExceedDeadline) {
+		return true
+	}
+	if err == nil {
+		h.T.Errorf("%s: Wait returned nil; want an error matching ErrWouldExceedDeadline", what)
+		return false
+	}
+	var chain []string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		chain = append(chain, fmt.Sprintf("%T %q", e, e.Error()))
+	}
+	h.T.Errorf("%s: the error must match ErrWouldExceedDeadline (errors.Is), but its chain is\n\t%s\n"+
+		"if you add context, wrap with %%w (fmt.Errorf(\"...: %%w\", ErrWouldExceedDeadline)); %%v or %%s keep "+
+		"only the text", what, strings.Join(chain, "\n\t"))
+	return false
 }

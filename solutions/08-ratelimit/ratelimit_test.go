@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -333,6 +334,13 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 					h.Advance(step - h.Elapsed())
 				}
 				wantKept, wantC := step >= keptDue, step >= start+tc.c
+				if c.Returned() && !wantC && kept.Returned() && tc.cancel == 1 {
+					t.Errorf("at %v, c had returned together with %s, on the same token, although c's own token is "+
+						"due at %v: every Wait must reserve its own token as it starts, so two waiters never "+
+						"share one", step-start, tc.kept, tc.c)
+					testRelease(h, rest...)
+					return
+				}
 				if kept.Returned() != wantKept || c.Returned() != wantC {
 					t.Errorf("at %v, %s had returned: %v (want %v), and c: %v (want %v). Waits a and b "+
 						"reserved the tokens due at 100ms and 200ms, %s was cancelled, then c started: %s",
@@ -406,8 +414,7 @@ func TestR6_DeadlineBeforeTheTokenFailsAtOnce(t *testing.T) {
 		if !ok {
 			return
 		}
-		assert.ErrorIs(t, err, ErrWouldExceedDeadline, "a deadline before the token: the error must match "+
-			"ErrWouldExceedDeadline")
+		testIsDeadline(h, err, "a deadline before the token")
 		h.Advance(100 * testMs)
 		assert.True(t, l.Allow(), "the Wait that failed on its deadline must not take the token: at 100ms it "+
 			"must be there for Allow")
@@ -432,5 +439,157 @@ func TestR6_DeadlineAfterTheTokenWaitsForIt(t *testing.T) {
 			return
 		}
 		testWakesAt(h, w, 100*testMs, "10 per second, with a deadline 1ns after the token")
+	})
+}
+
+func TestR1_NewRejectsABadRateOrBurst(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		New(h.Clk, 10, 1) // a valid limiter must not panic
+		cases := []struct {
+			rate  float64
+			burst int
+		}{
+			{0, 1}, {-1, 1}, {math.NaN(), 1}, {math.Inf(1), 1}, {10, 0}, {10, -1},
+		}
+		for _, tc := range cases {
+			panicked := func() (p bool) {
+				defer func() { p = recover() != nil }()
+				New(h.Clk, tc.rate, tc.burst)
+				return false
+			}()
+			assert.True(t, panicked, "New(clk, %v, %d) must panic: the rate must be positive and finite and the "+
+				"burst at least 1 (a rate of 0 would divide by zero in every due time)", tc.rate, tc.burst)
+		}
+	})
+}
+
+func TestR1_AVerySlowRateDoesNotOverflow(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// ⌈1e9/r⌉ ns is 2⁶³ at the first rate and 1e19 at the second: both
+		// beyond the largest time.Duration (2⁶³−1 ns, about 292 years).
+		for _, rate := range []float64{1e9 / (1 << 63), 1e-10} {
+			l := New(h.Clk, rate, 1)
+			require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+			if l.Allow() {
+				t.Errorf("at %v per second the next token is due in more than 292 years, but a second Allow "+
+					"returned true at once: ⌈1e9/r⌉ ns does not fit in a time.Duration, and converting it "+
+					"overflowed to a negative wait. Clamp a due time beyond the largest Duration to math.MaxInt64", rate)
+				return
+			}
+			h.Advance(time.Hour)
+			assert.False(t, l.Allow(), "at %v per second no token comes back within an hour", rate)
+		}
+	})
+}
+
+func TestR2_FullAgainAtTheExactInstant(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// At 3 per second the token taken at 0 is back at ⌈1e9/3⌉ = 333333334ns.
+		// From that instant the bucket is full and the next token taken starts
+		// a new anchor, so the one after it is due 333333334ns later, at
+		// 666666668ns, not at the old anchor's ⌈2e9/3⌉ = 666666667ns.
+		l := New(h.Clk, 3, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		h.Advance(333333334 - 1)
+		if l.Allow() {
+			t.Errorf("Allow returned true at %v, 1ns before the token was due at 333.333334ms (3 per second: "+
+				"⌈1e9/3⌉ ns, rounded up; truncating 1e9/r to whole nanoseconds lets the token through early)", h.Elapsed())
+			return
+		}
+		h.Advance(1)
+		require.True(t, l.Allow(), "at 333.333334ms the token is back (3 per second): Allow must return true")
+		h.Advance(666666667 - h.Elapsed())
+		if l.Allow() {
+			t.Errorf("Allow returned true at 666.666667ms: the bucket was full again at exactly 333.333334ms, " +
+				"when the token taken at 0 came back, so the token taken then starts a new anchor and the next " +
+				"one is due ⌈1e9/3⌉ ns later, at 666.666668ms. The bucket is full once anchor + ⌈n·1e9/r⌉ ≤ now: " +
+				"at that instant too, not only after it")
+			return
+		}
+		h.Advance(1)
+		assert.True(t, l.Allow(), "at 666.666668ms, ⌈1e9/3⌉ ns after the new anchor, the next token is due")
+	})
+}
+
+func TestR6_DeadlineExactlyAtTheTokenIsTooLate(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		ctx, cancel := h.Clk.WithTimeout(context.Background(), 100*testMs) // the token's due time
+		defer cancel()
+		w := testGoCtx(h, ctx, cancel, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if !w.Returned() {
+			t.Errorf("the token is due in 100ms and the ctx deadline is in exactly 100ms, but Wait did not fail " +
+				"at once: a ctx is done at its deadline, so a token due exactly then is too late. Fail when the " +
+				"token is due at or after the deadline (!due.Before(deadline)), not only after it")
+			w.Stop(cancel)
+			return
+		}
+		_, err, ok := w.Finish("Wait")
+		if !ok {
+			return
+		}
+		testIsDeadline(h, err, "a deadline exactly at the token's due time")
+		h.Advance(100 * testMs)
+		assert.True(t, l.Allow(), "the Wait that failed on its deadline must not take the token: at 100ms it "+
+			"must be there for Allow")
+	})
+}
+
+func TestR1_ConcurrentAllowsTakeExactlyBurst(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// Eight callers arrive together on a bucket of five: nothing orders
+		// them, so the race detector sees any state they share without the
+		// lock, whatever the schedule.
+		l := New(h.Clk, 10, 5)
+		var calls []*katatest.Call[bool]
+		for range 8 {
+			calls = append(calls, katatest.Go(h, func() (bool, error) { return l.Allow(), nil }))
+		}
+		granted := 0
+		for _, c := range calls {
+			ok, _, done := c.Finish("Allow")
+			if !done {
+				return
+			}
+			if ok {
+				granted++
+			}
+		}
+		assert.Equal(t, 5, granted, "8 concurrent Allows on a new limiter with burst 5: exactly 5 must get a "+
+			"token; check and take under one lock")
+	})
+}
+
+func TestR6_AShortDeadlineIsFineWhenATokenIsThere(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 2)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 2 has a token")
+		// One token is left, due now; the deadline is 1ms away, far less than 1/r.
+		ctx, cancel := h.Clk.WithTimeout(context.Background(), testMs)
+		defer cancel()
+		w := testGoCtx(h, ctx, cancel, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		if !w.Returned() {
+			t.Errorf("Wait with a token there and a deadline 1ms away did not return at once: a token due now " +
+				"is taken at once, without a timer")
+			w.Stop(cancel)
+			return
+		}
+		_, err, ok := w.Finish("Wait")
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Errorf("Wait returned %q with a token there now and a deadline 1ms away; want nil: compare the "+
+				"deadline with the due time of the token this Wait would take (now, here), not with now + 1/r", err)
+			return
+		}
+		assert.False(t, l.Allow(), "Wait took the last token of burst 2: Allow must find none")
 	})
 }

@@ -1,6 +1,6 @@
 // Mistake: ignores Grace and waits for every lookup, so a lookup that ignores its ctx keeps Run from ever returning.
 // Fails: B2
-// Expect: (?i)Grace
+// Expect: (?i)had not returned .*\(Grace\).*clk.Timer\(Grace\)
 
 // Package blockingloop is a read-through cache run by a single goroutine:
 // an event loop that owns all of the cache's state and answers requests

@@ -1,5 +1,5 @@
 // Mistake: bounds the lookups with a semaphore that the loop itself acquires, so at the limit the loop blocks and serves nobody until a lookup ends.
-// Fails: R4 B1
+// Fails: R4 R5 B1
 // Expect: (?i)froze at the limit
 
 // Package blockingloop is a read-through cache run by a single goroutine:

@@ -1,6 +1,6 @@
 // Mistake: starts a lookup for every miss at once, ignoring MaxInFlight, so a burst of misses hits the backend all together.
-// Fails: R4 B1
-// Expect: (?i)MaxInFlight 2
+// Fails: R4 R5 B1
+// Expect: (?i)MaxInFlight [12]
 
 // Package blockingloop is a read-through cache run by a single goroutine:
 // an event loop that owns all of the cache's state and answers requests

@@ -1,6 +1,6 @@
 // Mistake: counts whole tokens in an int: a call that finds 1.5 tokens adds one and restarts the count from now, throwing the half away, and the wait for a token is 1e9/r truncated to whole nanoseconds.
-// Fails: R1 R3
-// Expect: (?i)(throws the half away|drifts)
+// Fails: R1 R2 R3
+// Expect: (?i)(throws the half away|drifts|truncat)
 
 package ratelimit
 

@@ -1,6 +1,6 @@
 // Mistake: Wait sleeps until the next token is due and takes it only then, so every waiter picks the same token and they all wake together.
 // Fails: R4 R5
-// Expect: (?i)reserve
+// Expect: (?i)reserves? (its|their) own token
 
 package ratelimit
 
