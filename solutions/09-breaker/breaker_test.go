@@ -639,6 +639,12 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 		entered := len(inHook) == 1
 		returned := trip.Returned()
 		close(leave)
+		if entered {
+			if c := <-inHook; c != (testChange{Closed, Open}) {
+				t.Errorf("the failure that tripped a breaker with MaxFailures 1 called OnStateChange(%v, %v): call the "+
+					"hook only for a transition, with the state before and after it (closed, open here)", c.from, c.to)
+			}
+		}
 		switch {
 		case !entered && returned:
 			t.Errorf("the failure that tripped a breaker with MaxFailures 1 returned, and OnStateChange had not been " +

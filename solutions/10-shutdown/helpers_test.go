@@ -54,7 +54,7 @@ type testRig struct {
 	starts katatest.Recorder[testStart]
 	ends   katatest.Recorder[string]
 	ended  katatest.Recorder[string] // jobs whose ctx ended while handle ran
-	undo   []context.CancelFunc // contexts of the calls the test started
+	undo   []context.CancelFunc      // contexts of the calls the test started
 }
 
 // testNew returns a rig around New(h.Clk, workers, queue, handle); the
