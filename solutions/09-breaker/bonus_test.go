@@ -72,6 +72,29 @@ func TestB1_OutcomesLeaveTheWindow(t *testing.T) {
 				"outcomes leave the window once now >= t+Window: only the last 2 count, fewer than MinRequests")
 		}
 
+		// Window 0 means 60s.
+		for _, wait := range []time.Duration{time.Minute - 1, time.Minute} {
+			r := testNew(h, Settings{FailureRate: 0.5, MinRequests: 2, OpenTimeout: time.Hour})
+			if !r.fails(1, "a failure at the start") {
+				return
+			}
+			h.Advance(wait)
+			if !r.fails(1, "a second failure") {
+				return
+			}
+			if wait < time.Minute {
+				if !r.wantState(Open, "Window 0 (60s), MinRequests 2, FailureRate 0.5: a failure, then another 60s−1ns later",
+					"Window 0 means 60 seconds: both failures are in the window") {
+					return
+				}
+				continue
+			}
+			if !r.wantState(Closed, "Window 0 (60s), MinRequests 2, FailureRate 0.5: a failure, then another 60s later",
+				"Window 0 means 60 seconds: the first failure has left the window, so only 1 outcome counts") {
+				return
+			}
+		}
+
 		// The window starts empty when the breaker closes.
 		r := testNew(h, Settings{FailureRate: 0.5, MinRequests: 3, Window: time.Minute, OpenTimeout: 10 * time.Second})
 		if !r.fails(3, "three failures") {

@@ -243,13 +243,14 @@ func (b *Breaker) admit() (uint64, error) {
 	b.mu.Lock()
 	c := b.expire()
 	var err error
-	switch {
-	case b.state == Open:
+	if b.state == Open {
 		err = ErrOpen
-	case b.state == HalfOpen && b.probes >= b.s.HalfOpenMaxRequests:
-		err = ErrTooManyRequests
-	case b.state == HalfOpen:
-		b.probes++
+	} else if b.state == HalfOpen {
+		if b.probes >= b.s.HalfOpenMaxRequests {
+			err = ErrTooManyRequests
+		} else {
+			b.probes++ // the probe's place, given back by record
+		}
 	}
 	gen := b.gen
 	b.mu.Unlock()
@@ -260,12 +261,13 @@ func (b *Breaker) admit() (uint64, error) {
 // judge says what fn's error counts as. It runs without the lock, since it
 // may call IsFailure.
 func (b *Breaker) judge(err error) result {
-	switch {
-	case err == nil:
+	if err == nil {
 		return succeeded
-	case errors.Is(err, context.Canceled):
+	}
+	if errors.Is(err, context.Canceled) { // the caller gave up: no news
 		return ignored
-	case b.s.IsFailure != nil && !b.s.IsFailure(err):
+	}
+	if b.s.IsFailure != nil && !b.s.IsFailure(err) {
 		return succeeded
 	}
 	return failed

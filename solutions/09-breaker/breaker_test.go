@@ -90,7 +90,36 @@ func TestR1_MaxFailuresBelowOneMeansFive(t *testing.T) {
 		if !r.fails(1, "a fifth failure") {
 			return
 		}
-		r.wantState(Open, "with the zero Settings, after 5 consecutive failures", "MaxFailures 0 means 5")
+		if !r.wantState(Open, "with the zero Settings, after 5 consecutive failures", "MaxFailures 0 means 5") {
+			return
+		}
+
+		// Below 1, not only 0.
+		r = testNew(h, Settings{MaxFailures: -3})
+		if !r.fails(1, "a failure with MaxFailures -3") ||
+			!r.wantState(Closed, "MaxFailures -3, after 1 failure",
+				"values below 1 mean 5, negative ones too: apply the default with MaxFailures < 1, not == 0") ||
+			!r.fails(4, "four more failures") {
+			return
+		}
+		r.wantState(Open, "MaxFailures -3, after 5 consecutive failures", "values below 1 mean 5")
+	})
+}
+
+func TestR1_APanicInFnIsAFailure(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, Settings{MaxFailures: 2, OpenTimeout: 10 * time.Second})
+		if !r.fails(1, "a failure") {
+			return
+		}
+		v, err := testPanicked(r.b, func(context.Context) error { panic("index out of range in the client") })
+		if v != "index out of range in the client" {
+			t.Errorf("fn panicked with \"index out of range in the client\", and Do %s; want Do to panic on with the "+
+				"same value (record the failure in a defer; if you recover, panic again with the same value)", testWhatDid(v, err))
+			return
+		}
+		r.wantState(Open, "MaxFailures 2: a failure, then a call whose fn panicked",
+			"a panic in fn is a failure: record the result in a defer, which runs even when fn panics")
 	})
 }
 
@@ -148,17 +177,62 @@ func TestR3_HalfOpenExactlyWhenTheOpenTimeoutEnds(t *testing.T) {
 			return
 		}
 
-		// OpenTimeout 0 means 60s.
-		r = testNew(h, Settings{MaxFailures: 1})
-		if !r.fails(1, "the failure that trips a breaker with OpenTimeout 0") {
+		// The open period counts from the moment the failure was recorded,
+		// not from the moment the failing call began.
+		r = testNew(h, Settings{MaxFailures: 1, OpenTimeout: timeout})
+		slow := r.start(nil)
+		if slow.c.Broken() {
 			return
 		}
-		h.Advance(time.Minute - 1)
-		if !r.wantState(Open, "OpenTimeout 0, 1ns less than 60s after it opened", "OpenTimeout 0 means 60 seconds") {
+		require.True(t, slow.running(), "precondition (R1): a closed breaker lets the call through")
+		began := r.at()
+		h.Advance(4 * time.Second)
+		if _, ok := slow.end(h, testErrDown, "a call that fails 4s after it began"); !ok {
+			return
+		}
+		slowHint := "the open period starts when the failure is recorded (read clk.Now() once fn has returned), " +
+			"not when the failing call began"
+		h.Advance(timeout - 1)
+		if !r.wantState(Open, fmt.Sprintf("OpenTimeout 10s; a call began at %s and failed 4s later, tripping the breaker; "+
+			"now %s", began, r.at()), slowHint) {
 			return
 		}
 		h.Advance(1)
-		r.wantState(HalfOpen, "OpenTimeout 0, 60s after it opened", "OpenTimeout 0 means 60 seconds")
+		if !r.wantState(HalfOpen, fmt.Sprintf("OpenTimeout 10s; a call failed 4s after it began, tripping the breaker; "+
+			"now %s, 10s after the failure", r.at()), slowHint) {
+			return
+		}
+
+		// OpenTimeout 0 or below means 60s; HalfOpenMaxRequests below 1 means 1.
+		for _, s := range []Settings{{MaxFailures: 1}, {MaxFailures: 1, OpenTimeout: -time.Second, HalfOpenMaxRequests: -1}} {
+			r = testNew(h, s)
+			what := fmt.Sprintf("OpenTimeout %v", s.OpenTimeout)
+			hint := what + " means 60 seconds: values of 0 or below take the default (check <= 0, not == 0)"
+			if !r.fails(1, "the failure that trips a breaker with "+what) {
+				return
+			}
+			h.Advance(time.Minute - 1)
+			if !r.wantState(Open, what+", 1ns less than 60s after it opened", hint) {
+				return
+			}
+			h.Advance(1)
+			if !r.wantState(HalfOpen, what+", 60s after it opened", hint) {
+				return
+			}
+			if s.HalfOpenMaxRequests == 0 {
+				continue
+			}
+			probes := r.startN(2, nil)
+			if !r.settle("2 calls at once at a half-open breaker with HalfOpenMaxRequests -1") || probes[0].c.Broken() {
+				return
+			}
+			if running, rejected, other := testCount(probes, ErrTooManyRequests); running != 1 || rejected != 1 {
+				t.Errorf("2 calls arrived at once at a half-open breaker with HalfOpenMaxRequests -1: %d ran fn and %d were "+
+					"rejected%s; want 1 probe and 1 rejected — values below 1 mean 1 (check < 1, not == 0)",
+					running, rejected, other)
+				return
+			}
+		}
 	})
 }
 
@@ -242,25 +316,37 @@ func TestR4_SuccessesCloseAndAFailureReopens(t *testing.T) {
 			!r.wantState(Closed, "after 2 successful probes with HalfOpenMaxRequests 2", "HalfOpenMaxRequests successful probes close the breaker") {
 			return
 		}
-		if !r.fails(2, "two failures after closing") ||
-			!r.wantState(Closed, "closed again, then 2 failures with MaxFailures 3",
-				"closing starts a fresh count of failures: failures from before the breaker opened do not count") ||
-			!r.fails(1, "a third failure") {
+		for i := 1; i <= 2; i++ {
+			if !r.fails(1, fmt.Sprintf("failure %d after closing", i)) ||
+				!r.wantState(Closed, fmt.Sprintf("closed again, then %d failures with MaxFailures 3", i),
+					"closing starts a fresh count of failures: failures from before the breaker opened do not count") {
+				return
+			}
+		}
+		if !r.fails(1, "a third failure") {
 			return
 		}
 		require.Equal(t, Open, r.b.State(), "precondition (R1): the 3rd consecutive failure opens the breaker")
 
-		// t=10s: open until t=20s. A probe succeeds, then one fails at t=23s.
+		// t=10s: open until t=20s. A probe succeeds; at t=21s another probe
+		// begins, and it fails at t=23s.
 		h.Advance(timeout)
 		if !r.run(nil, "a probe at t=20s") {
 			return
 		}
-		h.Advance(3 * time.Second)
-		if !r.run(testErrDown, "a probe that fails at t=23s") {
+		h.Advance(time.Second)
+		slow := r.start(nil)
+		if slow.c.Broken() {
+			return
+		}
+		require.True(t, slow.running(), "precondition (R3): a half-open breaker lets a probe through")
+		h.Advance(2 * time.Second)
+		if _, ok := slow.end(h, testErrDown, "a probe that began at t=21s and fails at t=23s"); !ok {
 			return
 		}
 		hint := "a failed probe reopens the breaker at once (not after MaxFailures failures), " +
-			"for a fresh OpenTimeout counted from that failure"
+			"for a fresh OpenTimeout counted from that failure (t=23s): not from when the probe began (t=21s), " +
+			"nor from the end of the previous open period (t=20s)"
 		if !r.wantState(Open, "right after a probe failed at t=23s", hint) {
 			return
 		}
@@ -485,14 +571,93 @@ func TestR6_CallerCancellationIsNotAFailure(t *testing.T) {
 			!r.run(context.DeadlineExceeded, "another call that timed out") {
 			return
 		}
-		r.wantState(Open, "after 2 calls failed with context.DeadlineExceeded, with MaxFailures 2",
-			"only cancellation is ignored: a dependency that makes its callers time out is failing")
+		if !r.wantState(Open, "after 2 calls failed with context.DeadlineExceeded, with MaxFailures 2",
+			"only cancellation is ignored: a dependency that makes its callers time out is failing") {
+			return
+		}
+
+		// With IsFailure set, a cancellation is still nothing: IsFailure is
+		// not asked about it.
+		r = testNew(h, Settings{MaxFailures: 2, OpenTimeout: timeout,
+			IsFailure: func(err error) bool { return errors.Is(err, testErrDown) }})
+		if !r.fails(1, "a 503, which IsFailure counts as a failure") {
+			return
+		}
+		c = r.start(nil)
+		if c.c.Broken() {
+			return
+		}
+		if _, ok := c.stop(h, "a cancelled call"); !ok || !r.fails(1, "a second 503") {
+			return
+		}
+		if !r.wantState(Open, "MaxFailures 2 and an IsFailure that counts only 503s: a 503, a cancelled call, a 503",
+			"a cancellation counts as nothing even when IsFailure is set: check errors.Is(err, context.Canceled) "+
+				"first and ask IsFailure only about the other errors (here IsFailure said false, which made the "+
+				"cancellation a success that reset the count)") {
+			return
+		}
+
+		// What counts is fn's error, not the caller's ctx: a dependency that
+		// fails after the caller gave up has still failed.
+		r = testNew(h, Settings{MaxFailures: 2, OpenTimeout: timeout})
+		if !r.fails(1, "a failure") {
+			return
+		}
+		late := r.startDeaf()
+		if late.c.Broken() {
+			return
+		}
+		late.cancel()
+		if got, ok := late.end(h, testErrDown, "a call whose caller cancelled while fn ran, and fn then failed"); !ok {
+			return
+		} else if !assert.ErrorIs(t, got, testErrDown, "fn returned 503 after its caller cancelled: Do returns fn's error as it is") {
+			return
+		}
+		r.wantState(Open, "MaxFailures 2: a failure, then a call whose caller cancelled but whose fn returned a 503 anyway",
+			"only an error matching context.Canceled counts as nothing; judge fn's error, not ctx.Err(): "+
+				"the dependency failed, whatever the caller did meanwhile")
 	})
 }
 
 func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const timeout = 10 * time.Second
+		// The hook runs on the goroutine of the call that made the
+		// transition, before that call returns.
+		inHook, leave := make(chan testChange, 1), make(chan struct{})
+		b := New(h.Clk, Settings{MaxFailures: 1, OpenTimeout: timeout, OnStateChange: func(from, to State) {
+			inHook <- testChange{from, to}
+			<-leave
+		}})
+		trip := katatest.Go(h, func() (struct{}, error) {
+			return struct{}{}, b.Do(context.Background(), func(context.Context) error { return testErrDown })
+		})
+		if trip.Broken() {
+			close(leave)
+			return
+		}
+		entered := len(inHook) == 1
+		returned := trip.Returned()
+		close(leave)
+		if entered {
+			if c := <-inHook; c != (testChange{Closed, Open}) {
+				t.Errorf("the failure that tripped a breaker with MaxFailures 1 called OnStateChange(%v, %v): call the "+
+					"hook only for a transition, with the state before and after it (closed, open here)", c.from, c.to)
+			}
+		}
+		switch {
+		case !entered && returned:
+			t.Errorf("the failure that tripped a breaker with MaxFailures 1 returned, and OnStateChange had not been " +
+				"called: call the hook on the goroutine of the Do that made the transition, before Do returns")
+		case returned:
+			t.Errorf("Do tripped the breaker and returned while OnStateChange(closed, open) was still running: call the " +
+				"hook directly on the goroutine of the Do or State that made the transition (not with go), so that " +
+				"it has run when that call returns")
+		}
+		if _, _, ok := trip.Finish("Do"); !ok || t.Failed() {
+			return
+		}
+
 		type seen struct {
 			from, to, state State
 		}
@@ -569,10 +734,34 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		r.wantChanges("20 goroutines called State at once after the open period ended",
+		if !r.wantChanges("20 goroutines called State at once after the open period ended",
 			"exactly one of them makes the move to half-open: check and change the state under one lock",
-			testChange{Closed, Open}, testChange{Open, HalfOpen})
+			testChange{Closed, Open}, testChange{Open, HalfOpen}) {
+			return
+		}
+
+		// OnStateChange is optional.
+		b = New(h.Clk, Settings{MaxFailures: 1, OpenTimeout: timeout})
+		testNoHook(t, b, func() {
+			b.Do(context.Background(), func(context.Context) error { return testErrDown })
+			h.Advance(timeout)
+			b.State()
+			b.Do(context.Background(), func(context.Context) error { return nil })
+		})
 	})
+}
+
+// testNoHook runs steps on a breaker with no OnStateChange and reports a
+// panic as a call of the nil hook.
+func testNoHook(t *testing.T, b *Breaker, steps func()) {
+	t.Helper()
+	defer func() {
+		if v := recover(); v != nil {
+			t.Errorf("a breaker created without OnStateChange panicked at a state change (%v): the hook is optional "+
+				"— call it only if it is not nil", v)
+		}
+	}()
+	steps()
 }
 
 func TestR6_RaceFreeWith100Goroutines(t *testing.T) {

@@ -288,12 +288,22 @@ type testHeld struct {
 	gate   *katatest.Gate
 	result error
 	cancel context.CancelFunc
+	deaf   bool // fn ignores its ctx: it returns only when the test ends it
 }
 
 // start begins a held call. The call's ctx is cancelled when the test
 // ends, so a call the test forgets does not stay blocked.
 func (r *testRig) start(peak *katatest.Peak) *testHeld {
-	p := &testHeld{gate: katatest.NewGate()}
+	return r.begin(&testHeld{gate: katatest.NewGate()}, peak)
+}
+
+// startDeaf begins a held call whose fn ignores its ctx: cancelled, it
+// still returns only what the test tells it to (end).
+func (r *testRig) startDeaf() *testHeld {
+	return r.begin(&testHeld{gate: katatest.NewGate(), deaf: true}, nil)
+}
+
+func (r *testRig) begin(p *testHeld, peak *katatest.Peak) *testHeld {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	r.h.T.Cleanup(cancel)
@@ -303,7 +313,11 @@ func (r *testRig) start(peak *katatest.Peak) *testHeld {
 			if peak != nil {
 				defer peak.Enter()()
 			}
-			if err := p.gate.Hold(ctx); err != nil {
+			wait := ctx
+			if p.deaf {
+				wait = context.Background()
+			}
+			if err := p.gate.Hold(wait); err != nil {
 				return fmt.Errorf("probe: %w", err)
 			}
 			return p.result

@@ -6,6 +6,7 @@ package shutdown
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,7 +24,16 @@ type testPlan struct {
 	hold    *katatest.Gate
 	deaf    bool
 	cleanup *katatest.Gate
+	// stopped says what handle returns when its ctx ends while it waits:
+	// "" the ctx error (wrapped), "plain" an error of its own that does not
+	// wrap it, "nil" nil (it finished its last write anyway).
+	stopped string
+	// fails makes handle return testErrCorrupt once released, on its own.
+	fails bool
 }
+
+// testErrCorrupt is the error of a job that fails on its own.
+var testErrCorrupt = errors.New("corrupt image")
 
 // testStart is a call of handle as it began.
 type testStart struct {
@@ -43,7 +53,8 @@ type testRig struct {
 	gates  []*katatest.Gate
 	starts katatest.Recorder[testStart]
 	ends   katatest.Recorder[string]
-	undo   []context.CancelFunc // contexts of the calls the test started
+	ended  katatest.Recorder[string] // jobs whose ctx ended while handle ran
+	undo   []context.CancelFunc      // contexts of the calls the test started
 }
 
 // testNew returns a rig around New(h.Clk, workers, queue, handle); the
@@ -82,6 +93,7 @@ func (r *testRig) plan(id string, p testPlan) {
 func (r *testRig) handle(ctx context.Context, j Job) error {
 	r.starts.Add(testStart{j.ID, ctx.Err() == nil})
 	defer r.ends.Add(j.ID)
+	defer context.AfterFunc(ctx, func() { r.ended.Add(j.ID) })()
 	r.mu.Lock()
 	p := r.plans[j.ID]
 	r.mu.Unlock()
@@ -96,9 +108,52 @@ func (r *testRig) handle(ctx context.Context, j Job) error {
 		if p.cleanup != nil {
 			p.cleanup.Hold(context.Background())
 		}
+		switch p.stopped {
+		case "plain":
+			return fmt.Errorf("job %s: render aborted, thumbnails half-written", j.ID)
+		case "nil":
+			return nil
+		}
 		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
+	if p.fails {
+		return fmt.Errorf("job %s: %w", j.ID, testErrCorrupt)
+	}
 	return nil
+}
+
+// ctxEnded reports whether job id's ctx ended while its handle ran.
+func (r *testRig) ctxEnded(id string) bool { return slices.Contains(r.ended.All(), id) }
+
+// startedAfterStop lists the jobs whose handle began with a ctx that was
+// already cancelled.
+func (r *testRig) startedAfterStop() []string {
+	var ids []string
+	for _, s := range r.starts.All() {
+		if !s.live {
+			ids = append(ids, s.id)
+		}
+	}
+	return ids
+}
+
+// wantStarted checks, before any report is compared, that exactly the jobs
+// want were ever handled: a queued job started after the hard stop is the
+// cause, and a wrong report only its symptom.
+func (r *testRig) wantStarted(what string, want ...string) bool {
+	r.h.T.Helper()
+	got := r.started()
+	if late := r.startedAfterStop(); len(late) > 0 {
+		r.h.T.Errorf("%s: %v started after the hard stop, with their ctx already cancelled (handled: %v; want only %v): "+
+			"once Shutdown's ctx has ended no queued job may start — a worker checks the hard stop before it calls "+
+			"handle, and the jobs it did not start go to Report.Dropped", what, late, got, want)
+		return false
+	}
+	if !slices.Equal(got, want) {
+		r.h.T.Errorf("%s: the jobs handled were %v; want %v", what, got, want)
+		return false
+	}
+	return true
 }
 
 // started lists the jobs whose handle was called, in order.

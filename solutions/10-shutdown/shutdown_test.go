@@ -229,6 +229,7 @@ func TestR2_DrainsRunningAndQueuedJobs(t *testing.T) {
 		r := testNew(h, 2, 4)
 		r.svc.Start()
 		gates := r.hold(true, ids...)
+		r.plan("job-3", testPlan{hold: gates[2], deaf: true, fails: true}) // fails on its own during the drain
 		if !r.accept("2 workers and a queue of 4", ids...) || !r.wantRunning("6 jobs submitted", "job-1", "job-2") {
 			return
 		}
@@ -252,8 +253,11 @@ func TestR2_DrainsRunningAndQueuedJobs(t *testing.T) {
 		}
 		assert.Equal(t, ids, r.started(), "Shutdown began with job-1 and job-2 running and 4 jobs queued: "+
 			"every one must be handled, in order — queued jobs are drained, not dropped")
-		assert.NoError(t, err, "Shutdown drained every job without a deadline: it must return nil")
-		assert.Empty(t, rep.Abandoned, "Shutdown drained every job: Report.Abandoned must be empty")
+		assert.NoError(t, err, "Shutdown drained every job without a deadline (job-3 failed on its own, with %q): "+
+			"it must return nil", testErrCorrupt)
+		assert.Empty(t, testIDs(rep.Abandoned), "Shutdown drained every job: Report.Abandoned must be empty — job-3 "+
+			"failed on its own (corrupt image) during the drain, with grace left; Abandoned lists only the jobs cut "+
+			"short by the hard stop, not every job whose handle returned an error")
 		assert.Empty(t, rep.Dropped, "Shutdown drained every job: Report.Dropped must be empty")
 	})
 }
@@ -275,7 +279,24 @@ func TestR2_QueuedBeforeStartIsDrained(t *testing.T) {
 		slices.Sort(got)
 		assert.Equal(t, ids, got, "3 jobs were submitted before Start: the workers must handle every one")
 		assert.NoError(t, err, "Shutdown drained every job: it must return nil")
-		assert.Empty(t, rep.Dropped, "Shutdown drained every job: Report.Dropped must be empty")
+		if !assert.Empty(t, rep.Dropped, "Shutdown drained every job: Report.Dropped must be empty") {
+			return
+		}
+
+		// New(clk, 0, …) still has one worker.
+		r = testNew(h, 0, 2)
+		r.svc.Start()
+		if !r.accept("the queue has room for 2", "job-1", "job-2") {
+			return
+		}
+		sd = r.shutdown()
+		rep, err, ok = testFinish(r, sd, "Shutdown", "the 2 queued jobs had finished, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "New with 0 workers still starts one (workers is at "+
+			"least 1): both jobs must be handled, in order (Dropped: %v)", testIDs(rep.Dropped))
+		assert.NoError(t, err, "Shutdown drained every job: it must return nil")
 	})
 }
 
@@ -283,17 +304,22 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const grace = 10 * time.Second
 		ids := testJobs(5)
-		r := testNew(h, 2, 3)
+		r := testNew(h, 3, 2)
 		r.svc.Start()
 		gates := r.hold(false, ids...)
-		if !r.accept("2 workers and a queue of 3", ids...) || !r.wantRunning("5 jobs submitted", "job-1", "job-2") {
+		// Cut short, job-1 returns the ctx error, job-2 an error of its own,
+		// and job-3 nil: it had finished its last write anyway.
+		r.plan("job-2", testPlan{hold: gates[1], stopped: "plain"})
+		r.plan("job-3", testPlan{hold: gates[2], stopped: "nil"})
+		if !r.accept("3 workers and a queue of 2", ids...) ||
+			!r.wantRunning("5 jobs submitted", "job-1", "job-2", "job-3") {
 			return
 		}
 		sd := r.shutdownWithin(grace)
 		if !r.advance(grace-1, "Shutdown with 1ns of grace left") || sd.broken(r) {
 			return
 		}
-		if sd.Returned() || gates[0].Cancelled()+gates[1].Cancelled() > 0 {
+		if sd.Returned() || gates[0].Cancelled()+gates[1].Cancelled()+gates[2].Cancelled() > 0 {
 			t.Errorf("with 1ns of its 10s grace left, Shutdown had returned or cancelled the running jobs: until "+
 				"the grace runs out it must wait for them (running jobs: %v)", r.running())
 			r.unwind()
@@ -308,25 +334,37 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 				what = "their ctx was not cancelled: select on ctx.Done() together with the drain, and on ctx.Done() " +
 					"cancel the context the Service gives every job (one it owns, not Submit's or Shutdown's)"
 			}
-			t.Errorf("the 10s grace ran out on the clock while job-1 and job-2 ran (their handle returns as soon as "+
-				"their ctx is cancelled), but %s", what)
+			t.Errorf("the 10s grace ran out on the clock while job-1, job-2 and job-3 ran (their handle returns as soon "+
+				"as their ctx is cancelled), but %s", what)
 			r.unwind()
 			sd.Stop(sd.cancel)
 			return
 		}
 		rep, err, ok := sd.Finish("Shutdown")
-		if !ok {
+		if !ok || !r.wantStarted("the grace ran out while job-1, job-2 and job-3 ran and job-4 and job-5 were queued",
+			"job-1", "job-2", "job-3") {
 			return
 		}
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "the grace ran out: Shutdown must return ctx.Err(), "+
 			"context.DeadlineExceeded")
-		assert.Equal(t, []string{"job-1", "job-2"}, testIDs(rep.Abandoned), "the grace ran out while job-1 and job-2 "+
-			"ran; cancelled, they returned an error: Report.Abandoned must list them — wait for the workers to "+
-			"return before you build the report")
-		assert.Equal(t, []string{"job-3", "job-4", "job-5"}, testIDs(rep.Dropped), "the grace ran out with job-3, "+
-			"job-4 and job-5 still queued: Report.Dropped must list them — queued jobs are never lost silently")
-		assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "after the hard stop no queued job may start: "+
-			"a worker that takes a job after the grace ran out must drop it, not handle it")
+		abandoned := testIDs(rep.Abandoned)
+		switch {
+		case slices.Contains(abandoned, "job-3"):
+			t.Errorf("Report.Abandoned is %v: job-3 ran at the hard stop but its handle returned nil, so it finished "+
+				"and is not abandoned — wait for every running job's handle to return, and list a job only when it returned "+
+				"an error", abandoned)
+		case !slices.Contains(abandoned, "job-2") && slices.Contains(abandoned, "job-1"):
+			t.Errorf("Report.Abandoned is %v: job-2 ran at the hard stop and its handle returned an error of its own "+
+				"(%q, not wrapping ctx.Err()): every job running at the hard stop whose handle returned an error is "+
+				"abandoned, whatever the error — do not test it with errors.Is(err, context.Canceled)",
+				abandoned, "render aborted")
+		default:
+			assert.Equal(t, []string{"job-1", "job-2"}, abandoned, "the grace ran out while job-1, job-2 and job-3 "+
+				"ran; cancelled, job-1 and job-2 returned an error: Report.Abandoned must list them — wait for the "+
+				"workers to return before you build the report")
+		}
+		assert.Equal(t, []string{"job-4", "job-5"}, testIDs(rep.Dropped), "the grace ran out with job-4 and job-5 "+
+			"still queued: Report.Dropped must list them — queued jobs are never lost silently")
 	})
 }
 
@@ -411,6 +449,48 @@ func TestR4_ConcurrentShutdownsWaitForTheSameEnd(t *testing.T) {
 				return
 			}
 		}
+		// A later call whose own ctx ends first gives up alone.
+		impatient := r.shutdownWithin(time.Second)
+		early := r.ctxEnded("job-1") // cancelled when Shutdown began: R6 reports that
+		if !r.advance(time.Second, "a later Shutdown whose own 1s ctx ended") || impatient.broken(r) {
+			return
+		}
+		if !early && r.ctxEnded("job-1") {
+			t.Errorf("a later Shutdown call with a 1s ctx came while the first (without a deadline) drained job-1; " +
+				"when that 1s ran out, job-1's ctx was cancelled: only the first call's ctx sets the grace — a later " +
+				"call whose own ctx ends returns its ctx.Err() and an empty Report, and the shutdown goes on")
+			r.unwind()
+			return
+		}
+		if !impatient.Returned() {
+			t.Errorf("a later Shutdown call's own 1s ctx ended while the first call still drained job-1, and it kept " +
+				"waiting: a later call waits for the end of the shutdown or for its own ctx, whichever comes first " +
+				"(select on both), and then returns its ctx.Err() and an empty Report")
+			r.unwind()
+			return
+		}
+		if impatient.Panicked() {
+			r.unwind()
+			return
+		}
+		// Not Finish: the shutdown goes on, so its goroutines still run.
+		if rep, err := impatient.Result(); !assert.ErrorIs(t, err, context.DeadlineExceeded, "a later Shutdown whose own ctx ended first "+
+			"returns that ctx.Err()") || !assert.Empty(t, testIDs(rep.Abandoned), "a later Shutdown whose own ctx "+
+			"ended first returns an empty Report") {
+			r.unwind()
+			return
+		}
+		for i, c := range calls {
+			if !c.Returned() {
+				continue
+			}
+			_, err := c.Result()
+			t.Errorf("Shutdown call %d of 3 returned (error: %v) when a later call's 1s ctx ended: the shutdown goes "+
+				"on, and every call without a deadline waits for its end", i+1, err)
+			r.unwind()
+			return
+		}
+
 		gates[0].Release()
 		for i, c := range calls {
 			rep, err, ok := testFinish(r, c, fmt.Sprintf("Shutdown call %d of 3", i+1),
@@ -471,7 +551,40 @@ func TestR5_WaitsForJobsThatStopSlowly(t *testing.T) {
 
 func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
+		// A job's ctx does not come from Submit's: an upload handler
+		// answers 202 and its request ctx ends long before the job starts.
 		r := testNew(h, 1, 1)
+		r.svc.Start()
+		busy := r.hold(true, "job-0")
+		if !r.accept("the queue was empty", "job-0") {
+			return
+		}
+		sub := r.submit("job-1")
+		if !r.settle("Submit of job-1 behind job-0") || sub.broken(r) {
+			return
+		}
+		if !sub.Returned() {
+			t.Errorf("Submit of job-1 was still waiting, though the queue had room: Submit returns nil at once then")
+			r.unwind()
+			return
+		}
+		sub.cancel() // the request that submitted job-1 is over
+		busy[0].Release()
+		if !r.settle("job-1 starting after its Submit's ctx was cancelled") {
+			return
+		}
+		if starts := r.starts.All(); len(starts) == 2 && !starts[1].live {
+			t.Errorf("job-1 was accepted, then its Submit's ctx was cancelled (the request was answered), and job-1 " +
+				"started with a cancelled ctx: a job's ctx comes from a context the Service creates in New and cancels " +
+				"only at the hard stop — never from Submit's ctx")
+			r.unwind()
+			return
+		}
+		if _, _, ok := testFinish(r, r.shutdown(), "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
+			return
+		}
+
+		r = testNew(h, 1, 1)
 		r.svc.Start()
 		gates := r.hold(false, "job-1", "job-2")
 		if !r.accept("the queue was empty", "job-1", "job-2") {

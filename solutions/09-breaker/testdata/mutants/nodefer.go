@@ -1,6 +1,6 @@
 // Mistake: records the result after fn returns instead of in a defer: a panicking probe is never counted and keeps its place, so the breaker stays half-open and full.
-// Fails: R4
-// Expect: (?i)panic
+// Fails: R1 R4
+// Expect: (?i)in a defer
 
 package breaker
 
