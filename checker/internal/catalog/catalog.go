@@ -83,8 +83,16 @@ func (k Kata) HintsFor(id string) []int {
 
 // Catalog is the set of katas under one root.
 type Catalog struct {
-	Root  string // the checkout: holds go.mod and exercises/
-	Katas []Kata // ordered by number
+	Root   string   // the checkout: holds go.mod and exercises/
+	Katas  []Kata   // ordered by number
+	Broken []Broken // katas whose kata.json cannot be read: unusable, the others still are
+}
+
+// Broken is a kata that cannot be used: its kata.json is missing or
+// damaged.
+type Broken struct {
+	Kata       // only the names and paths are set
+	Err  error // what is wrong with kata.json
 }
 
 // ErrNoRoot means no checkout was found above the working directory.
@@ -130,19 +138,48 @@ func Load(root string) (*Catalog, error) {
 			Exercise: filepath.Join(root, "exercises", e.Name()),
 			Solution: filepath.Join(root, "solutions", e.Name()),
 		}
-		data, err := os.ReadFile(filepath.Join(k.Exercise, "kata.json"))
-		if err != nil {
-			return nil, fmt.Errorf("kata %s: %w", k.Slug, err)
-		}
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&k.Meta); err != nil {
-			return nil, fmt.Errorf("kata %s: kata.json: %w", k.Slug, err)
+		if err := readMeta(&k); err != nil {
+			c.Broken = append(c.Broken, Broken{k, err})
+			continue
 		}
 		c.Katas = append(c.Katas, k)
 	}
 	sort.Slice(c.Katas, func(i, j int) bool { return c.Katas[i].Num < c.Katas[j].Num })
 	return c, nil
+}
+
+// readMeta reads k's kata.json: one JSON object with the known fields only.
+func readMeta(k *Kata) error {
+	p := filepath.Join(k.Exercise, "kata.json")
+	if fi, err := os.Stat(p); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return fmt.Errorf("%s is not a kata.json file", p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&k.Meta); err != nil {
+		return fmt.Errorf("kata.json: %w", err)
+	}
+	if dec.More() {
+		return fmt.Errorf("kata.json: more than one JSON value")
+	}
+	return nil
+}
+
+// FindBroken resolves what a user typed among the unusable katas.
+func (c *Catalog) FindBroken(name string) (Broken, bool) {
+	name = strings.TrimSpace(strings.ToLower(name))
+	for _, b := range c.Broken {
+		if n, err := strconv.Atoi(name); (err == nil && n == b.Num) || name == b.Slug || name == b.Package || name == strings.TrimPrefix(b.Slug, b.ID()+"-") {
+			return b, true
+		}
+	}
+	return Broken{}, false
 }
 
 // Find resolves what a user typed ("06", "6", "06-retry", "retry").

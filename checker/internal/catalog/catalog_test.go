@@ -59,6 +59,35 @@ func TestLoadRejectsUnknownFields(t *testing.T) {
 	kata := filepath.Join(dir, "exercises", "01-x")
 	require.NoError(t, os.MkdirAll(kata, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(kata, "kata.json"), []byte(`{"titel":"typo"}`), 0o644))
-	_, err := catalog.Load(dir)
-	assert.ErrorContains(t, err, "titel")
+	cat, err := catalog.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, cat.Broken, 1)
+	assert.ErrorContains(t, cat.Broken[0].Err, "titel")
+}
+
+// A damaged kata.json makes that kata unusable, never the others.
+func TestLoadKeepsTheOthers(t *testing.T) {
+	dir := t.TempDir()
+	for slug, meta := range map[string]string{
+		"01-good": `{"title":"Good"}`, "02-cut": `{"title":"Cu`, "03-two": `{"title":"A"} {"title":"B"}`,
+	} {
+		kata := filepath.Join(dir, "exercises", slug)
+		require.NoError(t, os.MkdirAll(kata, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(kata, "kata.json"), []byte(meta), 0o644))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "exercises", "04-none"), 0o755))
+	cat, err := catalog.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, cat.Katas, 1)
+	assert.Equal(t, "Good", cat.Katas[0].Title)
+	var broken []string
+	for _, b := range cat.Broken {
+		broken = append(broken, b.Slug)
+	}
+	assert.ElementsMatch(t, []string{"02-cut", "03-two", "04-none"}, broken)
+	b, ok := cat.FindBroken("2")
+	assert.True(t, ok)
+	assert.Equal(t, "02-cut", b.Slug)
+	_, ok = cat.Find("2")
+	assert.False(t, ok)
 }

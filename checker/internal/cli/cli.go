@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -202,6 +203,9 @@ func load(env Env) (*catalog.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, b := range cat.Broken {
+		fmt.Fprintf(env.Stderr, "checker: kata %s cannot be used: %v\n", b.Slug, b.Err)
+	}
 	return cat, unpackHidden(cat, env)
 }
 
@@ -209,6 +213,10 @@ func load(env Env) (*catalog.Catalog, error) {
 func find(cat *catalog.Catalog, name string) (catalog.Kata, error) {
 	if k, ok := cat.Find(name); ok {
 		return k, nil
+	}
+	if b, ok := cat.FindBroken(name); ok {
+		return catalog.Kata{}, &usageError{fmt.Sprintf("kata %s cannot be used: %v", b.Slug, b.Err),
+			fmt.Sprintf("git checkout -- %s", filepath.ToSlash(rel(cat.Root, filepath.Join(b.Exercise, "kata.json"))))}
 	}
 	if name == "" {
 		return catalog.Kata{}, &usageError{"which kata? name one of: " + cat.Names(), "make check EX=06"}

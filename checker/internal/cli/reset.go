@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,14 +41,13 @@ func reset(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	mine, err := filepath.Glob(filepath.Join(k.Exercise, "*.go"))
+	mine, err := sourceEntries(k.Exercise)
 	if err != nil {
 		return 0, err
 	}
 	var restore, remove []string
 	for _, name := range stub.Names() {
-		cur, err := os.ReadFile(filepath.Join(k.Exercise, name))
-		if err != nil || !bytes.Equal(cur, stub.Files[name]) {
+		if !sameContent(filepath.Join(k.Exercise, name), stub.Files[name]) {
 			restore = append(restore, name)
 		}
 	}
@@ -79,7 +79,7 @@ func reset(ctx context.Context, args []string, env Env) (int, error) {
 		return 0, fmt.Errorf("back up %s: %w", k.Slug, err)
 	}
 	for _, n := range restore {
-		if err := os.WriteFile(filepath.Join(k.Exercise, n), stub.Files[n], 0o644); err != nil {
+		if err := replaceFile(filepath.Join(k.Exercise, n), stub.Files[n]); err != nil {
 			return 0, err
 		}
 	}
@@ -129,13 +129,77 @@ func backUp(dir string, files []string) (string, error) {
 		name = fmt.Sprintf("%s-%d", dir, i)
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		dst := filepath.Join(name, filepath.Base(f))
+		fi, err := os.Lstat(f)
 		if err != nil {
 			return "", err
 		}
-		if err := os.WriteFile(filepath.Join(name, filepath.Base(f)), data, 0o644); err != nil {
-			return "", err
-		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0: // kept as the link it is
+			target, err := os.Readlink(f)
+			if err == nil {
+				err = os.Symlink(target, dst)
+			}
+			if err != nil {
+				return "", err
+			}
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(dst, data, 0o644); err != nil {
+				return "", err
+			}
+		} // a named pipe or a device has no content to keep
 	}
 	return name, nil
+}
+
+// sourceEntries lists the .go entries of an exercise that go build would
+// read, whatever they are (files, links, pipes): names starting with "."
+// or "_" (an editor's lock file) are not the learner's sources.
+func sourceEntries(dir string) ([]string, error) {
+	all, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []string
+	for _, p := range all {
+		if b := filepath.Base(p); !strings.HasPrefix(b, ".") && !strings.HasPrefix(b, "_") {
+			out = append(out, p)
+		}
+	}
+	return out, err
+}
+
+// sameContent reports whether p is a regular file (not a link) holding
+// data. Only a regular file is opened: a named pipe would block.
+func sameContent(p string, data []byte) bool {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	cur, err := os.ReadFile(p)
+	return err == nil && bytes.Equal(cur, data)
+}
+
+// replaceFile puts a new regular file at p: written beside it, then
+// renamed over it, so that a link at p is replaced, never written through
+// into the file it points at.
+func replaceFile(p string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".reset-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
 }

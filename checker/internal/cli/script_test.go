@@ -34,6 +34,7 @@ import (
 //	size FILE MAX             FILE (or stdout) has at most MAX bytes
 //	snapshot NAME             record every exercise file, its content and time, in NAME
 //	fifo NAME / await NAME    make a named pipe / wait (at most a minute) until a writer opens it
+//	killpid FILE              kill the process whose id FILE holds (a leftover a script made)
 //	[!] noprocs               no process is running a program from inside $WORK
 //	[!] emptydir DIR          DIR has no entries
 func TestMain(m *testing.M) {
@@ -66,6 +67,7 @@ func TestScripts(t *testing.T) {
 			"fifo":     cmdFifo,
 			"await":    cmdAwait,
 			"noprocs":  cmdNoProcs,
+			"killpid":  cmdKillPid,
 			"emptydir": cmdEmptyDir,
 		},
 	})
@@ -236,6 +238,17 @@ func cmdAwait(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 	case <-time.After(time.Minute):
 		ts.Fatalf("nothing opened %s for writing within a minute", args[0])
+	}
+}
+
+func cmdKillPid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: killpid FILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	ts.Check(err)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		ts.Fatalf("kill %d: %v", pid, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -122,6 +123,10 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		return nil, err
 	}
 	res.Gate = gate.Check(files)
+	for _, o := range t.Odd {
+		res.Gate = append(res.Gate, gate.Finding{File: rel(root, o.Path), Line: 1, Rule: gate.RuleForbidden,
+			Message: fmt.Sprintf("%s is %s, not a source file: remove it (go build cannot read it)", filepath.Base(o.Path), o.Kind)})
+	}
 	verdicts := map[string]TestResult{}
 	if v, blocked := blockedVerdict(res.Gate); blocked {
 		for _, n := range names {

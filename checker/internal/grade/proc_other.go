@@ -5,3 +5,5 @@ package grade
 import "os/exec"
 
 func ownProcessGroup(*exec.Cmd) {}
+
+func killGroup(*exec.Cmd) {}

@@ -67,9 +67,7 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 		return nil, exit{}, fmt.Errorf("start test binary: %w", err)
 	}
 	pw.Close()
-	run, derr := teststream.Decode(pr, g.opt.OutputLimit)
-	pr.Close()
-	werr := cmd.Wait()
+	run, derr, werr := decodeUntilExit(cmd, pr, g.opt.OutputLimit)
 	if ctx.Err() != nil {
 		return nil, exit{}, ctx.Err()
 	}
@@ -79,6 +77,36 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 		return nil, e, werr
 	}
 	return run, e, derr
+}
+
+// pipeGrace is how long the output pipe is still read after the test
+// binary has ended: what it printed is there at once, so only a process
+// that escaped its group and holds the pipe open waits this long.
+const pipeGrace = time.Second
+
+// decodeUntilExit decodes the binary's output while it runs. Once it has
+// ended, whatever it started in its process group is killed too, and the
+// pipe is read for at most pipeGrace more: a grandchild that keeps the
+// pipe open cannot hang the grade.
+func decodeUntilExit(cmd *exec.Cmd, pr *os.File, limit int) (*teststream.Run, error, error) {
+	type decoded struct {
+		run *teststream.Run
+		err error
+	}
+	done := make(chan decoded, 1)
+	go func() {
+		run, err := teststream.Decode(pr, limit)
+		done <- decoded{run, err}
+	}()
+	werr := cmd.Wait()
+	killGroup(cmd)
+	pr.SetReadDeadline(time.Now().Add(pipeGrace))
+	d := <-done
+	pr.Close()
+	if errors.Is(d.err, os.ErrDeadlineExceeded) {
+		d.err = nil
+	}
+	return d.run, d.err, werr
 }
 
 // repetitions is how many times each test runs: Repeat times the number

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gate"
+	"gokata/checker/internal/gofiles"
 )
 
 // Target is what to grade: a kata's hidden tests against one set of source
@@ -22,6 +24,7 @@ type Target struct {
 	Kata    catalog.Kata
 	Dir     string            // the package directory the tests are overlaid on
 	Overlay map[string]string // file in Dir → file whose content it gets ("" removes it)
+	Odd     []gofiles.Odd     // .go entries of Dir that are not regular files: refused, never opened
 }
 
 // Learner grades the learner's exercise: the hidden tests are added and the
@@ -29,13 +32,27 @@ type Target struct {
 // decide the grade.
 func Learner(k catalog.Kata) (Target, error) {
 	t := Target{Kata: k, Dir: k.Exercise, Overlay: map[string]string{}}
-	own, err := filepath.Glob(filepath.Join(k.Exercise, "*_test.go"))
+	own, err := gofiles.List(k.Exercise, true)
 	if err != nil {
 		return t, err
 	}
-	for _, f := range own {
+	for _, f := range own.Files {
 		t.Overlay[f] = ""
 	}
+	mine, err := gofiles.List(k.Exercise, false)
+	if err != nil {
+		return t, err
+	}
+	// What go build would trip over is kept from it: a link that leads
+	// nowhere (left out, like an editor's lock file), anything else that
+	// is not a regular file (refused by the gate, see Grade).
+	for _, f := range slices.Concat(own.Dangling, mine.Dangling) {
+		t.Overlay[f] = ""
+	}
+	for _, o := range slices.Concat(own.Odd, mine.Odd) {
+		t.Overlay[o.Path] = ""
+	}
+	t.Odd = mine.Odd
 	hidden, err := HiddenFiles(k)
 	if err != nil {
 		return t, err
@@ -75,16 +92,10 @@ func HiddenFiles(k catalog.Kata) ([]string, error) {
 	return fs, err
 }
 
-// goFiles lists the .go files of dir: the tests, or the other files.
+// goFiles lists the regular .go files of dir: the tests, or the other
+// files.
 func goFiles(dir string, tests bool) ([]string, error) {
-	all, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	var out []string
-	for _, f := range all {
-		if strings.HasSuffix(f, "_test.go") == tests {
-			out = append(out, f)
-		}
-	}
-	return out, err
+	return gofiles.Regular(dir, tests)
 }
 
 // Sources returns the package's non-test files as the build sees them:

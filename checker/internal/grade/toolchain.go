@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strings"
 )
 
@@ -21,7 +22,11 @@ type Toolchain struct {
 // (by default the detector reports a pair of stacks once per process, so
 // only the first test to race would fail), and goroutine dumps in the form
 // the checker reads, whatever the learner's shell sets.
-var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0 suppress_equal_stacks=0", "GOTRACEBACK=all"}
+// The build is for this machine and this module alone: a GOOS or GOARCH
+// left in the environment (for another CPU, say) or a go.work in a parent
+// directory must not change what is built.
+var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0 suppress_equal_stacks=0", "GOTRACEBACK=all",
+	"GOWORK=off", "GOOS=" + runtime.GOOS, "GOARCH=" + runtime.GOARCH}
 
 // Detect finds the go command and whether -race can be used.
 func Detect(ctx context.Context, env []string) (*Toolchain, error) {

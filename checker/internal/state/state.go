@@ -34,8 +34,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
+
+	"gokata/checker/internal/gofiles"
 )
 
 // Dir is the directory, relative to the checkout's root, that holds the
@@ -156,16 +156,15 @@ func Update(root string, change func(*State) error) error {
 // Fingerprint hashes the names and contents of the non-test .go files of
 // dir: the files a grade reads.
 func Fingerprint(dir string) (string, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	d, err := gofiles.List(dir, false)
 	if err != nil {
 		return "", err
 	}
-	sort.Strings(names)
 	h := sha256.New()
-	for _, n := range names {
-		if strings.HasSuffix(n, "_test.go") {
-			continue
-		}
+	for _, o := range d.Odd { // never opened: a named pipe would block
+		fmt.Fprintf(h, "%s %s\n", filepath.Base(o.Path), o.Kind)
+	}
+	for _, n := range d.Files {
 		data, err := os.ReadFile(n)
 		if err != nil {
 			return "", err

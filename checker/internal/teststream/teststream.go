@@ -18,6 +18,8 @@ package teststream
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -71,42 +73,80 @@ func (r *Run) Running() []string {
 
 // Decode reads the stream from rd until EOF, keeping at most limit bytes of
 // output per test and for the package.
+//
+// It reads in chunks, not lines: a line without end (1 GiB printed without
+// a newline) costs no more memory than a short one. A frame longer than
+// maxFrame is not the testing package's and is kept as output.
 func Decode(rd io.Reader, limit int) (*Run, error) {
 	r := &Run{Tests: map[string]*Test{}, Forged: map[string]string{}, out: capped{limit: limit}}
-	br := bufio.NewReaderSize(rd, 64<<10)
-	var cur *Test
+	br := bufio.NewReaderSize(rd, chunkSize)
+	var (
+		cur     *Test
+		frame   []byte // the frame being read: from its marker on
+		inFrame bool
+	)
+	text := func(b []byte) {
+		if cur != nil {
+			cur.out.add(b)
+		} else {
+			r.out.add(b)
+		}
+	}
 	for {
-		line, err := br.ReadString('\n')
-		for line != "" {
-			// A marker that does not start the line follows output that
-			// lacked a newline: split there.
-			i := strings.Index(line, marker)
-			if i != 0 {
-				text := line
-				if i > 0 {
-					text, line = line[:i], line[i:]
-				} else {
-					line = ""
+		b, err := br.ReadSlice('\n') // a line, or a piece of a long one
+		for len(b) > 0 {
+			if inFrame {
+				j := bytes.IndexByte(b, '\n')
+				end := j
+				if j < 0 {
+					end = len(b)
 				}
-				if cur != nil {
-					cur.out.add(text)
-				} else {
-					r.out.add(text)
+				frame = append(frame, b[:end]...)
+				if len(frame) > maxFrame { // no frame is this long: output
+					text(frame)
+					inFrame = false
+				} else if j >= 0 {
+					cur = r.frame(string(frame[len(marker):]), cur)
+					inFrame = false
 				}
+				if j < 0 {
+					break
+				}
+				b = b[j+1:]
 				continue
 			}
-			frame := strings.TrimSuffix(line[len(marker):], "\n")
-			line = ""
-			cur = r.frame(frame, cur)
+			// A marker that does not start the line follows output that
+			// lacked a newline: split there.
+			i := bytes.Index(b, []byte(marker))
+			if i < 0 {
+				text(b)
+				break
+			}
+			if i > 0 {
+				text(b[:i])
+			}
+			frame, inFrame = append(frame[:0], marker...), true
+			b = b[i+len(marker):]
 		}
-		if err == io.EOF {
+		switch {
+		case err == nil || errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF:
+			if inFrame { // a last frame without its newline
+				cur = r.frame(string(frame[len(marker):]), cur)
+			}
 			return r, nil
-		}
-		if err != nil {
+		default:
 			return r, fmt.Errorf("read test output: %w", err)
 		}
 	}
 }
+
+const (
+	chunkSize = 64 << 10 // bytes read at a time
+	maxFrame  = 16 << 10 // the longest frame believed: test names are short
+	maxTests  = 10000    // distinct test names believed: far more than any kata has
+)
 
 // frame applies one framing line and returns the test that output now
 // belongs to.
@@ -116,9 +156,9 @@ func (r *Run) frame(f string, cur *Test) *Test {
 			r.Forged[blame] = f
 		}
 		if cur != nil {
-			cur.out.add(f + "\n")
+			cur.out.add([]byte(f + "\n"))
 		} else {
-			r.out.add(f + "\n")
+			r.out.add([]byte(f + "\n"))
 		}
 		return cur
 	}
@@ -157,7 +197,7 @@ func (r *Run) frame(f string, cur *Test) *Test {
 		t.Elapsed, _ = strconv.ParseFloat(strings.TrimSuffix(dur, "s)"), 64)
 		return t
 	}
-	r.out.add(f + "\n")
+	r.out.add([]byte(f + "\n"))
 	return cur
 }
 
@@ -173,6 +213,9 @@ func (r *Run) forged(f string) (blame string, forged bool) {
 		return running, running != ""
 	case strings.HasPrefix(f, "=== RUN "):
 		name := strings.TrimSpace(strings.TrimPrefix(f, "=== RUN "))
+		if r.Tests[name] == nil && len(r.Tests) >= maxTests { // a flood of names
+			return running, true
+		}
 		if running == "" {
 			return "", strings.Contains(name, "/")
 		}
@@ -224,7 +267,7 @@ type keptLine struct {
 
 var messageRE = regexp.MustCompile(`^    \S+\.go:\d+: `)
 
-func (c *capped) add(s string) {
+func (c *capped) add(s []byte) {
 	c.keep(s)
 	c.total += len(s)
 	if room := c.limit/2 - len(c.head); room > 0 {
@@ -239,17 +282,18 @@ func (c *capped) add(s string) {
 }
 
 // keep remembers a line that is part of a message or a race report.
-func (c *capped) keep(line string) {
+func (c *capped) keep(line []byte) {
+	has := func(prefix string) bool { return bytes.HasPrefix(line, []byte(prefix)) }
 	switch {
-	case strings.HasPrefix(line, "WARNING: DATA RACE"):
+	case has("WARNING: DATA RACE"):
 		c.inRace = true
-	case c.inRace && strings.HasPrefix(line, "=================="):
+	case c.inRace && has("=================="):
 		c.inRace = false
-	case strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: "):
+	case has("panic: ") || has("fatal error: "):
 		c.inMessage = false // one line: the dump that follows is in the tail
-	case messageRE.MatchString(line):
+	case messageRE.Match(line):
 		c.inMessage = true
-	case c.inMessage && strings.HasPrefix(line, "        "):
+	case c.inMessage && has("        "):
 	default:
 		c.inMessage = false
 		if !c.inRace {
@@ -257,7 +301,7 @@ func (c *capped) keep(line string) {
 		}
 	}
 	if c.keptBytes+len(line) <= c.limit/2 {
-		c.kept = append(c.kept, keptLine{c.total, line})
+		c.kept = append(c.kept, keptLine{c.total, string(line)})
 		c.keptBytes += len(line)
 	}
 }

@@ -1,7 +1,9 @@
 package teststream_test
 
 import (
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -123,4 +125,72 @@ func BenchmarkDecodeFlood(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// endless yields n bytes of a repeated pattern, and notes the most heap
+// in use while it is read.
+type endless struct {
+	block []byte // the pattern repeated
+	n     int64
+	off   int
+	reads int
+	peak  uint64
+}
+
+func newEndless(pattern string, n int64) *endless {
+	return &endless{block: []byte(strings.Repeat(pattern, (64<<10)/len(pattern)+1)[:(64<<10)/len(pattern)*len(pattern)]), n: n}
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n <= 0 {
+		return 0, io.EOF
+	}
+	if e.reads++; e.reads%64 == 0 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		e.peak = max(e.peak, m.HeapAlloc)
+	}
+	n := copy(p[:min(int64(len(p)), e.n)], e.block[e.off:])
+	e.off = (e.off + n) % len(e.block)
+	e.n -= int64(n)
+	return n, nil
+}
+
+// A flood of output costs memory in proportion to the limit, not to its
+// size, whatever its shape: one line without end (after a test started, or
+// after a marker, as a frame that never ends), or endless test names.
+func TestDecodeMemoryIsBounded(t *testing.T) {
+	const size = 128 << 20
+	const limit = 64 << 10
+	for name, flood := range map[string]struct {
+		head, pattern string
+		size          int64
+	}{
+		"no newline":    {"\x16=== RUN   TestA\n", "flood ", size},
+		"endless frame": {"\x16=== RUN   TestA\n\x16--- PASS: ", "A", size},
+		"test names":    {"\x16=== RUN   TestA\n", "\x16=== RUN   TestB\n\x16--- PASS: TestB (0.00s)\n\x16=== RUN   TestC\n\x16--- PASS: TestC (0.00s)\n", size / 16},
+	} {
+		t.Run(name, func(t *testing.T) {
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			e := newEndless(flood.pattern, flood.size)
+			r, err := teststream.Decode(io.MultiReader(strings.NewReader(flood.head), e), limit)
+			require.NoError(t, err)
+			assert.Less(t, int64(e.peak)-int64(m.HeapAlloc), int64(8<<20), "heap grown while decoding %d MiB", flood.size>>20)
+			assert.Less(t, len(r.Tests["TestA"].Output()), 2*limit)
+		})
+	}
+}
+
+func TestDecodeTooManyNames(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("\x16=== RUN   TestFirst\n\x16--- PASS: TestFirst (0.00s)\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "\x16=== RUN   TestN%d\n\x16--- PASS: TestN%d (0.00s)\n", i, i)
+	}
+	r, err := teststream.Decode(strings.NewReader(b.String()), 1<<10)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(r.Tests), 10000)
+	assert.Equal(t, "pass", r.Tests["TestFirst"].Action)
 }
