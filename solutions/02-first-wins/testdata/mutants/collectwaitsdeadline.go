@@ -1,6 +1,6 @@
 // Mistake: keeps waiting for the deadline after every replica has answered.
 // Fails: B2
-// Expect: (?i)Collect was still waiting
+// Expect: (?i)don.t wait for the deadline
 
 package firstwins
 

@@ -1,6 +1,6 @@
 // Mistake: starts the next hedge only when the delay has passed, even when a replica has already failed.
 // Fails: B1
-// Expect: (?i)failed at 30ms
+// Expect: (?i)must start at once
 
 package firstwins
 

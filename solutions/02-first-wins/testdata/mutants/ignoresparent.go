@@ -1,6 +1,6 @@
 // Mistake: never selects on ctx.Done(), relying on the replicas to notice the cancel, so a caller who gives up waits for replicas that ignore their ctx.
 // Fails: R6
-// Expect: (?i)cancelled ctx.*still waiting
+// Expect: (?i)select on ctx.Done\(\)
 
 package firstwins
 

@@ -1,6 +1,6 @@
 // Mistake: when every replica fails, returns only the last error, losing the others.
 // Fails: R2
-// Expect: (?i)every replica failed
+// Expect: (?i)errors.Join keeps them all
 
 package firstwins
 

@@ -1,6 +1,6 @@
 // Mistake: waits for every replica to answer and only then returns the first success, so one slow replica delays every call and the losers are cancelled only after they finished anyway.
 // Fails: R1 R4
-// Expect: (?i)First was still waiting while
+// Expect: (?i)don.t wait for the others
 
 package firstwins
 
