@@ -289,3 +289,48 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 		}
 	})
 }
+
+func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// Capacity 2, weights 2, 1, 1: item 0 runs alone and items 1 and 2
+		// wait for room. Item 0 fails: its room comes back, but the run is
+		// over, so neither may start.
+		errBoom := errors.New("thumbnail 0: 500 internal error")
+		weights := []int{2, 1, 1}
+		w := testNewWork(len(weights))
+		w.errs[0] = errBoom
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testGo(h, func() error {
+			return ForEachWeighted(ctx, testItems(len(weights)), 2, func(i int) int { return weights[i] }, w.call)
+		})
+		if c.Broken() {
+			return
+		}
+		if got := w.running(); !slices.Equal(got, []int{0}) {
+			t.Errorf("capacity 2, weights %v: the calls running were for items %v; want [0]: item 0 takes the "+
+				"whole capacity", weights, got)
+			w.openAll()
+			c.Stop(cancel)
+			return
+		}
+		w.open(0)
+		synctest.Wait()
+		if n := w.started(); n > 1 {
+			t.Errorf("capacity 2, weights %v: item 0 failed while items 1 and 2 waited for room, and then %d of them "+
+				"started: after the first error nothing new may start, even an item whose room has just come back; "+
+				"wait for room in a way that also sees ctx end, and check ctx again once you have the room",
+				weights, n-1)
+			w.openAll()
+			c.Stop(cancel)
+			return
+		}
+		if !testReturned(h, c, cancel, "item 0 failed and nothing else was running, but ForEachWeighted did not return") {
+			return
+		}
+		_, err, ok := c.Finish("ForEachWeighted")
+		if ok {
+			assert.ErrorIs(t, err, errBoom, "item 0 failed: ForEachWeighted must return that first error")
+		}
+	})
+}
