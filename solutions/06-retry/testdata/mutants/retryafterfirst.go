@@ -1,6 +1,6 @@
 // Mistake: handles a Retry-After error first, waiting and retrying at once, so it skips the MaxAttempts check and pauses after the final attempt.
 // Fails: B2
-// Expect: (?i)Retry-After error is still counted against MaxAttempts
+// Expect: (?i)Retry-After error still counts against MaxAttempts
 
 package retry
 
