@@ -106,8 +106,43 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 		if _, _, ok := testFinish(r, sd, "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
 			return
 		}
-		assert.Equal(t, []string{"job-1", "job-2", "job-4"}, r.started(),
-			"job-3 was given up by its caller; the others were accepted and must be handled, in order")
+		if !assert.Equal(t, []string{"job-1", "job-2", "job-4"}, r.started(),
+			"job-3 was given up by its caller; the others were accepted and must be handled, in order") {
+			return
+		}
+
+		// Queue 0: no room at all, Submit waits for a free worker.
+		r = testNew(h, 1, 0)
+		r.svc.Start()
+		busy := r.hold(true, "job-1")
+		if !r.accept("the only worker was idle", "job-1") {
+			return
+		}
+		blocked := r.submit("job-2")
+		if !r.settle("Submit with queue 0 while the only worker was busy") || blocked.broken(r) {
+			return
+		}
+		if blocked.Returned() {
+			_, err := blocked.Result()
+			t.Errorf("with queue 0 and the only worker busy with job-1, Submit of job-2 returned %v at once: queue 0 "+
+				"means no room at all — Submit waits until a worker is free to take the job (an unbuffered channel)", err)
+			r.unwind()
+			return
+		}
+		busy[0].Release()
+		if !r.settle("Submit with queue 0 once the worker was free") || blocked.broken(r) {
+			return
+		}
+		if !blocked.Returned() {
+			t.Errorf("with queue 0, job-1 finished and the worker was free, but Submit of job-2 was still waiting")
+			r.unwind()
+			return
+		}
+		if _, err := blocked.Result(); !assert.NoError(t, err, "with queue 0, a free worker takes job-2") {
+			r.unwind()
+			return
+		}
+		testFinish(r, r.shutdown(), "Shutdown", "every job had finished, but Shutdown did not return")
 	})
 }
 
