@@ -398,8 +398,45 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 				"ran; cancelled, job-1 and job-2 returned an error: Report.Abandoned must list them — wait for the "+
 				"workers to return before you build the report")
 		}
-		assert.Equal(t, []string{"job-4", "job-5"}, testIDs(rep.Dropped), "the grace ran out with job-4 and job-5 "+
-			"still queued: Report.Dropped must list them — queued jobs are never lost silently")
+		if !assert.Equal(t, []string{"job-4", "job-5"}, testIDs(rep.Dropped), "the grace ran out with job-4 and "+
+			"job-5 still queued: Report.Dropped must list them — queued jobs are never lost silently") {
+			return
+		}
+
+		// 20 workers each find, at the hard stop, both a cancelled ctx and a
+		// queued job. A worker that selects on the two and does not check
+		// the ctx again picks the job half of the time: with 20 workers it
+		// escapes with probability 2^-20 per run.
+		const n = 20
+		r = testNew(h, n, n)
+		r.svc.Start()
+		ids = testJobs(2 * n)
+		r.hold(false, ids...)
+		for _, id := range ids {
+			r.submit(id)
+		}
+		if !r.settle("40 Submits to 20 workers and a queue of 20") || len(r.running()) != n {
+			if !t.Failed() {
+				t.Errorf("40 Submits to 20 idle workers and a queue of 20: %d jobs ran, want 20 (each worker takes one)",
+					len(r.running()))
+				r.unwind()
+			}
+			return
+		}
+		sd = r.shutdownWithin(time.Second)
+		if !r.advance(time.Second, "Shutdown of 20 busy workers with 20 jobs queued when the grace ran out") ||
+			sd.broken(r) {
+			return
+		}
+		if _, _, ok := testFinish(r, sd, "Shutdown", "the grace ran out and every job returned when cancelled, but "+
+			"Shutdown did not return"); !ok {
+			return
+		}
+		if late := r.startedAfterStop(); len(late) > 0 {
+			t.Errorf("20 busy workers with 20 jobs queued were hard-stopped, and %d queued jobs then started with their "+
+				"ctx already cancelled: a worker whose select sees both the hard stop and a queued job may take the "+
+				"job — check the hard stop again before calling handle, and drop the job", len(late))
+		}
 	})
 }
 
