@@ -43,6 +43,7 @@ package breaker
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -186,15 +187,11 @@ func New(clk clock.Clock, s Settings) *Breaker {
 	if s.OpenTimeout <= 0 {
 		s.OpenTimeout = 60 * time.Second
 	}
-	if s.HalfOpenMaxRequests < 1 {
-		s.HalfOpenMaxRequests = 1
-	}
+	s.HalfOpenMaxRequests = max(s.HalfOpenMaxRequests, 1)
 	if s.Window <= 0 {
 		s.Window = 60 * time.Second
 	}
-	if s.MinRequests < 1 {
-		s.MinRequests = 1
-	}
+	s.MinRequests = max(s.MinRequests, 1)
 	return &Breaker{clk: clk, s: s}
 }
 
@@ -312,10 +309,8 @@ func (b *Breaker) closedTrips(now time.Time, fail bool) bool {
 		return b.failures >= b.s.MaxFailures
 	}
 	b.outcomes = append(b.outcomes, outcome{now, fail})
-	i := 0
-	for i < len(b.outcomes) && !now.Before(b.outcomes[i].at.Add(b.s.Window)) {
-		i++
-	}
+	// Drop what has left the window; the outcome just added is always in it.
+	i := slices.IndexFunc(b.outcomes, func(o outcome) bool { return now.Before(o.at.Add(b.s.Window)) })
 	b.outcomes = b.outcomes[i:]
 	if !fail || len(b.outcomes) < b.s.MinRequests {
 		return false

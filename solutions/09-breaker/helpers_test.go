@@ -208,8 +208,13 @@ func (r *testRig) run(err error, step string) bool {
 	case !ran:
 		r.h.T.Errorf("%s: Do did not call fn and returned %v; want fn to run (the breaker should let the call through)", step, got)
 		return false
-	case !errors.Is(got, err) || (err == nil && got != nil):
-		r.h.T.Errorf("%s: fn returned %v but Do returned %v; when fn runs, Do returns its error as it is", step, err, got)
+	case got != err:
+		wrapped := ""
+		if err != nil && errors.Is(got, err) {
+			wrapped = " (fn's error wrapped in another)"
+		}
+		r.h.T.Errorf("%s: fn returned %v but Do returned %v%s; when fn runs, Do returns its error as it is, "+
+			"not wrapped: the caller checks it against its own errors", step, err, got, wrapped)
 		return false
 	}
 	return true

@@ -106,8 +106,43 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 		if _, _, ok := testFinish(r, sd, "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
 			return
 		}
-		assert.Equal(t, []string{"job-1", "job-2", "job-4"}, r.started(),
-			"job-3 was given up by its caller; the others were accepted and must be handled, in order")
+		if !assert.Equal(t, []string{"job-1", "job-2", "job-4"}, r.started(),
+			"job-3 was given up by its caller; the others were accepted and must be handled, in order") {
+			return
+		}
+
+		// Queue 0: no room at all, Submit waits for a free worker.
+		r = testNew(h, 1, 0)
+		r.svc.Start()
+		busy := r.hold(true, "job-1")
+		if !r.accept("the only worker was idle", "job-1") {
+			return
+		}
+		blocked := r.submit("job-2")
+		if !r.settle("Submit with queue 0 while the only worker was busy") || blocked.broken(r) {
+			return
+		}
+		if blocked.Returned() {
+			_, err := blocked.Result()
+			t.Errorf("with queue 0 and the only worker busy with job-1, Submit of job-2 returned %v at once: queue 0 "+
+				"means no room at all — Submit waits until a worker is free to take the job (an unbuffered channel)", err)
+			r.unwind()
+			return
+		}
+		busy[0].Release()
+		if !r.settle("Submit with queue 0 once the worker was free") || blocked.broken(r) {
+			return
+		}
+		if !blocked.Returned() {
+			t.Errorf("with queue 0, job-1 finished and the worker was free, but Submit of job-2 was still waiting")
+			r.unwind()
+			return
+		}
+		if _, err := blocked.Result(); !assert.NoError(t, err, "with queue 0, a free worker takes job-2") {
+			r.unwind()
+			return
+		}
+		testFinish(r, r.shutdown(), "Shutdown", "every job had finished, but Shutdown did not return")
 	})
 }
 
@@ -363,8 +398,45 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 				"ran; cancelled, job-1 and job-2 returned an error: Report.Abandoned must list them — wait for the "+
 				"workers to return before you build the report")
 		}
-		assert.Equal(t, []string{"job-4", "job-5"}, testIDs(rep.Dropped), "the grace ran out with job-4 and job-5 "+
-			"still queued: Report.Dropped must list them — queued jobs are never lost silently")
+		if !assert.Equal(t, []string{"job-4", "job-5"}, testIDs(rep.Dropped), "the grace ran out with job-4 and "+
+			"job-5 still queued: Report.Dropped must list them — queued jobs are never lost silently") {
+			return
+		}
+
+		// 20 workers each find, at the hard stop, both a cancelled ctx and a
+		// queued job. A worker that selects on the two and does not check
+		// the ctx again picks the job half of the time: with 20 workers it
+		// escapes with probability 2^-20 per run.
+		const n = 20
+		r = testNew(h, n, n)
+		r.svc.Start()
+		ids = testJobs(2 * n)
+		r.hold(false, ids...)
+		for _, id := range ids {
+			r.submit(id)
+		}
+		if !r.settle("40 Submits to 20 workers and a queue of 20") || len(r.running()) != n {
+			if !t.Failed() {
+				t.Errorf("40 Submits to 20 idle workers and a queue of 20: %d jobs ran, want 20 (each worker takes one)",
+					len(r.running()))
+				r.unwind()
+			}
+			return
+		}
+		sd = r.shutdownWithin(time.Second)
+		if !r.advance(time.Second, "Shutdown of 20 busy workers with 20 jobs queued when the grace ran out") ||
+			sd.broken(r) {
+			return
+		}
+		if _, _, ok := testFinish(r, sd, "Shutdown", "the grace ran out and every job returned when cancelled, but "+
+			"Shutdown did not return"); !ok {
+			return
+		}
+		if late := r.startedAfterStop(); len(late) > 0 {
+			t.Errorf("20 busy workers with 20 jobs queued were hard-stopped, and %d queued jobs then started with their "+
+				"ctx already cancelled: a worker whose select sees both the hard stop and a queued job may take the "+
+				"job — check the hard stop again before calling handle, and drop the job", len(late))
+		}
 	})
 }
 

@@ -1,6 +1,6 @@
 // Mistake: at the hard stop leaves the queued jobs behind without reporting them: they are lost silently.
 // Fails: R3 B1
-// Expect: (?i)dropped
+// Expect: (?i)Report\.Dropped must list
 
 package shutdown
 

@@ -1,5 +1,5 @@
 // Mistake: lets the workers keep taking jobs from the queue after the hard stop: the queued jobs start with a cancelled ctx and end up reported as abandoned instead of dropped.
-// Fails: R3 B1
+// Fails: R3
 // Expect: (?i)started after the hard stop
 
 // Package shutdown runs jobs on a pool of workers fed by a bounded queue,
