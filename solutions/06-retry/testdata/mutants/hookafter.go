@@ -1,5 +1,5 @@
 // Mistake: calls BeforeSleep once the pause is over, so logs and metrics hear about a retry only when it starts, and nothing at all about a pause that a cancel cut short.
-// Fails: R1 R6 B2
+// Fails: R1 R6
 // Expect: (?i)BeforeSleep was not called before the pause after attempt \d+ \(not until the pause had passed\)
 
 package retry

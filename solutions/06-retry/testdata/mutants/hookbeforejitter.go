@@ -1,5 +1,5 @@
 // Mistake: tells BeforeSleep the backoff before the jitter, while it waits the jittered pause, so logs and metrics show pauses that never happened.
-// Fails: R6 B2
+// Fails: R6
 // Expect: (?i)BeforeSleep was told a pause of .* but Do waited
 
 package retry
