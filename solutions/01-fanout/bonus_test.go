@@ -49,7 +49,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		}
 		assert.Nil(t, out, "in[1] and in[3] failed: on an error MapAll returns nil results")
 		for _, want := range []error{errDeclined, errStock} {
-			if msg := testLostWrap(err, want); msg != "" {
+			if msg := katatest.LostWrap(err, want, `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
 				t.Errorf("MapAll returned %q: %s", err, msg)
 				return
 			}

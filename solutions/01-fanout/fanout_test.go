@@ -210,7 +210,7 @@ func TestR3_FirstErrorCancelsTheOthers(t *testing.T) {
 		}
 		assert.Equal(t, n-1, calls.cancelled(), "in[2] failed: the first error must cancel the ctx of every other call")
 		assert.Nil(t, out, "in[2] failed: on an error Map returns nil results")
-		if msg := testLostWrap(err, unavailable); msg != "" {
+		if msg := katatest.LostWrap(err, unavailable, `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
 			t.Errorf("in[2] failed with %q and Map returned %q: %s", unavailable, err, msg)
 			return
 		}
@@ -263,7 +263,7 @@ func TestR3_FirstErrorInTimeNotLowestIndex(t *testing.T) {
 				unavailable, errLate, err)
 			return
 		}
-		if msg := testLostWrap(err, unavailable); msg != "" {
+		if msg := katatest.LostWrap(err, unavailable, `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
 			t.Errorf("in[3] failed first and Map returned %q: %s", err, msg)
 			return
 		}
@@ -308,7 +308,7 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 		if !ok {
 			return
 		}
-		if msg := testLostWrap(err, unavailable); msg != "" {
+		if msg := katatest.LostWrap(err, unavailable, `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
 			t.Errorf("in[0] failed and Map returned %q: %s", err, msg)
 			return
 		}
@@ -369,7 +369,7 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 			return
 		}
 		assert.Equal(t, calls.entered(), calls.cancelled(), "the caller cancelled ctx: the cancel must reach every call of fn")
-		if msg := testLostWrap(err, context.Canceled); msg != "" {
+		if msg := katatest.LostWrap(err, context.Canceled, `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
 			t.Errorf("the caller cancelled ctx, the calls returned errors wrapping ctx.Err(), and Map returned %q: %s", err, msg)
 			return
 		}

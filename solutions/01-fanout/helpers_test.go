@@ -6,7 +6,6 @@ package fanout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -207,38 +206,4 @@ func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], cancel context.C
 		return false
 	}
 	return true
-}
-
-// testChain shows how err wraps, one error per line of its chain, so a
-// message can show why errors.Is did not find what it looked for.
-func testChain(err error) string {
-	var b strings.Builder
-	var walk func(e error, depth int)
-	walk = func(e error, depth int) {
-		fmt.Fprintf(&b, "\n\t%s%T %q", strings.Repeat("  ", depth), e, e.Error())
-		switch u := e.(type) {
-		case interface{ Unwrap() error }:
-			if next := u.Unwrap(); next != nil {
-				walk(next, depth+1)
-			}
-		case interface{ Unwrap() []error }:
-			for _, next := range u.Unwrap() {
-				walk(next, depth+1)
-			}
-		}
-	}
-	walk(err, 0)
-	return b.String()
-}
-
-// testLostWrap reports, as a message, that err carries the text of want but
-// not want itself: it was wrapped with %v (or rebuilt) instead of %w. It
-// returns "" when that is not the case.
-func testLostWrap(err, want error) string {
-	if err == nil || errors.Is(err, want) || !strings.Contains(err.Error(), want.Error()) {
-		return ""
-	}
-	return fmt.Sprintf("the error says %q, but errors.Is does not find it: its chain is%s\n"+
-		"the original error is lost in the wrapping: wrap with %%w (fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err)), not %%v",
-		want, testChain(err))
 }

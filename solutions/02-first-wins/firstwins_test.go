@@ -122,7 +122,7 @@ func TestR2_AllFailReturnsEveryError(t *testing.T) {
 		}
 		require.Error(t, err, "every replica failed, so First must return an error")
 		for _, e := range errs {
-			if msg := testLostWrap(err, e); msg != "" {
+			if msg := katatest.LostWrap(err, e, `fmt.Errorf("replica %d: %w", i, err)`); msg != "" {
 				t.Errorf("every replica failed and First returned %q: %s", err, msg)
 				return
 			}
@@ -181,7 +181,7 @@ func TestR2_FailuresAtTheSameInstantAreAllCounted(t *testing.T) {
 			return
 		}
 		for _, e := range errs {
-			if msg := testLostWrap(err, e); msg != "" {
+			if msg := katatest.LostWrap(err, e, `fmt.Errorf("replica %d: %w", i, err)`); msg != "" {
 				t.Errorf("every replica failed and First returned %q: %s", err, msg)
 				return
 			}
@@ -248,7 +248,7 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 		if !ok {
 			return
 		}
-		if msg := testLostWrap(err, errRefused); msg != "" {
+		if msg := katatest.LostWrap(err, errRefused, `fmt.Errorf("replica %d: %w", i, err)`); msg != "" {
 			t.Errorf("First timed out after replica 0 had failed, and returned %q: %s", err, msg)
 			return
 		}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -309,30 +308,8 @@ func testIs(t *testing.T, err, target error, what, fix string) bool {
 		return true
 	}
 	t.Errorf("%s: errors.Is(err, %q (%T)) is false for the error Do returned, whose chain is %s; %s",
-		what, target, target, testChain(err), fix)
+		what, target, target, katatest.Chain(err), fix)
 	return false
-}
-
-// testChain shows err and what it wraps: "a" (*T) → "b" (*U), with the
-// branches of an error that wraps several in { … | … }.
-func testChain(err error) string {
-	if err == nil {
-		return "nil"
-	}
-	s := fmt.Sprintf("%q (%T)", err.Error(), err)
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		if next := u.Unwrap(); next != nil {
-			s += " → " + testChain(next)
-		}
-	case interface{ Unwrap() []error }:
-		var parts []string
-		for _, e := range u.Unwrap() {
-			parts = append(parts, testChain(e))
-		}
-		s += " → { " + strings.Join(parts, " | ") + " }"
-	}
-	return s
 }
 
 // testNear reports whether got is within tol of want (want >= 0), without

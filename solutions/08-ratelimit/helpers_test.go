@@ -7,7 +7,6 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -152,12 +151,8 @@ func testIsDeadline(h *katatest.H, err error, what string) bool {
 		h.T.Errorf("%s: Wait returned nil; want an error matching ErrWouldExceedDeadline", what)
 		return false
 	}
-	var chain []string
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		chain = append(chain, fmt.Sprintf("%T %q", e, e.Error()))
-	}
-	h.T.Errorf("%s: the error must match ErrWouldExceedDeadline (errors.Is), but its chain is\n\t%s\n"+
+	h.T.Errorf("%s: the error must match ErrWouldExceedDeadline (errors.Is), but its chain is %s; "+
 		"if you add context, wrap with %%w (fmt.Errorf(\"...: %%w\", ErrWouldExceedDeadline)); %%v or %%s keep "+
-		"only the text", what, strings.Join(chain, "\n\t"))
+		"only the text", what, katatest.Chain(err))
 	return false
 }
