@@ -24,6 +24,7 @@ import (
 	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -166,14 +167,32 @@ func (h *H) running() (where string, any bool) {
 	if now := bubbleGoroutines(h.bubble); len(now) > 0 && maps.Equal(now, h.base) {
 		return "", false
 	}
-	err := goleak.Find(h.ignore)
+	err, parsed := findLeaks(h.ignore)
 	if err == nil {
 		return "", false
 	}
-	if lines := failure.Describe(failure.Parse(err.Error()), h.dir, 5); len(lines) > 0 {
+	gs := failure.Parse(err.Error())
+	if !parsed {
+		// goleak could not read the dump (a very deep stack, with frames
+		// elided): the bubble holds more than it started with, so name
+		// what runs in it from the runtime's own dump.
+		gs = slices.DeleteFunc(failure.Parse(allStacks()), func(g failure.Goroutine) bool { return g.Bubble != h.bubble })
+	}
+	if lines := failure.Describe(gs, h.dir, 5); len(lines) > 0 {
 		where = ":\n\t" + strings.Join(lines, "\n\t")
 	}
 	return where, true
+}
+
+// findLeaks is goleak.Find, which panics on a goroutine dump it cannot
+// parse; parsed is false when it did.
+func findLeaks(opt goleak.Option) (err error, parsed bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			err, parsed = fmt.Errorf("%v", r), false
+		}
+	}()
+	return goleak.Find(opt), true
 }
 
 // StandsStill lets up to window of bubble time pass without touching the
