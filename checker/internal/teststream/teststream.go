@@ -37,13 +37,22 @@ type Test struct {
 	open    bool     // started and not finished
 	Elapsed float64  // seconds
 	out     capped
+	subs    []*Test // its subtests (t.Run), in the order they started
 }
 
 // Finished reports whether the test's last run ended with a result.
 func (t *Test) Finished() bool { return !t.open }
 
-// Output is the test's output, with a marker where the middle was cut.
-func (t *Test) Output() string { return t.out.String() }
+// Output is the test's output, with a marker where the middle was cut,
+// followed by its subtests' output: a failure inside t.Run is reported in
+// the subtest's output, and it is the parent's failure too.
+func (t *Test) Output() string {
+	out := t.out.String()
+	for _, sub := range t.subs {
+		out += sub.Output()
+	}
+	return out
+}
 
 // Run is the decoded stream of one test binary.
 type Run struct {
@@ -240,6 +249,11 @@ func (r *Run) test(name string) *Test {
 		t = &Test{Name: name, out: capped{limit: r.out.limit}}
 		r.Tests[name] = t
 		r.Order = append(r.Order, name)
+		if i := strings.LastIndex(name, "/"); i > 0 {
+			if parent := r.Tests[name[:i]]; parent != nil {
+				parent.subs = append(parent.subs, t)
+			}
+		}
 	}
 	return t
 }

@@ -48,6 +48,20 @@ func TestDecodeInEveryChunkSize(t *testing.T) {
 	}
 }
 
+func TestDecodeSubtestOutputIsTheParents(t *testing.T) {
+	s := "\x16=== RUN   TestR1_A\n" +
+		"\x16=== RUN   TestR1_A/limit_1\n" +
+		"    bounded_test.go:20: want at most 1 running, saw 2\n" +
+		"\x16--- FAIL: TestR1_A/limit_1 (0.00s)\n" +
+		"\x16--- FAIL: TestR1_A (0.00s)\n\x16FAIL\n"
+	r, err := teststream.Decode(strings.NewReader(s), 1<<10)
+	require.NoError(t, err)
+	assert.Equal(t, "fail", r.Tests["TestR1_A"].Action)
+	assert.Equal(t, "    bounded_test.go:20: want at most 1 running, saw 2\n", r.Tests["TestR1_A"].Output(),
+		"a failure inside t.Run is the parent test's message too")
+	assert.Empty(t, r.Forged)
+}
+
 func TestDecodeRepeatedRuns(t *testing.T) {
 	s := "\x16=== RUN   TestA\n\x16--- PASS: TestA (0.00s)\n" +
 		"\x16=== RUN   TestA\n\x16--- FAIL: TestA (0.00s)\n" +
