@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"gokata/checker/internal/teststream"
 	"gokata/internal/failure"
+	"gokata/internal/receipt"
 )
 
 // exit is how a run of the test binary ended.
@@ -26,12 +28,19 @@ type exit struct {
 // its passes believed.
 // The exit status must agree with the final word: a binary exits 0 only
 // after PASS.
-func clean(r *teststream.Run, e exit) bool {
-	return (e.code == 0 && r.Package == "pass" || e.code == 1 && r.Package == "fail") && len(r.Running()) == 0
+//
+// The binary must also prove that it got there: its end receipt (see
+// package receipt) must be valid and agree with the exit status, which
+// code that ends the process early (in package initialization, say) cannot
+// forge.
+func clean(r *teststream.Run, e exit, l receipt.Ledger) bool {
+	return (e.code == 0 && r.Package == "pass" || e.code == 1 && r.Package == "fail") && len(r.Running()) == 0 &&
+		l.Ended && (l.Code == 0) == (e.code == 0)
 }
 
-// runTests runs the binary on the given tests, once.
-func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) (*teststream.Run, exit, error) {
+// runTests runs the binary on the given tests, once, and verifies the
+// receipts it printed under the fresh key it was handed.
+func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) (*teststream.Run, exit, receipt.Ledger, error) {
 	quoted := make([]string, len(tests))
 	for i, t := range tests {
 		quoted[i] = regexp.QuoteMeta(t)
@@ -56,29 +65,58 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 	cmd.Dir, cmd.Env = dir, g.tc.Env
 	ownProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
+	key, err := handKey(cmd)
+	if err != nil {
+		return nil, exit{}, receipt.Ledger{}, err
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, exit{}, err
+		return nil, exit{}, receipt.Ledger{}, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	cmd.ExtraFiles[0].Close() // the child's copy is the only one left
+	if err != nil {
 		pr.Close()
 		pw.Close()
-		return nil, exit{}, fmt.Errorf("start test binary: %w", err)
+		return nil, exit{}, receipt.Ledger{}, fmt.Errorf("start test binary: %w", err)
 	}
 	pw.Close()
 	run, derr := teststream.Decode(pr, g.opt.OutputLimit)
 	pr.Close()
 	werr := cmd.Wait()
 	if ctx.Err() != nil {
-		return nil, exit{}, ctx.Err()
+		return nil, exit{}, receipt.Ledger{}, ctx.Err()
 	}
 	e := exit{code: cmd.ProcessState.ExitCode(), watched: wctx.Err() != nil}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !e.watched {
-		return nil, e, werr
+		return nil, e, receipt.Ledger{}, werr
 	}
-	return run, e, derr
+	return run, e, receipt.Verify(key, run.Receipts), derr
+}
+
+// handKey gives the test process a fresh key for its receipts: the read
+// end of a pipe that holds it, as file descriptor 3, named by
+// receipt.FDEnv. The harness reads it before any learner code runs and
+// closes it, so the code under test cannot.
+func handKey(cmd *exec.Cmd) ([]byte, error) {
+	key := make([]byte, receipt.KeySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pw.Close()
+	if _, err := pw.Write(key); err != nil { // a pipe holds far more than a key
+		pr.Close()
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{pr}
+	cmd.Env = append(slices.Clip(cmd.Env), receipt.FDEnv+"=3")
+	return key, nil
 }
 
 // repetitions is how many times each test runs: Repeat times the number
@@ -111,17 +149,19 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 	verdicts := map[string]TestResult{}
 	pending := tests
 	for len(pending) > 0 {
-		run, e, err := g.runTests(ctx, bin, dir, pending)
+		run, e, receipts, err := g.runTests(ctx, bin, dir, pending)
 		if err != nil {
 			return nil, err
 		}
-		ok := clean(run, e)
+		ok := clean(run, e, receipts)
 		for _, name := range pending {
 			t := run.Tests[name]
 			switch {
 			case t == nil:
 			case t.Action == "fail" && t.Finished():
 				verdicts[name] = TestResult{name, classifyFailure(t.Output(), dir), t.Results}
+			case t.Action == "pass" && ok && !receipts.Confirms(name, len(t.Results)):
+				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(receipts.Tests[name])}
 			case t.Action == "pass" && ok:
 				verdicts[name] = TestResult{name, Verdict{Kind: failure.Pass}, t.Results}
 			case t.Action == "skip" && ok:
@@ -144,7 +184,11 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
 			v := classifyCrash(run.Output(), dir, e, g.timeout())
-			v.Message += " (before or between the tests: in an init function?)"
+			if v.Kind == failure.Exit && receipts.Valid == 0 {
+				v = endedEarlyVerdict(e)
+			} else {
+				v.Message += " (before or between the tests: in an init function?)"
+			}
 			for _, name := range pending {
 				if _, done := verdicts[name]; !done {
 					verdicts[name] = TestResult{Name: name, Verdict: v}
@@ -198,4 +242,25 @@ func forgedVerdict(line string) Verdict {
 	return Verdict{Kind: failure.Forbidden,
 		Message: "your code printed a line that imitates the test framework, so this test is not graded",
 		Detail:  []string{fmt.Sprintf("%q", "\x16"+line), "print nothing that starts with the byte 0x16 (^V): it frames test results"}}
+}
+
+// endedEarlyVerdict is for a process that exited before the harness could
+// prove a single test ran: whatever it printed is not a result.
+func endedEarlyVerdict(e exit) Verdict {
+	return Verdict{Kind: failure.Exit,
+		Message: "your package ended the test process before the hidden tests ran (during package initialization?)",
+		Detail: []string{fmt.Sprintf("it exited with status %d; what it printed before that is not a test result", e.code),
+			"code in init functions and package-level variables must not end the process or print test results"}}
+}
+
+// unprovenVerdict is for a pass the test process reported without the
+// harness's receipt for it: the hidden test did not produce it.
+func unprovenVerdict(results []string) Verdict {
+	v := Verdict{Kind: failure.Unproven,
+		Message: "a pass was reported for this test, but the hidden test did not produce it: it never ran",
+		Detail:  []string{"does your code print test results, or change how the test process runs?"}}
+	if slices.ContainsFunc(results, func(r string) bool { return r != "pass" }) {
+		v.Message = "a pass was reported for this test, but the hidden test failed"
+	}
+	return v
 }

@@ -16,7 +16,8 @@
 //	  "items": [{
 //	    "id": "R4", "text": "…", "bonus": false,
 //	    "kind": "assertion",           // pass, not-implemented, compile, api, forbidden, assertion,
-//	                                   // panic, race, leak, deadlock, mutex-hang, timeout, real-clock, exit
+//	                                   // panic, race, leak, deadlock, mutex-hang, timeout, real-clock, exit,
+//	                                   // unproven (a pass the hidden test did not produce)
 //	                                   // (a test, not an item, may also be "not-run")
 //	    "message": "…", "detail": ["…"],
 //	    "hints": [2],                  // hints that cover this item (make hint EX=NN N=2)
@@ -34,8 +35,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
 	"gokata/internal/failure"
 )
@@ -83,6 +86,7 @@ var kindLabel = map[failure.Kind]string{
 	failure.Timeout:        "timeout",
 	failure.RealClock:      "real clock",
 	failure.Exit:           "process exited",
+	failure.Unproven:       "not a real pass",
 }
 
 // Text writes the grade for a person.
@@ -199,7 +203,7 @@ func gates(r *grade.Result) []gateLine {
 	ran := false
 	for _, it := range r.Items {
 		for _, t := range it.Tests {
-			if t.Kind != failure.NotImplemented && t.Kind != failure.Forbidden && t.Kind != failure.Compile && t.Kind != failure.API {
+			if t.Kind != failure.NotImplemented && t.Kind != failure.Forbidden && t.Kind != failure.Compile && t.Kind != failure.API && t.Kind != failure.Unproven {
 				ran = true
 			}
 		}
@@ -237,8 +241,11 @@ func next(r *grade.Result, s Style) string {
 		return "fix the compiler errors above, then check again."
 	}
 	for _, it := range r.Items {
-		if it.Kind == failure.Forbidden {
+		switch {
+		case it.Kind == failure.Forbidden && slices.ContainsFunc(r.Gate, gate.Finding.Blocking):
 			return "remove what the gate lists above; the tests run only on code that passes it."
+		case it.Kind == failure.Forbidden || it.Kind == failure.Unproven:
+			return "let the hidden tests run and speak for themselves: print no test results and do not end or steer the test process."
 		}
 	}
 	allTodo := true
