@@ -43,7 +43,11 @@ func TestVerify(t *testing.T) {
 			signed(key, 2, receipt.End, "-", "0/1"),
 		}, true, map[string]bool{"TestR1_A": true}, 1},
 		{"an edited result", []receipt.Receipt{
-			func() receipt.Receipt { r := signed(key, 1, receipt.Test, "TestR1_A", "fail"); r.Result = "pass"; return r }(),
+			func() receipt.Receipt {
+				r := signed(key, 1, receipt.Test, "TestR1_A", "fail")
+				r.Result = "pass"
+				return r
+			}(),
 			signed(key, 2, receipt.End, "-", "0/1"),
 		}, false, map[string]bool{"TestR1_A": false}, 2},
 		{"an end that misses a test receipt", []receipt.Receipt{
