@@ -21,26 +21,25 @@ import (
 type exit struct {
 	code    int  // exit status, -1 if killed by a signal
 	watched bool // the checker's own watchdog killed it
+	// receipts is what the harness's receipts prove (see package receipt).
+	receipts receipt.Ledger
 }
 
 // clean reports whether the binary ran to its own end: every test that
 // started finished, and it printed its final PASS or FAIL. Only then are
 // its passes believed.
 // The exit status must agree with the final word: a binary exits 0 only
-// after PASS.
-//
-// The binary must also prove that it got there: its end receipt (see
-// package receipt) must be valid and agree with the exit status, which
-// code that ends the process early (in package initialization, say) cannot
-// forge.
-func clean(r *teststream.Run, e exit, l receipt.Ledger) bool {
+// after PASS. And the run must prove that it got there: its end receipt
+// must be valid and agree with the exit status, which code that ends the
+// process early (in package initialization, say) cannot forge.
+func clean(r *teststream.Run, e exit) bool {
 	return (e.code == 0 && r.Package == "pass" || e.code == 1 && r.Package == "fail") && len(r.Running()) == 0 &&
-		l.Ended && (l.Code == 0) == (e.code == 0)
+		e.receipts.Ended && (e.receipts.Code == 0) == (e.code == 0)
 }
 
 // runTests runs the binary on the given tests, once, and verifies the
 // receipts it printed under the fresh key it was handed.
-func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) (*teststream.Run, exit, receipt.Ledger, error) {
+func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) (*teststream.Run, exit, error) {
 	quoted := make([]string, len(tests))
 	for i, t := range tests {
 		quoted[i] = regexp.QuoteMeta(t)
@@ -67,33 +66,35 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 	cmd.WaitDelay = 2 * time.Second
 	key, err := handKey(cmd)
 	if err != nil {
-		return nil, exit{}, receipt.Ledger{}, err
+		return nil, exit{}, err
 	}
+	defer cmd.ExtraFiles[0].Close() // once started, the child's copy is the one that matters
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, exit{}, receipt.Ledger{}, err
+		return nil, exit{}, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
-	err = cmd.Start()
-	cmd.ExtraFiles[0].Close() // the child's copy is the only one left
-	if err != nil {
+	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
-		return nil, exit{}, receipt.Ledger{}, fmt.Errorf("start test binary: %w", err)
+		return nil, exit{}, fmt.Errorf("start test binary: %w", err)
 	}
 	pw.Close()
 	run, derr := teststream.Decode(pr, g.opt.OutputLimit)
 	pr.Close()
 	werr := cmd.Wait()
 	if ctx.Err() != nil {
-		return nil, exit{}, receipt.Ledger{}, ctx.Err()
+		return nil, exit{}, ctx.Err()
 	}
 	e := exit{code: cmd.ProcessState.ExitCode(), watched: wctx.Err() != nil}
+	if run != nil {
+		e.receipts = receipt.Verify(key, run.Receipts)
+	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !e.watched {
-		return nil, e, receipt.Ledger{}, werr
+		return nil, e, werr
 	}
-	return run, e, receipt.Verify(key, run.Receipts), derr
+	return run, e, derr
 }
 
 // handKey gives the test process a fresh key for its receipts: the read
@@ -149,19 +150,19 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 	verdicts := map[string]TestResult{}
 	pending := tests
 	for len(pending) > 0 {
-		run, e, receipts, err := g.runTests(ctx, bin, dir, pending)
+		run, e, err := g.runTests(ctx, bin, dir, pending)
 		if err != nil {
 			return nil, err
 		}
-		ok := clean(run, e, receipts)
+		ok := clean(run, e)
 		for _, name := range pending {
 			t := run.Tests[name]
 			switch {
 			case t == nil:
 			case t.Action == "fail" && t.Finished():
 				verdicts[name] = TestResult{name, classifyFailure(t.Output(), dir), t.Results}
-			case t.Action == "pass" && ok && !receipts.Confirms(name, len(t.Results)):
-				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(receipts.Tests[name])}
+			case t.Action == "pass" && ok && !e.receipts.Confirms(name, len(t.Results)):
+				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(e.receipts.Tests[name])}
 			case t.Action == "pass" && ok:
 				verdicts[name] = TestResult{name, Verdict{Kind: failure.Pass}, t.Results}
 			case t.Action == "skip" && ok:
@@ -184,7 +185,7 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
 			v := classifyCrash(run.Output(), dir, e, g.timeout())
-			if v.Kind == failure.Exit && receipts.Valid == 0 {
+			if v.Kind == failure.Exit && e.receipts.Valid == 0 {
 				v = endedEarlyVerdict(e)
 			} else {
 				v.Message += " (before or between the tests: in an init function?)"

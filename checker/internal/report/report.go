@@ -11,7 +11,8 @@
 //	  "race": true,                    // graded under the race detector
 //	  "noRace": "",                    // why not, when race is false
 //	  "runs": 1,                       // times every test ran (check --repeat: repeat × GOMAXPROCS values)
-//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…"}],
+//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…",
+//	             "allowed": "…"}],      // a refused import's: what the code may import
 //	  "build": null,                   // or {"kind": "compile"|"api", "lines": ["…"]}
 //	  "items": [{
 //	    "id": "R4", "text": "…", "bonus": false,
@@ -32,6 +33,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -191,14 +193,19 @@ func gates(r *grade.Result) []gateLine {
 	}
 	allowed := gateLine{name: "uses only allowed packages and calls"}
 	clock := gateLine{name: "waits and reads time only through the injected clock"}
+	allowedList := ""
 	for _, f := range r.Gate {
 		if f.Blocking() {
 			allowed.state = gateFailed
 			allowed.lines = append(allowed.lines, f.String())
+			allowedList = cmp.Or(allowedList, f.Allowed)
 		} else {
 			clock.state = gateFailed
 			clock.lines = append(clock.lines, f.String())
 		}
+	}
+	if allowedList != "" { // once, after the imports it refused
+		allowed.lines = append(allowed.lines, allowedList)
 	}
 	ran := false
 	for _, it := range r.Items {
@@ -321,6 +328,7 @@ type jsonGate struct {
 	Line    int    `json:"line"`
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
+	Allowed string `json:"allowed,omitempty"`
 }
 
 type jsonBuild struct {
@@ -345,7 +353,7 @@ func toJSON(r *grade.Result) jsonGrade {
 		Score: jsonScore{req, total, b, bt}, Race: r.Race, NoRace: r.NoRace, Runs: r.Runs,
 		Gates: []jsonGate{}, Items: []jsonItem{}}
 	for _, f := range r.Gate {
-		g.Gates = append(g.Gates, jsonGate{f.File, f.Line, f.Rule, f.Message})
+		g.Gates = append(g.Gates, jsonGate{f.File, f.Line, f.Rule, f.Message, f.Allowed})
 	}
 	if r.Build != nil {
 		g.Build = &jsonBuild{r.Build.Kind, r.Build.Lines}
