@@ -71,7 +71,7 @@ var why = map[string]string{
 	"unsafe":  "it can rewrite memory the grader relies on",
 	"reflect": "it reaches code by name, where the gate cannot see it",
 	"testing": "the code under test must not take part in testing",
-	"os":      "the code under test must not reach files, processes or the test's command line (to debug, print with fmt or log)",
+	"os":      "it reaches files, other processes and the test's command line (to debug, print with fmt or log)",
 	"os/exec": "the code under test must not start programs",
 	"plugin":  "the code under test must not load code",
 }
