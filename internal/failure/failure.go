@@ -33,6 +33,7 @@ const (
 	Timeout        Kind = "timeout"         // still running at the time limit: a busy loop?
 	RealClock      Kind = "real-clock"      // progress without the injected clock moving
 	Exit           Kind = "exit"            // the test process ended without a verdict
+	Unproven       Kind = "unproven"        // a pass the harness gave no valid receipt for: the test did not really run
 	NotRun         Kind = "not-run"         // skipped: its requirement had already failed in another test
 )
 

@@ -81,6 +81,7 @@ func callerDir() string {
 
 func run(t *testing.T, dir string, body func(h *H)) {
 	t.Helper()
+	expectReceipt(t)
 	bubble := 0
 	defer func() {
 		r := recover()

@@ -26,6 +26,11 @@ import (
 	"strings"
 )
 
+// ImportsFile is the name, in a kata's directory of the bundle, of the JSON
+// list of what the kata's code may import beyond the gate's default (its
+// kata.json "imports" when the kit was packed).
+const ImportsFile = "imports.json"
+
 // Files returns the hidden test files packed into this binary, keyed by
 // "06-retry/retry_test.go"; none in the repository's own checker.
 func Files() (map[string][]byte, error) {

@@ -49,6 +49,10 @@ type Meta struct {
 	Bonus        []Item     `json:"bonus"`
 	Hints        []Hint     `json:"hints"`
 	StubPasses   []StubPass `json:"stubPasses,omitempty"`
+	// Imports are what the kata's code may import beyond the gate's
+	// default allowlist: a package path ("os/signal"), or one name of a
+	// package ("os.Signal").
+	Imports []string `json:"imports,omitempty"`
 }
 
 // Kata is one exercise of the checkout.

@@ -256,9 +256,9 @@ func TestCheckBrokenCode(t *testing.T) {
 		{
 			name: "forbidden call",
 			edit: func(s string) string {
-				return strings.Replace(s, "import (", "import (\n\t\"os\"", 1) + "\nfunc init() { os.Exit(0) }\n"
+				return strings.Replace(s, "import (", "import (\n\t\"log\"", 1) + "\nfunc init() { log.Fatal(0) }\n"
 			},
-			want: "os.Exit is not allowed", kind: "forbidden",
+			want: "log.Fatal is not allowed", kind: "forbidden",
 		},
 	}
 	for _, c := range cases {

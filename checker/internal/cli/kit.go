@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,6 +56,14 @@ func unpackHidden(cat *catalog.Catalog, env Env) error {
 	for i, k := range cat.Katas {
 		if _, err := os.Stat(filepath.Join(dir, k.Slug)); err == nil {
 			cat.Katas[i].Solution = filepath.Join(dir, k.Slug)
+		}
+		// The imports the kata allows come from the kit's checker, not
+		// from the kata.json the candidate can edit.
+		if data, ok := files[k.Slug+"/"+bundle.ImportsFile]; ok {
+			cat.Katas[i].Imports = nil
+			if err := json.Unmarshal(data, &cat.Katas[i].Imports); err != nil {
+				return fmt.Errorf("unpack the hidden tests: %s: %w", k.Slug, err)
+			}
 		}
 	}
 	return nil

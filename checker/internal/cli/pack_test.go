@@ -96,10 +96,24 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	}
 	assert.Equal(t, unpacked, unpackedDirs(), "the kit's checker leaves no unpacked tests behind")
 
-	// reset works in the kit: the stubs are in its own one-commit history.
-	cmd := exec.Command(filepath.Join(kit, "bin", "checker"), "reset", "06", "--force")
+	// What a kata may import is packed into the kit's checker: adding to
+	// the kit's kata.json changes nothing.
+	kataJSON := filepath.Join(kit, "exercises", "06-retry", "kata.json")
+	meta := read(t, kataJSON)
+	write(t, kataJSON, strings.Replace(meta, `"title":`, `"imports": ["os"], "title":`, 1))
+	quit := filepath.Join(kit, "exercises", "06-retry", "quit.go")
+	write(t, quit, "package retry\n\nimport \"os\"\n\nvar _ = os.Args\n")
+	cmd := exec.Command(filepath.Join(kit, "bin", "checker"), "check", "06")
 	cmd.Dir = kit
-	out, err := cmd.CombinedOutput()
+	out, _ := cmd.CombinedOutput()
+	assert.Contains(t, string(out), `quit.go:3: import "os" is not allowed`)
+	write(t, kataJSON, meta)
+	require.NoError(t, os.Remove(quit))
+
+	// reset works in the kit: the stubs are in its own one-commit history.
+	cmd = exec.Command(filepath.Join(kit, "bin", "checker"), "reset", "06", "--force")
+	cmd.Dir = kit
+	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, read(t, filepath.Join(root, "exercises", "06-retry", "retry.go")), read(t, kitStub))
 }
@@ -112,7 +126,7 @@ func hiddenNames(t *testing.T, dir string) []string {
 	require.NoError(t, err)
 	for _, f := range files {
 		for _, l := range strings.Split(read(t, f), "\n") {
-			if rest, ok := strings.CutPrefix(l, "func Test"); ok {
+			if rest, ok := strings.CutPrefix(l, "func Test"); ok && !strings.HasPrefix(rest, "Main(") {
 				name, _, _ := strings.Cut(rest, "(")
 				names = append(names, "Test"+name)
 			}

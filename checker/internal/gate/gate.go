@@ -1,16 +1,23 @@
 // Package gate is the static check run on the learner's code before it is
-// built: time must come from the injected clock, and the escape hatches that
-// could fake a verdict (syscall, unsafe, testing, os/exec, cgo, os.Exit,
-// log.Fatal) are refused.
+// built: the code may import only the packages on an allowlist (generous
+// for pure computation, plus what a kata's kata.json adds), time must come
+// from the injected clock, the calls that end the process (os.Exit,
+// log.Fatal) are refused, a file that does not parse is refused, never
+// skipped, and so are the non-Go source files the go command would compile
+// into the package (assembly, C, .syso objects).
 //
 // It stops accidents and casual cheating; it is not a sandbox.
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
+	"go/scanner"
 	"go/token"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,31 +25,56 @@ import (
 // Finding is one violation.
 type Finding struct {
 	File    string // as given to Check
-	Line    int
-	Rule    string // "real-clock" or "forbidden"
+	Line    int    // 0 for the file as a whole
+	Rule    string // RuleRealClock, RuleForbidden or RuleSyntax
 	Message string
+	Allowed string // for a refused import: what the code may import, to show once
 }
 
-func (f Finding) String() string { return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message) }
+func (f Finding) String() string {
+	if f.Line == 0 {
+		return fmt.Sprintf("%s: %s", f.File, f.Message)
+	}
+	return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message)
+}
 
 // Blocking reports whether the code must not be run at all.
-func (f Finding) Blocking() bool { return f.Rule == RuleForbidden }
+func (f Finding) Blocking() bool { return f.Rule != RuleRealClock }
 
 // The rules.
 const (
 	RuleRealClock = "real-clock"
 	RuleForbidden = "forbidden"
-	RuleVet       = "vet" // a finding of go vet's concurrency analyzers (package grade runs them)
+	RuleVet       = "vet"    // a finding of go vet's concurrency analyzers (package grade runs them)
+	RuleSyntax    = "syntax" // the file does not parse: it cannot compile either
 )
 
-var forbiddenImports = map[string]string{
-	"syscall":   "it can end the process behind the grader's back",
-	"unsafe":    "it can rewrite memory the grader relies on",
-	"testing":   "the code under test must not take part in testing",
-	"os/exec":   "the code under test must not start programs",
-	"C":         "cgo code is not graded",
-	"plugin":    "the code under test must not load code",
-	"os/signal": "signals belong to the program's main, not to a library",
+// DefaultImports is what every kata's code may import: the standard
+// library's packages for computing, collections, text, errors, contexts,
+// synchronisation, logging for debugging (log and log/slog), runtime and
+// runtime/debug (GOMAXPROCS, NumGoroutine, a panic's stack), time (its
+// types and constants; the clock rules below still apply) and the clock
+// library. Nothing that reaches files, the network, other processes,
+// signals, the test framework or raw memory.
+var DefaultImports = []string{
+	"bytes", "cmp", "container/heap", "container/list", "container/ring", "context", "errors", "fmt",
+	"hash", "hash/fnv", "hash/maphash", "io", "iter", "log", "log/slog", "maps",
+	"math", "math/big", "math/bits", "math/cmplx", "math/rand", "math/rand/v2",
+	"runtime", "runtime/debug", "slices", "sort", "strconv", "strings", "sync", "sync/atomic",
+	"time", "unicode", "unicode/utf16", "unicode/utf8",
+	"github.com/benbjohnson/clock",
+}
+
+// why explains the refusal of imports people reach for.
+var why = map[string]string{
+	"C":       "cgo code is not graded",
+	"syscall": "it can end the process behind the grader's back",
+	"unsafe":  "it can rewrite memory the grader relies on",
+	"reflect": "it reaches code by name, where the gate cannot see it",
+	"testing": "the code under test must not take part in testing",
+	"os":      "it reaches files, other processes and the test's command line (to debug, print with fmt or log)",
+	"os/exec": "the code under test must not start programs",
+	"plugin":  "the code under test must not load code",
 }
 
 // realClock lists the package time functions that read or wait on the real
@@ -62,9 +94,12 @@ var realClock = map[string]map[string]string{
 	},
 }
 
-var forbiddenCalls = map[string]map[string]bool{
-	"os":  {"Exit": true},
-	"log": {"Fatal": true, "Fatalf": true, "Fatalln": true},
+// forbiddenCalls end the process or write its memory out, even from an
+// allowed package.
+var forbiddenCalls = map[string]map[string]string{
+	"os":            {"Exit": "it ends the whole test process; return an error instead"},
+	"log":           {"Fatal": "it ends the whole test process; return an error instead", "Fatalf": "it ends the whole test process; return an error instead", "Fatalln": "it ends the whole test process; return an error instead"},
+	"runtime/debug": {"WriteHeapDump": "it writes the process's memory out", "SetCrashOutput": "it redirects the process's crash reports"},
 }
 
 // Source is one file to check: the name to report and its content.
@@ -73,22 +108,65 @@ type Source struct {
 	Data []byte
 }
 
-// Check inspects the files. A file that does not parse is skipped: the
-// compiler reports it better.
-func Check(files []Source) []Finding {
+// Allowlist is what code may import: whole packages by path ("sync"), or
+// single names of a package ("os.Signal": the package may be imported, and
+// only that name used).
+type Allowlist struct {
+	pkgs  map[string]bool
+	names map[string][]string // package path → the names allowed from it
+	shown string              // the list as messages show it
+}
+
+// NewAllowlist is DefaultImports plus the kata's extras (kata.json's
+// "imports").
+func NewAllowlist(extra []string) Allowlist {
+	a := Allowlist{pkgs: map[string]bool{}, names: map[string][]string{}}
+	for _, p := range append(slices.Clone(DefaultImports), extra...) {
+		a.pkgs[p] = true
+		dir, last := path.Split(p)
+		if pkg, name, ok := strings.Cut(last, "."); ok {
+			a.names[dir+pkg] = append(a.names[dir+pkg], name)
+		}
+	}
+	shown := slices.Clone(DefaultImports)
+	slices.Sort(shown)
+	a.shown = strings.Join(shown, ", ")
+	if len(extra) > 0 {
+		a.shown += "; and for this kata: " + strings.Join(extra, ", ")
+	}
+	return a
+}
+
+// Check inspects the files under the allowlist. A file that does not parse
+// gets a RuleSyntax finding with the parser's error.
+func Check(files []Source, allow Allowlist) []Finding {
 	var out []Finding
 	fset := token.NewFileSet()
 	for _, src := range files {
 		f, err := parser.ParseFile(fset, src.Name, src.Data, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
+			out = append(out, syntaxFindings(src.Name, err)...)
 			continue
 		}
-		out = append(out, checkFile(fset, src.Name, f)...)
+		out = append(out, checkFile(fset, src.Name, f, allow)...)
 	}
 	return out
 }
 
-func checkFile(fset *token.FileSet, name string, f *ast.File) []Finding {
+// syntaxFindings reports a parse error as the compiler would, file:line.
+func syntaxFindings(name string, err error) []Finding {
+	var list scanner.ErrorList
+	if !errors.As(err, &list) {
+		return []Finding{{File: name, Rule: RuleSyntax, Message: err.Error()}}
+	}
+	var out []Finding
+	for _, e := range list {
+		out = append(out, Finding{File: name, Line: e.Pos.Line, Rule: RuleSyntax, Message: e.Msg})
+	}
+	return out
+}
+
+func checkFile(fset *token.FileSet, name string, f *ast.File, allow Allowlist) []Finding {
 	var out []Finding
 	add := func(pos token.Pos, rule, format string, args ...any) {
 		out = append(out, Finding{File: name, Line: fset.Position(pos).Line, Rule: rule, Message: fmt.Sprintf(format, args...)})
@@ -96,18 +174,23 @@ func checkFile(fset *token.FileSet, name string, f *ast.File) []Finding {
 	local := map[string]string{} // local import name → path
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if why, bad := forbiddenImports[path]; bad || strings.HasPrefix(path, "testing/") {
-			if why == "" {
-				why = forbiddenImports["testing"]
+		if !allow.pkgs[path] && allow.names[path] == nil {
+			reason := why[path]
+			if reason == "" && strings.HasPrefix(path, "testing/") {
+				reason = why["testing"]
 			}
-			add(imp.Pos(), RuleForbidden, "import %q is not allowed: %s", path, why)
+			if reason == "" {
+				reason = "it is not on the list of packages the katas need"
+			}
+			add(imp.Pos(), RuleForbidden, "import %q is not allowed: %s", path, reason)
+			out[len(out)-1].Allowed = "the code may import only " + allow.shown
 			continue
 		}
 		name := path[strings.LastIndex(path, "/")+1:]
 		if imp.Name != nil {
 			name = imp.Name.Name
 		}
-		if name == "." && (path == "time" || path == "context" || path == "os" || path == "log") {
+		if name == "." && (realClock[path] != nil || forbiddenCalls[path] != nil || !allow.pkgs[path]) {
 			add(imp.Pos(), RuleForbidden, "dot import of %q is not allowed: name the package so its calls can be checked", path)
 			continue
 		}
@@ -122,12 +205,17 @@ func checkFile(fset *token.FileSet, name string, f *ast.File) []Finding {
 		if !ok {
 			return true
 		}
-		path := local[id.Name]
+		path, ok := local[id.Name]
+		if !ok {
+			return true
+		}
 		if use, ok := realClock[path][sel.Sel.Name]; ok {
 			add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock: use the injected clock instead (%s)", path, sel.Sel.Name, use)
 		}
-		if forbiddenCalls[path][sel.Sel.Name] {
-			add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: it ends the whole test process; return an error instead", path, sel.Sel.Name)
+		if reason, ok := forbiddenCalls[path][sel.Sel.Name]; ok {
+			add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: %s", path, sel.Sel.Name, reason)
+		} else if names := allow.names[path]; !allow.pkgs[path] && !slices.Contains(names, sel.Sel.Name) {
+			add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: from package %s this kata allows only %s", path, sel.Sel.Name, path, strings.Join(names, ", "))
 		}
 		return true
 	})
@@ -137,6 +225,29 @@ func checkFile(fset *token.FileSet, name string, f *ast.File) []Finding {
 				add(c.Pos(), RuleForbidden, "//go:linkname is not allowed: it reaches into other packages' internals")
 			}
 		}
+	}
+	return out
+}
+
+// nonGo are the extensions of the files besides .go that the go command
+// compiles or links into a package (go help filetype; .syso objects).
+var nonGo = []string{".c", ".cc", ".cxx", ".cpp", ".m", ".h", ".hh", ".hpp", ".hxx",
+	".f", ".F", ".for", ".f90", ".s", ".S", ".sx", ".swig", ".swigcxx", ".syso"}
+
+// Foreign refuses the files among names (the package directory's files,
+// as they are to be reported) that the go command would build into the
+// package although they are not Go: assembly can end the process, and none
+// of it can be checked. Like the go command, it ignores names that begin
+// with "." or "_".
+func Foreign(names []string) []Finding {
+	var out []Finding
+	for _, n := range names {
+		base := path.Base(strings.ReplaceAll(n, "\\", "/"))
+		if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") || !slices.Contains(nonGo, path.Ext(base)) {
+			continue
+		}
+		out = append(out, Finding{File: n, Rule: RuleForbidden,
+			Message: "non-Go source files are not allowed in the exercise (go build would compile or link it into your package): write Go, and delete or rename this file"})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,11 +13,12 @@ import (
 func TestCheck(t *testing.T) {
 	cases := []struct {
 		name, src string
+		extra     []string // the kata's own allowed imports
 		want      []string // "rule:line"
 	}{
 		{"injected clock is fine", `package p
 import ("time"; "github.com/benbjohnson/clock")
-func f(c clock.Clock, d time.Duration) { c.Sleep(d * time.Millisecond) }`, nil},
+func f(c clock.Clock, d time.Duration) { c.Sleep(d * time.Millisecond) }`, nil, nil},
 		{"real clock in each form", `package p
 import ("context"; "time")
 func f(ctx context.Context) {
@@ -26,37 +28,93 @@ func f(ctx context.Context) {
 	t := time.NewTicker(1); t.Stop()
 	ctx, cancel := context.WithTimeout(ctx, 1); cancel()
 	_ = ctx
-}`, []string{"real-clock:4", "real-clock:5", "real-clock:6", "real-clock:7", "real-clock:8"}},
+}`, nil, []string{"real-clock:4", "real-clock:5", "real-clock:6", "real-clock:7", "real-clock:8"}},
 		{"the clock package's real clock", `package p
 import "github.com/benbjohnson/clock"
-var c = clock.New()`, []string{"real-clock:3"}},
+var c = clock.New()`, nil, []string{"real-clock:3"}},
 		{"renamed import", `package p
 import tm "time"
-var now = tm.Now`, []string{"real-clock:3"}},
+var now = tm.Now`, nil, []string{"real-clock:3"}},
 		{"escape hatches", `package p
 import ("os"; "log"; "syscall"; "unsafe")
 func f() { os.Exit(0); log.Fatal("x"); syscall.Exit(0); _ = unsafe.Pointer(nil) }`,
-			[]string{"forbidden:2", "forbidden:2", "forbidden:3", "forbidden:3"}},
+			nil, []string{"forbidden:2", "forbidden:2", "forbidden:2", "forbidden:3"}},
 		{"testing and exec", `package p
-import ("testing"; "os/exec")
-var _ testing.TB; var _ = exec.Command`, []string{"forbidden:2", "forbidden:2"}},
+import ("testing"; "testing/synctest"; "os/exec")
+var _ testing.TB; var _ = exec.Command`, nil, []string{"forbidden:2", "forbidden:2", "forbidden:2"}},
+		{"everything else that is not on the list", `package p
+import (
+	"flag"
+	"reflect"
+	"net/http"
+	"golang.org/x/sys/unix"
+	"internal/abi"
+	"gokata/internal/katatest"
+	"C"
+)`, nil, []string{"forbidden:3", "forbidden:4", "forbidden:5", "forbidden:6", "forbidden:7", "forbidden:8", "forbidden:9"}},
+		{"what correct designs use", `package p
+import (
+	"cmp"; "container/heap"; "container/list"; "errors"; "fmt"; "iter"; "log"; "maps"; "math"
+	"math/bits"; "math/rand"; "math/rand/v2"; "runtime"; "runtime/debug"; "slices"; "sort"
+	"strconv"; "strings"; "sync"; "sync/atomic"; "unicode/utf8"; "bytes"; "io"
+)
+var _ = runtime.NumGoroutine
+var _ = debug.Stack
+func init() { log.Println("debugging") }`, nil, nil},
+		{"a kata's own extras, by package or by name", `package p
+import ("os"; "os/signal")
+func f(c <-chan os.Signal) { signal.Ignore(os.Interrupt) }`, []string{"os.Signal", "os.Interrupt", "os/signal"}, nil},
+		{"only the names a kata allows", `package p
+import "os"
+var _ os.Signal = os.Interrupt
+var out = os.Stdout
+func f() { os.Exit(0) }`, []string{"os.Signal"}, []string{"forbidden:3", "forbidden:4", "forbidden:5"}},
 		{"dot import", `package p
 import . "time"
-var _ = Now`, []string{"forbidden:2"}},
+var _ = Now`, nil, []string{"forbidden:2"}},
+		{"dot import of a package allowed by name only", `package p
+import . "os"
+var _ Signal`, []string{"os.Signal"}, []string{"forbidden:2"}},
+		{"memory out", `package p
+import "runtime/debug"
+func f() { debug.WriteHeapDump(1) }`, nil, []string{"forbidden:3"}},
 		{"linkname", `package p
 //go:linkname x runtime.x
-var x int`, []string{"forbidden:2"}},
-		{"syntax error is left to the compiler", `package p
-func {`, nil},
+var x int`, nil, []string{"forbidden:2"}},
+		{"a file that does not parse is refused", `package p
+func {`, nil, []string{"syntax:2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
-			for _, f := range gate.Check([]gate.Source{{Name: "p.go", Data: []byte(c.src)}}) {
+			for _, f := range gate.Check([]gate.Source{{Name: "p.go", Data: []byte(c.src)}}, gate.NewAllowlist(c.extra)) {
 				got = append(got, f.Rule+":"+strconv.Itoa(f.Line))
 				assert.NotEmpty(t, f.Message)
+				assert.True(t, f.Blocking() == (f.Rule != gate.RuleRealClock))
 			}
 			assert.ElementsMatch(t, c.want, got)
 		})
 	}
+}
+
+func TestRefusedImportNamesTheList(t *testing.T) {
+	fs := gate.Check([]gate.Source{{Name: "x/p.go", Data: []byte("package p\n\nimport \"os\"\n")}}, gate.NewAllowlist([]string{"os/signal"}))
+	if assert.Len(t, fs, 1) {
+		s := fs[0].String()
+		assert.True(t, strings.HasPrefix(s, `x/p.go:3: import "os" is not allowed: `), s)
+		assert.True(t, strings.HasPrefix(fs[0].Allowed, "the code may import only bytes, cmp, "), fs[0].Allowed)
+		assert.Contains(t, fs[0].Allowed, "sync/atomic")
+		assert.Contains(t, fs[0].Allowed, "; and for this kata: os/signal")
+	}
+}
+
+func TestForeign(t *testing.T) {
+	fs := gate.Foreign([]string{"ex/a.go", "ex/exit_amd64.s", "ex/x.c", "ex/x.h", "ex/rsrc.syso", "ex/README.md", "ex/kata.json",
+		"ex/.#retry.s", "ex/_x.c", "ex/b.S", "ex/c.cpp"})
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.File)
+		assert.True(t, f.Blocking())
+	}
+	assert.ElementsMatch(t, []string{"ex/exit_amd64.s", "ex/x.c", "ex/x.h", "ex/rsrc.syso", "ex/b.S", "ex/c.cpp"}, got)
 }

@@ -122,12 +122,27 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	if err != nil {
 		return nil, err
 	}
-	res.Gate = gate.Check(files)
+	res.Gate = gate.Check(files, gate.NewAllowlist(t.Kata.Imports))
 	for _, o := range t.Odd {
 		res.Gate = append(res.Gate, gate.Finding{File: rel(root, o.Path), Line: 1, Rule: gate.RuleForbidden,
 			Message: fmt.Sprintf("%s is %s, not a source file: remove it (go build cannot read it)", filepath.Base(o.Path), o.Kind)})
 	}
+	others, err := dirFiles(root, t.Dir)
+	if err != nil {
+		return nil, err
+	}
+	res.Gate = append(res.Gate, gate.Foreign(others)...)
 	verdicts := map[string]TestResult{}
+	if res.Build = syntaxFailure(res.Gate); res.Build != nil {
+		// A file that does not parse does not compile either: say so
+		// without building, and run nothing.
+		res.Gate = slices.DeleteFunc(res.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleSyntax })
+		for _, n := range names {
+			verdicts[n] = TestResult{Name: n, Verdict: Verdict{Kind: failure.Compile, Message: "does not compile"}}
+		}
+		res.collect(names, itemOf, verdicts)
+		return res, nil
+	}
 	if v, blocked := blockedVerdict(res.Gate); blocked {
 		for _, n := range names {
 			verdicts[n] = TestResult{Name: n, Verdict: v}
@@ -262,4 +277,34 @@ func (r *Result) String() string {
 		parts = append(parts, it.ID+"="+string(it.Kind))
 	}
 	return strings.Join(parts, " ")
+}
+
+// syntaxFailure is the build failure for files that do not parse.
+func syntaxFailure(fs []gate.Finding) *BuildFailure {
+	var lines []string
+	for _, f := range fs {
+		if f.Rule == gate.RuleSyntax {
+			lines = append(lines, f.String())
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return &BuildFailure{Kind: failure.Compile, Lines: capLines(lines)}
+}
+
+// dirFiles lists the names of the regular files in dir, relative to root,
+// for the gate's look at what is not Go.
+func dirFiles(root, dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			out = append(out, rel(root, filepath.Join(dir, e.Name())))
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -13,24 +14,31 @@ import (
 
 	"gokata/checker/internal/teststream"
 	"gokata/internal/failure"
+	"gokata/internal/receipt"
 )
 
 // exit is how a run of the test binary ended.
 type exit struct {
 	code    int  // exit status, -1 if killed by a signal
 	watched bool // the checker's own watchdog killed it
+	// receipts is what the harness's receipts prove (see package receipt).
+	receipts receipt.Ledger
 }
 
 // clean reports whether the binary ran to its own end: every test that
 // started finished, and it printed its final PASS or FAIL. Only then are
 // its passes believed.
 // The exit status must agree with the final word: a binary exits 0 only
-// after PASS.
+// after PASS. And the run must prove that it got there: its end receipt
+// must be valid and agree with the exit status, which code that ends the
+// process early (in package initialization, say) cannot forge.
 func clean(r *teststream.Run, e exit) bool {
-	return (e.code == 0 && r.Package == "pass" || e.code == 1 && r.Package == "fail") && len(r.Running()) == 0
+	return (e.code == 0 && r.Package == "pass" || e.code == 1 && r.Package == "fail") && len(r.Running()) == 0 &&
+		e.receipts.Ended && (e.receipts.Code == 0) == (e.code == 0)
 }
 
-// runTests runs the binary on the given tests, once.
+// runTests runs the binary on the given tests, once, and verifies the
+// receipts it printed under the fresh key it was handed.
 func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) (*teststream.Run, exit, error) {
 	quoted := make([]string, len(tests))
 	for i, t := range tests {
@@ -56,6 +64,11 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 	cmd.Dir, cmd.Env = dir, g.tc.Env
 	ownProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
+	key, err := handKey(cmd)
+	if err != nil {
+		return nil, exit{}, err
+	}
+	defer cmd.ExtraFiles[0].Close() // once started, the child's copy is the one that matters
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, exit{}, err
@@ -72,6 +85,9 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 		return nil, exit{}, ctx.Err()
 	}
 	e := exit{code: cmd.ProcessState.ExitCode(), watched: wctx.Err() != nil}
+	if run != nil {
+		e.receipts = receipt.Verify(key, run.Receipts)
+	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !e.watched {
 		return nil, e, werr
@@ -107,6 +123,29 @@ func decodeUntilExit(cmd *exec.Cmd, pr *os.File, limit int) (*teststream.Run, er
 		d.err = nil
 	}
 	return d.run, d.err, werr
+}
+
+// handKey gives the test process a fresh key for its receipts: the read
+// end of a pipe that holds it, as file descriptor 3, named by
+// receipt.FDEnv. The harness reads it before any learner code runs and
+// closes it, so the code under test cannot.
+func handKey(cmd *exec.Cmd) ([]byte, error) {
+	key := make([]byte, receipt.KeySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pw.Close()
+	if _, err := pw.Write(key); err != nil { // a pipe holds far more than a key
+		pr.Close()
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{pr}
+	cmd.Env = append(slices.Clip(cmd.Env), receipt.FDEnv+"=3")
+	return key, nil
 }
 
 // repetitions is how many times each test runs: Repeat times the number
@@ -150,6 +189,8 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			case t == nil:
 			case t.Action == "fail" && t.Finished():
 				verdicts[name] = TestResult{name, classifyFailure(t.Output(), dir), t.Results}
+			case t.Action == "pass" && ok && !e.receipts.Confirms(name, len(t.Results)):
+				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(e.receipts.Tests[name])}
 			case t.Action == "pass" && ok:
 				verdicts[name] = TestResult{name, Verdict{Kind: failure.Pass}, t.Results}
 			case t.Action == "skip" && ok:
@@ -172,7 +213,11 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
 			v := classifyCrash(run.Output(), dir, e, g.timeout())
-			v.Message += " (before or between the tests: in an init function?)"
+			if v.Kind == failure.Exit && e.receipts.Valid == 0 {
+				v = endedEarlyVerdict(e)
+			} else {
+				v.Message += " (before or between the tests: in an init function?)"
+			}
 			for _, name := range pending {
 				if _, done := verdicts[name]; !done {
 					verdicts[name] = TestResult{Name: name, Verdict: v}
@@ -226,4 +271,25 @@ func forgedVerdict(line string) Verdict {
 	return Verdict{Kind: failure.Forbidden,
 		Message: "your code printed a line that imitates the test framework, so this test is not graded",
 		Detail:  []string{fmt.Sprintf("%q", "\x16"+line), "print nothing that starts with the byte 0x16 (^V): it frames test results"}}
+}
+
+// endedEarlyVerdict is for a process that exited before the harness could
+// prove a single test ran: whatever it printed is not a result.
+func endedEarlyVerdict(e exit) Verdict {
+	return Verdict{Kind: failure.Exit,
+		Message: "your package ended the test process before the hidden tests ran (during package initialization?)",
+		Detail: []string{fmt.Sprintf("it exited with status %d; what it printed before that is not a test result", e.code),
+			"code in init functions and package-level variables must not end the process or print test results"}}
+}
+
+// unprovenVerdict is for a pass the test process reported without the
+// harness's receipt for it: the hidden test did not produce it.
+func unprovenVerdict(results []string) Verdict {
+	v := Verdict{Kind: failure.Unproven,
+		Message: "a pass was reported for this test, but the hidden test did not produce it: it never ran",
+		Detail:  []string{"does your code print test results, or change how the test process runs?"}}
+	if slices.ContainsFunc(results, func(r string) bool { return r != "pass" }) {
+		v.Message = "a pass was reported for this test, but the hidden test failed"
+	}
+	return v
 }

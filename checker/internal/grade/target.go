@@ -152,6 +152,7 @@ func HiddenTests(k catalog.Kata) ([]string, map[string]string, error) {
 	sort.Strings(files)
 	var names []string
 	item := map[string]string{}
+	hasMain := false
 	fset := token.NewFileSet()
 	for _, f := range files {
 		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
@@ -167,7 +168,12 @@ func HiddenTests(k catalog.Kata) ([]string, map[string]string, error) {
 				names = append(names, fd.Name.Name)
 				item[fd.Name.Name] = m[1]
 			}
+			hasMain = hasMain || fd.Name.Name == "TestMain"
 		}
+	}
+	if !hasMain {
+		// Without it the run never proves that it ended, and nothing passes.
+		return nil, nil, fmt.Errorf("kata %s: the hidden tests have no TestMain; add main_test.go with func TestMain(m *testing.M) { katatest.Main(m) }", k.Slug)
 	}
 	return names, item, nil
 }

@@ -66,6 +66,13 @@ func Build(ctx context.Context, kit Kit) error {
 			}
 			hidden[k.Slug+"/"+filepath.Base(f)] = data
 		}
+		// What the kata may import travels with its tests: the kit's
+		// kata.json is the candidate's to edit.
+		imports, err := json.Marshal(slices.Clip(k.Imports))
+		if err != nil {
+			return err
+		}
+		hidden[k.Slug+"/"+bundle.ImportsFile] = imports
 	}
 	for _, f := range []string{"go.mod", "go.sum", "LICENSE"} {
 		if err := copyFile(filepath.Join(kit.Root, f), filepath.Join(kit.Out, f)); err != nil && f != "LICENSE" {

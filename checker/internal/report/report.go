@@ -11,12 +11,14 @@
 //	  "race": true,                    // graded under the race detector
 //	  "noRace": "",                    // why not, when race is false
 //	  "runs": 1,                       // times every test ran (check --repeat: repeat × GOMAXPROCS values)
-//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…"}], // rule: real-clock, forbidden, vet
+//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…", // rule: real-clock, forbidden, vet
+//	             "allowed": "…"}],      // a refused import's: what the code may import
 //	  "build": null,                   // or {"kind": "compile"|"api", "lines": ["…"]}
 //	  "items": [{
 //	    "id": "R4", "text": "…", "bonus": false,
 //	    "kind": "assertion",           // pass, not-implemented, compile, api, forbidden, assertion,
-//	                                   // panic, race, leak, deadlock, mutex-hang, timeout, real-clock, exit
+//	                                   // panic, race, leak, deadlock, mutex-hang, timeout, real-clock, exit,
+//	                                   // unproven (a pass the hidden test did not produce)
 //	                                   // (a test, not an item, may also be "not-run")
 //	    "message": "…", "detail": ["…"],
 //	    "hints": [2],                  // hints that cover this item (make hint EX=NN N=2)
@@ -31,6 +33,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -85,6 +88,7 @@ var kindLabel = map[failure.Kind]string{
 	failure.Timeout:        "timeout",
 	failure.RealClock:      "real clock",
 	failure.Exit:           "process exited",
+	failure.Unproven:       "not a real pass",
 }
 
 // Text writes the grade for a person.
@@ -190,11 +194,13 @@ func gates(r *grade.Result) []gateLine {
 	allowed := gateLine{name: "uses only allowed packages and calls"}
 	clock := gateLine{name: "waits and reads time only through the injected clock"}
 	vet := gateLine{name: "go vet finds no concurrency mistake"}
+	allowedList := ""
 	for _, f := range r.Gate {
 		g := &clock
 		switch {
 		case f.Blocking():
 			g = &allowed
+			allowedList = cmp.Or(allowedList, f.Allowed)
 		case f.Rule == gate.RuleVet:
 			g = &vet
 		}
@@ -207,10 +213,13 @@ func gates(r *grade.Result) []gateLine {
 	case allowed.state == gateFailed:
 		vet.state, vet.note = gateUnknown, "not checked: the gate refused to run the code"
 	}
+	if allowedList != "" { // once, after the imports it refused
+		allowed.lines = append(allowed.lines, allowedList)
+	}
 	ran := false
 	for _, it := range r.Items {
 		for _, t := range it.Tests {
-			if t.Kind != failure.NotImplemented && t.Kind != failure.Forbidden && t.Kind != failure.Compile && t.Kind != failure.API {
+			if t.Kind != failure.NotImplemented && t.Kind != failure.Forbidden && t.Kind != failure.Compile && t.Kind != failure.API && t.Kind != failure.Unproven {
 				ran = true
 			}
 		}
@@ -248,8 +257,11 @@ func next(r *grade.Result, s Style) string {
 		return "fix the compiler errors above, then check again."
 	}
 	for _, it := range r.Items {
-		if it.Kind == failure.Forbidden {
+		switch {
+		case it.Kind == failure.Forbidden && slices.ContainsFunc(r.Gate, gate.Finding.Blocking):
 			return "remove what the gate lists above; the tests run only on code that passes it."
+		case it.Kind == failure.Forbidden || it.Kind == failure.Unproven:
+			return "let the hidden tests run and speak for themselves: print no test results and do not end or steer the test process."
 		}
 	}
 	allTodo := true
@@ -327,6 +339,7 @@ type jsonGate struct {
 	Line    int    `json:"line"`
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
+	Allowed string `json:"allowed,omitempty"`
 }
 
 type jsonBuild struct {
@@ -351,7 +364,7 @@ func toJSON(r *grade.Result) jsonGrade {
 		Score: jsonScore{req, total, b, bt}, Race: r.Race, NoRace: r.NoRace, Runs: r.Runs,
 		Gates: []jsonGate{}, Items: []jsonItem{}}
 	for _, f := range r.Gate {
-		g.Gates = append(g.Gates, jsonGate{f.File, f.Line, f.Rule, f.Message})
+		g.Gates = append(g.Gates, jsonGate{f.File, f.Line, f.Rule, f.Message, f.Allowed})
 	}
 	if r.Build != nil {
 		g.Build = &jsonBuild{r.Build.Kind, r.Build.Lines}

@@ -11,6 +11,10 @@
 // running, a final PASS or FAIL while a test runs. They are kept as output,
 // never obeyed, and recorded against the test that was running (Forged).
 //
+// The harness's receipts, the proof that a test really ran, are frames too
+// ("receipt …"): they are collected in the order printed, for the caller
+// to verify.
+//
 // Output is kept per test up to a limit, its head and its tail, so a test
 // that floods its output cannot exhaust memory and its final failure message
 // is still there; what is cut from the middle is counted.
@@ -25,9 +29,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"gokata/internal/receipt"
 )
 
 const marker = "\x16"
+
+// maxReceipts bounds the receipts kept: a run has one per test it ran, and
+// one more.
+const maxReceipts = 1 << 16
 
 // Test is what the stream said about one test.
 type Test struct {
@@ -62,8 +72,12 @@ type Run struct {
 	// Forged maps a test to the first forged frame printed while it ran
 	// (or naming it, when no test ran).
 	Forged map[string]string
-	out    capped // output outside any test (panics, build lines)
-	top    *Test  // the top-level test running now
+	// Receipts are the harness's receipt frames, in the order printed
+	// (see package receipt); a malformed one is kept as a zero Receipt.
+	// Decode does not verify them.
+	Receipts []receipt.Receipt
+	out      capped // output outside any test (panics, build lines)
+	top      *Test  // the top-level test running now
 }
 
 // Output is the output printed outside any test.
@@ -160,6 +174,13 @@ const (
 // frame applies one framing line and returns the test that output now
 // belongs to.
 func (r *Run) frame(f string, cur *Test) *Test {
+	if strings.HasPrefix(f, receipt.Prefix) {
+		if len(r.Receipts) < maxReceipts { // more come only from a flood of imitations
+			rc, _ := receipt.Parse(f)
+			r.Receipts = append(r.Receipts, rc)
+		}
+		return cur
+	}
 	if blame, forged := r.forged(f); forged {
 		if _, seen := r.Forged[blame]; !seen && blame != "" {
 			r.Forged[blame] = f
