@@ -266,7 +266,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}
@@ -317,7 +317,7 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}

@@ -51,7 +51,7 @@ func interview(ctx context.Context, args []string, env Env) (int, error) {
 	if *minutes == 0 {
 		*minutes = k.Minutes
 	}
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}

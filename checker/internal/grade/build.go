@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,12 @@ const maxBuildLines = 20
 
 // build compiles the test binary once, with the hidden tests overlaid.
 func (g *grader) build(ctx context.Context, t Target, tmp string) (string, *BuildFailure, error) {
-	ov, err := json.Marshal(map[string]map[string]string{"Replace": t.Overlay})
+	replace := t.Overlay
+	if g.tc.Kit != nil {
+		replace = maps.Clone(g.tc.Kit.Overlay)
+		maps.Copy(replace, t.Overlay)
+	}
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": replace})
 	if err != nil {
 		return "", nil, err
 	}
@@ -37,6 +43,9 @@ func (g *grader) build(ctx context.Context, t Target, tmp string) (string, *Buil
 	args := []string{"test", "-c", "-o", bin, "-vet=off", "-overlay", ovPath}
 	if g.tc.Race {
 		args = append(args, "-race")
+	}
+	if g.tc.Kit != nil {
+		args = append(args, "-modfile", g.tc.Kit.ModFile)
 	}
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
