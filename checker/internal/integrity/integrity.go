@@ -5,9 +5,11 @@
 // Two checks. Before a learner's grade, in a git clone, Uncommitted lists
 // the grader's files that differ from the committed version: the learner
 // verbs refuse to grade then. Around every run of the learner's code,
-// Take and Changed compare the checkout (all but the graded exercise,
-// .kata/ and .git/) before and after: code that writes there while it is
-// graded fails the grade, and the file is named.
+// Take and Changed compare the checkout (all but the graded exercise and
+// the files editors write on their own: dot files and directories such as
+// .git, .kata and .idea, #autosaves#, backups~) before and after: code
+// that writes there while it is graded fails the grade, and the file is
+// named.
 //
 // This stops accidents and cheating that takes less than real work; it is
 // not a sandbox. What the code does to files outside the checkout (the go
@@ -59,7 +61,7 @@ func Take(root string, skip []string, extra ...string) (Snapshot, error) {
 				}
 				return err
 			}
-			if skipped[p] {
+			if skipped[p] || p != dir && editorFile(d.Name()) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -80,6 +82,13 @@ func Take(root string, skip []string, extra ...string) (Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// editorFile reports whether a file or directory is one that editors and
+// IDEs write on their own (.idea/, .vscode/, .notes.md.swp, #notes.md#,
+// notes.md~): not the grader's, and go build ignores them too.
+func editorFile(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "#") || strings.HasSuffix(name, "~")
 }
 
 func identify(p string, d fs.DirEntry) (string, error) {

@@ -34,6 +34,8 @@ func TestChanged(t *testing.T) {
 	write(t, filepath.Join(graded, "retry.go"), "package retry // edited\n")
 	write(t, filepath.Join(graded, "new.go"), "package retry\n")
 	write(t, filepath.Join(root, ".kata/state.json"), "{\"x\":1}\n")
+	write(t, filepath.Join(root, ".idea/workspace.xml"), "<x/>\n")
+	write(t, filepath.Join(root, "exercises/07-loop/#README.md#"), "autosave\n")
 	after, err := integrity.Take(root, []string{graded}, extra)
 	require.NoError(t, err)
 	assert.Empty(t, before.Changed(after))
