@@ -213,7 +213,7 @@ func (g *grader) runWatched(ctx context.Context, bin string, t Target, tmp strin
 			name = "the checker's copy of " + strings.TrimPrefix(p, g.tc.Kit.Dir+string(filepath.Separator))
 		}
 		changed = append(changed, gate.Finding{File: name, Line: 1, Rule: gate.RuleForbidden,
-			Message: "changed while your code was graded: code must not write outside its exercise; put it back before grading again (git checkout -- FILE, or remove a new file)"})
+			Message: "changed while your code was graded: code must not write outside its exercise; put it back before grading again (git checkout HEAD -- FILE, or remove a new file)"})
 	}
 	return verdicts, changed, nil
 }
