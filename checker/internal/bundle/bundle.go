@@ -1,5 +1,5 @@
-// Package bundle carries a candidate kit's hidden tests inside the kit's
-// checker binary.
+// Package bundle carries a candidate kit's hidden tests, and its own copy
+// of the harness, go.mod and go.sum, inside the kit's checker binary.
 //
 // Go cannot link tests compiled in advance against code written later, so
 // the tests travel as source: a gzip-compressed tar in a string constant,
@@ -31,8 +31,11 @@ import (
 // kata.json "imports" when the kit was packed).
 const ImportsFile = "imports.json"
 
-// Files returns the hidden test files packed into this binary, keyed by
-// "06-retry/retry_test.go"; none in the repository's own checker.
+// Files returns the files packed into this binary: the hidden tests, keyed
+// by "06-retry/retry_test.go", each kata's allowed imports
+// ("06-retry/imports.json"), and the grader's own copies of the harness
+// ("internal/katatest/katatest.go"), go.mod and go.sum; none in the
+// repository's own checker.
 func Files() (map[string][]byte, error) {
 	return decode(packed)
 }
@@ -60,7 +63,8 @@ func decode(s string) (map[string][]byte, error) {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
 		name := path.Clean(h.Name)
-		if strings.HasPrefix(name, "../") || path.IsAbs(name) || strings.Count(name, "/") != 1 {
+		if strings.HasPrefix(name, "../") || path.IsAbs(name) ||
+			strings.Count(name, "/") != 1 && name != "go.mod" && name != "go.sum" && !strings.HasPrefix(name, "internal/") {
 			return nil, fmt.Errorf("bundle: unexpected file %q", h.Name)
 		}
 		data, err := io.ReadAll(tr)

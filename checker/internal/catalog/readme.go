@@ -2,18 +2,19 @@ package catalog
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"gokata/checker/internal/gofiles"
 )
 
 // CheckReadme reports every place where the kata's README.md and its
 // kata.json disagree: the title line, the difficulty line, and the lists
 // under Ask first, Decisions, Requirements and Bonus.
 func CheckReadme(k Kata) []string {
-	data, err := os.ReadFile(filepath.Join(k.Exercise, "README.md"))
+	data, err := gofiles.ReadRegular(filepath.Join(k.Exercise, "README.md"))
 	if err != nil {
 		return []string{err.Error()}
 	}

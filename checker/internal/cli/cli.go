@@ -25,6 +25,7 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
+	"gokata/checker/internal/tmproot"
 	"gokata/checker/internal/verify"
 )
 
@@ -107,11 +108,37 @@ type usageError struct{ msg, try string }
 func (e *usageError) Error() string { return e.msg }
 
 // Main runs the checker as a program: the process's arguments, environment,
-// working directory and standard streams, and Ctrl-C or SIGTERM cancelling
-// the work. It returns the exit code.
+// working directory and standard streams, and a signal (Ctrl-C, SIGTERM,
+// SIGHUP, SIGQUIT) cancelling the work. It returns the exit code.
+//
+// Everything temporary, the go command's and the test binary's files
+// included, goes in one directory of this process (package tmproot),
+// removed on the way out. A second signal, or a cleanup that takes longer
+// than exitGrace, ends the process at once, after removing it.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tmp, err := tmproot.New(os.TempDir())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "checker: internal error: %v\n", err)
+		return ExitInternal
+	}
+	defer os.RemoveAll(tmp)
+	os.Setenv("TMPDIR", tmp) // for this process and every program it starts
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
+		cancel()
+		select {
+		case <-sigs:
+		case <-time.After(exitGrace):
+		}
+		os.RemoveAll(tmp)
+		fmt.Fprintln(os.Stderr, "checker: interrupted")
+		os.Exit(ExitInterrupted)
+	}()
 	dir, _ := os.Getwd()
 	fi, _ := os.Stdout.Stat()
 	return Run(ctx, os.Args[1:], Env{
@@ -119,6 +146,10 @@ func Main() int {
 		IsTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
 	})
 }
+
+// exitGrace bounds the cleanup after a signal: stopping the test process
+// and removing files take milliseconds.
+const exitGrace = 5 * time.Second
 
 // Run runs the checker with args (without the program name) and returns
 // the exit code.
@@ -267,7 +298,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}
@@ -325,7 +356,7 @@ func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}

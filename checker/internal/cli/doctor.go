@@ -48,7 +48,7 @@ func doctor(ctx context.Context, args []string, env Env) (int, error) {
 	}
 	fmt.Fprintln(env.Stdout, "Checking this machine for the katas")
 
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		say(false, "Go: %v", err)
 		fix("install Go from https://go.dev/dl/ and put it on PATH")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/gofiles"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/state"
 )
@@ -51,7 +52,7 @@ func interview(ctx context.Context, args []string, env Env) (int, error) {
 	if *minutes == 0 {
 		*minutes = k.Minutes
 	}
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}
@@ -315,7 +316,7 @@ func clockText(d time.Duration) string {
 // readmeStory is the task's story: the README between its title block and
 // its first section.
 func readmeStory(k catalog.Kata) (string, error) {
-	data, err := os.ReadFile(filepath.Join(k.Exercise, "README.md"))
+	data, err := gofiles.ReadRegular(filepath.Join(k.Exercise, "README.md"))
 	if err != nil {
 		return "", err
 	}
@@ -334,7 +335,7 @@ func readmeStory(k catalog.Kata) (string, error) {
 
 // followUps is the "What an interviewer asks next" section of WHY.md.
 func followUps(k catalog.Kata) string {
-	data, err := os.ReadFile(filepath.Join(k.Solution, "WHY.md"))
+	data, err := gofiles.ReadRegular(filepath.Join(k.Solution, "WHY.md"))
 	if err != nil {
 		return ""
 	}

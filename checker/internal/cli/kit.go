@@ -1,17 +1,27 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/grade"
 )
 
-// scratch holds the temporary directories of one Run, removed at its end.
-type scratch struct{ dirs []string }
+// scratch holds the temporary directories of one Run, removed at its end,
+// and in a kit the grader's own files unpacked there.
+type scratch struct {
+	dirs []string
+	kit  *grade.Kit
+}
 
 func (s *scratch) dir() (string, error) {
 	d, err := os.MkdirTemp("", "kata-hidden-")
@@ -66,5 +76,50 @@ func unpackHidden(cat *catalog.Catalog, env Env) error {
 			}
 		}
 	}
-	return nil
+	if files["go.mod"] == nil {
+		return nil // a kit packed before the harness travelled along
+	}
+	kit, err := kitFiles(cat.Root, dir, files)
+	env.scratch.kit = kit
+	return err
+}
+
+// kitFiles lays the grader's copies of the harness over the kit's
+// internal/: each of its files is replaced by the copy, and every other
+// file in those directories (one the candidate added) is left out.
+func kitFiles(root, dir string, files map[string][]byte) (*grade.Kit, error) {
+	kit := &grade.Kit{Overlay: map[string]string{}, ModFile: filepath.Join(dir, "go.mod"), Dir: dir}
+	dirs := map[string]bool{}
+	for name := range files {
+		if strings.HasPrefix(name, "internal/") {
+			kit.Overlay[filepath.Join(root, filepath.FromSlash(name))] = filepath.Join(dir, filepath.FromSlash(name))
+			dirs[path.Dir(name)] = true
+		}
+	}
+	for d := range dirs {
+		entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			p := filepath.Join(root, filepath.FromSlash(d), e.Name())
+			if _, ours := kit.Overlay[p]; !ours && !e.IsDir() {
+				kit.Overlay[p] = ""
+			}
+		}
+	}
+	return kit, nil
+}
+
+// detect finds the go command; in a kit, the build then uses the grader's
+// own copies of the harness, go.mod and go.sum.
+func detect(ctx context.Context, env Env) (*grade.Toolchain, error) {
+	tc, err := grade.Detect(ctx, env.Vars)
+	if err == nil && env.scratch != nil {
+		tc.Kit = env.scratch.kit
+	}
+	return tc, err
 }

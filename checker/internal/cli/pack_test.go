@@ -72,28 +72,43 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
 	kitStub := filepath.Join(kit, "exercises", "06-retry", "retry.go")
-	for _, c := range []struct{ name, code string }{
-		{"a mutant", read(t, ms[0].Path)},
-		{"the reference", read(t, filepath.Join(k.Solution, "retry.go"))},
-	} {
-		write(t, filepath.Join(k.Exercise, "retry.go"), c.code)
-		write(t, kitStub, c.code)
+	sameGrade := func(name, code string) {
+		t.Helper()
+		write(t, filepath.Join(k.Exercise, "retry.go"), code)
+		write(t, kitStub, code)
 		repo := run(t, dir, "check", "06", "--json", "--name", "candidate")
 		cmd := exec.Command(filepath.Join(kit, "bin", "checker"), "check", "06", "--json", "--name", "candidate")
 		cmd.Dir = kit
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
-		code := 0
+		exit := 0
 		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
+			exit = ee.ExitCode()
 		} else {
 			require.NoError(t, err)
 		}
-		assert.Equal(t, repo.code, code, "%s: exit code", c.name)
-		assert.Equal(t, repo.stdout, out.String(), "%s: the kit's grade differs from the repository's", c.name)
+		assert.Equal(t, repo.code, exit, "%s: exit code", name)
+		assert.Equal(t, repo.stdout, out.String(), "%s: the kit's grade differs from the repository's", name)
 		assert.Empty(t, errb.String())
 	}
+	sameGrade("a mutant", read(t, ms[0].Path))
+	sameGrade("the reference", read(t, filepath.Join(k.Solution, "retry.go")))
+
+	// The kit grades with its own copies of the harness, go.mod and go.sum:
+	// a harness that runs no test body, a file added to it, a go.mod that
+	// cannot be satisfied change nothing.
+	harness := filepath.Join(kit, "internal", "katatest", "katatest.go")
+	runFunc := "func run(t *testing.T, dir string, body func(h *H)) {"
+	require.Contains(t, read(t, harness), runFunc)
+	write(t, harness, strings.Replace(read(t, harness), runFunc, runFunc+"\n\tif true {\n\t\treturn\n\t}", 1))
+	write(t, filepath.Join(kit, "internal", "katatest", "zz_extra.go"), "package katatest\n\nnot Go at all\n")
+	gomod := filepath.Join(kit, "go.mod")
+	write(t, gomod, read(t, gomod)+"\nrequire example.com/nowhere v1.0.0\n")
+	sameGrade("the stub, in a kit whose harness was edited", read(t, filepath.Join(root, "exercises", "06-retry", "retry.go")))
+	sameGrade("the reference, in a kit whose go.mod was edited", read(t, filepath.Join(k.Solution, "retry.go")))
+	git(t, kit, "checkout", "--", ".")
+	require.NoError(t, os.Remove(filepath.Join(kit, "internal", "katatest", "zz_extra.go")))
 	assert.Equal(t, unpacked, unpackedDirs(), "the kit's checker leaves no unpacked tests behind")
 
 	// What a kata may import is packed into the kit's checker: adding to

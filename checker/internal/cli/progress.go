@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/benbjohnson/clock"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/integrity"
 	"gokata/checker/internal/state"
 )
 
@@ -16,6 +19,11 @@ import (
 // saved while the grade runs makes the recorded grade stale, not wrong.
 // A state file that cannot be written costs a warning, never the grade.
 func gradeLearner(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, opt grade.Options, env Env) (*grade.Result, error) {
+	if tc.Kit == nil { // a kit grades with its own copies
+		if err := asCommitted(ctx, root, k, env); err != nil {
+			return nil, err
+		}
+	}
 	fp, fpErr := state.Fingerprint(k.Exercise)
 	t, err := grade.Learner(k)
 	if err != nil {
@@ -37,6 +45,47 @@ func gradeLearner(ctx context.Context, tc *grade.Toolchain, root string, k catal
 		fmt.Fprintf(env.Stderr, "checker: progress not saved: %v\n", fpErr)
 	}
 	return r, nil
+}
+
+// asCommitted refuses to grade a learner when the grader's own files (the
+// harness, go.mod, go.sum, the kata's hidden tests) differ from what is
+// committed: grading with them would not be grading. Maintainers grade
+// the working tree with verify. Without git history there is nothing to
+// compare with; the check after every run still applies.
+func asCommitted(ctx context.Context, root string, k catalog.Kata, env Env) error {
+	paths := []string{"internal", "go.mod", "go.sum"}
+	if sol := rel(root, k.Solution); !filepath.IsAbs(sol) { // in the checkout, as in the repository
+		paths = append(paths, filepath.ToSlash(sol)+"/*_test.go")
+	}
+	changed, ok, err := integrity.Uncommitted(ctx, env.Vars, root, paths)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &usageError{fmt.Sprintf("not graded: cannot compare the grader's files with git: %v", err), "git status"}
+	}
+	if !ok || len(changed) == 0 {
+		return nil
+	}
+	var lines, restore, remove []string
+	for _, c := range changed {
+		if c.New {
+			lines = append(lines, "  "+c.Path+" (not committed)")
+			remove = append(remove, c.Path)
+		} else {
+			lines = append(lines, "  "+c.Path+" (differs from the committed version)")
+			restore = append(restore, c.Path)
+		}
+	}
+	var try []string
+	if len(restore) > 0 {
+		try = append(try, "git checkout HEAD -- "+strings.Join(restore, " "))
+	}
+	if len(remove) > 0 {
+		try = append(try, "rm "+strings.Join(remove, " "))
+	}
+	return &usageError{fmt.Sprintf("not graded: the grader's own files were changed, and %s is graded only with the harness (internal/), go.mod, go.sum and hidden tests as committed:\n%s",
+		k.Slug, strings.Join(lines, "\n")), strings.Join(try, "; then ")}
 }
 
 // progress reads the state file; an unreadable one is reported and read

@@ -257,17 +257,25 @@ func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: noprocs")
 	}
 	work := ts.Getenv("WORK")
-	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	ts.Check(err)
 	var found []string
-	for _, p := range procs {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue // it ended meanwhile
+	// A process killed because its parent died may take a moment to go:
+	// look again for a while before calling it left running.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		found = nil
+		procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+		ts.Check(err)
+		for _, p := range procs {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				continue // it ended meanwhile
+			}
+			args := strings.Split(string(data), "\x00")
+			if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, work) }) {
+				found = append(found, strings.Join(args, " "))
+			}
 		}
-		args := strings.Split(string(data), "\x00")
-		if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, work) }) {
-			found = append(found, strings.Join(args, " "))
+		if neg || len(found) == 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	switch {

@@ -46,7 +46,7 @@ func watchVerb(ctx context.Context, args []string, env Env) (int, error) {
 	} else if k, err = nextKata(cat, env, ""); err != nil {
 		return 0, err
 	}
-	tc, err := grade.Detect(ctx, env.Vars)
+	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}

@@ -12,6 +12,7 @@ package gofiles
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,6 +85,21 @@ func kind(m fs.FileMode) string {
 		return "a socket"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m.IsDir():
+		return "a directory"
 	}
 	return "not a regular file"
+}
+
+// ReadRegular reads p when it is a regular file (or a link to one), and
+// refuses anything else instead of opening it: a named pipe would block.
+func ReadRegular(p string) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a file", p, kind(fi.Mode()))
+	}
+	return os.ReadFile(p)
 }

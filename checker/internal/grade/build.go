@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,14 +24,28 @@ var errLineRE = regexp.MustCompile(`^(\S+\.go):(\d+)(?::\d+)?: (.*)$`)
 
 const maxBuildLines = 20
 
-// writeOverlay writes the target's overlay file for the go command into tmp.
-func writeOverlay(t Target, tmp string) (string, error) {
-	ov, err := json.Marshal(map[string]map[string]string{"Replace": t.Overlay})
+// writeOverlay writes the overlay file for the go command into tmp: the
+// target's files and, in a kit, the grader's own copies of the harness.
+func (g *grader) writeOverlay(t Target, tmp string) (string, error) {
+	replace := t.Overlay
+	if g.tc.Kit != nil {
+		replace = maps.Clone(g.tc.Kit.Overlay)
+		maps.Copy(replace, t.Overlay)
+	}
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": replace})
 	if err != nil {
 		return "", err
 	}
 	path := filepath.Join(tmp, "overlay.json")
 	return path, os.WriteFile(path, ov, 0o600)
+}
+
+// modArgs makes a go command read the grader's own go.mod in a kit.
+func (g *grader) modArgs() []string {
+	if g.tc.Kit != nil {
+		return []string{"-modfile", g.tc.Kit.ModFile}
+	}
+	return nil
 }
 
 // build compiles the test binary once, with the hidden tests overlaid.
@@ -40,6 +55,7 @@ func (g *grader) build(ctx context.Context, t Target, tmp, ovPath string) (strin
 	if g.tc.Race {
 		args = append(args, "-race")
 	}
+	args = append(args, g.modArgs()...)
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = g.root, g.tc.Env

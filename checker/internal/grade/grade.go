@@ -21,6 +21,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gate"
+	"gokata/checker/internal/integrity"
 	"gokata/internal/failure"
 )
 
@@ -155,7 +156,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	ovPath, err := writeOverlay(t, tmp)
+	ovPath, err := g.writeOverlay(t, tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -191,9 +192,19 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		res.collect(names, itemOf, verdicts)
 		return res, nil
 	}
-	verdicts, err = g.runAll(ctx, bin, t.Dir, names, itemOf)
+	verdicts, changed, err := g.runWatched(ctx, bin, t, tmp, names, itemOf)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)
+	}
+	if len(changed) > 0 {
+		res.Gate = append(res.Gate, changed...)
+		v := Verdict{Kind: failure.Forbidden, Message: "not graded: your code changed files outside its exercise while it ran"}
+		for _, f := range changed {
+			v.Detail = append(v.Detail, f.String())
+		}
+		for _, n := range names {
+			verdicts[n] = TestResult{Name: n, Verdict: v}
+		}
 	}
 	for n, v := range verdicts {
 		v.Message = trimRoot(root, v.Message)
@@ -205,6 +216,41 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	}
 	res.collect(names, itemOf, verdicts)
 	return res, nil
+}
+
+// runWatched runs the tests (runAll) and reports every file outside the
+// graded directory that changed meanwhile (package integrity): in the
+// checkout, and the kit's copies of the grader's files.
+func (g *grader) runWatched(ctx context.Context, bin string, t Target, tmp string, names []string, itemOf map[string]string) (map[string]TestResult, []gate.Finding, error) {
+	skip := []string{t.Dir, tmp}
+	var extra []string
+	if g.tc.Kit != nil {
+		extra = append(extra, g.tc.Kit.Dir)
+	} else if r := rel(g.root, t.Kata.Solution); filepath.IsAbs(r) {
+		extra = append(extra, t.Kata.Solution)
+	}
+	before, err := integrity.Take(g.root, skip, extra...)
+	if err != nil {
+		return nil, nil, err
+	}
+	verdicts, err := g.runAll(ctx, bin, t.Dir, names, itemOf)
+	if err != nil {
+		return nil, nil, err
+	}
+	after, err := integrity.Take(g.root, skip, extra...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var changed []gate.Finding
+	for _, p := range before.Changed(after) {
+		name := rel(g.root, p)
+		if g.tc.Kit != nil && strings.HasPrefix(p, g.tc.Kit.Dir+string(filepath.Separator)) {
+			name = "the checker's copy of " + strings.TrimPrefix(p, g.tc.Kit.Dir+string(filepath.Separator))
+		}
+		changed = append(changed, gate.Finding{File: name, Line: 1, Rule: gate.RuleForbidden,
+			Message: "changed while your code was graded: code must not write outside its exercise; put it back before grading again (git checkout HEAD -- FILE, or remove a new file)"})
+	}
+	return verdicts, changed, nil
 }
 
 // blockedVerdict is the verdict for code the gate refuses to run.

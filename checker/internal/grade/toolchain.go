@@ -14,6 +14,16 @@ type Toolchain struct {
 	Env    []string // environment of every go command and test binary
 	Race   bool     // the race detector is available (cgo and a C compiler)
 	NoRace string   // why not, when Race is false
+	Kit    *Kit     // a candidate kit's own copies of the grader's files; nil in the repository
+}
+
+// Kit is what a candidate kit's checker carries of the grader's files (the
+// harness, go.mod, go.sum), unpacked from its binary: the build uses these
+// and never the kit's files on disk, which the candidate can edit.
+type Kit struct {
+	Overlay map[string]string // file of the checkout → its copy ("" leaves out a file the grader does not have)
+	ModFile string            // the grader's go.mod, with its go.sum beside it (go build -modfile)
+	Dir     string            // where the copies are: compared before and after every run too
 }
 
 // fixedEnv is set for every go command and test binary the checker runs:

@@ -37,11 +37,12 @@ func vetFlags() []string {
 var posnRE = regexp.MustCompile(`^(.*\.go):(\d+)(?::\d+)?$`)
 
 // vet runs the concurrency analyzers of go vet over the package as it is
-// built (the same overlay), and returns what they found in the learner's
+// built (the same overlay and, in a kit, go.mod), and returns what they found in the learner's
 // files. Code that does not type-check gets no findings: the build reports
 // it better.
 func (g *grader) vet(ctx context.Context, t Target, overlay string) ([]gate.Finding, error) {
-	args := append([]string{"vet", "-json", "-overlay", overlay}, vetFlags()...)
+	args := append([]string{"vet", "-json", "-overlay", overlay}, g.modArgs()...)
+	args = append(args, vetFlags()...)
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = g.root, g.tc.Env

@@ -7,7 +7,8 @@
 // under internal/ that the hidden tests import (without its own tests),
 // go.mod and go.sum, a README for the candidate, a Makefile, and
 // bin/checker: the checker built with the hidden tests packed inside it
-// (package bundle). It has no solutions/ directory and no _test.go file.
+// (package bundle), and its own copies of the harness, go.mod and go.sum,
+// which it grades with instead of the kit's files. It has no solutions/ directory and no _test.go file.
 // Grading needs Go and a C compiler on the candidate's machine, as in the
 // repository, and grades exactly as the repository does.
 package pack
@@ -79,8 +80,19 @@ func Build(ctx context.Context, kit Kit) error {
 			return err
 		}
 	}
-	if err := kit.harness(); err != nil {
+	// The kit's checker grades with its own copies of the harness, go.mod
+	// and go.sum: the kit's files are there for reading, and editing them
+	// changes nothing.
+	harness, err := kit.harness()
+	if err != nil {
 		return err
+	}
+	for _, rel := range append(harness, "go.mod", "go.sum") {
+		data, err := os.ReadFile(filepath.Join(kit.Root, rel))
+		if err != nil {
+			return err
+		}
+		hidden[filepath.ToSlash(rel)] = data
 	}
 	for name, content := range map[string]string{
 		"README.md":  readme(kit.Katas),
@@ -120,11 +132,12 @@ func (kit Kit) exercise(ctx context.Context, k catalog.Kata) error {
 	return nil
 }
 
-// harness copies the non-test Go files of internal/: the packages the
-// hidden tests import.
-func (kit Kit) harness() error {
+// harness copies the non-test Go files of internal/ (the packages the
+// hidden tests import) and returns their paths relative to the root.
+func (kit Kit) harness() ([]string, error) {
 	src := filepath.Join(kit.Root, "internal")
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	var files []string
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -135,8 +148,10 @@ func (kit Kit) harness() error {
 			return nil
 		}
 		rel, _ := filepath.Rel(kit.Root, p)
+		files = append(files, rel)
 		return copyFile(p, filepath.Join(kit.Out, rel))
 	})
+	return files, err
 }
 
 // checker builds bin/checker with the hidden tests packed in, by laying a
