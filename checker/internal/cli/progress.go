@@ -57,6 +57,9 @@ func asCommitted(ctx context.Context, root string, k catalog.Kata, env Env) erro
 	if sol := rel(root, k.Solution); !filepath.IsAbs(sol) { // in the checkout, as in the repository
 		paths = append(paths, filepath.ToSlash(sol)+"/*_test.go")
 	}
+	if ex := rel(root, k.Exercise); !filepath.IsAbs(ex) {
+		paths = append(paths, filepath.ToSlash(ex)+"/kata.json") // its "imports" widen the gate
+	}
 	changed, ok, err := integrity.Uncommitted(ctx, env.Vars, root, paths)
 	if err != nil {
 		if ctx.Err() != nil {
