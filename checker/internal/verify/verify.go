@@ -145,10 +145,6 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		if len(ms) < MinMutants {
 			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d mutants; every kata ships at least %d", len(ms), MinMutants)})
 		}
-		mutants += len(ms)
-		for _, m := range ms {
-			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutant(ctx, tc, root, k, m, opt) }})
-		}
 		alts, err := Alternatives(k)
 		if err != nil {
 			return false, err
@@ -158,6 +154,10 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		}
 		for _, a := range alts {
 			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, vo.Correct) }})
+		}
+		mutants += len(ms)
+		for _, m := range ms {
+			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutant(ctx, tc, root, k, m, opt) }})
 		}
 	}
 	// Two at a time: each job is a go build plus a test run.
