@@ -204,6 +204,42 @@ func TestR3_CancelDuringTheDrain(t *testing.T) {
 	})
 }
 
+func TestR3_ACancelBeforeALateConsumerErrorWins(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errStore := errors.New("store: disk full")
+		deaf := katatest.NewGate()
+		consume := func(ctx context.Context, v int) error {
+			_ = deaf.Hold(context.Background()) // a write that ignores ctx, and fails when it ends
+			return errStore
+		}
+		p := &testProducer{limit: 3}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 1, 1, p.produce, consume) })
+		if call.Broken() {
+			return
+		}
+		require.Equal(t, 1, deaf.Waiting(), "precondition: the consumer is inside consume")
+
+		cancel()
+		synctest.Wait() // whatever the code does on a cancel is done: only then does the call fail
+		require.False(t, call.Returned(), "precondition: Run waits for the consume call still running (it ignores its ctx)")
+		deaf.Release() // only now does that call fail, on its own
+		_, err, ok := call.Finish("Run")
+		if !ok {
+			return
+		}
+		if errors.Is(err, errStore) && !errors.Is(err, context.Canceled) {
+			t.Errorf("the caller cancelled while a consume call was running, and that call failed only afterwards; "+
+				"Run returned the consumer's error %q, but the cancel came first, so Run must return ctx.Err(): "+
+				"record the cancel when it happens (or check the caller's ctx when a consumer fails), not when a "+
+				"consumer next looks at ctx", err)
+			return
+		}
+		assert.ErrorIs(t, err, context.Canceled, "the cancel came before the consumer's error: Run returns ctx.Err()")
+	})
+}
+
 func TestR3_PutAfterTheCancelFails(t *testing.T) {
 	// After the cancel, produce goes on putting 20 items with room in the
 	// queue: a put that selects on ctx.Done() and a send with room, without

@@ -137,6 +137,7 @@ func start[T any](ctx context.Context, clk clock.Clock, drainTimeout time.Durati
 	if capacity < 0 || consumers < 1 {
 		return Stats{}, fmt.Errorf("queue: bad arguments (capacity %d, consumers %d)", capacity, consumers)
 	}
+	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := &pipe[T]{
@@ -145,6 +146,10 @@ func start[T any](ctx context.Context, clk clock.Clock, drainTimeout time.Durati
 		wake:   make(chan struct{}, capacity+consumers),
 		done:   make(chan struct{}),
 	}
+	// The caller's cancel is recorded when it happens: a consume call that
+	// ignores it and fails later must not decide what Run returns.
+	unhook := context.AfterFunc(caller, func() { p.fail(caller.Err()) })
+	defer unhook()
 	var workers sync.WaitGroup
 	for range consumers {
 		workers.Add(1)
@@ -199,11 +204,12 @@ func one[T any](consume func(context.Context, T) error) func(*pipe[T]) {
 			}
 			p.handed(1)
 			err := consume(p.ctx, v)
-			<-p.tokens
 			if err != nil {
-				p.fail(err)
+				p.fail(err) // before the token goes back: a put it frees must see the stop
+				<-p.tokens
 				return
 			}
+			<-p.tokens
 		}
 	}
 }

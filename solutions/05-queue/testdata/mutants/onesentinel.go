@@ -169,6 +169,7 @@ type msg[T any] struct {
 }
 
 type queue[T any] struct {
+	parent context.Context // the caller's
 	ctx    context.Context // cancelled by the caller or by fail
 	cancel context.CancelFunc
 	items  chan msg[T]
@@ -186,9 +187,10 @@ func run[T any](ctx context.Context, clk clock.Clock, drainTimeout time.Duration
 	if capacity < 0 || consumers < 1 {
 		return Stats{}, fmt.Errorf("queue: capacity %d, consumers %d: want capacity >= 0 and at least one consumer", capacity, consumers)
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	q := &queue[T]{ctx: ctx, cancel: cancel, items: make(chan msg[T], capacity)}
+	q := &queue[T]{parent: parent, ctx: ctx, cancel: cancel, items: make(chan msg[T], capacity)}
 	var wg sync.WaitGroup
 	for range consumers {
 		wg.Go(func() { consumer(q) })
@@ -297,11 +299,17 @@ func (q *queue[T]) handed(n int) {
 	q.mu.Unlock()
 }
 
-// fail records err if it is the first error and stops everything.
+// fail records err if it is the first error and stops everything. A
+// cancel by the caller that came earlier wins, even if no consumer has
+// looked at ctx since: a call that ignored the cancel and failed later
+// does not decide what Run returns.
 func (q *queue[T]) fail(err error) {
 	q.mu.Lock()
 	if q.err == nil {
 		q.err = err
+		if cerr := q.parent.Err(); cerr != nil {
+			q.err = cerr
+		}
 	}
 	q.mu.Unlock()
 	q.cancel()

@@ -163,6 +163,7 @@ func RunDrainTimeout[T any](ctx context.Context, clk clock.Clock, drainTimeout t
 // queue is what one call of Run shares between the producer, the consumers
 // and Run itself.
 type queue[T any] struct {
+	parent context.Context // the caller's
 	ctx    context.Context // cancelled by the caller or by fail
 	cancel context.CancelFunc
 	items  chan T
@@ -180,9 +181,10 @@ func run[T any](ctx context.Context, clk clock.Clock, drainTimeout time.Duration
 	if capacity < 0 || consumers < 1 {
 		return Stats{}, fmt.Errorf("queue: capacity %d, consumers %d: want capacity >= 0 and at least one consumer", capacity, consumers)
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	q := &queue[T]{ctx: ctx, cancel: cancel, items: make(chan T, capacity)}
+	q := &queue[T]{parent: parent, ctx: ctx, cancel: cancel, items: make(chan T, capacity)}
 	var wg sync.WaitGroup
 	for range consumers {
 		wg.Go(func() { consumer(q) })
@@ -290,11 +292,17 @@ func (q *queue[T]) handed(n int) {
 	q.mu.Unlock()
 }
 
-// fail records err if it is the first error and stops everything.
+// fail records err if it is the first error and stops everything. A
+// cancel by the caller that came earlier wins, even if no consumer has
+// looked at ctx since: a call that ignored the cancel and failed later
+// does not decide what Run returns.
 func (q *queue[T]) fail(err error) {
 	q.mu.Lock()
 	if q.err == nil {
 		q.err = err
+		if cerr := q.parent.Err(); cerr != nil {
+			q.err = cerr
+		}
 	}
 	q.mu.Unlock()
 	q.cancel()

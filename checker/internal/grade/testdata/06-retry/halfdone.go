@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -46,7 +47,6 @@ func Do[T any](ctx context.Context, clk clock.Clock, p Policy, op func(context.C
 	if m < 1 {
 		m = 2
 	}
-	pause := p.BaseDelay
 	for attempt := 1; ; attempt++ {
 		v, err := op(ctx)
 		if err == nil {
@@ -59,10 +59,12 @@ func Do[T any](ctx context.Context, clk clock.Clock, p Policy, op func(context.C
 		if attempt == attempts {
 			return v, fmt.Errorf("%w: %w", ErrExhausted, err)
 		}
+		pause := time.Duration(float64(p.BaseDelay) * math.Pow(m, float64(attempt-1)))
 		if p.BeforeSleep != nil {
 			p.BeforeSleep(attempt, err, pause)
 		}
-		clk.Sleep(pause)
-		pause = time.Duration(float64(pause) * m)
+		if pause > 0 {
+			clk.Sleep(pause)
+		}
 	}
 }
