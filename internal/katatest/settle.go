@@ -39,7 +39,7 @@ func (h *H) Settle() (stuck []string) {
 	h.T.Helper()
 	self, bubble := h.root, h.bubble
 	for i := 0; bubble != 0 && i < settleRounds; i++ {
-		yield()
+		yield(i)
 		d := takeDump()
 		busy, onMutex := false, 0
 		for _, g := range d.headers() {
@@ -81,13 +81,16 @@ func (h *H) Settle() (stuck []string) {
 	return nil
 }
 
-// yieldsPerDump is how often Settle yields before it looks at the bubble.
-// A dump stops the world and walks every stack, which costs far more than a
-// yield, and code that has just been woken takes a few yields to block again.
+// yieldsPerDump is how often Settle yields before it first looks at the
+// bubble. A dump stops the world and walks every stack, which costs far
+// more than a yield, and code that has just been woken takes a few yields
+// to block again. While the bubble stays busy the yields between dumps
+// double every four rounds, up to 64 times as many: with several Ps,
+// frequent dumps keep stopping the goroutines they wait for.
 const yieldsPerDump = 8
 
-func yield() {
-	for range yieldsPerDump {
+func yield(round int) {
+	for range yieldsPerDump << min(round/4, 6) {
 		runtime.Gosched()
 	}
 }

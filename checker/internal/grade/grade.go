@@ -156,7 +156,11 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	ovPath, err := g.writeOverlay(t, tmp)
+	ovPath, err := g.writeOverlay(t, tmp, true)
+	if err != nil {
+		return nil, err
+	}
+	vetPath, err := g.writeOverlay(t, tmp, false)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +171,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	vetDone := make(chan struct{})
 	go func() {
 		defer close(vetDone)
-		vetFindings, vetErr = g.vet(ctx, t, ovPath)
+		vetFindings, vetErr = g.vet(ctx, t, vetPath)
 	}()
 	bin, bf, err := g.build(ctx, t, tmp, ovPath)
 	<-vetDone

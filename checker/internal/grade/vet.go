@@ -36,10 +36,10 @@ func vetFlags() []string {
 
 var posnRE = regexp.MustCompile(`^(.*\.go):(\d+)(?::\d+)?$`)
 
-// vet runs the concurrency analyzers of go vet over the package as it is
-// built (the same overlay and, in a kit, go.mod), and returns what they found in the learner's
-// files. Code that does not type-check gets no findings: the build reports
-// it better.
+// vet runs the concurrency analyzers of go vet over the learner's package,
+// its test files left out (overlay, the grader's go.mod in a kit), and
+// returns what they found in the learner's files. Code that does not
+// type-check gets no findings: the build reports it better.
 func (g *grader) vet(ctx context.Context, t Target, overlay string) ([]gate.Finding, error) {
 	args := append([]string{"vet", "-json", "-overlay", overlay}, g.modArgs()...)
 	args = append(args, vetFlags()...)
