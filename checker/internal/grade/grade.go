@@ -181,9 +181,6 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	if vetErr != nil {
 		return nil, fmt.Errorf("vet %s: %w", t.Kata.Slug, vetErr)
 	}
-	if bf == nil {
-		res.Gate = append(res.Gate, vetFindings...)
-	}
 	if bf != nil {
 		res.Build = bf
 		v := Verdict{Kind: bf.Kind, Message: "does not compile"}
@@ -196,6 +193,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		res.collect(names, itemOf, verdicts)
 		return res, nil
 	}
+	res.Gate = append(res.Gate, vetFindings...)
 	verdicts, changed, err := g.runWatched(ctx, bin, t, tmp, names, itemOf)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)
