@@ -17,7 +17,9 @@
 //
 // Output is kept per test up to a limit, its head and its tail, so a test
 // that floods its output cannot exhaust memory and its final failure message
-// is still there; what is cut from the middle is counted.
+// is still there; what is cut from the middle is counted. Apart from it, the
+// lines that the code under test printed itself (fmt, log) are picked out
+// of each test's output, their first and last few kept ([Test.Printed]).
 package teststream
 
 import (
@@ -48,7 +50,13 @@ type Test struct {
 	Elapsed float64  // seconds
 	out     capped
 	subs    []*Test // its subtests (t.Run), in the order they started
+	root    *Test   // the top-level test it belongs to (itself if it is one)
+	printed printed // what the code printed: kept in the top-level test only
 }
+
+// Printed is what the code under test printed during the test and its
+// subtests (see [Printed]).
+func (t *Test) Printed() Printed { return t.root.printed.result() }
 
 // Finished reports whether the test's last run ended with a result.
 func (t *Test) Finished() bool { return !t.open }
@@ -111,6 +119,7 @@ func Decode(rd io.Reader, limit int) (*Run, error) {
 	text := func(b []byte) {
 		if cur != nil {
 			cur.out.add(b)
+			cur.root.printed.add(b)
 		} else {
 			r.out.add(b)
 		}
@@ -129,6 +138,9 @@ func Decode(rd io.Reader, limit int) (*Run, error) {
 					text(frame)
 					inFrame = false
 				} else if j >= 0 {
+					if cur != nil {
+						cur.root.printed.flush() // a frame starts a line
+					}
 					cur = r.frame(string(frame[len(marker):]), cur)
 					inFrame = false
 				}
@@ -157,6 +169,9 @@ func Decode(rd io.Reader, limit int) (*Run, error) {
 		case err == io.EOF:
 			if inFrame { // a last frame without its newline
 				cur = r.frame(string(frame[len(marker):]), cur)
+			}
+			for _, t := range r.Tests {
+				t.printed.finish()
 			}
 			return r, nil
 		default:
@@ -187,6 +202,7 @@ func (r *Run) frame(f string, cur *Test) *Test {
 		}
 		if cur != nil {
 			cur.out.add([]byte(f + "\n"))
+			cur.root.printed.add([]byte(f + "\n"))
 		} else {
 			r.out.add([]byte(f + "\n"))
 		}
@@ -268,6 +284,12 @@ func (r *Run) test(name string) *Test {
 	t := r.Tests[name]
 	if t == nil {
 		t = &Test{Name: name, out: capped{limit: r.out.limit}}
+		t.root = t
+		if top, _, sub := strings.Cut(name, "/"); sub {
+			if parent := r.Tests[top]; parent != nil {
+				t.root = parent
+			}
+		}
 		r.Tests[name] = t
 		r.Order = append(r.Order, name)
 		if i := strings.LastIndex(name, "/"); i > 0 {
@@ -326,7 +348,7 @@ func (c *capped) keep(line []byte) {
 		c.inRace = false
 	case has("panic: ") || has("fatal error: "):
 		c.inMessage = false // one line: the dump that follows is in the tail
-	case messageRE.Match(line):
+	case has("    ") && messageRE.Match(line): // the prefix first: cheaper than the regexp
 		c.inMessage = true
 	case c.inMessage && has("        "):
 	default:
