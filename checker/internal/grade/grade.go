@@ -22,6 +22,7 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/integrity"
+	"gokata/checker/internal/teststream"
 	"gokata/internal/failure"
 )
 
@@ -46,6 +47,8 @@ type Result struct {
 	Build  *BuildFailure  // why it did not build; nil when it did
 	Items  []ItemResult   // requirements, then bonus follow-ups
 	Runs   int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
+
+	scheduling map[string]bool // the tests whose scenario depends on scheduling
 }
 
 // ItemResult is the verdict on one requirement or bonus follow-up: a pass
@@ -57,6 +60,23 @@ type ItemResult struct {
 	Tests  []TestResult
 	Runs   int // repetitions in which all its tests finished
 	Passes int // repetitions in which all its tests passed
+	// Scheduling is true when some of its tests repeat a scenario whose
+	// outcome depends on scheduling (katatest.Repeat): code that is wrong
+	// may still pass one run of them by luck.
+	Scheduling bool
+}
+
+// Flaky reports whether the item passed some repetitions and failed
+// others: its outcome depends on scheduling.
+func (it ItemResult) Flaky() bool { return it.Passes > 0 && it.Passes < it.Runs }
+
+// Printed counts the lines the code printed during the item's tests.
+func (it ItemResult) Printed() int {
+	n := 0
+	for _, t := range it.Tests {
+		n += t.Output.Total()
+	}
+	return n
 }
 
 // TestResult is the verdict on one hidden test.
@@ -64,6 +84,9 @@ type TestResult struct {
 	Name string `json:"name"`
 	Verdict
 	Results []string `json:"-"` // one per finished run: "pass", "fail", "skip"
+	// Output is what the code printed while the test ran (all its runs,
+	// under Repeat), apart from the test's own messages.
+	Output teststream.Printed `json:"output,omitzero"`
 }
 
 // Score counts passed requirements and bonus follow-ups.
@@ -111,10 +134,12 @@ type grader struct {
 func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
 	g := &grader{tc: tc, root: root, opt: opt}
 	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, Runs: g.repetitions()}
-	names, itemOf, err := HiddenTests(t.Kata)
+	hid, err := readHidden(t.Kata)
 	if err != nil {
 		return nil, err
 	}
+	names, itemOf := hid.names, hid.itemOf
+	res.scheduling = hid.scheduling
 	srcs, err := t.Sources()
 	if err != nil {
 		return nil, err
@@ -284,6 +309,7 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 			}
 			tr := verdicts[n]
 			ir.Tests = append(ir.Tests, tr)
+			ir.Scheduling = ir.Scheduling || r.scheduling[n]
 			if !tr.Passed() && tr.Kind != failure.NotRun && ir.Kind == "" {
 				ir.Verdict = tr.Verdict
 			}

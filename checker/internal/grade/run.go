@@ -188,16 +188,16 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			switch {
 			case t == nil:
 			case t.Action == "fail" && t.Finished():
-				verdicts[name] = TestResult{name, classifyFailure(t.Output(), dir), t.Results}
+				verdicts[name] = TestResult{Name: name, Verdict: classifyFailure(t.Output(), dir), Results: t.Results, Output: t.Printed()}
 			case t.Action == "pass" && ok && !e.receipts.Confirms(name, len(t.Results)):
-				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(e.receipts.Tests[name])}
+				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(e.receipts.Tests[name]), Output: t.Printed()}
 			case t.Action == "pass" && ok:
-				verdicts[name] = TestResult{name, Verdict{Kind: failure.Pass}, t.Results}
+				verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.Pass}, Results: t.Results, Output: t.Printed()}
 			case t.Action == "skip" && ok:
-				verdicts[name] = TestResult{name, Verdict{Kind: failure.Assertion, Message: "the test was skipped"}, t.Results}
+				verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.Assertion, Message: "the test was skipped"}, Results: t.Results, Output: t.Printed()}
 			}
 			if line, forged := run.Forged[name]; forged {
-				verdicts[name] = TestResult{Name: name, Verdict: forgedVerdict(line)}
+				verdicts[name] = TestResult{Name: name, Verdict: forgedVerdict(line), Output: t.Printed()}
 			}
 		}
 		if ok {
@@ -239,7 +239,7 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 				// so this one came from a goroutine the code started.
 				v.Message = "a goroutine your code started panicked: " + strings.TrimPrefix(v.Message, "panic: ")
 			}
-			verdicts[name] = TestResult{Name: name, Verdict: v}
+			verdicts[name] = TestResult{Name: name, Verdict: v, Output: run.Tests[name].Printed()}
 			g.hung = g.hung || v.Kind == failure.Timeout || v.Kind == failure.MutexHang
 		}
 		failed := map[string]string{} // item → a test that failed it

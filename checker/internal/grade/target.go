@@ -145,37 +145,134 @@ var testNameRE = regexp.MustCompile(`^Test([RB]\d+)_`)
 // HiddenTests maps each hidden test function to the requirement it grades
 // ("TestR4_CancelDuringPause" → "R4"), in file order.
 func HiddenTests(k catalog.Kata) ([]string, map[string]string, error) {
+	h, err := readHidden(k)
+	return h.names, h.itemOf, err
+}
+
+// hidden is what the source of a kata's hidden tests says about them.
+type hidden struct {
+	names  []string          // the test functions, in file order
+	itemOf map[string]string // test → the requirement it grades
+	// scheduling holds the tests that call katatest.Repeat, themselves or
+	// through the test files' own functions: their scenario's outcome
+	// depends on scheduling.
+	scheduling map[string]bool
+}
+
+const harnessPath = "gokata/internal/katatest"
+
+func readHidden(k catalog.Kata) (hidden, error) {
+	h := hidden{itemOf: map[string]string{}, scheduling: map[string]bool{}}
 	files, err := HiddenFiles(k)
 	if err != nil {
-		return nil, nil, err
+		return h, err
 	}
 	sort.Strings(files)
-	var names []string
-	item := map[string]string{}
 	hasMain := false
 	fset := token.NewFileSet()
+	funcs := map[string][]callee{} // function name, or "." and a method name → its bodies
+	var tests []callee
 	for _, f := range files {
 		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, nil, err
+			return h, err
 		}
+		harness := harnessName(af)
 		for _, d := range af.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil {
+			if !ok || fd.Body == nil {
 				continue
 			}
+			c := callee{fd.Body, harness}
+			if fd.Recv != nil {
+				funcs["."+fd.Name.Name] = append(funcs["."+fd.Name.Name], c)
+				continue
+			}
+			funcs[fd.Name.Name] = append(funcs[fd.Name.Name], c)
 			if m := testNameRE.FindStringSubmatch(fd.Name.Name); m != nil {
-				names = append(names, fd.Name.Name)
-				item[fd.Name.Name] = m[1]
+				h.names = append(h.names, fd.Name.Name)
+				h.itemOf[fd.Name.Name] = m[1]
+				tests = append(tests, c)
 			}
 			hasMain = hasMain || fd.Name.Name == "TestMain"
 		}
 	}
 	if !hasMain {
 		// Without it the run never proves that it ended, and nothing passes.
-		return nil, nil, fmt.Errorf("kata %s: the hidden tests have no TestMain; add main_test.go with func TestMain(m *testing.M) { katatest.Main(m) }", k.Slug)
+		return h, fmt.Errorf("kata %s: the hidden tests have no TestMain; add main_test.go with func TestMain(m *testing.M) { katatest.Main(m) }", k.Slug)
 	}
-	return names, item, nil
+	for i, name := range h.names {
+		if repeats(tests[i], funcs, map[*ast.BlockStmt]bool{}) {
+			h.scheduling[name] = true
+		}
+	}
+	return h, nil
+}
+
+// callee is the body of a function of the hidden tests, and the name its
+// file gives the harness package ("" if it does not import it).
+type callee struct {
+	body    *ast.BlockStmt
+	harness string
+}
+
+// harnessName is the name file f gives package katatest.
+func harnessName(f *ast.File) string {
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, "`\"") != harnessPath {
+			continue
+		}
+		if imp.Name != nil {
+			return imp.Name.Name
+		}
+		return "katatest"
+	}
+	return ""
+}
+
+// repeats reports whether c calls katatest.Repeat, or calls a function (or
+// a method of the same name) of the test files that does.
+func repeats(c callee, funcs map[string][]callee, seen map[*ast.BlockStmt]bool) bool {
+	if seen[c.body] {
+		return false
+	}
+	seen[c.body] = true
+	found := false
+	ast.Inspect(c.body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found {
+			return !found
+		}
+		fun := call.Fun
+		for { // testGo[int](…) calls testGo
+			if ix, ok := fun.(*ast.IndexExpr); ok {
+				fun = ix.X
+			} else if ix, ok := fun.(*ast.IndexListExpr); ok {
+				fun = ix.X
+			} else {
+				break
+			}
+		}
+		var next []callee
+		switch f := fun.(type) {
+		case *ast.Ident:
+			next = funcs[f.Name]
+		case *ast.SelectorExpr:
+			if x, ok := f.X.(*ast.Ident); ok && c.harness != "" && x.Name == c.harness {
+				found = f.Sel.Name == "Repeat"
+				return !found
+			}
+			next = funcs["."+f.Sel.Name]
+		}
+		for _, n := range next {
+			if repeats(n, funcs, seen) {
+				found = true
+				break
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // readSources reads the learner's source files for the gate, named

@@ -38,6 +38,9 @@ func (p Printed) Lines() int { return len(p.Head) + len(p.Tail) }
 // Empty reports whether nothing was printed.
 func (p Printed) Empty() bool { return p.Lines() == 0 }
 
+// IsZero reports whether nothing was printed (for encoding/json's omitzero).
+func (p Printed) IsZero() bool { return p.Total() == 0 }
+
 // Total is how many lines were printed.
 func (p Printed) Total() int { return p.Lines() + p.Cut }
 

@@ -55,8 +55,13 @@ type Test struct {
 }
 
 // Printed is what the code under test printed during the test and its
-// subtests (see [Printed]).
-func (t *Test) Printed() Printed { return t.root.printed.result() }
+// subtests (see [Printed]); nothing for a nil Test.
+func (t *Test) Printed() Printed {
+	if t == nil {
+		return Printed{}
+	}
+	return t.root.printed.result()
+}
 
 // Finished reports whether the test's last run ended with a result.
 func (t *Test) Finished() bool { return !t.open }

@@ -1,0 +1,64 @@
+package grade
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/catalog"
+)
+
+// A test is scheduling-dependent when it calls katatest.Repeat, directly or
+// through the test files' own functions and methods, whatever name its file
+// gives the harness.
+func TestReadHiddenFindsRepeat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+	}
+	write("main_test.go", `package k
+import ("testing"; "gokata/internal/katatest")
+func TestMain(m *testing.M) { katatest.Main(m) }
+func TestR1_Direct(t *testing.T) { katatest.Repeat(t, 20, func(h *katatest.H) {}) }
+func TestR2_Once(t *testing.T) { katatest.Run(t, func(h *katatest.H) { helperOnce(h) }) }
+func TestR3_ViaHelper(t *testing.T) { scenario[int](t) }
+func TestR4_ViaMethod(t *testing.T) { var f fixture; f.many(t) }
+func TestB1_Recursive(t *testing.T) { loop(t) }
+func scenario[T any](t *testing.T) { many(t) }
+func many(t *testing.T) { katatest.Repeat(t, 3, func(h *katatest.H) {}) }
+func helperOnce(h *katatest.H) {}
+func loop(t *testing.T) { loop(t) }
+`)
+	write("alias_test.go", `package k
+import ("testing"; kt "gokata/internal/katatest")
+type fixture struct{}
+func (fixture) many(t *testing.T) { kt.Repeat(t, 3, func(h *kt.H) {}) }
+func TestR5_Alias(t *testing.T) { kt.Repeat(t, 3, func(h *kt.H) {}) }
+`)
+	write("other_test.go", `package k
+import "testing"
+type katatest struct{}
+func (katatest) Repeat() {}
+func TestR6_NotTheHarness(t *testing.T) { var katatest katatest; katatest.Repeat() }
+`)
+	h, err := readHidden(catalog.Kata{Slug: "00-k", Solution: dir})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"TestR5_Alias", "TestR1_Direct", "TestR2_Once", "TestR3_ViaHelper", "TestR4_ViaMethod", "TestB1_Recursive", "TestR6_NotTheHarness"}, h.names)
+	assert.Equal(t, map[string]bool{"TestR1_Direct": true, "TestR3_ViaHelper": true, "TestR4_ViaMethod": true, "TestR5_Alias": true}, h.scheduling)
+}
+
+func TestReadHiddenOfTheKatas(t *testing.T) {
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	cat, err := catalog.Load(root)
+	require.NoError(t, err)
+	k, ok := cat.Find("10")
+	require.True(t, ok)
+	h, err := readHidden(k)
+	require.NoError(t, err)
+	assert.True(t, h.scheduling["TestR1_RacingSubmittersNeverPanic"], "it repeats its scenario in fresh bubbles")
+	assert.False(t, h.scheduling["TestR4_RepeatedShutdownReturnsTheSameResult"])
+}
