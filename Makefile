@@ -8,6 +8,7 @@ GO      ?= go
 EX      ?=
 N       ?=
 REPEAT  ?=
+V       ?=
 GIVEUP  ?=
 FORCE   ?=
 NAME    ?=
@@ -29,14 +30,14 @@ help: ## list the targets
 $(CHECKER):
 	@$(GO) build -o $(CHECKER) ./checker
 
-check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates)
-	@$(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT))
+check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates; V=1 shows what your code printed)
+	@$(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(V),-v)
 
 list: $(CHECKER) ## the katas and where you stand
 	@$(CHECKER) list
 
-watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops)
-	@$(CHECKER) watch $(EX)
+watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops; V=1 shows what your code printed)
+	@$(CHECKER) watch $(EX) $(if $(V),-v)
 
 hint: $(CHECKER) ## the next hint: make hint EX=06 (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)

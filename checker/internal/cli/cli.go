@@ -96,6 +96,8 @@ check flags:
   --repeat=N           run every test N times at each --cpu value, shuffled, and
                        report each requirement's pass rate (luck is caught)
   --cpu=1,2,4          GOMAXPROCS values for --repeat (default 1,2,4)
+  -v                   under each failed requirement, what your code printed (fmt, log)
+                       during its tests (also for watch)
   --poll=25ms          watch and interview: how often to look for saves
 
 Your progress lives in .kata/ (git ignores it); no verb but reset writes your files.
@@ -279,6 +281,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
 	repeat := fs.Int("repeat", 1, "")
 	cpu := fs.String("cpu", "", "")
+	verbose := fs.Bool("v", false, "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
 	}
@@ -290,6 +293,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	style.Verbose, style.Verb = *verbose, "check"
 	cat, err := load(env)
 	if err != nil {
 		return 0, err

@@ -23,6 +23,7 @@ func watchVerb(ctx context.Context, args []string, env Env) (int, error) {
 	color := fs.String("color", "auto", "")
 	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
 	poll := fs.Duration("poll", 0, "")
+	verbose := fs.Bool("v", false, "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
 	}
@@ -34,6 +35,7 @@ func watchVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	style.Verbose, style.Verb = *verbose, "watch"
 	cat, err := load(env)
 	if err != nil {
 		return 0, err

@@ -23,7 +23,13 @@
 //	    "message": "…", "detail": ["…"],
 //	    "hints": [2],                  // hints that cover this item (make hint EX=NN N=2)
 //	    "runs": 60, "passes": 57,      // repetitions in which all its tests finished / passed
-//	    "tests": [{"name": "TestR4_CancelDuringPause", "kind": "…", "message": "…"}]
+//	    "scheduling": false,           // its tests repeat a scenario whose outcome depends on
+//	                                   // scheduling: one run can pass by luck
+//	    "tests": [{"name": "TestR4_CancelDuringPause", "kind": "…", "message": "…",
+//	               "output": {         // only if the code printed (fmt, log) while it ran:
+//	                 "head": ["…"],    //   its first lines (10 at most, each cut to 300 bytes)
+//	                 "cut": 37,        //   lines left out between head and tail (0: omitted)
+//	                 "tail": ["…"]}}]  //   its last lines (10 at most), when more than head
 //	  }]
 //	}
 //
@@ -40,6 +46,7 @@ import (
 	"slices"
 	"strings"
 
+	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
 	"gokata/internal/failure"
@@ -52,6 +59,13 @@ type Style struct {
 	// Interview: hints are asked for by typing hint, one after the other,
 	// not with make hint, so the advice says that.
 	Interview bool
+	// Verbose shows, under each failed item, what the code printed during
+	// its tests (check -v).
+	Verbose bool
+	// Verb is the make target that graded ("check", "watch"): without
+	// Verbose, one line names the command that shows what the code printed
+	// (make check EX=06 V=1). "" names none.
+	Verb string
 }
 
 func (s Style) paint(code, text string) string {
@@ -145,6 +159,9 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 			for _, d := range it.Detail {
 				fmt.Fprintf(w, "        %s\n", s.dim(d))
 			}
+			if luck := luckNote(it, k, s); luck != "" {
+				fmt.Fprintf(w, "        %s\n", luck)
+			}
 			if hs := k.HintsFor(it.ID); len(hs) > 0 {
 				advice := fmt.Sprintf("hint: make hint EX=%s N=%d", k.ID(), hs[0])
 				if s.Interview {
@@ -152,10 +169,20 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 				}
 				fmt.Fprintf(w, "        %s\n", s.dim(advice))
 			}
+			if s.Verbose {
+				printedText(w, it, s)
+			}
 		}
 	}
 	section("Requirements", false)
 	section("Bonus", true)
+	if lines := printedInFailures(r); lines > 0 && !s.Verbose && s.Verb != "" {
+		what := "1 line"
+		if lines > 1 {
+			what = fmt.Sprintf("%d lines", lines)
+		}
+		fmt.Fprintf(w, "\nYour code printed %s during the failed tests: make %s EX=%s V=1 shows them under each requirement.\n", what, s.Verb, k.ID())
+	}
 	req, total, bonus, btotal := r.Score()
 	fmt.Fprintf(w, "\nScore: %d/%d required", req, total)
 	if btotal > 0 {
@@ -163,6 +190,59 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Next: %s\n", next(r, s))
+}
+
+// luckNote says, under a failed item, that one run can pass by luck: its
+// tests repeat a scenario whose outcome depends on scheduling, or it
+// passed some repetitions and failed others.
+func luckNote(it grade.ItemResult, k catalog.Kata, s Style) string {
+	var why string
+	switch {
+	case it.Flaky():
+		why = "it failed only some of the runs: the outcome depends on scheduling, so one run can pass by luck"
+	case it.Scheduling:
+		why = "this scenario depends on scheduling, so one run can pass by luck"
+	default:
+		return ""
+	}
+	if s.Interview {
+		return why + "."
+	}
+	return fmt.Sprintf("%s; after a fix, make check EX=%s REPEAT=20", why, k.ID())
+}
+
+// printedText shows what the code printed during a failed item's tests,
+// set apart from the checker's words: a label, then each line behind a bar.
+func printedText(w io.Writer, it grade.ItemResult, s Style) {
+	for _, t := range it.Tests {
+		p := t.Output
+		if p.IsZero() {
+			continue
+		}
+		fmt.Fprintf(w, "        %s\n", s.dim("your code printed, in "+t.Name+":"))
+		bar := s.dim("│ ")
+		for _, l := range p.Head {
+			fmt.Fprintf(w, "        %s%s\n", bar, l)
+		}
+		if p.Cut > 0 {
+			fmt.Fprintf(w, "        %s%s\n", bar, s.dim(fmt.Sprintf("… %d lines cut …", p.Cut)))
+		}
+		for _, l := range p.Tail {
+			fmt.Fprintf(w, "        %s%s\n", bar, l)
+		}
+	}
+}
+
+// printedInFailures counts the lines the code printed during the tests of
+// the items that failed.
+func printedInFailures(r *grade.Result) int {
+	n := 0
+	for _, it := range r.Items {
+		if !it.Passed() {
+			n += it.Printed()
+		}
+	}
+	return n
 }
 
 type gateState int
@@ -352,10 +432,11 @@ type jsonItem struct {
 	Text  string `json:"text"`
 	Bonus bool   `json:"bonus"`
 	grade.Verdict
-	Hints  []int              `json:"hints"`
-	Runs   int                `json:"runs"`
-	Passes int                `json:"passes"`
-	Tests  []grade.TestResult `json:"tests"`
+	Hints      []int              `json:"hints"`
+	Runs       int                `json:"runs"`
+	Passes     int                `json:"passes"`
+	Scheduling bool               `json:"scheduling"`
+	Tests      []grade.TestResult `json:"tests"`
 }
 
 func toJSON(r *grade.Result) jsonGrade {
@@ -375,7 +456,7 @@ func toJSON(r *grade.Result) jsonGrade {
 			hs = []int{}
 		}
 		g.Items = append(g.Items, jsonItem{ID: it.ID, Text: it.Text, Bonus: it.Bonus, Verdict: it.Verdict, Hints: hs,
-			Runs: it.Runs, Passes: it.Passes, Tests: it.Tests})
+			Runs: it.Runs, Passes: it.Passes, Scheduling: it.Scheduling, Tests: it.Tests})
 	}
 	return g
 }

@@ -15,6 +15,7 @@ import (
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
+	"gokata/checker/internal/teststream"
 	"gokata/internal/failure"
 )
 
@@ -40,6 +41,24 @@ func item(id string, bonus bool, v grade.Verdict) grade.ItemResult {
 
 var pass = grade.Verdict{Kind: failure.Pass}
 
+// printing gives an item's first test what the code printed.
+func printing(it grade.ItemResult, p teststream.Printed) grade.ItemResult {
+	it.Tests[0].Output = p
+	return it
+}
+
+// repeated makes an item's verdict come from runs repetitions, passes of
+// them passed.
+func repeated(it grade.ItemResult, runs, passes int) grade.ItemResult {
+	it.Runs, it.Passes = runs, passes
+	return it
+}
+
+func scheduling(it grade.ItemResult) grade.ItemResult {
+	it.Scheduling = true
+	return it
+}
+
 func results() map[string]*grade.Result {
 	return map[string]*grade.Result{
 		"stub": {Kata: kata(), Race: true, Items: []grade.ItemResult{
@@ -54,9 +73,24 @@ func results() map[string]*grade.Result {
 				item("R1", false, pass),
 				item("R2", false, grade.Verdict{Kind: failure.Race, Message: "data race: two goroutines touch the same memory without synchronisation",
 					Detail: []string{"read at exercises/06-retry/retry.go:12 Do.func1", "previous write at exercises/06-retry/retry.go:13 Do"}}),
-				item("R3", false, grade.Verdict{Kind: failure.Assertion, Message: "cancel must return at once", Detail: []string{"Should be true"}}),
+				printing(item("R3", false, grade.Verdict{Kind: failure.Assertion, Message: "cancel must return at once", Detail: []string{"Should be true"}}),
+					teststream.Printed{Head: []string{"attempt 1", "2000/01/01 00:00:00 pausing 100ms"}}),
 				item("B1", true, pass),
 			}},
+		"printed": {Kata: kata(), Race: true, Items: []grade.ItemResult{
+			printing(item("R1", false, pass), teststream.Printed{Head: []string{"a pass prints too, but is not shown"}}),
+			printing(item("R2", false, grade.Verdict{Kind: failure.Assertion, Message: "want 3 attempts, got 4"}),
+				teststream.Printed{Head: []string{"attempt 1", "attempt 2"}, Cut: 37, Tail: []string{"attempt 40", "attempt 41"}}),
+			printing(item("R3", false, grade.Verdict{Kind: failure.Assertion, Message: "cancel must return at once"}),
+				teststream.Printed{Head: []string{"2000/01/01 00:00:00 cancelled"}}),
+			item("B1", true, pass),
+		}},
+		"luck": {Kata: kata(), Race: true, Runs: 15, Items: []grade.ItemResult{
+			repeated(item("R1", false, pass), 15, 15),
+			repeated(item("R2", false, grade.Verdict{Kind: failure.Assertion, Message: "want the latest result, got a stale one"}), 15, 11),
+			scheduling(repeated(item("R3", false, grade.Verdict{Kind: failure.Race, Message: "data race: two goroutines touch the same memory without synchronisation"}), 15, 0)),
+			scheduling(repeated(item("B1", true, pass), 15, 15)),
+		}},
 		"compile": {Kata: kata(), NoRace: "cgo is disabled (CGO_ENABLED=0)",
 			Build: &grade.BuildFailure{Kind: failure.Compile, Lines: []string{"exercises/06-retry/retry.go:3:1: syntax error"}},
 			Items: []grade.ItemResult{
@@ -88,6 +122,26 @@ func TestText(t *testing.T) {
 			assert.NotContains(t, b.String(), "\x1b[", "no colour when not asked")
 		})
 	}
+}
+
+// What the code printed is shown under the failed items with Verbose;
+// without it, one line says how to see it.
+func TestTextPrinted(t *testing.T) {
+	r := results()["printed"]
+	for name, s := range map[string]report.Style{
+		"printed-hint.txt": {Verb: "check"},
+		"printed-v.txt":    {Verb: "check", Verbose: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			report.Text(&b, r, s)
+			golden(t, name, b.Bytes())
+			assert.NotContains(t, b.String(), "a pass prints too", "a passed item's prints are not news")
+		})
+	}
+	var b bytes.Buffer
+	report.Text(&b, results()["passed"], report.Style{Verb: "check"})
+	assert.NotContains(t, b.String(), "V=1", "nothing printed, nothing to see")
 }
 
 func TestJSON(t *testing.T) {
