@@ -66,6 +66,24 @@ type ItemResult struct {
 	Scheduling bool
 }
 
+// FailedByChance reports whether one run of the item could have gone
+// either way: a test that depends on scheduling failed, or the item
+// passed some repetitions and failed others.
+func (it ItemResult) FailedByChance() bool {
+	if it.Passed() {
+		return false
+	}
+	if it.Flaky() {
+		return true
+	}
+	for _, t := range it.Tests {
+		if t.Scheduling && !t.Passed() && t.Kind != failure.NotRun {
+			return true
+		}
+	}
+	return false
+}
+
 // Flaky reports whether the item passed some repetitions and failed
 // others: its outcome depends on scheduling.
 func (it ItemResult) Flaky() bool { return it.Passes > 0 && it.Passes < it.Runs }
@@ -87,6 +105,9 @@ type TestResult struct {
 	// Output is what the code printed while the test ran (all its runs,
 	// under Repeat), apart from the test's own messages.
 	Output teststream.Printed `json:"output,omitzero"`
+	// Scheduling: the test repeats a scenario whose outcome depends on
+	// scheduling (katatest.Repeat).
+	Scheduling bool `json:"scheduling,omitempty"`
 }
 
 // Score counts passed requirements and bonus follow-ups.
@@ -308,8 +329,9 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 				continue
 			}
 			tr := verdicts[n]
+			tr.Scheduling = r.scheduling[n]
 			ir.Tests = append(ir.Tests, tr)
-			ir.Scheduling = ir.Scheduling || r.scheduling[n]
+			ir.Scheduling = ir.Scheduling || tr.Scheduling
 			if !tr.Passed() && tr.Kind != failure.NotRun && ir.Kind == "" {
 				ir.Verdict = tr.Verdict
 			}

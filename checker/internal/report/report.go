@@ -26,6 +26,7 @@
 //	    "scheduling": false,           // its tests repeat a scenario whose outcome depends on
 //	                                   // scheduling: one run can pass by luck
 //	    "tests": [{"name": "TestR4_CancelDuringPause", "kind": "…", "message": "…",
+//	               "scheduling": true, // this test repeats such a scenario (omitted: false)
 //	               "output": {         // only if the code printed (fmt, log) while it ran:
 //	                 "head": ["…"],    //   its first lines (10 at most, each cut to 300 bytes)
 //	                 "cut": 37,        //   lines left out between head and tail (0: omitted)
@@ -192,18 +193,18 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 	fmt.Fprintf(w, "Next: %s\n", next(r, s))
 }
 
-// luckNote says, under a failed item, that one run can pass by luck: its
-// tests repeat a scenario whose outcome depends on scheduling, or it
-// passed some repetitions and failed others.
+// luckNote says, under a failed item, that one run can pass by luck: a
+// test that failed repeats a scenario whose outcome depends on scheduling,
+// or the item passed some repetitions and failed others.
 func luckNote(it grade.ItemResult, k catalog.Kata, s Style) string {
 	var why string
 	switch {
+	case !it.FailedByChance():
+		return ""
 	case it.Flaky():
 		why = "it failed only some of the runs: the outcome depends on scheduling, so one run can pass by luck"
-	case it.Scheduling:
-		why = "this scenario depends on scheduling, so one run can pass by luck"
 	default:
-		return ""
+		why = "this scenario depends on scheduling, so one run can pass by luck"
 	}
 	if s.Interview {
 		return why + "."

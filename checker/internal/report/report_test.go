@@ -55,7 +55,7 @@ func repeated(it grade.ItemResult, runs, passes int) grade.ItemResult {
 }
 
 func scheduling(it grade.ItemResult) grade.ItemResult {
-	it.Scheduling = true
+	it.Scheduling, it.Tests[0].Scheduling = true, true
 	return it
 }
 
