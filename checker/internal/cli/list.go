@@ -29,7 +29,8 @@ func statusOf(k catalog.Kata, s *state.State) status {
 	return st
 }
 
-// text is the status column: not started, 3 of 7, passed, passed · bonus 1 of 2.
+// text is the status column: not started, 3 of 7, passed, passed 60× (every
+// one of 60 runs), passed · bonus 1 of 2.
 func (st status) text(style report.Style) string {
 	var t string
 	switch {
@@ -37,6 +38,9 @@ func (st status) text(style report.Style) string {
 		return style.Dim("not started")
 	case st.passed:
 		t = style.Good("passed")
+		if st.g.Repeated() {
+			t += fmt.Sprintf(" %d×", st.g.Runs)
+		}
 		if st.g.BonusTotal > 0 {
 			t += fmt.Sprintf(" · bonus %d of %d", st.g.Bonus, st.g.BonusTotal)
 		}
@@ -71,7 +75,7 @@ func list(args []string, env Env) (int, error) {
 	for _, k := range cat.Katas {
 		width = max(width, utf8.RuneCountInString(k.Title))
 	}
-	var passed, started, bonus, btotal, stale int
+	var passed, started, bonus, btotal, stale, once int
 	next := ""
 	for _, k := range cat.Katas {
 		st := statusOf(k, s)
@@ -80,6 +84,9 @@ func list(args []string, env Env) (int, error) {
 		switch {
 		case st.passed:
 			passed++
+			if !st.g.Repeated() {
+				once++
+			}
 		case st.graded:
 			started++
 		}
@@ -95,6 +102,9 @@ func list(args []string, env Env) (int, error) {
 	fmt.Fprintf(env.Stdout, "\nProgress: %d of %d passed · %d under way · bonus %d of %d\n", passed, len(cat.Katas), started, bonus, btotal)
 	if stale > 0 {
 		fmt.Fprintln(env.Stdout, style.Dim("(stale): the files changed since the last check; check again to update."))
+	}
+	if once < passed {
+		fmt.Fprintln(env.Stdout, style.Dim("passed N×: passed every one of N runs (make check EX=NN REPEAT=20), so not by luck; passed alone: a single run."))
 	}
 	if next != "" {
 		fmt.Fprintf(env.Stdout, "Next: make check EX=%s\n", next)

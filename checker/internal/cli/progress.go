@@ -37,7 +37,7 @@ func gradeLearner(ctx context.Context, tc *grade.Toolchain, root string, k catal
 		req, total, bonus, btotal := r.Score()
 		fpErr = state.Update(root, func(s *state.State) error {
 			s.Record(k.Slug, state.Grade{Fingerprint: fp, Passed: r.Passed(),
-				Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal})
+				Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal, Runs: r.Runs})
 			return nil
 		})
 	}

@@ -91,3 +91,30 @@ func TestFingerprint(t *testing.T) {
 	write("extra.go", "package retry\n")
 	assert.NotEqual(t, first, fp(), "a new file counts")
 }
+
+// A state file written before runs were recorded reads as single runs.
+func TestLoadOldFileWithoutRuns(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, state.Dir), 0o755))
+	require.NoError(t, os.WriteFile(state.Path(root), []byte(`{"schema": 1, "katas": {"06-retry": {
+		"last": {"fingerprint": "f1", "passed": true, "required": 7, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2},
+		"passedOnce": true, "hintsShown": 1}}}`), 0o644))
+	s, err := state.Load(root)
+	require.NoError(t, err)
+	g := s.Kata("06-retry").Last
+	assert.True(t, g.Passed)
+	assert.Equal(t, 0, g.Runs)
+	assert.False(t, g.Repeated(), "one run")
+}
+
+func TestRecordKeepsRepeatedPassOfTheSameFiles(t *testing.T) {
+	s := &state.State{}
+	s.Record("06-retry", state.Grade{Fingerprint: "f1", Passed: true, Runs: 60})
+	s.Record("06-retry", state.Grade{Fingerprint: "f1", Passed: true, Runs: 1})
+	assert.Equal(t, 60, s.Kata("06-retry").Last.Runs, "a single run of the same files does not undo 60")
+	s.Record("06-retry", state.Grade{Fingerprint: "f2", Passed: true, Runs: 1})
+	assert.False(t, s.Kata("06-retry").Last.Repeated(), "new files passed once")
+	s.Record("06-retry", state.Grade{Fingerprint: "f2", Passed: true, Runs: 15})
+	s.Record("06-retry", state.Grade{Fingerprint: "f2", Passed: false, Runs: 1})
+	assert.False(t, s.Kata("06-retry").Last.Repeated(), "a failure of the same files is news")
+}
