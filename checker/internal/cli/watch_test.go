@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,20 @@ func after(t *testing.T, dir, slug string) catalog.Kata {
 	}
 	t.Fatalf("no kata %s", slug)
 	return catalog.Kata{}
+}
+
+// watch -v shows what the code printed under a failed requirement, as
+// check -v does.
+func TestWatchVerbose(t *testing.T) {
+	dir := checkout(t)
+	k := kata(t, dir)
+	src := read(t, filepath.Join(k.Solution, "testdata", "mutants", "returnsvalue.go"))
+	src = strings.Replace(src, "\t\tif p.BeforeSleep != nil {", "\t\tfmt.Println(\"about to pause\", pause)\n\t\tif p.BeforeSleep != nil {", 1)
+	write(t, filepath.Join(k.Exercise, "retry.go"), src)
+	w := start(t, dir, cli.Env{}, "watch", "06", "-v", "--poll=10ms", "--color=never")
+	at := w.out.await(t, 0, "✘ R7 ")
+	at = w.out.await(t, at, "your code printed, in TestR7_")
+	w.out.await(t, at, "│ about to pause 10ms")
+	assert.Equal(t, cli.ExitInterrupted, w.stop(t))
+	assert.NotContains(t, w.out.String(), "V=1", "shown already")
 }
