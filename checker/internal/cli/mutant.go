@@ -89,7 +89,7 @@ func showMutant(cat *catalog.Catalog, k catalog.Kata, name string, env Env) (int
 	}
 	srcs, err := m.Apply(k.Solution)
 	if err != nil {
-		return 0, &usageError{err.Error(), "checker verify " + k.Slug[:2]}
+		return 0, &usageError{err.Error(), "edit the patch's ' ' and '-' lines to the reference's new text, or see docs/authoring.md, Step 6"}
 	}
 	for _, s := range srcs {
 		if len(srcs) > 1 {

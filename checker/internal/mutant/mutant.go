@@ -177,12 +177,24 @@ func (m *Mutant) Apply(dir string) ([]Source, error) {
 // SplitHeader cuts a mutant's source into its header (the leading "//"
 // lines and the empty line after them) and the code that follows.
 func SplitHeader(src []byte) (header, code []byte, err error) {
-	i := bytes.Index(src, []byte("\n\n"))
-	if !bytes.HasPrefix(src, []byte("//")) || i < 0 {
-		return nil, nil, errors.New("a mutant starts with its header: // Mistake:, // Fails:, // Expect: lines, then an empty line")
+	const want = "a mutant starts with its header: // Mistake:, // Fails:, // Expect: lines, then an empty line"
+	rest, n := src, 0
+	for bytes.HasPrefix(rest, []byte("//")) {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return nil, nil, errors.New(want)
+		}
+		rest, n = rest[i+1:], n+1
 	}
-	header, code = src[:i+2], src[i+2:]
-	return header, code, checkHeader(string(header))
+	switch {
+	case n == 0:
+		return nil, nil, errors.New(want)
+	case !bytes.HasPrefix(rest, []byte("\n")):
+		l, _, _ := bytes.Cut(rest, []byte("\n"))
+		return nil, nil, fmt.Errorf("%s (line %d is %q)", want, n+1, l)
+	}
+	cut := len(src) - len(rest) + 1
+	return src[:cut], src[cut:], nil
 }
 
 // Format writes a patch file: the header, then the diff of each file from
