@@ -21,7 +21,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint solution reset doctor interview report pack verify docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint solution reset doctor interview report pack verify mutant docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -64,6 +64,9 @@ pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06
 
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify
+
+mutant: $(CHECKER) ## maintainers: a kata's mutants, or one as a Go file: make mutant EX=06 NAME=clksleep
+	@$(CHECKER) mutant $(EX) $(NAME)
 
 docs: ## run the commands the guides show and compare their output
 	$(GO) test -count=1 -run TestDocs ./checker/internal/cli/

@@ -11,6 +11,7 @@
 //	checker pack --out DIR    a candidate kit: no solutions, hidden tests inside the binary
 //	checker doctor            check Go, gcc and modules; warm the race build
 //	checker verify            maintainers: stubs fail, references and alternatives pass, mutants are caught
+//	checker mutant 06 [NAME]  maintainers: the mutants (patches against the reference), one as a Go file
 //
 // `checker help` gives the flags. Progress (last grades, hints shown) is
 // kept in .kata/state.json, which git ignores; only reset writes the

@@ -85,6 +85,10 @@ Maintainers:
   verify [NN...]       stubs fail, references and alternatives pass, mutants are caught
                        (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run;
                        --repeat-correct=50: references and alternatives run 50 times instead)
+  mutant NN [NAME]     the mutants of kata NN, or mutant NAME as a source file: the
+                       reference with its patch applied, the header on top
+                       (--save NN FILE.go…: store each file as testdata/mutants/FILE.patch;
+                       --refresh [NN…]: write every patch again against the reference)
   help                 this text
 
 check flags:
@@ -210,6 +214,8 @@ func run(ctx context.Context, args []string, env Env) (int, error) {
 		return packVerb(ctx, args, env)
 	case "verify":
 		return verifyVerb(ctx, args, env)
+	case "mutant":
+		return mutantVerb(args, env)
 	}
 	return 0, &usageError{fmt.Sprintf("unknown verb %q", verb), "checker help"}
 }

@@ -191,7 +191,7 @@ func TestCheckReferencePasses(t *testing.T) {
 	assert.Empty(t, failing(g), "the reference passes every requirement and bonus")
 }
 
-// Each mutant, copied over the stub as a learner would write it, fails
+// Each mutant, written over the stub as a learner would write it, fails
 // exactly the requirements its header lists.
 func TestCheckMutantsOverStub(t *testing.T) {
 	dir := checkout(t)
@@ -202,7 +202,10 @@ func TestCheckMutantsOverStub(t *testing.T) {
 	stub := filepath.Join(k.Exercise, k.Package+".go")
 	for _, m := range ms {
 		t.Run(m.Name, func(t *testing.T) {
-			write(t, stub, read(t, m.Path))
+			srcs, err := m.Sources(k)
+			require.NoError(t, err)
+			require.Len(t, srcs, 1)
+			write(t, stub, string(srcs[0].Data))
 			g, r := checkJSON(t, dir)
 			wantCode := 0 // a mistake in a bonus follow-up alone does not fail the kata
 			if slices.ContainsFunc(m.Fails, func(id string) bool { return strings.HasPrefix(id, "R") }) {

@@ -92,7 +92,9 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 		assert.Equal(t, repo.stdout, out.String(), "%s: the kit's grade differs from the repository's", name)
 		assert.Empty(t, errb.String())
 	}
-	sameGrade("a mutant", read(t, ms[0].Path))
+	srcs, err := ms[0].Sources(k)
+	require.NoError(t, err)
+	sameGrade("a mutant", string(srcs[0].Data))
 	sameGrade("the reference", read(t, filepath.Join(k.Solution, "retry.go")))
 
 	// The kit grades with its own copies of the harness, go.mod and go.sum:

@@ -68,7 +68,7 @@ func Reference(k catalog.Kata) Target {
 	return Target{Kata: k, Dir: k.Solution, Overlay: map[string]string{}}
 }
 
-// Replacement grades one file (a mutant, a fixture) in place of the
+// Replacement grades one file (an alternative, a fixture) in place of the
 // reference's source files.
 func Replacement(k catalog.Kata, file string) (Target, error) {
 	t := Target{Kata: k, Dir: k.Solution, Overlay: map[string]string{}}

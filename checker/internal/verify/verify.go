@@ -1,17 +1,19 @@
 // Package verify is the authoring check run by CI: for every kata, the
 // metadata agrees with the README and the hidden tests; the untouched stub
 // fails every requirement it does not declare; the reference passes
-// everything; and every mutant (a known-wrong implementation kept in
-// solutions/NN-slug/testdata/mutants) fails exactly the requirements its
+// everything; and every mutant (a known-wrong implementation kept as a
+// patch against the reference in solutions/NN-slug/testdata/mutants, see
+// package mutant) applies and fails exactly the requirements its
 // header lists, with a message that matches its Expect pattern; and every
 // alternative (a correct solution in another design, kept in
 // solutions/NN-slug/testdata/alternatives) passes everything.
 package verify
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"go/format"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,6 +25,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/mutant"
 	"gokata/internal/failure"
 )
 
@@ -36,51 +39,53 @@ const MinAlternatives = 2
 // Mutant is a known-wrong implementation and what the tests must say of it.
 type Mutant struct {
 	Name    string
-	Path    string
+	Path    string         // the patch file
 	Mistake string         // "Mistake:" header line
 	Fails   []string       // "Fails:" the exact set of failing items
 	Expect  *regexp.Regexp // "Expect:" must match each failing item's message
+	Patch   *mutant.Mutant
 }
 
-// ParseMutant reads a mutant's header comment.
+// ParseMutant reads a mutant's patch file and its header.
 func ParseMutant(path string) (Mutant, error) {
-	m := Mutant{Name: strings.TrimSuffix(filepath.Base(path), ".go"), Path: path}
-	h, err := Header(path)
+	p, err := mutant.Load(path)
 	if err != nil {
-		return m, err
+		return Mutant{Name: strings.TrimSuffix(filepath.Base(path), mutant.Ext), Path: path}, err
 	}
+	return NewMutant(p)
+}
+
+// NewMutant reads what a parsed patch's header says the tests must find.
+func NewMutant(p *mutant.Mutant) (Mutant, error) {
+	m := Mutant{Name: p.Name, Path: p.Path, Patch: p}
+	h := p.Fields()
 	m.Mistake = h["Mistake"]
 	m.Fails = strings.Fields(h["Fails"])
 	sort.Strings(m.Fails)
 	if m.Mistake == "" || len(m.Fails) == 0 || h["Expect"] == "" {
 		return m, fmt.Errorf("mutant %s: its header needs Mistake:, Fails: and Expect: lines", m.Name)
 	}
+	var err error
 	if m.Expect, err = regexp.Compile(h["Expect"]); err != nil {
 		return m, fmt.Errorf("mutant %s: Expect: %w", m.Name, err)
 	}
 	return m, nil
 }
 
+// Sources applies the mutant to the kata's reference: the files it
+// changes, with their new content.
+func (m Mutant) Sources(k catalog.Kata) ([]mutant.Source, error) {
+	return m.Patch.Apply(k.Solution)
+}
+
 // Header reads the leading "// Key: value" comment lines of a Go file: the
-// header of a mutant, or of a grading fixture ("// Want: R1=pass …").
+// header of a grading fixture ("// Want: R1=pass …").
 func Header(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	h := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "// ")
-		if !ok {
-			break
-		}
-		if k, v, ok := strings.Cut(line, ": "); ok && !strings.Contains(k, " ") {
-			h[k] = strings.TrimSpace(v)
-		}
-	}
-	return h, sc.Err()
+	return mutant.Fields(data), nil
 }
 
 // Alternatives lists a kata's alternative correct solutions.
@@ -88,9 +93,10 @@ func Alternatives(k catalog.Kata) ([]string, error) {
 	return filepath.Glob(filepath.Join(k.Solution, "testdata", "alternatives", "*.go"))
 }
 
-// Mutants lists a kata's mutants.
+// Mutants lists a kata's mutants; a patch file that cannot be read is an
+// error.
 func Mutants(k catalog.Kata) ([]Mutant, error) {
-	paths, err := filepath.Glob(filepath.Join(k.Solution, "testdata", "mutants", "*.go"))
+	paths, err := mutant.Paths(k.Solution)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +109,18 @@ func Mutants(k catalog.Kata) ([]Mutant, error) {
 		ms = append(ms, m)
 	}
 	return ms, nil
+}
+
+// strays lists the .go files in a kata's mutants directory: mutants are
+// patches, and a whole copy there would be ignored.
+func strays(k catalog.Kata) ([]line, error) {
+	gos, err := filepath.Glob(filepath.Join(mutant.Dir(k.Solution), "*.go"))
+	var ls []line
+	for _, g := range gos {
+		ls = append(ls, line{false, fmt.Sprintf("%s is a whole copy, not a patch: store it with checker mutant --save %s %s, then remove it",
+			filepath.Base(g), k.Slug[:2], filepath.ToSlash(filepath.Join("solutions", k.Slug, "testdata", "mutants", filepath.Base(g))))})
+	}
+	return ls, err
 }
 
 // line is one checked fact of the report.
@@ -138,12 +156,28 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		jobs = append(jobs,
 			job{i, "stub", func() (line, error) { return stub(ctx, tc, root, k, opt) }},
 			job{i, "reference", func() (line, error) { return reference(ctx, tc, root, k, vo.Correct) }})
-		ms, err := Mutants(k)
+		paths, err := mutant.Paths(k.Solution)
 		if err != nil {
 			return false, err
 		}
-		if len(ms) < MinMutants {
-			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d mutants; every kata ships at least %d", len(ms), MinMutants)})
+		var ms []Mutant
+		for _, p := range paths {
+			m, err := ParseMutant(p)
+			if err != nil {
+				// A patch that cannot be read is one failed mutant, not
+				// the end of verify.
+				lines[i] = append(lines[i], line{false, err.Error()})
+				continue
+			}
+			ms = append(ms, m)
+		}
+		stray, err := strays(k)
+		if err != nil {
+			return false, err
+		}
+		lines[i] = append(lines[i], stray...)
+		if len(paths) < MinMutants {
+			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d mutants; every kata ships at least %d", len(paths), MinMutants)})
 		}
 		alts, err := Alternatives(k)
 		if err != nil {
@@ -155,9 +189,9 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		for _, a := range alts {
 			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, vo.Correct) }})
 		}
-		mutants += len(ms)
+		mutants += len(paths)
 		for _, m := range ms {
-			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutant(ctx, tc, root, k, m, opt) }})
+			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutantLine(ctx, tc, root, k, m, opt) }})
 		}
 	}
 	// Two at a time: each job is a go build plus a test run.
@@ -317,10 +351,30 @@ func passesAll(ctx context.Context, tc *grade.Toolchain, root, what string, t gr
 	return line{true, fmt.Sprintf("%s: passes all %d%s", what, len(r.Items), inRuns(r, opt))}, nil
 }
 
-func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, m Mutant, opt grade.Options) (line, error) {
-	t, err := grade.Replacement(k, m.Path)
+// mutantLine grades a mutant: the reference with its patch applied.
+func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, m Mutant, opt grade.Options) (line, error) {
+	srcs, err := m.Sources(k)
+	if err != nil {
+		return line{false, fmt.Sprintf("%v\n      the reference changed under the patch: make the change in the mutant too, and store it again (docs/authoring.md, Step 6)", err)}, nil
+	}
+	tmp, err := os.MkdirTemp("", "mutant-")
 	if err != nil {
 		return line{}, err
+	}
+	defer os.RemoveAll(tmp)
+	// The patched files take the place of the reference's, under the
+	// reference's names.
+	t := grade.Reference(k)
+	var unformatted []string
+	for _, s := range srcs {
+		if f, err := format.Source(s.Data); err != nil || !bytes.Equal(f, s.Data) {
+			unformatted = append(unformatted, s.Name)
+		}
+		p := filepath.Join(tmp, s.Name)
+		if err := os.WriteFile(p, s.Data, 0o644); err != nil {
+			return line{}, err
+		}
+		t.Overlay[filepath.Join(k.Solution, s.Name)] = p
 	}
 	r, err := grade.Grade(ctx, tc, root, t, opt)
 	if err != nil {
@@ -344,6 +398,9 @@ func mutant(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kat
 		}
 	}
 	sort.Strings(failed)
+	if len(unformatted) > 0 {
+		problems = append(problems, fmt.Sprintf("the patched %s is not gofmt-clean: format the mutant and store it again", strings.Join(unformatted, ", ")))
+	}
 	if !slices.Equal(failed, m.Fails) {
 		problems = append(problems, fmt.Sprintf("fails [%s], its header says [%s] (%s)",
 			strings.Join(failed, " "), strings.Join(m.Fails, " "), r))

@@ -1,0 +1,152 @@
+package mutant
+
+import (
+	"fmt"
+	"strings"
+)
+
+// context is how many unchanged lines a hunk shows around a change, as
+// diff -u does.
+const context = 3
+
+// diff returns the hunks that turn a into b: a longest common subsequence
+// of lines, after the common prefix and suffix are set aside (a mutant
+// changes a few places of a file of a few hundred lines).
+func diff(a, b []line) []Hunk {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	ops := make([]Op, 0, len(a)+len(b))
+	for _, l := range a[:pre] {
+		ops = append(ops, Op{' ', l})
+	}
+	ops = append(ops, lcs(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	for _, l := range a[len(a)-suf:] {
+		ops = append(ops, Op{' ', l})
+	}
+	return hunks(ops)
+}
+
+// lcs is the edit script from a to b through a longest common subsequence,
+// removals before additions where both are possible.
+func lcs(a, b []line) []Op {
+	n, m := len(a), len(b)
+	// l[i][j]: length of the longest common subsequence of a[i:] and b[j:].
+	l := make([][]int, n+1)
+	for i := range l {
+		l[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				l[i][j] = l[i+1][j+1] + 1
+			} else {
+				l[i][j] = max(l[i+1][j], l[i][j+1])
+			}
+		}
+	}
+	var ops []Op
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			ops = append(ops, Op{' ', a[i]})
+			i++
+			j++
+		case i < n && (j == m || l[i+1][j] >= l[i][j+1]):
+			ops = append(ops, Op{'-', a[i]})
+			i++
+		default:
+			ops = append(ops, Op{'+', b[j]})
+			j++
+		}
+	}
+	return ops
+}
+
+// hunks groups an edit script into hunks with context lines around each
+// change; changes closer than twice the context share a hunk.
+func hunks(ops []Op) []Hunk {
+	var hs []Hunk
+	oldLine, newLine := 1, 1 // of ops[i]
+	for i := 0; i < len(ops); {
+		if ops[i].Kind == ' ' {
+			oldLine++
+			newLine++
+			i++
+			continue
+		}
+		// A change at i: start context lines earlier.
+		start := max(0, i-context)
+		for start < i && ops[start].Kind != ' ' {
+			start++
+		}
+		back := i - start
+		h := Hunk{OldStart: oldLine - back, NewStart: newLine - back}
+		end := i // ops[start:end] belong to the hunk
+		for end < len(ops) {
+			if ops[end].Kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].Kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*context {
+				end = min(end+context, run)
+				break
+			}
+			end = run
+		}
+		h.Ops = ops[start:end]
+		for _, op := range h.Ops {
+			if op.Kind != '+' {
+				h.OldCount++
+			}
+			if op.Kind != '-' {
+				h.NewCount++
+			}
+		}
+		for _, op := range ops[i:end] {
+			if op.Kind != '+' {
+				oldLine++
+			}
+			if op.Kind != '-' {
+				newLine++
+			}
+		}
+		// diff -u names the line before an empty range.
+		if h.OldCount == 0 {
+			h.OldStart--
+		}
+		if h.NewCount == 0 {
+			h.NewStart--
+		}
+		hs = append(hs, h)
+		i = end
+	}
+	return hs
+}
+
+// writeFileDiff writes fd in unified form.
+func writeFileDiff(b *strings.Builder, fd FileDiff) {
+	fmt.Fprintf(b, "--- %s\n+++ %s\n", fd.Name, fd.Name)
+	for _, h := range fd.Hunks {
+		b.WriteString(h.header())
+		b.WriteByte('\n')
+		for _, op := range h.Ops {
+			b.WriteByte(op.Kind)
+			b.WriteString(op.text)
+			b.WriteByte('\n')
+			if !op.eol {
+				b.WriteString("\\ No newline at end of file\n")
+			}
+		}
+	}
+}
