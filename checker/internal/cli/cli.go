@@ -45,6 +45,7 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	IsTerminal     bool        // stdout is a terminal
+	StderrTerminal bool        // stderr is a terminal (progress lines are redrawn in place)
 	Clock          clock.Clock // for countdowns, progress lines, backup names; nil: the real clock
 
 	scratch *scratch // temporary files of one Run
@@ -140,11 +141,15 @@ func Main() int {
 		os.Exit(ExitInterrupted)
 	}()
 	dir, _ := os.Getwd()
-	fi, _ := os.Stdout.Stat()
 	return Run(ctx, os.Args[1:], Env{
 		Dir: dir, Vars: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		IsTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
+		IsTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr),
 	})
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // exitGrace bounds the cleanup after a signal: stopping the test process
