@@ -312,11 +312,13 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 		meta.Participant = gitUserName(ctx, cat.Root, env)
 	}
 	code := ExitPass
+	var results []*grade.Result
 	for i, k := range katas {
 		r, err := gradeLearner(ctx, tc, cat.Root, k, opt, env)
 		if err != nil {
 			return 0, err
 		}
+		results = append(results, r)
 		if !r.Passed() {
 			code = ExitFail
 		}
@@ -330,6 +332,9 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 			fmt.Fprintln(env.Stdout)
 		}
 		report.Text(env.Stdout, r, style)
+	}
+	if len(results) > 1 && !*asJSON {
+		summary(ctx, env.Stdout, cat, results, style, env)
 	}
 	return code, nil
 }
