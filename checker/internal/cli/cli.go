@@ -71,6 +71,7 @@ Learning:
                        (--give-up: now, and remembered)
   reset NN             put the untouched stub back, from git history; your .go files
                        are kept in .kata/backup (--force: do not ask)
+  help                 this text
 
 Interviews and workshops:
   interview NN         the story, a pause to ask questions, the decisions, a countdown
@@ -85,15 +86,15 @@ Interviews and workshops:
 Maintainers:
   verify [NN...]       stubs fail, references and alternatives pass, mutants are caught
                        (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run;
-                       --repeat-correct=50: references and alternatives run 50 times instead)
-  help                 this text
+                       --repeat-correct=50: references and alternatives run 50 times instead;
+                       --timeout as for check)
 
 check flags:
   --json               print the grade as JSON (schema: go doc gokata/checker/internal/report)
   --name=NAME          the participant named in the JSON (default: git config user.name)
   --color=auto|always|never   (also for list, watch, interview, doctor; NO_COLOR is honoured)
   --timeout=5s         a test run still going after this is stopped as a hang
-                       (also for watch, interview and verify)
+                       (also for watch and interview)
   --repeat=N           run every test N times at each --cpu value, shuffled, and
                        report each requirement's pass rate (luck is caught)
   --cpu=1,2,4          GOMAXPROCS values for --repeat (default 1,2,4)
@@ -183,13 +184,16 @@ func Run(ctx context.Context, args []string, env Env) int {
 
 func run(ctx context.Context, args []string, env Env) (int, error) {
 	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, usage)
+		fmt.Fprint(env.Stderr, help())
 		return ExitUsage, nil
 	}
 	verb, args := args[0], args[1:]
+	if why, ok := kitAbsent[verb]; ok && hasPacked() {
+		return 0, &usageError{why, ""}
+	}
 	switch verb {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(env.Stdout, usage)
+		fmt.Fprint(env.Stdout, help())
 		return ExitPass, nil
 	case "list":
 		return list(args, env)

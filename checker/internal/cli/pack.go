@@ -26,9 +26,6 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if hasPacked() {
-		return 0, &usageError{"this is a candidate kit already: pack from the repository", "cd to the kata repository"}
-	}
 	katas, err := named(cat, fs.Args())
 	if err != nil {
 		return 0, err

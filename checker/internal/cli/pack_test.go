@@ -131,6 +131,39 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, read(t, filepath.Join(root, "exercises", "06-retry", "retry.go")), read(t, kitStub))
+
+	// The kit's help and verbs are the kit's: no maintainer verbs, and
+	// one that cannot work there says why in one line.
+	kitRun := func(args ...string) result {
+		cmd := exec.Command(filepath.Join(kit, "bin", "checker"), args...)
+		cmd.Dir = kit
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return result{code, out.String(), errb.String()}
+	}
+	h := kitRun("help")
+	assert.Equal(t, 0, h.code)
+	assert.Contains(t, h.stdout, "\n  check [NN...]")
+	for _, verb := range []string{"verify", "pack", "solution"} {
+		assert.NotRegexp(t, `(?m)^  `+verb+`\b`, h.stdout, "the kit's help lists no %s", verb)
+	}
+	for _, args := range [][]string{{"verify"}, {"verify", "06"}, {"pack", "--out", filepath.Join(t.TempDir(), "kit2")}, {"solution", "06", "--give-up"}} {
+		r := kitRun(args...)
+		assert.Equal(t, 2, r.code, "%v in a kit: %s", args, r.stderr)
+		assert.Regexp(t, `^checker: [^\n]+\n$`, r.stderr, "%v in a kit: one line that says why", args)
+		assert.Empty(t, r.stdout)
+	}
+	last := kitRun("hint", "06", "3")
+	assert.Equal(t, 0, last.code, last.stderr)
+	assert.Contains(t, last.stdout, "That is the last hint")
+	assert.NotContains(t, last.stdout, "make solution", "a kit has no solution to give up to")
 }
 
 // hiddenNames lists the hidden test functions of kata 06.
