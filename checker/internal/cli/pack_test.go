@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"bytes"
+	"debug/macho"
+	"debug/pe"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -20,13 +22,9 @@ import (
 // inside, no solutions and no test files; and it grades exactly like the
 // repository, verdicts and messages alike.
 func TestPackKitGradesLikeTheRepository(t *testing.T) {
-	dir := checkout(t)
+	dir := committedCheckout(t)
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)
-	require.NoError(t, copyTree(filepath.Join(root, "checker"), filepath.Join(dir, "checker")))
-	git(t, dir, "init", "-q")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "the katas")
 
 	kit := filepath.Join(t.TempDir(), "kit")
 	r := run(t, dir, "pack", "--out", kit, "06")
@@ -164,6 +162,49 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	assert.Equal(t, 0, last.code, last.stderr)
 	assert.Contains(t, last.stdout, "That is the last hint")
 	assert.NotContains(t, last.stdout, "make solution", "a kit has no solution to give up to")
+}
+
+// A kit packed for another system has a checker built for it (cgo is not
+// needed, so no C cross-compiler either): checker.exe for Windows. It is
+// built here, not run.
+func TestPackForAnotherSystem(t *testing.T) {
+	dir := committedCheckout(t)
+
+	mac := filepath.Join(t.TempDir(), "mac")
+	r := run(t, dir, "pack", "--out", mac, "--os", "darwin", "--arch", "arm64", "06")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "It runs on macOS on Apple silicon (darwin/arm64)")
+	f, err := macho.Open(filepath.Join(mac, "bin", "checker"))
+	require.NoError(t, err, "a Mach-O binary")
+	assert.Equal(t, macho.CpuArm64, f.Cpu)
+	f.Close()
+	assert.Contains(t, read(t, filepath.Join(mac, "README.md")), "(darwin/arm64)")
+
+	win := filepath.Join(t.TempDir(), "win")
+	r = run(t, dir, "pack", "--out", win, "--os", "windows", "--arch", "amd64", "06")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "bin/checker.exe with their hidden tests inside")
+	p, err := pe.Open(filepath.Join(win, "bin", "checker.exe"))
+	require.NoError(t, err, "a Windows binary")
+	assert.Equal(t, uint16(pe.IMAGE_FILE_MACHINE_AMD64), p.Machine)
+	p.Close()
+	assert.NoFileExists(t, filepath.Join(win, "bin", "checker"))
+	assert.Contains(t, read(t, filepath.Join(win, "README.md")), "bin\\checker.exe check 06")
+	assert.Contains(t, read(t, filepath.Join(win, "Makefile")), "CHECKER := bin/checker.exe")
+}
+
+// committedCheckout is a copy of the checkout, checker sources included,
+// committed to a new git repository: what pack needs.
+func committedCheckout(t *testing.T) string {
+	t.Helper()
+	dir := checkout(t)
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	require.NoError(t, copyTree(filepath.Join(root, "checker"), filepath.Join(dir, "checker")))
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "the katas")
+	return dir
 }
 
 // hiddenNames lists the hidden test functions of kata 06.
