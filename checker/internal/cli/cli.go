@@ -81,6 +81,7 @@ Interviews and workshops:
                        DIR/room.html and DIR/room.md (--out=DIR2 to write elsewhere)
   pack --out DIR [NN…] a candidate kit: exercises and a checker with the hidden tests
                        inside (out of sight, not secret); no solutions
+                       (--os=darwin --arch=arm64: for another system than this one)
   doctor               check Go, gcc and the modules, and warm the race build
 
 Maintainers:
