@@ -64,7 +64,8 @@ const usage = `Usage: checker <verb> [flags] [args]
 
 Learning:
   list                 the katas with your status: not started, k of n, passed, bonus k of m
-  check [NN...]        grade the katas named (all katas without NN)
+  check [NN...]        grade the katas named (all katas without NN); with several,
+                       a summary and the next step at the end
   watch [NN]           grade again on every save (without NN: the next kata not passed)
   hint NN [N]          the next hint of kata NN, or hint N
   solution NN          the reference and its WHY, once your code passed
@@ -339,7 +340,7 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 		report.Text(env.Stdout, r, style)
 	}
 	if len(results) > 1 && !*asJSON {
-		summary(ctx, env.Stdout, cat, results, style, env)
+		summary(ctx, cat, results, style, env)
 	}
 	return code, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"unicode/utf8"
 
 	"gokata/checker/internal/catalog"
@@ -15,7 +14,8 @@ import (
 // summary ends a check of several katas, below their full reports: one
 // line per kata (passed, k of n, bonus, not started, did not build) and
 // the next step, as list gives it.
-func summary(ctx context.Context, w io.Writer, cat *catalog.Catalog, results []*grade.Result, style report.Style, env Env) {
+func summary(ctx context.Context, cat *catalog.Catalog, results []*grade.Result, style report.Style, env Env) {
+	w := env.Stdout
 	width := 0
 	for _, r := range results {
 		width = max(width, utf8.RuneCountInString(r.Kata.Slug))

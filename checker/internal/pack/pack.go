@@ -7,9 +7,11 @@
 // under internal/ that the hidden tests import (without its own tests),
 // go.mod and go.sum, a README for the candidate, a Makefile, and
 // bin/checker: the checker built with the hidden tests packed inside it
-// (package bundle), for this machine's system or another one (Kit.OS and
-// Kit.Arch: bin/checker.exe for Windows), and its own copies of the harness, go.mod and go.sum,
-// which it grades with instead of the kit's files. It has no solutions/ directory and no _test.go file.
+// (package bundle), and its own copies of the harness, go.mod and go.sum,
+// which it grades with instead of the kit's files. It has no solutions/
+// directory and no _test.go file. The checker is built for this machine's
+// system or another one (Kit.OS, Kit.Arch; bin/checker.exe for Windows),
+// without cgo, which it does not need.
 // Grading needs Go and a C compiler on the candidate's machine, as in the
 // repository, and grades exactly as the repository does.
 package pack
