@@ -14,6 +14,8 @@ FORCE   ?=
 NAME    ?=
 DIR     ?=
 OUT     ?=
+OS      ?=
+ARCH    ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -59,8 +61,10 @@ interview: $(CHECKER) ## a timed interview with a scorecard: make interview EX=0
 report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)
 
-pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata)
-	@$(CHECKER) pack --out "$(OUT)" $(EX)
+# OS and ARCH count only on make's command line: Windows sets OS in the
+# environment of every program.
+pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; OS=darwin ARCH=arm64 for a Mac)
+	@$(CHECKER) pack --out "$(OUT)" $(if $(filter command line,$(origin OS)),--os "$(OS)") $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)") $(EX)
 
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify

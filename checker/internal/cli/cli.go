@@ -45,6 +45,7 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	IsTerminal     bool        // stdout is a terminal
+	StderrTerminal bool        // stderr is a terminal (progress lines are redrawn in place)
 	Clock          clock.Clock // for countdowns, progress lines, backup names; nil: the real clock
 
 	scratch *scratch // temporary files of one Run
@@ -63,13 +64,15 @@ const usage = `Usage: checker <verb> [flags] [args]
 
 Learning:
   list                 the katas with your status: not started, k of n, passed, bonus k of m
-  check [NN...]        grade the katas named (all katas without NN)
+  check [NN...]        grade the katas named (all katas without NN); with several,
+                       a summary and the next step at the end
   watch [NN]           grade again on every save (without NN: the next kata not passed)
   hint NN [N]          the next hint of kata NN, or hint N
   solution NN          the reference and its WHY, once your code passed
                        (--give-up: now, and remembered)
   reset NN             put the untouched stub back, from git history; your .go files
                        are kept in .kata/backup (--force: do not ask)
+  help                 this text
 
 Interviews and workshops:
   interview NN         the story, a pause to ask questions, the decisions, a countdown
@@ -79,24 +82,25 @@ Interviews and workshops:
                        DIR/room.html and DIR/room.md (--out=DIR2 to write elsewhere)
   pack --out DIR [NN…] a candidate kit: exercises and a checker with the hidden tests
                        inside (out of sight, not secret); no solutions
+                       (--os=darwin --arch=arm64: for another system than this one)
   doctor               check Go, gcc and the modules, and warm the race build
 
 Maintainers:
   verify [NN...]       stubs fail, references and alternatives pass, mutants are caught
                        (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run;
-                       --repeat-correct=50: references and alternatives run 50 times instead)
+                       --repeat-correct=50: references and alternatives run 50 times instead;
+                       --timeout as for check)
   mutant NN [NAME]     the mutants of kata NN, or mutant NAME as a source file: the
                        reference with its patch applied, the header on top
                        (--save NN FILE.go…: store each file as testdata/mutants/FILE.patch;
                        --refresh [NN…]: write every patch again against the reference)
-  help                 this text
 
 check flags:
   --json               print the grade as JSON (schema: go doc gokata/checker/internal/report)
   --name=NAME          the participant named in the JSON (default: git config user.name)
   --color=auto|always|never   (also for list, watch, interview, doctor; NO_COLOR is honoured)
   --timeout=5s         a test run still going after this is stopped as a hang
-                       (also for watch, interview and verify)
+                       (also for watch and interview)
   --repeat=N           run every test N times at each --cpu value, shuffled, and
                        report each requirement's pass rate (luck is caught)
   --cpu=1,2,4          GOMAXPROCS values for --repeat (default 1,2,4)
@@ -146,11 +150,15 @@ func Main() int {
 		os.Exit(ExitInterrupted)
 	}()
 	dir, _ := os.Getwd()
-	fi, _ := os.Stdout.Stat()
 	return Run(ctx, os.Args[1:], Env{
 		Dir: dir, Vars: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		IsTerminal: fi != nil && fi.Mode()&os.ModeCharDevice != 0,
+		IsTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr),
 	})
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // exitGrace bounds the cleanup after a signal: stopping the test process
@@ -184,13 +192,16 @@ func Run(ctx context.Context, args []string, env Env) int {
 
 func run(ctx context.Context, args []string, env Env) (int, error) {
 	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, usage)
+		fmt.Fprint(env.Stderr, help())
 		return ExitUsage, nil
 	}
 	verb, args := args[0], args[1:]
+	if why, ok := kitAbsent[verb]; ok && hasPacked() {
+		return 0, &usageError{why, ""}
+	}
 	switch verb {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(env.Stdout, usage)
+		fmt.Fprint(env.Stdout, help())
 		return ExitPass, nil
 	case "list":
 		return list(args, env)
@@ -317,11 +328,13 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 		meta.Participant = gitUserName(ctx, cat.Root, env)
 	}
 	code := ExitPass
+	var results []*grade.Result
 	for i, k := range katas {
 		r, err := gradeLearner(ctx, tc, cat.Root, k, opt, env)
 		if err != nil {
 			return 0, err
 		}
+		results = append(results, r)
 		if !r.Passed() {
 			code = ExitFail
 		}
@@ -335,6 +348,9 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 			fmt.Fprintln(env.Stdout)
 		}
 		report.Text(env.Stdout, r, style)
+	}
+	if len(results) > 1 && !*asJSON {
+		summary(ctx, cat, results, style, env)
 	}
 	return code, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
-	"gokata/checker/internal/report"
 )
 
 // doctor checks that this machine can grade: the Go version, cgo and a C
@@ -94,7 +93,8 @@ func doctor(ctx context.Context, args []string, env Env) (int, error) {
 		what = "exercise"
 	}
 	start := env.clock().Now()
-	stop := showProgress(env, style, "warming the race build: grading "+k.Slug+" (about a minute on a new machine)")
+	stop := progressLine{w: env.Stdout, terminal: env.IsTerminal, clk: env.clock(), dim: style.Dim,
+		text: "  … warming the race build: grading " + k.Slug + " (about a minute on a new machine)"}.start()
 	r, err := grade.Grade(ctx, tc, cat.Root, t, grade.DefaultOptions)
 	stop()
 	took := env.clock().Since(start).Round(100 * time.Millisecond)
@@ -110,44 +110,6 @@ func doctor(ctx context.Context, args []string, env Env) (int, error) {
 		fmt.Fprintf(env.Stdout, "Ready: a check now takes about a second. Start with make check EX=%s\n", k.ID())
 	}
 	return code, nil
-}
-
-// showProgress keeps a line with the elapsed time visible while a slow
-// step runs: redrawn every second on a terminal, every 15 s in a log.
-// The returned func ends it.
-func showProgress(env Env, style report.Style, what string) (stop func()) {
-	clk := env.clock()
-	start := clk.Now()
-	every := 15 * time.Second
-	if env.IsTerminal {
-		every = time.Second
-		fmt.Fprintf(env.Stdout, "  … %s", what)
-	} else {
-		fmt.Fprintf(env.Stdout, "  … %s\n", what)
-	}
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := clk.Ticker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				if env.IsTerminal {
-					fmt.Fprint(env.Stdout, "\r\x1b[K") // the result line replaces it
-				}
-				return
-			case <-tick.C:
-				secs := int(clk.Since(start).Seconds())
-				if env.IsTerminal {
-					fmt.Fprintf(env.Stdout, "\r\x1b[K  … %s %s", what, style.Dim(strconv.Itoa(secs)+"s"))
-				} else {
-					fmt.Fprintf(env.Stdout, "    still working: %ds\n", secs)
-				}
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
 }
 
 // goOutput runs the go command in dir and returns its trimmed output.

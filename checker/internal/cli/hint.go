@@ -46,6 +46,8 @@ func hint(args []string, env Env) (int, error) {
 	switch {
 	case n < len(k.Hints):
 		fmt.Fprintf(env.Stdout, "\nStill stuck? make hint EX=%s shows hint %d.\n", k.ID(), n+1)
+	case hasPacked(): // a kit has no reference to give up to
+		fmt.Fprintf(env.Stdout, "\nThat is the last hint. Earlier ones: make hint EX=%s N=1.\n", k.ID())
 	default:
 		fmt.Fprintf(env.Stdout, "\nThat is the last hint. Earlier ones: make hint EX=%s N=1. To give up and read the reference: make solution EX=%s GIVEUP=1\n", k.ID(), k.ID())
 	}

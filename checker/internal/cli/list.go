@@ -11,10 +11,12 @@ import (
 
 // status is where a learner stands on one kata, from its last grade.
 type status struct {
-	graded bool
-	passed bool
-	stale  bool // the files changed since that grade
-	g      state.Grade
+	graded    bool
+	passed    bool
+	stale     bool // the files changed since that grade
+	untouched bool // graded, but still the untouched stub
+	noBuild   bool // graded, but it did not build
+	g         state.Grade
 }
 
 func statusOf(k catalog.Kata, s *state.State) status {
@@ -34,8 +36,10 @@ func statusOf(k catalog.Kata, s *state.State) status {
 func (st status) text(style report.Style) string {
 	var t string
 	switch {
-	case !st.graded:
+	case !st.graded || st.untouched:
 		return style.Dim("not started")
+	case st.noBuild:
+		t = style.Bad("did not build")
 	case st.passed:
 		t = style.Good("passed")
 		if st.g.Repeated() {
@@ -76,7 +80,6 @@ func list(args []string, env Env) (int, error) {
 		width = max(width, utf8.RuneCountInString(k.Title))
 	}
 	var passed, started, bonus, btotal, stale, once int
-	next := ""
 	for _, k := range cat.Katas {
 		st := statusOf(k, s)
 		pad := width - utf8.RuneCountInString(k.Title)
@@ -89,9 +92,6 @@ func list(args []string, env Env) (int, error) {
 			}
 		case st.graded:
 			started++
-		}
-		if !st.passed && next == "" {
-			next = k.ID()
 		}
 		if st.stale {
 			stale++
@@ -106,10 +106,17 @@ func list(args []string, env Env) (int, error) {
 	if once < passed {
 		fmt.Fprintln(env.Stdout, style.Dim("passed N×: passed every one of N runs (make check EX=NN REPEAT=20), so not by luck; passed alone: a single run."))
 	}
-	if next != "" {
-		fmt.Fprintf(env.Stdout, "Next: make check EX=%s\n", next)
-	} else {
-		fmt.Fprintln(env.Stdout, "Every kata passes. Well done.")
-	}
+	fmt.Fprintln(env.Stdout, nextStep(cat, s))
 	return ExitPass, nil
+}
+
+// nextStep is where a learner goes next: the first kata, in order, whose
+// last grade did not pass.
+func nextStep(cat *catalog.Catalog, s *state.State) string {
+	for _, k := range cat.Katas {
+		if !statusOf(k, s).passed {
+			return fmt.Sprintf("Next: make check EX=%s", k.ID())
+		}
+	}
+	return "Every kata passes. Well done."
 }

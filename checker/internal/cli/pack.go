@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"strings"
 
 	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/grade"
@@ -16,6 +19,8 @@ import (
 func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	fs := newFlags("pack")
 	out := fs.String("out", "", "")
+	goos := fs.String("os", runtime.GOOS, "")
+	goarch := fs.String("arch", runtime.GOARCH, "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
 	}
@@ -26,9 +31,6 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if hasPacked() {
-		return 0, &usageError{"this is a candidate kit already: pack from the repository", "cd to the kata repository"}
-	}
 	katas, err := named(cat, fs.Args())
 	if err != nil {
 		return 0, err
@@ -37,9 +39,16 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	dst := absPath(env.Dir, *out)
-	fmt.Fprintf(env.Stderr, "checker: packing %d katas and building the kit's checker…\n", len(katas))
-	err = pack.Build(ctx, pack.Kit{Root: cat.Root, Out: dst, Katas: katas, Env: tc.Env})
+	if err := checkPlatform(ctx, tc, cat.Root, *goos, *goarch); err != nil {
+		return 0, err
+	}
+	kit := pack.Kit{Root: cat.Root, Out: absPath(env.Dir, *out), Katas: katas, Env: tc.Env, OS: *goos, Arch: *goarch}
+	first := ""
+	if kit.Platform() != runtime.GOOS+"/"+runtime.GOARCH {
+		first = " (the first build for another system takes a few minutes)"
+	}
+	fmt.Fprintf(env.Stderr, "checker: packing %d katas and building the kit's checker for %s%s…\n", len(katas), kit.Platform(), first)
+	err = pack.Build(ctx, kit)
 	if errors.Is(err, pack.ErrNotEmpty) {
 		return 0, &usageError{err.Error() + "; pack never overwrites", "checker pack --out DIR, with a new or empty DIR"}
 	}
@@ -49,10 +58,37 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(env.Stdout, "Kit ready in %s: %d katas, bin/checker with their hidden tests inside.\n", dst, len(katas))
-	fmt.Fprintln(env.Stdout, "It needs Go and gcc on the candidate's machine, for the same OS and CPU as this one;")
+	fmt.Fprintf(env.Stdout, "Kit ready in %s: %d katas, %s with their hidden tests inside.\n", kit.Out, len(katas), kit.Binary())
+	fmt.Fprintf(env.Stdout, "It runs on %s, where the candidate needs Go and a C compiler;\n", pack.PlatformName(kit.Platform()))
 	fmt.Fprintln(env.Stdout, "the hidden tests are out of sight in the binary, not secret.")
 	return ExitPass, nil
+}
+
+// checkPlatform refuses a system the go command cannot build for, and
+// says which it can (go tool dist list).
+func checkPlatform(ctx context.Context, tc *grade.Toolchain, dir, goos, goarch string) error {
+	out, err := goOutput(ctx, tc, dir, "tool", "dist", "list")
+	if err != nil {
+		return err
+	}
+	var systems, arches []string
+	for _, p := range strings.Fields(out) {
+		o, a, _ := strings.Cut(p, "/")
+		if p == goos+"/"+goarch {
+			return nil
+		}
+		if !slices.Contains(systems, o) {
+			systems = append(systems, o)
+		}
+		if o == goos {
+			arches = append(arches, a)
+		}
+	}
+	try := "checker pack --out DIR --os darwin --arch arm64"
+	if len(arches) == 0 {
+		return &usageError{fmt.Sprintf("--os=%s: Go cannot build for that system; --os takes one of: %s", goos, strings.Join(systems, " ")), try}
+	}
+	return &usageError{fmt.Sprintf("--arch=%s: Go cannot build %s for that CPU; --arch takes one of: %s", goarch, goos, strings.Join(arches, " ")), try}
 }
 
 // hasPacked reports whether this checker carries hidden tests: it is a kit's.

@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"bytes"
+	"debug/macho"
+	"debug/pe"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -20,13 +22,9 @@ import (
 // inside, no solutions and no test files; and it grades exactly like the
 // repository, verdicts and messages alike.
 func TestPackKitGradesLikeTheRepository(t *testing.T) {
-	dir := checkout(t)
+	dir := committedCheckout(t)
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)
-	require.NoError(t, copyTree(filepath.Join(root, "checker"), filepath.Join(dir, "checker")))
-	git(t, dir, "init", "-q")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "the katas")
 
 	kit := filepath.Join(t.TempDir(), "kit")
 	r := run(t, dir, "pack", "--out", kit, "06")
@@ -90,7 +88,7 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 		}
 		assert.Equal(t, repo.code, exit, "%s: exit code", name)
 		assert.Equal(t, repo.stdout, out.String(), "%s: the kit's grade differs from the repository's", name)
-		assert.Empty(t, errb.String())
+		assert.Empty(t, withoutBuildLines(errb.String()))
 	}
 	srcs, err := ms[0].Sources(k)
 	require.NoError(t, err)
@@ -133,6 +131,82 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, read(t, filepath.Join(root, "exercises", "06-retry", "retry.go")), read(t, kitStub))
+
+	// The kit's help and verbs are the kit's: no maintainer verbs, and
+	// one that cannot work there says why in one line.
+	kitRun := func(args ...string) result {
+		cmd := exec.Command(filepath.Join(kit, "bin", "checker"), args...)
+		cmd.Dir = kit
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return result{code, out.String(), errb.String()}
+	}
+	h := kitRun("help")
+	assert.Equal(t, 0, h.code)
+	assert.Contains(t, h.stdout, "\n  check [NN...]")
+	for _, verb := range []string{"verify", "pack", "solution"} {
+		assert.NotRegexp(t, `(?m)^  `+verb+`\b`, h.stdout, "the kit's help lists no %s", verb)
+	}
+	for _, args := range [][]string{{"verify"}, {"verify", "06"}, {"pack", "--out", filepath.Join(t.TempDir(), "kit2")}, {"solution", "06", "--give-up"}} {
+		r := kitRun(args...)
+		assert.Equal(t, 2, r.code, "%v in a kit: %s", args, r.stderr)
+		assert.Regexp(t, `^checker: [^\n]+\n$`, r.stderr, "%v in a kit: one line that says why", args)
+		assert.Empty(t, r.stdout)
+	}
+	last := kitRun("hint", "06", "3")
+	assert.Equal(t, 0, last.code, last.stderr)
+	assert.Contains(t, last.stdout, "That is the last hint")
+	assert.NotContains(t, last.stdout, "make solution", "a kit has no solution to give up to")
+}
+
+// A kit packed for another system has a checker built for it (cgo is not
+// needed, so no C cross-compiler either): checker.exe for Windows. It is
+// built here, not run.
+func TestPackForAnotherSystem(t *testing.T) {
+	dir := committedCheckout(t)
+
+	mac := filepath.Join(t.TempDir(), "mac")
+	r := run(t, dir, "pack", "--out", mac, "--os", "darwin", "--arch", "arm64", "06")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "It runs on macOS on Apple silicon (darwin/arm64)")
+	f, err := macho.Open(filepath.Join(mac, "bin", "checker"))
+	require.NoError(t, err, "a Mach-O binary")
+	assert.Equal(t, macho.CpuArm64, f.Cpu)
+	f.Close()
+	assert.Contains(t, read(t, filepath.Join(mac, "README.md")), "(darwin/arm64)")
+
+	win := filepath.Join(t.TempDir(), "win")
+	r = run(t, dir, "pack", "--out", win, "--os", "windows", "--arch", "amd64", "06")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "bin/checker.exe with their hidden tests inside")
+	p, err := pe.Open(filepath.Join(win, "bin", "checker.exe"))
+	require.NoError(t, err, "a Windows binary")
+	assert.Equal(t, uint16(pe.IMAGE_FILE_MACHINE_AMD64), p.Machine)
+	p.Close()
+	assert.NoFileExists(t, filepath.Join(win, "bin", "checker"))
+	assert.Contains(t, read(t, filepath.Join(win, "README.md")), "bin\\checker.exe check 06")
+	assert.Contains(t, read(t, filepath.Join(win, "Makefile")), "CHECKER := bin/checker.exe")
+}
+
+// committedCheckout is a copy of the checkout, checker sources included,
+// committed to a new git repository: what pack needs.
+func committedCheckout(t *testing.T) string {
+	t.Helper()
+	dir := checkout(t)
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	require.NoError(t, copyTree(filepath.Join(root, "checker"), filepath.Join(dir, "checker")))
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "the katas")
+	return dir
 }
 
 // hiddenNames lists the hidden test functions of kata 06.

@@ -15,7 +15,8 @@ import (
 )
 
 // gradeLearner grades the learner's code for kata k and records the grade
-// in the state file. The fingerprint is taken before grading, so a file
+// in the state file. A build that takes long (the first one on a machine)
+// shows a progress line on stderr. The fingerprint is taken before grading, so a file
 // saved while the grade runs makes the recorded grade stale, not wrong.
 // A state file that cannot be written costs a warning, never the grade.
 func gradeLearner(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, opt grade.Options, env Env) (*grade.Result, error) {
@@ -29,6 +30,7 @@ func gradeLearner(ctx context.Context, tc *grade.Toolchain, root string, k catal
 	if err != nil {
 		return nil, err
 	}
+	opt.Building = func() func() { return buildNotice(env, k, tc.Race).start() }
 	r, err := grade.Grade(ctx, tc, root, t, opt)
 	if err != nil {
 		return nil, err

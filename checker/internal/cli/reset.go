@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/pristine"
 	"gokata/checker/internal/state"
 )
@@ -41,22 +42,10 @@ func reset(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	mine, err := sourceEntries(k.Exercise)
+	mine, restore, remove, err := stubChanges(k, stub)
 	if err != nil {
 		return 0, err
 	}
-	var restore, remove []string
-	for _, name := range stub.Names() {
-		if !sameContent(filepath.Join(k.Exercise, name), stub.Files[name]) {
-			restore = append(restore, name)
-		}
-	}
-	for _, p := range mine {
-		if _, ok := stub.Files[filepath.Base(p)]; !ok {
-			remove = append(remove, filepath.Base(p))
-		}
-	}
-	sort.Strings(remove)
 	if len(restore)+len(remove) == 0 {
 		fmt.Fprintf(env.Stdout, "%s is already its untouched stub: nothing to reset.\n", k.Slug)
 		return ExitPass, nil
@@ -91,6 +80,39 @@ func reset(ctx context.Context, args []string, env Env) (int, error) {
 	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).Last = nil })
 	fmt.Fprintf(env.Stdout, "Done: %s is the stub again; your files are in %s/.\n", k.Slug, rel(cat.Root, backup))
 	return ExitPass, nil
+}
+
+// stubChanges compares kata k's exercise with its stub: the learner's .go
+// files, the stub's files that differ or are missing (restore), and the
+// learner's files the stub does not have (remove).
+func stubChanges(k catalog.Kata, stub pristine.Stub) (mine, restore, remove []string, err error) {
+	mine, err = sourceEntries(k.Exercise)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, name := range stub.Names() {
+		if !sameContent(filepath.Join(k.Exercise, name), stub.Files[name]) {
+			restore = append(restore, name)
+		}
+	}
+	for _, p := range mine {
+		if _, ok := stub.Files[filepath.Base(p)]; !ok {
+			remove = append(remove, filepath.Base(p))
+		}
+	}
+	sort.Strings(remove)
+	return mine, restore, remove, nil
+}
+
+// untouched reports whether kata k's exercise is still its stub; false
+// when that cannot be told (no git history).
+func untouched(ctx context.Context, env Env, k catalog.Kata) bool {
+	stub, err := pristine.Read(ctx, env.Vars, k)
+	if err != nil {
+		return false
+	}
+	_, restore, remove, err := stubChanges(k, stub)
+	return err == nil && len(restore)+len(remove) == 0
 }
 
 // confirm asks a yes/no question on stdin; no answer is no.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,7 +20,7 @@ func TestWatch(t *testing.T) {
 	k := kata(t, dir)
 	next := after(t, dir, k.Slug)
 	nextBefore := snapshot(t, next.Exercise)
-	w := start(t, dir, cli.Env{}, "watch", "06", "--poll=10ms", "--color=never")
+	w := start(t, dir, cli.Env{Clock: slowBuilds{clock.New()}}, "watch", "06", "--poll=10ms", "--color=never")
 	at := w.out.await(t, 0, "Score: 0/7 required")
 	at = w.out.await(t, at, "Watching exercises/06-retry: save to grade again")
 
@@ -34,7 +35,9 @@ func TestWatch(t *testing.T) {
 	at = w.out.await(t, at, next.Slug+" · ")
 	w.out.await(t, at, "Watching exercises/"+next.Slug)
 	assert.Equal(t, cli.ExitInterrupted, w.stop(t))
-	assert.Empty(t, w.errb.String())
+	assert.Empty(t, withoutBuildLines(w.errb.String()), "nothing on stderr but the slow builds")
+	assert.Contains(t, w.errb.String(), "checker: building 06-retry under the race detector")
+	assert.Contains(t, w.errb.String(), "checker: building "+next.Slug+" under the race detector")
 	assert.Equal(t, saved, snapshot(t, k.Exercise), "watch never writes the learner's files")
 	assert.Equal(t, nextBefore, snapshot(t, next.Exercise), "nor those of the kata it moves on to")
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 
 	"gokata/internal/failure"
@@ -69,6 +70,9 @@ func (g *grader) modArgs() []string {
 // build compiles the test binary once, with the hidden tests overlaid.
 func (g *grader) build(ctx context.Context, t Target, tmp, ovPath string) (string, *BuildFailure, error) {
 	bin := filepath.Join(tmp, t.Kata.Package+".test")
+	if runtime.GOOS == "windows" {
+		bin += ".exe" // as go test names it there
+	}
 	// -ldflags=-w: no DWARF, which nothing here reads (stacks and race
 	// reports come from the runtime's own tables), and the link is faster.
 	args := []string{"test", "-c", "-o", bin, "-vet=off", "-ldflags=-w", "-overlay", ovPath}

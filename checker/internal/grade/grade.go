@@ -32,6 +32,10 @@ type Options struct {
 	OutputLimit int           // bytes of output kept per test
 	Repeat      int           // run every test this many times, shuffled (0 or 1: once)
 	CPU         string        // GOMAXPROCS values to run each repetition with, e.g. "1,2,4"
+
+	// Building, if set, is called when the build of the test binary (and
+	// go vet beside it) starts; the func it returns, when both have ended.
+	Building func() (built func())
 }
 
 // DefaultOptions are used by the checker's verbs.
@@ -212,6 +216,10 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	}
 	// go vet's concurrency analyzers run beside the build: their findings
 	// fail the kata like the clock gate, without hiding any verdict.
+	built := func() {}
+	if opt.Building != nil {
+		built = opt.Building()
+	}
 	var vetFindings []gate.Finding
 	var vetErr error
 	vetDone := make(chan struct{})
@@ -221,6 +229,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	}()
 	bin, bf, err := g.build(ctx, t, tmp, ovPath)
 	<-vetDone
+	built()
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", t.Kata.Slug, err)
 	}

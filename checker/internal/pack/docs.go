@@ -8,8 +8,9 @@ import (
 )
 
 // readme is the kit's README.md, for the candidate; its examples name the
-// kit's first kata.
-func readme(katas []catalog.Kata) string {
+// kit's first kata, and it says which system its checker runs on.
+func readme(kit Kit) string {
+	katas := kit.Katas
 	var b strings.Builder
 	b.WriteString(`# Go concurrency katas
 
@@ -27,10 +28,14 @@ under the race detector, on fake time, and looks for leaked goroutines.
 	b.WriteString(`
 ## What you need
 
-Go 1.25 or newer and gcc (the race detector needs cgo). Run ` + "`make doctor`" + ` once:
-it checks both, fetches the Go modules and warms the build, which takes
-about a minute the first time; after that a check takes about a second.
+` + "`bin/checker`" + ` runs on ` + PlatformName(kit.Platform()) + `; on another
+system, ask for a kit built for yours.
 
+Go 1.25 or newer and a C compiler for the race detector (` + compilerFor(kit.Platform()) + `).
+Run ` + "`make doctor`" + ` once: it checks both, fetches the Go modules and warms
+the build, which takes about a minute the first time; after that a check
+takes about a second.
+` + windowsSection(kit) + `
 ## The loop
 
 | command | what it does |
@@ -50,12 +55,61 @@ unpacked into a temporary directory only while it grades. That keeps them out
 of sight, not secret: anyone determined can get them out. Reading them would
 only spoil the exercise. The reference solutions are not in this kit.
 `)
-	return strings.ReplaceAll(b.String(), "EX=NN", "EX="+firstKata(katas))
+	first := firstKata(katas)
+	text := strings.NewReplacer("EX=NN", "EX="+first, " NN`", " "+first+"`").Replace(b.String())
+	bin := kit.Binary()
+	if strings.HasPrefix(kit.Platform(), "windows/") {
+		bin = strings.ReplaceAll(bin, "/", `\`) // as PowerShell and cmd take it
+	}
+	return strings.ReplaceAll(text, "`bin/checker", "`"+bin)
+}
+
+// platformName names a GOOS/GOARCH pair for people: "macOS on Apple
+// silicon (darwin/arm64)".
+func PlatformName(platform string) string {
+	names := map[string]string{
+		"darwin/arm64": "macOS on Apple silicon", "darwin/amd64": "macOS on Intel",
+		"windows/amd64": "Windows on x86-64", "windows/arm64": "Windows on ARM64",
+		"linux/amd64": "Linux on x86-64", "linux/arm64": "Linux on ARM64",
+	}
+	if n, ok := names[platform]; ok {
+		return n + " (" + platform + ")"
+	}
+	return platform
+}
+
+// compilerFor says where the race detector's C compiler comes from.
+func compilerFor(platform string) string {
+	switch goos, _, _ := strings.Cut(platform, "/"); goos {
+	case "darwin":
+		return "the Xcode command line tools: `xcode-select --install`"
+	case "windows":
+		return "gcc from MinGW-w64, for instance through MSYS2"
+	}
+	return "gcc, from your system's packages"
+}
+
+// windowsSection tells a Windows candidate what to type: make is rare
+// there, and every make command is a checker verb.
+func windowsSection(kit Kit) string {
+	if !strings.HasPrefix(kit.Platform(), "windows/") {
+		return ""
+	}
+	return `
+## On Windows
+
+Every ` + "`make`" + ` command below is a verb of the checker, which you can run
+directly in PowerShell or cmd: type ` + "`bin\\checker.exe check NN`" + ` for
+` + "`make check EX=NN`" + `, ` + "`bin\\checker.exe hint NN`" + ` for ` + "`make hint EX=NN`" + `,
+` + "`bin\\checker.exe doctor`" + ` for ` + "`make doctor`" + `; ` + "`bin\\checker.exe help`" + ` lists them all.
+In Git Bash with make installed, the make commands work as shown.
+`
 }
 
 // makefile is the kit's Makefile; its examples name the kit's first kata.
-func makefile(katas []catalog.Kata) string {
-	return strings.ReplaceAll(makefileTemplate, "EX=NN", "EX="+firstKata(katas))
+func makefile(kit Kit) string {
+	text := strings.ReplaceAll(makefileTemplate, "EX=NN", "EX="+firstKata(kit.Katas))
+	return strings.ReplaceAll(text, "CHECKER := bin/checker", "CHECKER := "+kit.Binary())
 }
 
 func firstKata(katas []catalog.Kata) string {

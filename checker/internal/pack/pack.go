@@ -8,7 +8,10 @@
 // go.mod and go.sum, a README for the candidate, a Makefile, and
 // bin/checker: the checker built with the hidden tests packed inside it
 // (package bundle), and its own copies of the harness, go.mod and go.sum,
-// which it grades with instead of the kit's files. It has no solutions/ directory and no _test.go file.
+// which it grades with instead of the kit's files. It has no solutions/
+// directory and no _test.go file. The checker is built for this machine's
+// system or another one (Kit.OS, Kit.Arch; bin/checker.exe for Windows),
+// without cgo, which it does not need.
 // Grading needs Go and a C compiler on the candidate's machine, as in the
 // repository, and grades exactly as the repository does.
 package pack
@@ -23,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -38,6 +42,31 @@ type Kit struct {
 	Out   string         // the kit's directory: must not exist, or be empty
 	Katas []catalog.Kata // the katas it carries
 	Env   []string       // environment of the go and git commands
+
+	// The system the kit's checker runs on (GOOS and GOARCH values, as
+	// `go tool dist list` prints them); empty: this machine's.
+	OS, Arch string
+}
+
+// Platform is the system the kit's checker is built for, "darwin/arm64".
+func (kit Kit) Platform() string {
+	goos, goarch := kit.OS, kit.Arch
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	if goarch == "" {
+		goarch = runtime.GOARCH
+	}
+	return goos + "/" + goarch
+}
+
+// Binary is the kit's checker, relative to the kit: bin/checker, or
+// bin/checker.exe for Windows.
+func (kit Kit) Binary() string {
+	if strings.HasPrefix(kit.Platform(), "windows/") {
+		return "bin/checker.exe"
+	}
+	return "bin/checker"
 }
 
 // ErrNotEmpty: the kit's directory already has files; Build never
@@ -95,8 +124,8 @@ func Build(ctx context.Context, kit Kit) error {
 		hidden[filepath.ToSlash(rel)] = data
 	}
 	for name, content := range map[string]string{
-		"README.md":  readme(kit.Katas),
-		"Makefile":   makefile(kit.Katas),
+		"README.md":  readme(kit),
+		"Makefile":   makefile(kit),
 		".gitignore": "/.kata/\n/bin/\n",
 	} {
 		if err := os.WriteFile(filepath.Join(kit.Out, name), []byte(content), 0o644); err != nil {
@@ -180,11 +209,20 @@ func (kit Kit) checker(ctx context.Context, hidden map[string][]byte) error {
 	if err := os.WriteFile(ov, overlay, 0o600); err != nil {
 		return err
 	}
-	bin, err := filepath.Abs(filepath.Join(kit.Out, "bin", "checker"))
+	bin, err := filepath.Abs(filepath.Join(kit.Out, filepath.FromSlash(kit.Binary())))
 	if err != nil {
 		return err
 	}
-	return run(ctx, kit.Root, kit.Env, "go", "build", "-trimpath", "-overlay", ov, "-o", bin, "./checker")
+	// The checker needs no cgo (the race detector is for the tests it
+	// builds, with the candidate's own C compiler), so it cross-builds
+	// without a C toolchain and runs on any version of the system's C
+	// library.
+	goos, goarch, _ := strings.Cut(kit.Platform(), "/")
+	env := grade.WithEnv(kit.Env, "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+	if err := run(ctx, kit.Root, env, "go", "build", "-trimpath", "-overlay", ov, "-o", bin, "./checker"); err != nil {
+		return fmt.Errorf("build the kit's checker for %s: %w", kit.Platform(), err)
+	}
+	return nil
 }
 
 // commit makes the kit a git repository of one commit, so that reset

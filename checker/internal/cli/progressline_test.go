@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"bytes"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+
+	"gokata/checker/internal/catalog"
+)
+
+// advance moves the mock clock once every goroutine of the bubble is
+// waiting, and returns once they have reacted.
+func advance(mock *clock.Mock, d time.Duration) {
+	synctest.Wait()
+	mock.Add(d)
+	synctest.Wait()
+}
+
+func TestBuildNoticeInALog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		var out bytes.Buffer
+		env := Env{Stderr: &out, Clock: mock}
+		stop := buildNotice(env, catalog.Kata{Slug: "06-retry"}, true).start()
+		advance(mock, buildQuiet-time.Millisecond)
+		assert.Empty(t, out.String(), "a build quicker than buildQuiet shows nothing")
+		advance(mock, time.Millisecond)
+		assert.Equal(t, "checker: building 06-retry under the race detector: about a minute the first time, seconds after that…\n", out.String())
+		advance(mock, 40*time.Second)
+		assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("\n")), "in a log, nothing between the first line and the last")
+		stop()
+		assert.Equal(t, "checker: building 06-retry under the race detector: about a minute the first time, seconds after that…\n"+
+			"checker: built 06-retry in 42s\n", out.String())
+	})
+}
+
+func TestBuildNoticeOnATerminal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		var out bytes.Buffer
+		env := Env{Stderr: &out, StderrTerminal: true, Clock: mock}
+		stop := buildNotice(env, catalog.Kata{Slug: "06-retry"}, false).start()
+		advance(mock, buildQuiet)
+		line := "\r\x1b[Kchecker: building 06-retry without the race detector: about a minute the first time, seconds after that…"
+		assert.Equal(t, line+" 2s", out.String())
+		advance(mock, time.Second)
+		assert.Equal(t, line+" 2s"+line+" 3s", out.String(), "redrawn in place every second")
+		stop()
+		assert.Equal(t, line+" 2s"+line+" 3s\r\x1b[K", out.String(), "erased at the end: the report takes its place")
+	})
+}
+
+func TestBuildNoticeQuickBuild(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		var out bytes.Buffer
+		for _, terminal := range []bool{false, true} {
+			stop := buildNotice(Env{Stderr: &out, StderrTerminal: terminal, Clock: mock}, catalog.Kata{Slug: "06-retry"}, true).start()
+			advance(mock, time.Second)
+			stop()
+			advance(mock, time.Minute)
+		}
+		assert.Empty(t, out.String(), "a warm build shows no line, not even after it ended")
+	})
+}
+
+func TestBuildNoticeDumbTerminal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock := clock.NewMock()
+		var out bytes.Buffer
+		env := Env{Stderr: &out, StderrTerminal: true, Vars: []string{"TERM=dumb"}, Clock: mock}
+		stop := buildNotice(env, catalog.Kata{Slug: "06-retry"}, true).start()
+		advance(mock, 5*time.Second)
+		stop()
+		assert.NotContains(t, out.String(), "\x1b", "no escape codes for a dumb terminal")
+		assert.Contains(t, out.String(), "built 06-retry in 5s\n")
+	})
+}
