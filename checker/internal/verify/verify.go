@@ -5,7 +5,10 @@
 // solutions/NN-slug/testdata/mutants) fails exactly the requirements its
 // header lists, with a message that matches its Expect pattern; and every
 // alternative (a correct solution in another design, kept in
-// solutions/NN-slug/testdata/alternatives) passes everything.
+// solutions/NN-slug/testdata/alternatives) passes everything; and every
+// library adapter (the kata's API built on a well-known library, kept in
+// solutions/NN-slug/testdata/libraries and built with its own go.mod, see
+// LibraryModFile) fails exactly the items its header lists.
 package verify
 
 import (
@@ -154,6 +157,13 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		}
 		for _, a := range alts {
 			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, vo.Correct) }})
+		}
+		as, err := Adapters(k)
+		if err != nil {
+			return false, err
+		}
+		for _, a := range as {
+			jobs = append(jobs, job{i, "library " + a.Name, func() (line, error) { return adapter(ctx, tc, root, k, a, opt) }})
 		}
 		mutants += len(ms)
 		for _, m := range ms {
