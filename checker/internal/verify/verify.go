@@ -158,16 +158,16 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		for _, a := range alts {
 			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, vo.Correct) }})
 		}
+		mutants += len(ms)
+		for _, m := range ms {
+			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutant(ctx, tc, root, k, m, opt) }})
+		}
 		as, err := Adapters(k)
 		if err != nil {
 			return false, err
 		}
 		for _, a := range as {
 			jobs = append(jobs, job{i, "library " + a.Name, func() (line, error) { return adapter(ctx, tc, root, k, a, opt) }})
-		}
-		mutants += len(ms)
-		for _, m := range ms {
-			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutant(ctx, tc, root, k, m, opt) }})
 		}
 	}
 	// Two at a time: each job is a go build plus a test run.
