@@ -78,6 +78,40 @@ var why = map[string]string{
 	"plugin":  "the code under test must not load code",
 }
 
+// libraries are the modules that do what the katas teach, by module path:
+// a learner who reaches for one is told that the kata is the exercise of
+// building it, and that the WHY shown after a pass compares the two.
+var libraries = []string{
+	"golang.org/x/sync", "golang.org/x/time",
+	"github.com/cenkalti/backoff", "github.com/sourcegraph/conc", "github.com/sony/gobreaker",
+	"github.com/failsafe-go/failsafe-go", "github.com/avast/retry-go", "github.com/alitto/pond",
+}
+
+// library names the package of a library import path refers to
+// ("golang.org/x/sync/errgroup" → "errgroup"), or "" when path is not in
+// one of the libraries.
+func library(path string) string {
+	for _, mod := range libraries {
+		if path == mod || strings.HasPrefix(path, mod+"/") {
+			name := path[strings.LastIndex(path, "/")+1:]
+			if strings.HasPrefix(name, "v") && strings.Trim(name[1:], "0123456789") == "" && strings.Contains(path, "/") {
+				// a major-version suffix: github.com/cenkalti/backoff/v4 is backoff
+				rest := path[:strings.LastIndex(path, "/")]
+				name = rest[strings.LastIndex(rest, "/")+1:]
+			}
+			return name
+		}
+	}
+	return ""
+}
+
+// isModule reports whether path belongs to a module other than the
+// standard library's: its first element has a dot.
+func isModule(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return strings.Contains(first, ".")
+}
+
 // realClock lists the package time functions that read or wait on the real
 // clock, the context helpers built on them, and the clock package's own way
 // to the real clock.
@@ -179,6 +213,14 @@ func checkFile(fset *token.FileSet, name string, f *ast.File, allow Allowlist) [
 			reason := why[path]
 			if reason == "" && strings.HasPrefix(path, "testing/") {
 				reason = why["testing"]
+			}
+			if lib := library(path); lib != "" && reason == "" {
+				add(imp.Pos(), RuleForbidden, "import %q is not allowed in this kata: it asks you to build what %s does yourself; once you pass, make solution compares your design with it", path, lib)
+				out[len(out)-1].Allowed = "the code may import only " + allow.shown
+				continue
+			}
+			if reason == "" && isModule(path) {
+				reason = "packages from other modules are not in the kata's go.mod (only the clock is); write it with the standard library"
 			}
 			if reason == "" {
 				reason = "it is not on the list of packages the katas need"

@@ -118,3 +118,24 @@ func TestForeign(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"ex/exit_amd64.s", "ex/x.c", "ex/x.h", "ex/rsrc.syso", "ex/b.S", "ex/c.cpp"}, got)
 }
+
+func TestALibraryImportSaysTheKataIsTheExercise(t *testing.T) {
+	cases := []struct{ path, want string }{
+		{"golang.org/x/sync/errgroup", `import "golang.org/x/sync/errgroup" is not allowed in this kata: it asks you to build what errgroup does yourself; once you pass, make solution compares your design with it`},
+		{"golang.org/x/time/rate", "build what rate does yourself"},
+		{"github.com/cenkalti/backoff/v4", "build what backoff does yourself"},
+		{"github.com/sourcegraph/conc/pool", "build what pool does yourself"},
+		{"github.com/sony/gobreaker/v2", "build what gobreaker does yourself"},
+		{"github.com/google/uuid", `import "github.com/google/uuid" is not allowed: packages from other modules are not in the kata's go.mod`},
+		{"golang.org/x/syncx/errgroup", "packages from other modules"},
+	}
+	for _, c := range cases {
+		src := "package p\n\nimport _ " + strconv.Quote(c.path) + "\n"
+		fs := gate.Check([]gate.Source{{Name: "p.go", Data: []byte(src)}}, gate.NewAllowlist(nil))
+		if assert.Len(t, fs, 1, c.path) {
+			assert.Equal(t, gate.RuleForbidden, fs[0].Rule)
+			assert.Contains(t, fs[0].Message, c.want)
+			assert.NotContains(t, fs[0].Message, "\n", "one line")
+		}
+	}
+}

@@ -59,8 +59,12 @@ func (g *grader) writeOverlay(t Target, tmp string, tests bool) (string, error) 
 	return path, os.WriteFile(path, ov, 0o600)
 }
 
-// modArgs makes a go command read the grader's own go.mod in a kit.
-func (g *grader) modArgs() []string {
+// modArgs makes a go command read the target's own go.mod (a library
+// adapter's, see Target.ModFile), or the grader's own go.mod in a kit.
+func (g *grader) modArgs(t Target) []string {
+	if t.ModFile != "" {
+		return []string{"-modfile", t.ModFile}
+	}
 	if g.tc.Kit != nil {
 		return []string{"-modfile", g.tc.Kit.ModFile}
 	}
@@ -79,7 +83,7 @@ func (g *grader) build(ctx context.Context, t Target, tmp, ovPath string) (strin
 	if g.tc.Race {
 		args = append(args, "-race")
 	}
-	args = append(args, g.modArgs()...)
+	args = append(args, g.modArgs(t)...)
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = g.root, g.tc.Env

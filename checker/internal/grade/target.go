@@ -25,6 +25,7 @@ type Target struct {
 	Dir     string            // the package directory the tests are overlaid on
 	Overlay map[string]string // file in Dir → file whose content it gets ("" removes it)
 	Odd     []gofiles.Odd     // .go entries of Dir that are not regular files: refused, never opened
+	ModFile string            // a go.mod to build with instead of the module's (go build -modfile); "" for the module's own
 }
 
 // Learner grades the learner's exercise: the hidden tests are added and the

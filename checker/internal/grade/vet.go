@@ -41,7 +41,7 @@ var posnRE = regexp.MustCompile(`^(.*\.go):(\d+)(?::\d+)?$`)
 // returns what they found in the learner's files. Code that does not
 // type-check gets no findings: the build reports it better.
 func (g *grader) vet(ctx context.Context, t Target, overlay string) ([]gate.Finding, error) {
-	args := append([]string{"vet", "-json", "-overlay", overlay}, g.modArgs()...)
+	args := append([]string{"vet", "-json", "-overlay", overlay}, g.modArgs(t)...)
 	args = append(args, vetFlags()...)
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)

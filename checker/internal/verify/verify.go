@@ -6,7 +6,10 @@
 // package mutant) applies and fails exactly the requirements its
 // header lists, with a message that matches its Expect pattern; and every
 // alternative (a correct solution in another design, kept in
-// solutions/NN-slug/testdata/alternatives) passes everything.
+// solutions/NN-slug/testdata/alternatives) passes everything; and every
+// library adapter (the kata's API built on a well-known library, kept in
+// solutions/NN-slug/testdata/libraries and built with its own go.mod, see
+// LibraryModFile) fails exactly the items its header lists.
 package verify
 
 import (
@@ -192,6 +195,13 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		mutants += len(paths)
 		for _, m := range ms {
 			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutantLine(ctx, tc, root, k, m, opt) }})
+		}
+		as, err := Adapters(k)
+		if err != nil {
+			return false, err
+		}
+		for _, a := range as {
+			jobs = append(jobs, job{i, "library " + a.Name, func() (line, error) { return adapter(ctx, tc, root, k, a, opt) }})
 		}
 	}
 	// Two at a time: each job is a go build plus a test run.

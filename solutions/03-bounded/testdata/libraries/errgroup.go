@@ -1,0 +1,133 @@
+// Library: golang.org/x/sync v0.22.0
+// Fails: none
+// Why: errgroup.SetLimit bounds the calls and semaphore.Weighted bounds the weights; each call checks the group's ctx inside its goroutine, so an item whose Go was already blocked on the limit when the cancel came is skipped.
+
+// Package bounded is the kata's API on golang.org/x/sync: errgroup with
+// SetLimit for ForEach, semaphore.Weighted for the weighted run and the
+// shared Bulkhead.
+package bounded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+)
+
+// ErrInvalidLimit is matched by the error for a limit below 1.
+var ErrInvalidLimit = errors.New("bounded: limit must be at least 1")
+
+// ErrBusy is matched by the error TryForEach returns when it shed an item.
+var ErrBusy = errors.New("bounded: every slot is busy")
+
+// ForEach is errgroup.WithContext and SetLimit. SetLimit(0) would block
+// every Go forever and a negative limit means none, so a limit below 1 is
+// refused first.
+func ForEach[T any](ctx context.Context, items []T, limit int, fn func(context.Context, T) error) error {
+	if limit < 1 {
+		return fmt.Errorf("%w (got %d)", ErrInvalidLimit, limit)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(limit)
+	var skipped atomic.Bool
+	for _, item := range items {
+		if gctx.Err() != nil {
+			skipped.Store(true)
+			break
+		}
+		// Go blocks while the limit is reached, and does not watch gctx
+		// meanwhile: by the time it returns, a cancel may have come. The
+		// goroutine looks again before it calls fn.
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				skipped.Store(true)
+				return nil
+			}
+			return fn(gctx, item)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if skipped.Load() {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// ForEachWeighted takes weight(item) units of a semaphore.Weighted before
+// each call. Acquire is FIFO and gives up when its ctx ends.
+func ForEachWeighted[T any](ctx context.Context, items []T, capacity int, weight func(T) int, fn func(context.Context, T) error) error {
+	if capacity < 1 {
+		return fmt.Errorf("%w (got capacity %d)", ErrInvalidLimit, capacity)
+	}
+	sem := semaphore.NewWeighted(int64(capacity))
+	return run(ctx, items, fn, func(ctx context.Context, item T) (func(), error) {
+		w := int64(min(max(weight(item), 1), capacity))
+		if err := sem.Acquire(ctx, w); err != nil {
+			return nil, err
+		}
+		return func() { sem.Release(w) }, nil
+	})
+}
+
+// Bulkhead is a semaphore.Weighted shared by every TryForEach that uses it.
+type Bulkhead struct {
+	sem   *semaphore.Weighted
+	limit int
+}
+
+// NewBulkhead returns a Bulkhead with limit slots.
+func NewBulkhead(limit int) (*Bulkhead, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("%w (got %d)", ErrInvalidLimit, limit)
+	}
+	return &Bulkhead{sem: semaphore.NewWeighted(int64(limit)), limit: limit}, nil
+}
+
+// TryForEach sheds an item that finds no free slot (TryAcquire).
+func TryForEach[T any](ctx context.Context, b *Bulkhead, items []T, fn func(context.Context, T) error) error {
+	return run(ctx, items, fn, func(context.Context, T) (func(), error) {
+		if !b.sem.TryAcquire(1) {
+			return nil, fmt.Errorf("%w: all %d slots in use", ErrBusy, b.limit)
+		}
+		return func() { b.sem.Release(1) }, nil
+	})
+}
+
+// run is an errgroup without a limit: take decides when an item may
+// start, and a take error other than the group's ctx ending counts as
+// the first error.
+func run[T any](ctx context.Context, items []T, fn func(context.Context, T) error,
+	take func(context.Context, T) (func(), error)) error {
+	g, gctx := errgroup.WithContext(ctx)
+	skipped := false
+	for _, item := range items {
+		release, err := take(gctx, item)
+		if err == nil && gctx.Err() != nil {
+			release()
+			err = gctx.Err()
+		}
+		if err != nil {
+			if gctx.Err() == nil {
+				g.Go(func() error { return err }) // the group's first error
+			}
+			skipped = true
+			break
+		}
+		g.Go(func() error {
+			defer release()
+			return fn(gctx, item)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if skipped {
+		return ctx.Err()
+	}
+	return nil
+}
