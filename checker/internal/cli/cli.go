@@ -60,58 +60,6 @@ func (e Env) get(key string) string {
 	return ""
 }
 
-const usage = `Usage: checker <verb> [flags] [args]
-
-Learning:
-  list                 the katas with your status: not started, k of n, passed, bonus k of m
-  check [NN...]        grade the katas named (all katas without NN); with several,
-                       a summary and the next step at the end
-  watch [NN]           grade again on every save (without NN: the next kata not passed)
-  hint NN [N]          the next hint of kata NN, or hint N
-  solution NN          the reference and its WHY, once your code passed
-                       (--give-up: now, and remembered)
-  reset NN             put the untouched stub back, from git history; your .go files
-                       are kept in .kata/backup (--force: do not ask)
-  help                 this text
-
-Interviews and workshops:
-  interview NN         the story, a pause to ask questions, the decisions, a countdown
-                       with a grade on every save, then a Markdown scorecard
-                       (--name=CANDIDATE --minutes=N --out=FILE; type hint or done)
-  report DIR           the room grid from participants' check --json files in DIR:
-                       DIR/room.html and DIR/room.md (--out=DIR2 to write elsewhere)
-  pack --out DIR [NN…] a candidate kit: exercises and a checker with the hidden tests
-                       inside (out of sight, not secret); no solutions
-                       (--os=darwin --arch=arm64: for another system than this one)
-  doctor               check Go, gcc and the modules, and warm the race build
-
-Maintainers:
-  verify [NN...]       stubs fail, references and alternatives pass, mutants are caught
-                       (--repeat=20 --cpu=1,2,4: each mutant must be caught in every run;
-                       --repeat-correct=50: references and alternatives run 50 times instead;
-                       --timeout as for check)
-  mutant NN [NAME]     the mutants of kata NN, or mutant NAME as a source file: the
-                       reference with its patch applied, the header on top
-                       (--save NN FILE.go…: store each file as testdata/mutants/FILE.patch;
-                       --refresh [NN…]: write every patch again against the reference)
-
-check flags:
-  --json               print the grade as JSON (schema: go doc gokata/checker/internal/report)
-  --name=NAME          the participant named in the JSON (default: git config user.name)
-  --color=auto|always|never   (also for list, watch, interview, doctor; NO_COLOR is honoured)
-  --timeout=5s         a test run still going after this is stopped as a hang
-                       (also for watch and interview)
-  --repeat=N           run every test N times at each --cpu value, shuffled, and
-                       report each requirement's pass rate (luck is caught)
-  --cpu=1,2,4          GOMAXPROCS values for --repeat (default 1,2,4)
-  -v                   under each failed requirement, what your code printed (fmt, log)
-                       during its tests (also for watch)
-  --poll=25ms          watch and interview: how often to look for saves
-
-Your progress lives in .kata/ (git ignores it); no verb but reset writes your files.
-Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrupted.
-`
-
 // usageError is a mistake in how the checker was called.
 type usageError struct{ msg, try string }
 
@@ -190,60 +138,6 @@ func Run(ctx context.Context, args []string, env Env) int {
 	}
 }
 
-func run(ctx context.Context, args []string, env Env) (int, error) {
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, help())
-		return ExitUsage, nil
-	}
-	verb, args := args[0], args[1:]
-	if why, ok := kitAbsent[verb]; ok && hasPacked() {
-		return 0, &usageError{why, ""}
-	}
-	switch verb {
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(env.Stdout, help())
-		return ExitPass, nil
-	case "list":
-		return list(args, env)
-	case "check":
-		return check(ctx, args, env)
-	case "hint":
-		return hint(args, env)
-	case "solution":
-		return solution(args, env)
-	case "reset":
-		return reset(ctx, args, env)
-	case "doctor":
-		return doctor(ctx, args, env)
-	case "watch":
-		return watchVerb(ctx, args, env)
-	case "interview":
-		return interview(ctx, args, env)
-	case "report":
-		return roomReport(args, env)
-	case "pack":
-		return packVerb(ctx, args, env)
-	case "verify":
-		return verifyVerb(ctx, args, env)
-	case "mutant":
-		return mutantVerb(args, env)
-	}
-	return 0, &usageError{fmt.Sprintf("unknown verb %q", verb), "checker help"}
-}
-
-func newFlags(verb string) *flag.FlagSet {
-	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error(), "checker help"}
-	}
-	return nil
-}
-
 func load(env Env) (*catalog.Catalog, error) {
 	root, err := catalog.FindRoot(env.Dir)
 	if err != nil {
@@ -290,47 +184,32 @@ func named(cat *catalog.Catalog, args []string) ([]catalog.Kata, error) {
 	return katas, nil
 }
 
-func check(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("check")
-	asJSON := fs.Bool("json", false, "")
-	name := fs.String("name", "", "")
-	color := fs.String("color", "auto", "")
-	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
-	repeat := fs.Int("repeat", 1, "")
-	cpu := fs.String("cpu", "", "")
-	verbose := fs.Bool("v", false, "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	opt, err := repeatOptions(*timeout, *repeat, *cpu)
-	if err != nil {
-		return 0, err
-	}
-	style, err := pickStyle(*color, env)
-	if err != nil {
-		return 0, err
-	}
-	style.Verbose, style.Verb = *verbose, "check"
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	katas, err := named(cat, fs.Args())
-	if err != nil {
-		return 0, err
-	}
-	tc, err := detect(ctx, env)
-	if err != nil {
-		return 0, err
-	}
-	meta := report.Meta{Participant: *name}
-	if *asJSON && meta.Participant == "" {
-		meta.Participant = gitUserName(ctx, cat.Root, env)
+var checkVerb = verb{
+	name: "check", args: "[NN...]", section: learning, needs: needKatas | needToolchain,
+	summary: "grade the katas named (all katas without NN); with several,\na summary and the next step at the end",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		asJSON := fs.Bool("json", false, "print the grade as JSON (schema: go doc gokata/checker/internal/report)")
+		name := fs.String("name", "", "the participant `NAME` in the JSON (default: git config user.name)")
+		colorFlag(fs)
+		timeoutFlag(fs)
+		fs.Int("repeat", 1, "run every test `N` times at each --cpu value, shuffled, and\nreport each requirement's pass rate (luck is caught)")
+		cpuFlag(fs)
+		verbose := verboseFlag(fs)
+		return func(c *call) (int, error) { return check(c, *asJSON, *name, *verbose) }
+	},
+}
+
+func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
+	style := c.style
+	style.Verbose, style.Verb = verbose, "check"
+	meta := report.Meta{Participant: name}
+	if asJSON && meta.Participant == "" {
+		meta.Participant = gitUserName(c.ctx, c.cat.Root, c.env)
 	}
 	code := ExitPass
 	var results []*grade.Result
-	for i, k := range katas {
-		r, err := gradeLearner(ctx, tc, cat.Root, k, opt, env)
+	for i, k := range c.katas {
+		r, err := gradeLearner(c.ctx, c.tc, c.cat.Root, k, c.opt, c.env)
 		if err != nil {
 			return 0, err
 		}
@@ -338,63 +217,53 @@ func check(ctx context.Context, args []string, env Env) (int, error) {
 		if !r.Passed() {
 			code = ExitFail
 		}
-		if *asJSON {
-			if err := report.JSON(env.Stdout, r, meta); err != nil {
+		if asJSON {
+			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
 			}
 			continue
 		}
 		if i > 0 {
-			fmt.Fprintln(env.Stdout)
+			fmt.Fprintln(c.env.Stdout)
 		}
-		report.Text(env.Stdout, r, style)
+		report.Text(c.env.Stdout, r, style)
 	}
-	if len(results) > 1 && !*asJSON {
-		summary(ctx, cat, results, style, env)
+	if len(results) > 1 && !asJSON {
+		summary(c.ctx, c.cat, results, style, c.env)
 	}
 	return code, nil
 }
 
-func verifyVerb(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("verify")
-	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
-	repeat := fs.Int("repeat", 1, "")
-	repeatCorrect := fs.Int("repeat-correct", 0, "")
-	cpu := fs.String("cpu", "", "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	opt, err := repeatOptions(*timeout, *repeat, *cpu)
-	if err != nil {
-		return 0, err
-	}
-	correct := opt
-	if *repeatCorrect > 0 {
-		if correct, err = repeatOptions(*timeout, *repeatCorrect, *cpu); err != nil {
+var verifyVerb = verb{
+	name: "verify", args: "[NN...]", section: maintainers, needs: needKatas | needToolchain,
+	kitless: "verify is for the katas' maintainers and needs the references and mutants, which a kit does not carry: run it in the kata repository",
+	summary: "stubs fail, references and alternatives pass, mutants are caught",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		timeoutFlag(fs)
+		fs.Int("repeat", 1, "run each mutant `N` times at each --cpu value: it must be\ncaught in every run")
+		cpu := cpuFlag(fs)
+		repeatCorrect := fs.Int("repeat-correct", 0, "run references and alternatives `N` times instead, e.g. 50")
+		return func(c *call) (int, error) { return verifyKatas(c, *repeatCorrect, *cpu) }
+	},
+}
+
+func verifyKatas(c *call, repeatCorrect int, cpu string) (int, error) {
+	correct := c.opt
+	if repeatCorrect > 0 {
+		var err error
+		if correct, err = repeatOptions(c.opt.Timeout, repeatCorrect, cpu); err != nil {
 			return 0, err
 		}
 	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	katas, err := named(cat, fs.Args())
-	if err != nil {
-		return 0, err
-	}
-	tc, err := detect(ctx, env)
-	if err != nil {
-		return 0, err
-	}
-	if !tc.Race {
-		fmt.Fprintf(env.Stderr, "checker: verifying without the race detector: %s\n", tc.NoRace)
+	if !c.tc.Race {
+		fmt.Fprintf(c.env.Stderr, "checker: verifying without the race detector: %s\n", c.tc.NoRace)
 	}
 	start := time.Now()
-	ok, err := verify.Run(ctx, tc, cat.Root, katas, verify.Options{Mutants: opt, Correct: correct}, env.Stdout)
+	ok, err := verify.Run(c.ctx, c.tc, c.cat.Root, c.katas, verify.Options{Mutants: c.opt, Correct: correct}, c.env.Stdout)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(env.Stderr, "checker: verify took %.1fs\n", time.Since(start).Seconds())
+	fmt.Fprintf(c.env.Stderr, "checker: verify took %.1fs\n", time.Since(start).Seconds())
 	if !ok {
 		return ExitFail, nil
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/report"
 )
 
 // doctor checks that this machine can grade: the Go version, cgo and a C
@@ -20,20 +22,16 @@ import (
 // warms the build cache by grading one kata, which on a new machine
 // compiles the race-enabled standard library (about a minute), so that
 // later checks take about a second. Facilitators run it before a workshop.
-func doctor(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("doctor")
-	color := fs.String("color", "auto", "")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	style, err := pickStyle(*color, env)
-	if err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
+var doctorVerb = verb{
+	name: "doctor", section: workshops, needs: needCatalog, inOrder: true,
+	summary: "check Go, gcc and the modules, and warm the race build",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		colorFlag(fs)
+		return func(c *call) (int, error) { return doctor(c.ctx, c.cat, c.style, c.env) }
+	},
+}
+
+func doctor(ctx context.Context, cat *catalog.Catalog, style report.Style, env Env) (int, error) {
 	code := ExitPass
 	say := func(ok bool, format string, a ...any) {
 		mark := style.Good("✔")

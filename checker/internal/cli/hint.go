@@ -1,36 +1,35 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/state"
 )
 
 // hint shows hint N of a kata, or the next one not yet shown, and records
 // how many were shown (the interview scorecard counts them).
-func hint(args []string, env Env) (int, error) {
-	fs := newFlags("hint")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	k, err := find(cat, fs.Arg(0))
-	if err != nil {
-		return 0, err
-	}
+var hintVerb = verb{
+	name: "hint", args: "NN [N]", section: learning, needs: needKata, inOrder: true,
+	summary: "the next hint of kata NN, or hint N",
+	setup: func(*flag.FlagSet) func(*call) (int, error) {
+		return func(c *call) (int, error) { return hint(c.cat, c.kata, c.arg(1), c.env) }
+	},
+}
+
+func hint(cat *catalog.Catalog, k catalog.Kata, nth string, env Env) (int, error) {
 	if len(k.Hints) == 0 {
 		fmt.Fprintf(env.Stdout, "Kata %s has no hints.\n", k.Slug)
 		return ExitPass, nil
 	}
 	shown := progress(cat.Root, env).Kata(k.Slug).HintsShown
 	n := min(shown+1, len(k.Hints))
-	if fs.NArg() > 1 {
-		n, err = strconv.Atoi(fs.Arg(1))
+	if nth != "" {
+		var err error
+		n, err = strconv.Atoi(nth)
 		if err != nil || n < 1 || n > len(k.Hints) {
 			return 0, &usageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
 		}

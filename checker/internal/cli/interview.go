@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,50 +14,36 @@ import (
 	"gokata/checker/internal/state"
 )
 
+var interviewVerb = verb{
+	name: "interview", args: "NN", section: workshops, needs: needKata | needToolchain,
+	summary: "the story, a pause to ask questions, the decisions, a countdown\nwith a grade on every save, then a Markdown scorecard\n(type hint or done)",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		name := fs.String("name", "", "the candidate's `NAME` on the scorecard")
+		out := fs.String("out", "", "write the scorecard to `FILE` (default: .kata/interviews/KATA-DATE.md)")
+		minutes := fs.Int("minutes", 0, "the time limit in `N` minutes (default: the kata's)")
+		colorFlag(fs)
+		timeoutFlag(fs)
+		poll := pollFlag(fs)
+		return func(c *call) (int, error) { return interview(c, *name, *out, *minutes, *poll) }
+	},
+}
+
 // interview runs a kata as a timed interview: the story, a pause for the
-// candidate's questions, then the Decisions (the answers), a countdown from
-// the kata's minutes with a grade on every save, and at the end a Markdown
-// scorecard for the interviewer.
-func interview(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("interview")
-	name := fs.String("name", "", "")
-	out := fs.String("out", "", "")
-	minutes := fs.Int("minutes", 0, "")
-	color := fs.String("color", "auto", "")
-	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
-	poll := fs.Duration("poll", 0, "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	opt, err := repeatOptions(*timeout, 1, "")
-	if err != nil {
-		return 0, err
-	}
-	style, err := pickStyle(*color, env)
-	if err != nil {
-		return 0, err
-	}
+// candidate's questions, then the Decisions (the answers), a countdown
+// from the kata's minutes with a grade on every save, and at the end a
+// Markdown scorecard for the interviewer.
+func interview(c *call, name, out string, minutes int, poll time.Duration) (int, error) {
+	ctx, cat, k, tc, env, opt := c.ctx, c.cat, c.kata, c.tc, c.env, c.opt
+	style := c.style
 	style.Interview = true
-	if *minutes < 0 {
+	if minutes < 0 {
 		return 0, &usageError{"--minutes must be positive", "checker interview 06 --minutes=45"}
 	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	k, err := find(cat, fs.Arg(0))
-	if err != nil {
-		return 0, err
-	}
-	if *minutes == 0 {
-		*minutes = k.Minutes
-	}
-	tc, err := detect(ctx, env)
-	if err != nil {
-		return 0, err
+	if minutes == 0 {
+		minutes = k.Minutes
 	}
 	clk := env.clock()
-	iv := &interviewRun{kata: k, candidate: *name, start: clk.Now(), limit: time.Duration(*minutes) * time.Minute,
+	iv := &interviewRun{kata: k, candidate: name, start: clk.Now(), limit: time.Duration(minutes) * time.Minute,
 		hintsBefore: progress(cat.Root, env).Kata(k.Slug).HintsShown, firstPass: map[string]time.Duration{}}
 	w := env.Stdout
 
@@ -65,10 +51,10 @@ func interview(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(w, "Interview · %s · %s\n%d minutes; the clock is running.\n\n%s\n\n", k.ID(), k.Title, *minutes, story)
+	fmt.Fprintf(w, "Interview · %s · %s\n%d minutes; the clock is running.\n\n%s\n\n", k.ID(), k.Title, minutes, story)
 	fmt.Fprintln(w, "Before you write any code: what would you ask? Ask your interviewer now.")
 	fmt.Fprintln(w, "Press Enter when they have answered, to see the decisions the tests assume.")
-	s := &session{ctx: ctx, env: env, tc: tc, root: cat.Root, opt: opt, style: style, poll: *poll, lines: readLines(env.Stdin)}
+	s := &session{ctx: ctx, env: env, tc: tc, root: cat.Root, opt: opt, style: style, poll: poll, lines: readLines(env.Stdin)}
 	select {
 	case <-ctx.Done():
 		return s.end(ctx.Err())
@@ -183,7 +169,7 @@ loop:
 	iv.last = r
 	iv.hintsAfter = progress(cat.Root, env).Kata(k.Slug).HintsShown
 	card := iv.scorecard()
-	path := *out
+	path := out
 	if path == "" {
 		path = filepath.Join(cat.Root, state.Dir, "interviews", k.Slug+"-"+iv.start.Format("20060102-150405")+".md")
 	} else if !filepath.IsAbs(path) {

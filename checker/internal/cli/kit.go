@@ -16,55 +16,6 @@ import (
 	"gokata/checker/internal/grade"
 )
 
-// kitAbsent names the verbs a candidate kit's checker does not have, with
-// the one line that says why: they need the references, mutants and
-// alternatives, which stay in the repository.
-var kitAbsent = map[string]string{
-	"verify":   "verify is for the katas' maintainers and needs the references and mutants, which a kit does not carry: run it in the kata repository",
-	"pack":     "a kit cannot pack a kit: pack from the kata repository",
-	"solution": "this kit carries no reference solutions: ask whoever gave it to you for them",
-	"mutant":   "mutant is for the katas' maintainers and needs the references and mutants, which a kit does not carry: run it in the kata repository",
-}
-
-// help is the usage text; a kit's leaves out the verbs it does not have.
-func help() string {
-	if !hasPacked() {
-		return usage
-	}
-	return withoutVerbs(usage, kitAbsent)
-}
-
-// withoutVerbs removes the entries of the verbs named from a usage text:
-// an entry is a line "  verb …" and the lines indented deeper below it; a
-// heading left with no entry goes too.
-func withoutVerbs(text string, verbs map[string]string) string {
-	var out []string
-	dropping := false
-	for _, line := range strings.SplitAfter(text, "\n") {
-		if strings.HasPrefix(line, "   ") && dropping {
-			continue
-		}
-		dropping = false
-		if name, ok := strings.CutPrefix(line, "  "); ok && !strings.HasPrefix(name, " ") {
-			verb, _, _ := strings.Cut(strings.TrimSpace(name), " ")
-			if _, absent := verbs[verb]; absent {
-				dropping = true
-				continue
-			}
-		}
-		out = append(out, line)
-	}
-	// A heading ("Maintainers:") followed by a blank line or the end has
-	// lost all its entries.
-	for i := len(out) - 1; i >= 0; i-- {
-		if strings.HasSuffix(out[i], ":\n") && !strings.HasPrefix(out[i], " ") &&
-			(i+1 == len(out) || strings.TrimSpace(out[i+1]) == "") {
-			out = append(out[:i], out[min(i+2, len(out)):]...)
-		}
-	}
-	return strings.Join(out, "")
-}
-
 // scratch holds the temporary directories of one Run, removed at its end,
 // and in a kit the grader's own files unpacked there.
 type scratch struct {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"unicode/utf8"
 
@@ -60,20 +61,16 @@ func (st status) text(style report.Style) string {
 	return t
 }
 
-func list(args []string, env Env) (int, error) {
-	fs := newFlags("list")
-	color := fs.String("color", "auto", "")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	style, err := pickStyle(*color, env)
-	if err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
+var listVerb = verb{
+	name: "list", section: learning, needs: needCatalog, inOrder: true,
+	summary: "the katas with your status: not started, k of n, passed, bonus k of m",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		colorFlag(fs)
+		return func(c *call) (int, error) { return list(c.cat, c.style, c.env) }
+	},
+}
+
+func list(cat *catalog.Catalog, style report.Style, env Env) (int, error) {
 	s := progress(cat.Root, env)
 	width := 0
 	for _, k := range cat.Katas {

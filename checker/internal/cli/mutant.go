@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,25 +14,25 @@ import (
 	"gokata/checker/internal/verify"
 )
 
-// mutantVerb shows a kata's mutants, prints one as a source file, stores
-// edited sources as patches (--save), or writes every patch again against
-// the current reference (--refresh).
-func mutantVerb(args []string, env Env) (int, error) {
-	fs := newFlags("mutant")
-	save := fs.Bool("save", false, "")
-	refresh := fs.Bool("refresh", false, "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	pos := fs.Args()
+var mutantVerb = verb{
+	name: "mutant", args: "NN [NAME]", section: maintainers, needs: needCatalog,
+	kitless: "mutant is for the katas' maintainers and needs the references and mutants, which a kit does not carry: run it in the kata repository",
+	summary: "the mutants of kata NN, or mutant NAME as a source file: the\nreference with its patch applied, the header on top",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		save := fs.Bool("save", false, "store each FILE.go after NN as testdata/mutants/FILE.patch")
+		refresh := fs.Bool("refresh", false, "write every patch of the katas named (all without NN) again\nagainst the reference")
+		return func(c *call) (int, error) { return mutants(c.cat, c.args, *save, *refresh, c.env) }
+	},
+}
+
+// mutants shows a kata's mutants, prints one as a source file, stores
+// edited sources as patches (save), or writes every patch again against
+// the current reference (refresh).
+func mutants(cat *catalog.Catalog, pos []string, save, refresh bool, env Env) (int, error) {
 	switch {
-	case *save && *refresh:
+	case save && refresh:
 		return 0, &usageError{"--save and --refresh do not go together", "checker mutant --refresh 06"}
-	case *refresh:
+	case refresh:
 		katas, err := named(cat, pos)
 		if err != nil {
 			return 0, err
@@ -45,7 +46,7 @@ func mutantVerb(args []string, env Env) (int, error) {
 		return 0, err
 	}
 	switch {
-	case *save:
+	case save:
 		if len(pos) < 2 {
 			return 0, &usageError{"--save needs the mutant source files to store", "checker mutant --save 06 sleepy.go"}
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"runtime"
 	"slices"
@@ -14,35 +15,39 @@ import (
 	"gokata/checker/internal/pristine"
 )
 
-// packVerb builds a candidate kit (package pack) in --out: every kata, or
+var packVerb = verb{
+	name: "pack", args: "--out DIR [NN…]", section: workshops, needs: needKatas,
+	kitless: "a kit cannot pack a kit: pack from the kata repository",
+	summary: "a candidate kit: exercises and a checker with the hidden tests\ninside (out of sight, not secret); no solutions",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		out := fs.String("out", "", "the kit's `DIR`, new or empty")
+		goos := fs.String("os", "", "build the kit for another `system` than this one, e.g. darwin")
+		goarch := fs.String("arch", "", "build the kit for another `CPU` than this one, e.g. arm64")
+		return func(c *call) (int, error) { return packKit(c, *out, *goos, *goarch) }
+	},
+}
+
+// packKit builds a candidate kit (package pack) in out: every kata, or
 // the ones named.
-func packVerb(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("pack")
-	out := fs.String("out", "", "")
-	goos := fs.String("os", runtime.GOOS, "")
-	goarch := fs.String("arch", runtime.GOARCH, "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	if *out == "" {
+func packKit(c *call, out, goos, goarch string) (int, error) {
+	ctx, env, katas := c.ctx, c.env, c.katas
+	if out == "" {
 		return 0, &usageError{"pack needs --out DIR, the kit's directory", "checker pack --out ../kit"}
 	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
+	if goos == "" {
+		goos = runtime.GOOS
 	}
-	katas, err := named(cat, fs.Args())
-	if err != nil {
-		return 0, err
+	if goarch == "" {
+		goarch = runtime.GOARCH
 	}
 	tc, err := grade.Detect(ctx, env.Vars)
 	if err != nil {
 		return 0, err
 	}
-	if err := checkPlatform(ctx, tc, cat.Root, *goos, *goarch); err != nil {
+	if err := checkPlatform(ctx, tc, c.cat.Root, goos, goarch); err != nil {
 		return 0, err
 	}
-	kit := pack.Kit{Root: cat.Root, Out: absPath(env.Dir, *out), Katas: katas, Env: tc.Env, OS: *goos, Arch: *goarch}
+	kit := pack.Kit{Root: c.cat.Root, Out: absPath(env.Dir, out), Katas: katas, Env: tc.Env, OS: goos, Arch: goarch}
 	first := ""
 	if kit.Platform() != runtime.GOOS+"/"+runtime.GOARCH {
 		first = " (the first build for another system takes a few minutes)"

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,20 +21,16 @@ import (
 // reset puts a kata's stub back, read from git history, after copying the
 // learner's .go files to a backup under .kata/backup. It asks first unless
 // --force.
-func reset(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("reset")
-	force := fs.Bool("force", false, "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	k, err := find(cat, fs.Arg(0))
-	if err != nil {
-		return 0, err
-	}
+var resetVerb = verb{
+	name: "reset", args: "NN", section: learning, needs: needKata,
+	summary: "put the untouched stub back, from git history; your .go files\nare kept in .kata/backup",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		force := fs.Bool("force", false, "do not ask before resetting")
+		return func(c *call) (int, error) { return reset(c.ctx, c.cat, c.kata, *force, c.env) }
+	},
+}
+
+func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool, env Env) (int, error) {
 	stub, err := pristine.Read(ctx, env.Vars, k)
 	if errors.Is(err, pristine.ErrNoHistory) {
 		return 0, &usageError{fmt.Sprintf("cannot find the stub of %s in git history (%v)", k.Slug, err),
@@ -59,7 +56,7 @@ func reset(ctx context.Context, args []string, env Env) (int, error) {
 		fmt.Fprintf(env.Stdout, "  remove  %s (yours)\n", n)
 	}
 	fmt.Fprintf(env.Stdout, "A copy of your .go files goes to %s/.\n", rel(cat.Root, backup))
-	if !*force && !confirm(env, "Go ahead? [y/N] ") {
+	if !force && !confirm(env, "Go ahead? [y/N] ") {
 		fmt.Fprintln(env.Stdout, "Nothing changed. (Answer y, or use --force.)")
 		return ExitFail, nil
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,19 +13,23 @@ import (
 	"gokata/checker/internal/room"
 )
 
+var reportVerb = verb{
+	name: "report", args: "DIR", section: workshops,
+	summary: "the room grid from participants' check --json files in DIR:\nDIR/room.html and DIR/room.md",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		out := fs.String("out", "", "write room.html and room.md to `DIR2` instead")
+		return func(c *call) (int, error) { return roomReport(c.args, *out, c.env) }
+	},
+}
+
 // roomReport gathers the participants' JSON grades in a directory into the
 // room grid: room.html (one self-contained page) and room.md, the Markdown
 // also on stdout. Inside the checkout every kata gets a column, graded or not.
-func roomReport(args []string, env Env) (int, error) {
-	fs := newFlags("report")
-	out := fs.String("out", "", "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	if fs.NArg() != 1 {
+func roomReport(args []string, out string, env Env) (int, error) {
+	if len(args) != 1 {
 		return 0, &usageError{"name the directory that holds the participants' JSON grades", "checker report results/"}
 	}
-	dir := absPath(env.Dir, fs.Arg(0))
+	dir := absPath(env.Dir, args[0])
 	var katas []room.Kata
 	if cat, err := load(env); err == nil {
 		for _, k := range cat.Katas {
@@ -40,8 +45,8 @@ func roomReport(args []string, env Env) (int, error) {
 		return 0, &usageError{err.Error(), "each participant runs: bin/checker check --json > results/NAME.json"}
 	}
 	dst := dir
-	if *out != "" {
-		dst = absPath(env.Dir, *out)
+	if out != "" {
+		dst = absPath(env.Dir, out)
 		if err := os.MkdirAll(dst, 0o755); err != nil {
 			return 0, err
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,27 +10,25 @@ import (
 	"sort"
 	"strings"
 
+	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/state"
 )
 
 // solution shows a kata's reference and WHY.md once the learner's code has
 // passed, or after an explicit give-up (which is remembered).
-func solution(args []string, env Env) (int, error) {
-	fset := newFlags("solution")
-	giveUp := fset.Bool("give-up", false, "")
-	if err := parse(fset, reorder(fset, args)); err != nil {
-		return 0, err
-	}
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
-	k, err := find(cat, fset.Arg(0))
-	if err != nil {
-		return 0, err
-	}
+var solutionVerb = verb{
+	name: "solution", args: "NN", section: learning, needs: needKata,
+	kitless: "this kit carries no reference solutions: ask whoever gave it to you for them",
+	summary: "the reference and its WHY, once your code passed",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		giveUp := fs.Bool("give-up", false, "show it now, before a pass, and remember that you gave up")
+		return func(c *call) (int, error) { return solution(c.cat, c.kata, *giveUp, c.env) }
+	},
+}
+
+func solution(cat *catalog.Catalog, k catalog.Kata, giveUp bool, env Env) (int, error) {
 	p := progress(cat.Root, env).Kata(k.Slug)
-	if !p.PassedOnce && !p.GaveUp && !*giveUp {
+	if !p.PassedOnce && !p.GaveUp && !giveUp {
 		fmt.Fprintf(env.Stderr, "The reference for %s is shown once your code passes (make check EX=%s).\n", k.Slug, k.ID())
 		if p.HintsShown < len(k.Hints) {
 			fmt.Fprintf(env.Stderr, "A hint may be enough: make hint EX=%s\n", k.ID())
@@ -52,7 +51,7 @@ func solution(args []string, env Env) (int, error) {
 		fmt.Fprintf(env.Stderr, "This copy of the katas has no reference for %s: ask whoever gave it to you.\n", k.Slug)
 		return ExitFail, nil
 	}
-	if *giveUp && !p.GaveUp && !p.PassedOnce {
+	if giveUp && !p.GaveUp && !p.PassedOnce {
 		saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).GaveUp = true })
 	}
 	why := filepath.Join(k.Solution, "WHY.md")

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -15,45 +16,41 @@ import (
 	"gokata/checker/internal/watch"
 )
 
-// watchVerb grades a kata, then grades it again each time the learner
+var watchVerb = verb{
+	name: "watch", args: "[NN]", section: learning, needs: needCatalog,
+	summary: "grade again on every save (without NN: the next kata not passed)",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		colorFlag(fs)
+		timeoutFlag(fs)
+		poll := pollFlag(fs)
+		verbose := verboseFlag(fs)
+		return func(c *call) (int, error) { return watchKata(c, *poll, *verbose) }
+	},
+}
+
+// watchKata grades a kata, then grades it again each time the learner
 // saves, redrawing the verdicts; on a pass it offers the next kata.
 // Ctrl-C ends it.
-func watchVerb(ctx context.Context, args []string, env Env) (int, error) {
-	fs := newFlags("watch")
-	color := fs.String("color", "auto", "")
-	timeout := fs.Duration("timeout", grade.DefaultOptions.Timeout, "")
-	poll := fs.Duration("poll", 0, "")
-	verbose := fs.Bool("v", false, "")
-	if err := parse(fs, reorder(fs, args)); err != nil {
-		return 0, err
-	}
-	opt, err := repeatOptions(*timeout, 1, "")
-	if err != nil {
-		return 0, err
-	}
-	style, err := pickStyle(*color, env)
-	if err != nil {
-		return 0, err
-	}
-	style.Verbose, style.Verb = *verbose, "watch"
-	cat, err := load(env)
-	if err != nil {
-		return 0, err
-	}
+func watchKata(c *call, poll time.Duration, verbose bool) (int, error) {
+	ctx, cat, env := c.ctx, c.cat, c.env
+	style := c.style
+	style.Verbose, style.Verb = verbose, "watch"
 	var k catalog.Kata
-	if fs.NArg() > 0 {
-		if k, err = find(cat, fs.Arg(0)); err != nil {
-			return 0, err
-		}
-	} else if k, err = nextKata(cat, env, ""); err != nil {
+	var err error
+	if len(c.args) > 0 {
+		k, err = find(cat, c.args[0])
+	} else {
+		k, err = nextKata(cat, env, "")
+	}
+	if err != nil {
 		return 0, err
 	}
 	tc, err := detect(ctx, env)
 	if err != nil {
 		return 0, err
 	}
-	s := &session{ctx: ctx, env: env, tc: tc, root: cat.Root, opt: opt, style: style,
-		poll: *poll, lines: readLines(env.Stdin)}
+	s := &session{ctx: ctx, env: env, tc: tc, root: cat.Root, opt: c.opt, style: style,
+		poll: poll, lines: readLines(env.Stdin)}
 	for {
 		r, stop, err := s.start(k)
 		if err != nil {
