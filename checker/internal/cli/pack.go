@@ -21,8 +21,8 @@ var packVerb = verb{
 	summary: "a candidate kit: exercises and a checker with the hidden tests\ninside (out of sight, not secret); no solutions",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		out := fs.String("out", "", "the kit's `DIR`, new or empty")
-		goos := fs.String("os", "", "build the kit for another `system` than this one, e.g. darwin")
-		goarch := fs.String("arch", "", "build the kit for another `CPU` than this one, e.g. arm64")
+		goos := fs.String("os", runtime.GOOS, "the `system` the kit runs on, e.g. darwin (default: this one)")
+		goarch := fs.String("arch", runtime.GOARCH, "the `CPU` the kit runs on, e.g. arm64 (default: this one)")
 		return func(c *call) (int, error) { return packKit(c, *out, *goos, *goarch) }
 	},
 }
@@ -33,12 +33,6 @@ func packKit(c *call, out, goos, goarch string) (int, error) {
 	ctx, env, katas := c.ctx, c.env, c.katas
 	if out == "" {
 		return 0, &usageError{"pack needs --out DIR, the kit's directory", "checker pack --out ../kit"}
-	}
-	if goos == "" {
-		goos = runtime.GOOS
-	}
-	if goarch == "" {
-		goarch = runtime.GOARCH
 	}
 	tc, err := grade.Detect(ctx, env.Vars)
 	if err != nil {

@@ -65,7 +65,9 @@ func after(t *testing.T, dir, slug string) catalog.Kata {
 func TestWatchVerbose(t *testing.T) {
 	dir := checkout(t)
 	k := kata(t, dir)
-	src := read(t, filepath.Join(k.Solution, "testdata", "mutants", "returnsvalue.go"))
+	mutant := run(t, dir, "mutant", "06", "returnsvalue") // the reference with the mutant's patch applied
+	require.Equal(t, 0, mutant.code, mutant.stderr)
+	src := mutant.stdout
 	src = strings.Replace(src, "\t\tif p.BeforeSleep != nil {", "\t\tfmt.Println(\"about to pause\", pause)\n\t\tif p.BeforeSleep != nil {", 1)
 	write(t, filepath.Join(k.Exercise, "retry.go"), src)
 	w := start(t, dir, cli.Env{}, "watch", "06", "-v", "--poll=10ms", "--color=never")
