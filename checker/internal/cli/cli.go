@@ -1,5 +1,7 @@
 // Package cli is the checker's command line: it parses the verbs and their
-// flags, runs them, and turns the outcome into an exit code.
+// flags (the verb table, from which help is generated), runs them, and
+// turns the outcome into an exit code. Grading, watch and interview
+// sessions are package session's; cli draws their events on a terminal.
 //
 // Exit codes: 0 everything graded passed; 1 a kata fell short (or verify
 // found a problem); 2 usage error, such as a kata that does not exist;
@@ -25,6 +27,7 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
+	"gokata/checker/internal/session"
 	"gokata/checker/internal/tmproot"
 	"gokata/checker/internal/verify"
 )
@@ -208,8 +211,15 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 	}
 	code := ExitPass
 	var results []*grade.Result
+	t := &terminal{env: c.env}
+	g := grader(c.tc, c.cat.Root, c.opt, c.env, t)
+	g.Emit = func(e session.Event) { // the grades are drawn below, as text or JSON
+		if _, ok := e.(session.Graded); !ok {
+			t.show(e)
+		}
+	}
 	for i, k := range c.katas {
-		r, err := gradeLearner(c.ctx, c.tc, c.cat.Root, k, c.opt, c.env)
+		r, err := g.Grade(c.ctx, k)
 		if err != nil {
 			return 0, err
 		}

@@ -11,42 +11,19 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/integrity"
+	"gokata/checker/internal/session"
 	"gokata/checker/internal/state"
 )
 
-// gradeLearner grades the learner's code for kata k and records the grade
-// in the state file. A build that takes long (the first one on a machine)
-// shows a progress line on stderr. The fingerprint is taken before grading, so a file
-// saved while the grade runs makes the recorded grade stale, not wrong.
-// A state file that cannot be written costs a warning, never the grade.
-func gradeLearner(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, opt grade.Options, env Env) (*grade.Result, error) {
-	if tc.Kit == nil { // a kit grades with its own copies
-		if err := asCommitted(ctx, root, k, env); err != nil {
-			return nil, err
-		}
+// grader grades the learner's code in the checkout at root, its events
+// drawn by t. In the repository it first refuses a changed harness; a kit
+// grades with its own copies.
+func grader(tc *grade.Toolchain, root string, opt grade.Options, env Env, t *terminal) *session.Grader {
+	g := &session.Grader{Toolchain: tc, Root: root, Options: opt, Emit: t.show}
+	if tc.Kit == nil {
+		g.Check = func(ctx context.Context, k catalog.Kata) error { return asCommitted(ctx, root, k, env) }
 	}
-	fp, fpErr := state.Fingerprint(k.Exercise)
-	t, err := grade.Learner(k)
-	if err != nil {
-		return nil, err
-	}
-	opt.Building = func() func() { return buildNotice(env, k, tc.Race).start() }
-	r, err := grade.Grade(ctx, tc, root, t, opt)
-	if err != nil {
-		return nil, err
-	}
-	if fpErr == nil {
-		req, total, bonus, btotal := r.Score()
-		fpErr = state.Update(root, func(s *state.State) error {
-			s.Record(k.Slug, state.Grade{Fingerprint: fp, Passed: r.Passed(),
-				Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal, Runs: r.Runs})
-			return nil
-		})
-	}
-	if fpErr != nil {
-		fmt.Fprintf(env.Stderr, "checker: progress not saved: %v\n", fpErr)
-	}
-	return r, nil
+	return g
 }
 
 // asCommitted refuses to grade a learner when the grader's own files (the

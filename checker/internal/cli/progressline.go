@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-
-	"gokata/checker/internal/catalog"
 )
 
 // buildQuiet is how long a build may take before its progress line shows:
@@ -79,11 +77,11 @@ func (p progressLine) draw(took time.Duration) {
 	fmt.Fprintf(p.w, "\r\x1b[K%s %s", p.text, secs)
 }
 
-// buildNotice is the progress line of a build of kata k that takes more
+// buildNotice is the progress line of a build of kata slug that takes more
 // than buildQuiet, on stderr: the first build on a machine compiles the
 // standard library for the race detector, and would otherwise be a silent
 // minute.
-func buildNotice(env Env, k catalog.Kata, race bool) progressLine {
+func buildNotice(env Env, slug string, race bool) progressLine {
 	how := "under the race detector"
 	if !race {
 		how = "without the race detector"
@@ -93,9 +91,9 @@ func buildNotice(env Env, k catalog.Kata, race bool) progressLine {
 		terminal: env.StderrTerminal && env.get("TERM") != "dumb",
 		clk:      env.clock(),
 		quiet:    buildQuiet,
-		text:     fmt.Sprintf("checker: building %s %s: about a minute the first time, seconds after that…", k.Slug, how),
+		text:     fmt.Sprintf("checker: building %s %s: about a minute the first time, seconds after that…", slug, how),
 		end: func(took time.Duration) string {
-			return fmt.Sprintf("checker: built %s in %s", k.Slug, took.Round(time.Second))
+			return fmt.Sprintf("checker: built %s in %s", slug, took.Round(time.Second))
 		},
 	}
 }

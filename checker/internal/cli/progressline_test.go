@@ -8,8 +8,6 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
-
-	"gokata/checker/internal/catalog"
 )
 
 // advance moves the mock clock once every goroutine of the bubble is
@@ -25,7 +23,7 @@ func TestBuildNoticeInALog(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		env := Env{Stderr: &out, Clock: mock}
-		stop := buildNotice(env, catalog.Kata{Slug: "06-retry"}, true).start()
+		stop := buildNotice(env, "06-retry", true).start()
 		advance(mock, buildQuiet-time.Millisecond)
 		assert.Empty(t, out.String(), "a build quicker than buildQuiet shows nothing")
 		advance(mock, time.Millisecond)
@@ -43,7 +41,7 @@ func TestBuildNoticeOnATerminal(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		env := Env{Stderr: &out, StderrTerminal: true, Clock: mock}
-		stop := buildNotice(env, catalog.Kata{Slug: "06-retry"}, false).start()
+		stop := buildNotice(env, "06-retry", false).start()
 		advance(mock, buildQuiet)
 		line := "\r\x1b[Kchecker: building 06-retry without the race detector: about a minute the first time, seconds after that…"
 		assert.Equal(t, line+" 2s", out.String())
@@ -59,7 +57,7 @@ func TestBuildNoticeQuickBuild(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		for _, terminal := range []bool{false, true} {
-			stop := buildNotice(Env{Stderr: &out, StderrTerminal: terminal, Clock: mock}, catalog.Kata{Slug: "06-retry"}, true).start()
+			stop := buildNotice(Env{Stderr: &out, StderrTerminal: terminal, Clock: mock}, "06-retry", true).start()
 			advance(mock, time.Second)
 			stop()
 			advance(mock, time.Minute)
@@ -73,7 +71,7 @@ func TestBuildNoticeDumbTerminal(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		env := Env{Stderr: &out, StderrTerminal: true, Vars: []string{"TERM=dumb"}, Clock: mock}
-		stop := buildNotice(env, catalog.Kata{Slug: "06-retry"}, true).start()
+		stop := buildNotice(env, "06-retry", true).start()
 		advance(mock, 5*time.Second)
 		stop()
 		assert.NotContains(t, out.String(), "\x1b", "no escape codes for a dumb terminal")

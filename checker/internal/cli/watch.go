@@ -4,16 +4,11 @@ import (
 	"bufio"
 	"context"
 	"flag"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"gokata/checker/internal/catalog"
-	"gokata/checker/internal/grade"
-	"gokata/checker/internal/report"
-	"gokata/checker/internal/state"
-	"gokata/checker/internal/watch"
+	"gokata/checker/internal/session"
 )
 
 var watchVerb = verb{
@@ -40,7 +35,7 @@ func watchKata(c *call, poll time.Duration, verbose bool) (int, error) {
 	if len(c.args) > 0 {
 		k, err = find(cat, c.args[0])
 	} else {
-		k, err = nextKata(cat, env, "")
+		k, err = nextKata(cat, env)
 	}
 	if err != nil {
 		return 0, err
@@ -49,109 +44,16 @@ func watchKata(c *call, poll time.Duration, verbose bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := &session{ctx: ctx, env: env, tc: tc, root: cat.Root, opt: c.opt, style: style,
-		poll: poll, lines: readLines(env.Stdin)}
-	for {
-		r, stop, err := s.start(k)
-		if err != nil {
-			return s.end(err)
-		}
-		next, _ := nextKata(cat, env, k.Slug)
-		footer := func(r *grade.Result) {
-			switch {
-			case !r.Passed():
-				fmt.Fprintf(env.Stdout, "\nWatching %s: save to grade again; Ctrl-C to stop.\n", rel(cat.Root, k.Exercise))
-			case next.Slug == "":
-				fmt.Fprintln(env.Stdout, "\nEvery kata passes. Ctrl-C to stop.")
-			default:
-				fmt.Fprintf(env.Stdout, "\n%s passes. Press Enter to go on to %s; Ctrl-C to stop.\n", k.Slug, next.Slug)
-			}
-		}
-		footer(r)
-		for moved := false; !moved; {
-			select {
-			case <-ctx.Done():
-				stop()
-				return s.end(ctx.Err())
-			case <-s.changes:
-				if r, err = s.regrade(k); err != nil {
-					stop()
-					return s.end(err)
-				}
-				footer(r)
-			case _, ok := <-s.lines:
-				if !ok {
-					s.lines = nil // stdin ended: only Ctrl-C stops now
-					continue
-				}
-				if r.Passed() && next.Slug != "" {
-					stop()
-					k, moved = next, true
-				}
-			}
-		}
-	}
+	t := &terminal{env: env, style: style}
+	w := &session.Watch{Grader: grader(tc, cat.Root, c.opt, env, t), Catalog: cat, Poll: poll,
+		Lines: readLines(env.Stdin), Emit: t.show}
+	return stopped(ctx, w.Run(ctx, k))
 }
 
-// session is a run of grades of one kata on every save: watch and
-// interview share it.
-type session struct {
-	ctx     context.Context
-	env     Env
-	tc      *grade.Toolchain
-	root    string
-	opt     grade.Options
-	style   report.Style
-	poll    time.Duration
-	lines   <-chan string // stdin, line by line
-	changes <-chan struct{}
-	drawn   int                 // reports drawn so far
-	header  func() string       // a line above each report, if set
-	graded  func(*grade.Result) // called after each grade, if set
-}
-
-// start watches kata k's files and grades it once; stop ends the watch.
-func (s *session) start(k catalog.Kata) (r *grade.Result, stop func(), err error) {
-	ctx, stop := context.WithCancel(s.ctx)
-	s.changes = watch.Changes(ctx, func() (string, error) { return state.Fingerprint(k.Exercise) }, watch.Options{Poll: s.poll})
-	r, err = s.regrade(k)
-	if err != nil {
-		stop()
-		return nil, nil, err
-	}
-	return r, stop, nil
-}
-
-// regrade grades k and draws the verdicts: over the last ones on a
-// terminal, below a rule otherwise.
-func (s *session) regrade(k catalog.Kata) (*grade.Result, error) {
-	r, err := gradeLearner(s.ctx, s.tc, s.root, k, s.opt, s.env)
-	if err != nil {
-		return nil, err
-	}
-	out := s.env.Stdout
-	switch {
-	case s.env.IsTerminal:
-		fmt.Fprint(out, "\x1b[H\x1b[2J")
-	case s.drawn > 0:
-		fmt.Fprintf(out, "\n%s\n\n", strings.Repeat("─", 72))
-	}
-	s.drawn++
-	if s.header != nil {
-		fmt.Fprintf(out, "%s\n\n", s.header())
-	}
-	report.Text(out, r, s.style)
-	if s.graded != nil {
-		s.graded(r)
-	}
-	return r, nil
-}
-
-// end turns how a session ended into the verb's result: Ctrl-C is the
+// stopped turns how a session ended into the verb's result: Ctrl-C is the
 // usual way out.
-func (s *session) end(err error) (int, error) {
-	if s.ctx.Err() != nil {
-		fmt.Fprintln(s.env.Stdout, "\nStopped.")
+func stopped(ctx context.Context, err error) (int, error) {
+	if ctx.Err() != nil {
 		return ExitInterrupted, nil
 	}
 	return 0, err
@@ -176,31 +78,12 @@ func readLines(r io.Reader) <-chan string {
 	return ch
 }
 
-// nextKata is the first kata after the one named after (all of them when
-// after is "", wrapping around) whose last grade did not pass; the first
-// kata when none is left, and the zero Kata when after was the only one.
-func nextKata(cat *catalog.Catalog, env Env, after string) (catalog.Kata, error) {
-	if len(cat.Katas) == 0 {
+// nextKata is the kata to watch when none is named: the first one whose
+// last grade did not pass.
+func nextKata(cat *catalog.Catalog, env Env) (catalog.Kata, error) {
+	k, ok := session.NextKata(cat, progress(cat.Root, env), "")
+	if !ok {
 		return catalog.Kata{}, &usageError{"there are no katas here", "make list"}
 	}
-	s := progress(cat.Root, env)
-	start := 0
-	for i, k := range cat.Katas {
-		if k.Slug == after {
-			start = i + 1
-		}
-	}
-	for i := range cat.Katas {
-		k := cat.Katas[(start+i)%len(cat.Katas)]
-		if k.Slug == after {
-			continue
-		}
-		if last := s.Kata(k.Slug).Last; last == nil || !last.Passed {
-			return k, nil
-		}
-	}
-	if after != "" {
-		return catalog.Kata{}, nil
-	}
-	return cat.Katas[0], nil
+	return k, nil
 }

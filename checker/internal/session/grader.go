@@ -1,0 +1,98 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/state"
+)
+
+// Grader grades a learner's code and records each grade in the state
+// file. The zero value is not usable: Toolchain and Root are required.
+type Grader struct {
+	Toolchain *grade.Toolchain
+	Root      string // the checkout
+	Options   grade.Options
+	// Check, if set, runs before each grade and may refuse it with an
+	// error (the command line refuses a changed harness).
+	Check func(ctx context.Context, k catalog.Kata) error
+	// Left, if set, makes the grades timed: each Graded carries it.
+	Left func() time.Duration
+	Emit func(Event)
+
+	// gradeFunc, when set, stands in for building and running the hidden
+	// tests (this package's tests set it).
+	gradeFunc func(ctx context.Context, k catalog.Kata, opt grade.Options) (*grade.Result, error)
+}
+
+// Grade grades kata k: Building and Built around a build, Warning when
+// the grade cannot be recorded, then Graded. The fingerprint is taken
+// before grading, so a file saved while the grade runs makes the recorded
+// grade stale, not wrong. A state file that cannot be written costs a
+// warning, never the grade.
+func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, error) {
+	if g.Check != nil {
+		if err := g.Check(ctx, k); err != nil {
+			return nil, err
+		}
+	}
+	fp, fpErr := state.Fingerprint(k.Exercise)
+	opt := g.Options
+	opt.Building = func() func() {
+		g.emit(Building{Kata: k.Slug, Race: g.Toolchain.Race})
+		return func() { g.emit(Built{Kata: k.Slug}) }
+	}
+	r, err := g.grade(ctx, k, opt)
+	if err != nil {
+		return nil, err
+	}
+	if fpErr == nil {
+		fpErr = record(g.Root, k.Slug, fp, r)
+	}
+	if fpErr != nil {
+		g.emit(Warning{"progress not saved: " + fpErr.Error()})
+	}
+	ev := Graded{Result: r}
+	if g.Left != nil {
+		ev.Timed, ev.Left = true, g.Left()
+	}
+	g.emit(ev)
+	return r, nil
+}
+
+// grade builds and runs the hidden tests against the learner's code.
+func (g *Grader) grade(ctx context.Context, k catalog.Kata, opt grade.Options) (*grade.Result, error) {
+	if g.gradeFunc != nil {
+		return g.gradeFunc(ctx, k, opt)
+	}
+	t, err := grade.Learner(k)
+	if err != nil {
+		return nil, err
+	}
+	return grade.Grade(ctx, g.Toolchain, g.Root, t, opt)
+}
+
+func (g *Grader) emit(ev Event) { emitter(g.Emit).emit(ev) }
+
+// record writes grade r of the files with fingerprint fp to the state file.
+func record(root, slug, fp string, r *grade.Result) error {
+	req, total, bonus, btotal := r.Score()
+	return state.Update(root, func(s *state.State) error {
+		s.Record(slug, state.Grade{Fingerprint: fp, Passed: r.Passed(),
+			Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal, Runs: r.Runs})
+		return nil
+	})
+}
+
+// progress reads the state file; an unreadable one is a warning and reads
+// as no progress.
+func progress(root string, emit emitter) *state.State {
+	s, err := state.Load(root)
+	if err != nil {
+		emit.emit(Warning{err.Error()})
+		return &state.State{Schema: 1}
+	}
+	return s
+}
