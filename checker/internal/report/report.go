@@ -131,6 +131,9 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 			}
 			if it.Passed() {
 				fmt.Fprintf(w, "  %s %-3s %s%s\n", s.ok(), it.ID, it.Text, rate)
+				if why := stubPass(r, it.ID); why != "" {
+					fmt.Fprintf(w, "        %s\n", s.dim("passes on the untouched stub: "+why))
+				}
 				continue
 			}
 			fmt.Fprintf(w, "  %s %-3s %s%s\n", s.bad(), it.ID, it.Text, rate)
@@ -163,6 +166,20 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Next: %s\n", next(r, s))
+}
+
+// stubPass is why the untouched stub passes item id, when the graded code
+// is that stub and the kata declares it; "" otherwise.
+func stubPass(r *grade.Result, id string) string {
+	if !r.Untouched {
+		return ""
+	}
+	for _, p := range r.Kata.StubPasses {
+		if p.ID == id {
+			return p.Why
+		}
+	}
+	return ""
 }
 
 type gateState int
