@@ -13,6 +13,7 @@ FORCE   ?=
 NAME    ?=
 DIR     ?=
 OUT     ?=
+INTERVIEW ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -20,7 +21,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint solution reset doctor interview report pack verify docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint decisions solution reset doctor interview report pack verify docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -41,6 +42,9 @@ watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops)
 hint: $(CHECKER) ## the next hint: make hint EX=06 (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
 
+decisions: $(CHECKER) ## the answers the tests assume (an interview kit keeps them back): make decisions EX=06
+	@$(CHECKER) decisions $(EX)
+
 solution: $(CHECKER) ## the reference and its WHY after a pass: make solution EX=06 (GIVEUP=1 before)
 	@$(CHECKER) solution $(EX) $(if $(GIVEUP),--give-up)
 
@@ -58,8 +62,8 @@ interview: $(CHECKER) ## a timed interview with a scorecard: make interview EX=0
 report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)
 
-pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata)
-	@$(CHECKER) pack --out "$(OUT)" $(EX)
+pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; INTERVIEW=1 keeps the decisions back)
+	@$(CHECKER) pack --out "$(OUT)" $(if $(INTERVIEW),--interview) $(EX)
 
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify

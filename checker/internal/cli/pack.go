@@ -16,6 +16,7 @@ import (
 func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	fs := newFlags("pack")
 	out := fs.String("out", "", "")
+	interview := fs.Bool("interview", false, "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
 	}
@@ -39,7 +40,7 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	}
 	dst := absPath(env.Dir, *out)
 	fmt.Fprintf(env.Stderr, "checker: packing %d katas and building the kit's checker…\n", len(katas))
-	err = pack.Build(ctx, pack.Kit{Root: cat.Root, Out: dst, Katas: katas, Env: tc.Env})
+	err = pack.Build(ctx, pack.Kit{Root: cat.Root, Out: dst, Katas: katas, Env: tc.Env, Interview: *interview})
 	if errors.Is(err, pack.ErrNotEmpty) {
 		return 0, &usageError{err.Error() + "; pack never overwrites", "checker pack --out DIR, with a new or empty DIR"}
 	}
@@ -52,6 +53,9 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	fmt.Fprintf(env.Stdout, "Kit ready in %s: %d katas, bin/checker with their hidden tests inside.\n", dst, len(katas))
 	fmt.Fprintln(env.Stdout, "It needs Go and gcc on the candidate's machine, for the same OS and CPU as this one;")
 	fmt.Fprintln(env.Stdout, "the hidden tests are out of sight in the binary, not secret.")
+	if *interview {
+		fmt.Fprintln(env.Stdout, "An interview kit: the READMEs keep the Decisions back; interview and decisions NN show them.")
+	}
 	return ExitPass, nil
 }
 

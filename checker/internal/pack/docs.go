@@ -8,8 +8,8 @@ import (
 )
 
 // readme is the kit's README.md, for the candidate; its examples name the
-// kit's first kata.
-func readme(katas []catalog.Kata) string {
+// kit's first kata. An interview kit's says where the decisions are.
+func readme(katas []catalog.Kata, interview bool) string {
 	var b strings.Builder
 	b.WriteString(`# Go concurrency katas
 
@@ -39,10 +39,20 @@ about a minute the first time; after that a check takes about a second.
 | ` + "`make check EX=NN`" + ` | grade that kata: every requirement ✔ or ✘, with the reason |
 | ` + "`make watch EX=NN`" + ` | grade again each time you save |
 | ` + "`make hint EX=NN`" + ` | the next hint |
+| ` + "`make decisions EX=NN`" + ` | the decisions: the answers the hidden tests assume |
 | ` + "`make reset EX=NN`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
 
 ` + "`bin/checker help`" + ` lists everything the checker does.
-
+`)
+	if interview {
+		b.WriteString(`
+This kit is for an interview: each task's Decisions, the answers to its
+Ask-first questions, are kept back. ` + "`bin/checker interview NN`" + ` shows them once
+you have asked your questions; ` + "`make decisions EX=NN`" + ` shows them at any time,
+and the interview's scorecard notes that you read them first.
+`)
+	}
+	b.WriteString(`
 ## About the hidden tests
 
 The tests that grade you are packed inside ` + "`bin/checker`" + `, compressed, and
@@ -50,7 +60,7 @@ unpacked into a temporary directory only while it grades. That keeps them out
 of sight, not secret: anyone determined can get them out. Reading them would
 only spoil the exercise. The reference solutions are not in this kit.
 `)
-	return strings.ReplaceAll(b.String(), "EX=NN", "EX="+firstKata(katas))
+	return strings.NewReplacer("EX=NN", "EX="+firstKata(katas), "interview NN", "interview "+firstKata(katas)).Replace(b.String())
 }
 
 // makefile is the kit's Makefile; its examples name the kit's first kata.
@@ -77,7 +87,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help list check watch hint reset doctor
+.PHONY: help list check watch hint decisions reset doctor
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -94,6 +104,9 @@ watch: ## grade again on every save: make watch EX=NN
 
 hint: ## the next hint: make hint EX=NN (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
+
+decisions: ## the answers the hidden tests assume: make decisions EX=NN
+	@$(CHECKER) decisions $(EX)
 
 reset: ## back to the untouched stub: make reset EX=NN (FORCE=1: do not ask)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
