@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 // hint shows hint N of a kata, or the next one not yet shown, and records
 // how many were shown (the interview scorecard counts them).
-func hint(args []string, env Env) (int, error) {
+func hint(ctx context.Context, args []string, env Env) (int, error) {
 	fs := newFlags("hint")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -19,8 +20,11 @@ func hint(args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	k, err := find(cat, fs.Arg(0))
+	k, err := kataArg(cat, env, "hint", fs.Arg(0))
 	if err != nil {
+		return 0, err
+	}
+	if err := revealAsCommitted(ctx, cat.Root, k, env); err != nil {
 		return 0, err
 	}
 	if len(k.Hints) == 0 {

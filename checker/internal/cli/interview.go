@@ -39,13 +39,13 @@ func interview(ctx context.Context, args []string, env Env) (int, error) {
 	}
 	style.Interview = true
 	if *minutes < 0 {
-		return 0, &usageError{"--minutes must be positive", "checker interview 06 --minutes=45"}
+		return 0, &usageError{"--minutes must be positive", "checker interview " + nextMark + " --minutes=45"}
 	}
 	cat, err := load(env)
 	if err != nil {
 		return 0, err
 	}
-	k, err := find(cat, fs.Arg(0))
+	k, err := kataArg(cat, env, "interview", fs.Arg(0))
 	if err != nil {
 		return 0, err
 	}
@@ -75,6 +75,7 @@ func interview(ctx context.Context, args []string, env Env) (int, error) {
 	case <-s.lines: // Enter, or the end of stdin
 	}
 	iv.asked = clk.Since(iv.start)
+	iv.decisionsRead, iv.keptBack = progress(cat.Root, env).Kata(k.Slug).DecisionsRead, env.interviewKit()
 
 	fmt.Fprintf(w, "\nDecisions\n\n")
 	for _, d := range k.Decisions {
@@ -219,6 +220,11 @@ type interviewRun struct {
 	hints       int                      // asked for in the session
 	hintsBefore int                      // shown before the interview (state file)
 	hintsAfter  int
+	// decisionsRead is when the decisions verb first showed them, as it
+	// stood when the interview revealed them; keptBack: the READMEs do
+	// not show them (an interview kit).
+	decisionsRead *time.Time
+	keptBack      bool
 }
 
 func (iv *interviewRun) showHint(env Env, root string) {
@@ -242,6 +248,18 @@ func (iv *interviewRun) hintsUsed() int {
 	return min(len(iv.kata.Hints), max(iv.hints, iv.hintsAfter-iv.hintsBefore))
 }
 
+// decisionsEarly says whether the candidate read the decisions before the
+// interview revealed them.
+func (iv *interviewRun) decisionsEarly() string {
+	switch {
+	case iv.decisionsRead != nil:
+		return fmt.Sprintf("yes, with `decisions %s` (first at %s)", iv.kata.ID(), iv.decisionsRead.In(iv.start.Location()).Format("2006-01-02 15:04"))
+	case iv.keptBack:
+		return "no"
+	}
+	return "not with `decisions`; in this copy the task README shows them too (an interview kit keeps them back)"
+}
+
 // scorecard renders the interview for the interviewer, in Markdown.
 func (iv *interviewRun) scorecard() string {
 	k, r := iv.kata, iv.last
@@ -258,6 +276,7 @@ func (iv *interviewRun) scorecard() string {
 		fmt.Fprintf(&b, " · **bonus:** %d of %d", bonus, btotal)
 	}
 	fmt.Fprintf(&b, "\n- **Hints used:** %d of %d\n", iv.hintsUsed(), len(k.Hints))
+	fmt.Fprintf(&b, "- **Decisions read before the interview showed them:** %s\n", iv.decisionsEarly())
 	fmt.Fprintf(&b, "- **Grades:** %d (one per save)\n", iv.grades)
 	switch {
 	case r.Build != nil:

@@ -21,6 +21,7 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	out := fs.String("out", "", "")
 	goos := fs.String("os", runtime.GOOS, "")
 	goarch := fs.String("arch", runtime.GOARCH, "")
+	interview := fs.Bool("interview", false, "")
 	if err := parse(fs, reorder(fs, args)); err != nil {
 		return 0, err
 	}
@@ -42,7 +43,7 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	if err := checkPlatform(ctx, tc, cat.Root, *goos, *goarch); err != nil {
 		return 0, err
 	}
-	kit := pack.Kit{Root: cat.Root, Out: absPath(env.Dir, *out), Katas: katas, Env: tc.Env, OS: *goos, Arch: *goarch}
+	kit := pack.Kit{Root: cat.Root, Out: absPath(env.Dir, *out), Katas: katas, Env: tc.Env, OS: *goos, Arch: *goarch, Interview: *interview}
 	first := ""
 	if kit.Platform() != runtime.GOOS+"/"+runtime.GOARCH {
 		first = " (the first build for another system takes a few minutes)"
@@ -61,6 +62,9 @@ func packVerb(ctx context.Context, args []string, env Env) (int, error) {
 	fmt.Fprintf(env.Stdout, "Kit ready in %s: %d katas, %s with their hidden tests inside.\n", kit.Out, len(katas), kit.Binary())
 	fmt.Fprintf(env.Stdout, "It runs on %s, where the candidate needs Go and a C compiler;\n", pack.PlatformName(kit.Platform()))
 	fmt.Fprintln(env.Stdout, "the hidden tests are out of sight in the binary, not secret.")
+	if *interview {
+		fmt.Fprintln(env.Stdout, "An interview kit: the READMEs keep the Decisions back; interview and decisions NN show them.")
+	}
 	return ExitPass, nil
 }
 

@@ -30,7 +30,7 @@ func reset(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	k, err := find(cat, fs.Arg(0))
+	k, err := kataArg(cat, env, "reset", fs.Arg(0))
 	if err != nil {
 		return 0, err
 	}

@@ -24,7 +24,7 @@ func solution(args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	k, err := find(cat, fset.Arg(0))
+	k, err := kataArg(cat, env, "solution", fset.Arg(0))
 	if err != nil {
 		return 0, err
 	}
