@@ -16,6 +16,7 @@ DIR     ?=
 OUT     ?=
 OS      ?=
 ARCH    ?=
+INTERVIEW ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -23,7 +24,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint solution reset doctor interview report pack verify mutant docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint decisions solution reset doctor interview report pack verify mutant docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -44,6 +45,9 @@ watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops; 
 hint: $(CHECKER) ## the next hint: make hint EX=06 (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
 
+decisions: $(CHECKER) ## the answers the tests assume (an interview kit keeps them back): make decisions EX=06
+	@$(CHECKER) decisions $(EX)
+
 solution: $(CHECKER) ## the reference and its WHY after a pass: make solution EX=06 (GIVEUP=1 before)
 	@$(CHECKER) solution $(EX) $(if $(GIVEUP),--give-up)
 
@@ -63,8 +67,8 @@ report: $(CHECKER) ## workshop room grid from participants' JSON: make report DI
 
 # OS and ARCH count only on make's command line: Windows sets OS in the
 # environment of every program.
-pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; OS=darwin ARCH=arm64 for a Mac)
-	@$(CHECKER) pack --out "$(OUT)" $(if $(filter command line,$(origin OS)),--os "$(OS)") $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)") $(EX)
+pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; INTERVIEW=1 keeps the decisions back; OS=darwin ARCH=arm64 for a Mac)
+	@$(CHECKER) pack --out "$(OUT)" $(if $(INTERVIEW),--interview) $(if $(filter command line,$(origin OS)),--os "$(OS)") $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)") $(EX)
 
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify

@@ -26,6 +26,19 @@ import (
 	"strings"
 )
 
+// SettingsFile is the name, at the top of the bundle, of how the kit was
+// packed (Settings, as JSON); a kit packed without it has the zero
+// Settings.
+const SettingsFile = "kit.json"
+
+// Settings is how a kit was packed.
+type Settings struct {
+	// Interview: the kit's READMEs keep the decisions back; only the
+	// checker shows them (interview, decisions NN), and reading them
+	// early is recorded.
+	Interview bool `json:"interview"`
+}
+
 // ImportsFile is the name, in a kata's directory of the bundle, of the JSON
 // list of what the kata's code may import beyond the gate's default (its
 // kata.json "imports" when the kit was packed).
@@ -33,9 +46,11 @@ const ImportsFile = "imports.json"
 
 // Files returns the files packed into this binary: the hidden tests, keyed
 // by "06-retry/retry_test.go", each kata's allowed imports
-// ("06-retry/imports.json"), and the grader's own copies of the harness
-// ("internal/katatest/katatest.go"), go.mod and go.sum; none in the
-// repository's own checker.
+// ("06-retry/imports.json") and what it reveals on request
+// ("06-retry/reveal.json": decisions and hints), the grader's own copies
+// of the harness ("internal/katatest/katatest.go"), go.mod and go.sum,
+// and the kit's settings ("kit.json"); none in the repository's own
+// checker.
 func Files() (map[string][]byte, error) {
 	return decode(packed)
 }
@@ -64,7 +79,7 @@ func decode(s string) (map[string][]byte, error) {
 		}
 		name := path.Clean(h.Name)
 		if strings.HasPrefix(name, "../") || path.IsAbs(name) ||
-			strings.Count(name, "/") != 1 && name != "go.mod" && name != "go.sum" && !strings.HasPrefix(name, "internal/") {
+			strings.Count(name, "/") != 1 && name != "go.mod" && name != "go.sum" && name != SettingsFile && !strings.HasPrefix(name, "internal/") {
 			return nil, fmt.Errorf("bundle: unexpected file %q", h.Name)
 		}
 		data, err := io.ReadAll(tr)

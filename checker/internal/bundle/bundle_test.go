@@ -20,10 +20,13 @@ func TestRoundTrip(t *testing.T) {
 		"06-retry/retry_test.go":   []byte("package retry\n\nfunc TestR1_Grows(t *testing.T) {}\n"),
 		"06-retry/helpers_test.go": []byte("package retry\n"),
 		"01-fanout/fanout_test.go": []byte("package fanout\n"),
+		"06-retry/reveal.json":     []byte(`{"decisions": ["**Attempts, not retries.**"], "hints": []}`),
+		SettingsFile:               []byte(`{"interview": true}`),
 	}
 	src, err := Source(files)
 	require.NoError(t, err)
 	assert.NotContains(t, string(src), "TestR1_Grows", "not readable as it is")
+	assert.NotContains(t, string(src), "Attempts, not retries", "not readable as it is")
 	m := regexp.MustCompile(`const packed = "([^"]*)"`).FindSubmatch(src)
 	require.NotNil(t, m, "%s", src)
 	got, err := decode(string(m[1]))

@@ -1,16 +1,22 @@
 // Package catalog finds the katas of a checkout and reads their metadata.
 //
 // A kata is a directory exercises/NN-slug holding a task README.md, the
-// stub's .go files and kata.json, the one source of truth for its title,
-// difficulty, minutes, tags, ask-first questions, decisions, requirements,
-// bonus follow-ups and hints. Its reference, hidden tests, WHY.md and
-// mutants live in solutions/NN-slug.
+// stub's .go files and kata.json, the one source of truth for what is
+// public: its title, difficulty, minutes, tags, ask-first questions,
+// requirements, bonus follow-ups, declared stub passes and extra imports.
+// Its reference, hidden tests, WHY.md and mutants live in
+// solutions/NN-slug, and so does reveal.json: what the checker shows only
+// on request, the decisions and the hints. Keeping those out of the
+// learner's files is what makes a hint asked for (and counted) mean
+// something; a candidate kit carries reveal.json inside its checker, with
+// the hidden tests.
 package catalog
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,17 +43,15 @@ type StubPass struct {
 	Why string `json:"why"`
 }
 
-// Meta is the content of kata.json.
+// Meta is the content of kata.json: what the learner may read at once.
 type Meta struct {
 	Title        string     `json:"title"`
 	Difficulty   string     `json:"difficulty"`
 	Minutes      int        `json:"minutes"`
 	Tags         []string   `json:"tags"`
 	Ask          []string   `json:"ask"`
-	Decisions    []string   `json:"decisions"`
 	Requirements []Item     `json:"requirements"`
 	Bonus        []Item     `json:"bonus"`
-	Hints        []Hint     `json:"hints"`
 	StubPasses   []StubPass `json:"stubPasses,omitempty"`
 	// Imports are what the kata's code may import beyond the gate's
 	// default allowlist: a package path ("os/signal"), or one name of a
@@ -55,9 +59,22 @@ type Meta struct {
 	Imports []string `json:"imports,omitempty"`
 }
 
+// RevealFile is the name, in a kata's solutions directory, of what the
+// checker reveals only on request.
+const RevealFile = "reveal.json"
+
+// Reveal is the content of reveal.json: what is shown only on request.
+// The README repeats the decisions (an interview kit's README keeps them
+// back); hints are shown one at a time, and counted.
+type Reveal struct {
+	Decisions []string `json:"decisions"` // the answers to the ask-first questions that the hidden tests assume
+	Hints     []Hint   `json:"hints"`
+}
+
 // Kata is one exercise of the checkout.
 type Kata struct {
 	Meta
+	Reveal          // empty when the checkout has no reveal.json for the kata
 	Num      int    // 6
 	Slug     string // "06-retry"
 	Package  string // "retry"
@@ -93,10 +110,11 @@ type Catalog struct {
 }
 
 // Broken is a kata that cannot be used: its kata.json is missing or
-// damaged.
+// damaged, or its reveal.json is damaged.
 type Broken struct {
-	Kata       // only the names and paths are set
-	Err  error // what is wrong with kata.json
+	Kata        // only the names and paths are set
+	Err  error  // what is wrong with the file
+	File string // the file to restore
 }
 
 // ErrNoRoot means no checkout was found above the working directory.
@@ -143,7 +161,11 @@ func Load(root string) (*Catalog, error) {
 			Solution: filepath.Join(root, "solutions", e.Name()),
 		}
 		if err := readMeta(&k); err != nil {
-			c.Broken = append(c.Broken, Broken{k, err})
+			c.Broken = append(c.Broken, Broken{k, err, filepath.Join(k.Exercise, "kata.json")})
+			continue
+		}
+		if err := ReadReveal(&k); err != nil {
+			c.Broken = append(c.Broken, Broken{k, err, filepath.Join(k.Solution, RevealFile)})
 			continue
 		}
 		c.Katas = append(c.Katas, k)
@@ -152,13 +174,31 @@ func Load(root string) (*Catalog, error) {
 	return c, nil
 }
 
-// readMeta reads k's kata.json: one JSON object with the known fields only.
+// readMeta reads k's kata.json.
 func readMeta(k *Kata) error {
-	p := filepath.Join(k.Exercise, "kata.json")
+	return readJSON(filepath.Join(k.Exercise, "kata.json"), &k.Meta)
+}
+
+// ReadReveal reads k's reveal.json from k.Solution, replacing k.Reveal. A
+// kata without one (a candidate kit's, before its checker unpacks its
+// own) has nothing to reveal; a damaged one is an error.
+func ReadReveal(k *Kata) error {
+	k.Reveal = Reveal{}
+	err := readJSON(filepath.Join(k.Solution, RevealFile), &k.Reveal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// readJSON reads one JSON object with the known fields only from the
+// regular file p.
+func readJSON(p string, v any) error {
+	name := filepath.Base(p)
 	if fi, err := os.Stat(p); err != nil {
 		return err
 	} else if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return fmt.Errorf("%s is not a kata.json file", p)
+		return fmt.Errorf("%s is not a %s file", p, name)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -166,11 +206,11 @@ func readMeta(k *Kata) error {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&k.Meta); err != nil {
-		return fmt.Errorf("kata.json: %w", err)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if dec.More() {
-		return fmt.Errorf("kata.json: more than one JSON value")
+		return fmt.Errorf("%s: more than one JSON value", name)
 	}
 	return nil
 }

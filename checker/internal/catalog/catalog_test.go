@@ -91,3 +91,85 @@ func TestLoadKeepsTheOthers(t *testing.T) {
 	_, ok = cat.Find("2")
 	assert.False(t, ok)
 }
+
+// What is revealed only on request lives in solutions/, never among the
+// learner's files: no file of an exercise holds a hint's text, and only
+// the README holds the decisions (learning mode reads them there).
+func TestRevealIsOutOfTheExercise(t *testing.T) {
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	cat, err := catalog.Load(root)
+	require.NoError(t, err)
+	for _, k := range cat.Katas {
+		require.NotEmpty(t, k.Hints, k.Slug)
+		require.NotEmpty(t, k.Decisions, k.Slug)
+		entries, err := os.ReadDir(k.Exercise)
+		require.NoError(t, err)
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(k.Exercise, e.Name()))
+			require.NoError(t, err)
+			for i, h := range k.Hints {
+				assert.NotContains(t, string(data), h.Text, "%s/%s holds hint %d", k.Slug, e.Name(), i+1)
+			}
+			if e.Name() != "README.md" {
+				for _, d := range k.Decisions {
+					assert.NotContains(t, string(data), d, "%s/%s holds a decision", k.Slug, e.Name())
+				}
+			}
+		}
+	}
+}
+
+func TestReveal(t *testing.T) {
+	dir := t.TempDir()
+	kata := func(slug, reveal string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "exercises", slug), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "exercises", slug, "kata.json"), []byte(`{"title":"T"}`), 0o644))
+		if reveal != "" {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "solutions", slug), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "solutions", slug, catalog.RevealFile), []byte(reveal), 0o644))
+		}
+	}
+	kata("01-read", `{"decisions": ["**D.** d"], "hints": [{"covers": ["R1"], "text": "h1"}, {"covers": ["R1", "R2"], "text": "h2"}]}`)
+	kata("02-none", "")
+	kata("03-cut", `{"hints": [{"covers"`)
+	kata("04-typo", `{"hint": []}`)
+	cat, err := catalog.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, cat.Katas, 2)
+	read, none := cat.Katas[0], cat.Katas[1]
+	assert.Equal(t, []string{"**D.** d"}, read.Decisions)
+	assert.Equal(t, []int{1, 2}, read.HintsFor("R1"))
+	assert.Equal(t, []int{2}, read.HintsFor("R2"))
+	assert.Empty(t, none.Hints, "a kata without reveal.json (a kit's) has nothing to reveal, and still works")
+	assert.Empty(t, none.Decisions)
+	require.Len(t, cat.Broken, 2)
+	for _, b := range cat.Broken {
+		assert.Equal(t, filepath.Join(dir, "solutions", b.Slug, catalog.RevealFile), b.File)
+		assert.ErrorContains(t, b.Err, "reveal.json: ")
+	}
+
+	// Reading again from elsewhere (a kit's unpacked files) replaces it.
+	read.Solution = filepath.Join(dir, "solutions", "02-none")
+	require.NoError(t, catalog.ReadReveal(&read))
+	assert.Empty(t, read.Hints)
+}
+
+// The README's Decisions are checked against reveal.json, the rest
+// against kata.json.
+func TestCheckReadmeDecisions(t *testing.T) {
+	dir := t.TempDir()
+	k := catalog.Kata{Num: 1, Slug: "01-x", Exercise: dir}
+	k.Title, k.Difficulty, k.Minutes = "X", "beginner", 5
+	k.Ask = []string{"Why?"}
+	k.Decisions = []string{"**Because.** So."}
+	readme := "# 01 · X\n\n**Difficulty:** beginner · **Time:** 5 min\n\n## Ask first\n\n1. Why?\n\n## Decisions\n\n- **Because.** So.\n\n## Requirements\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte(readme), 0o644))
+	assert.Empty(t, catalog.CheckReadme(k))
+	k.Decisions = []string{"**Because.** Otherwise."}
+	problems := catalog.CheckReadme(k)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0], `README section "Decisions" differs from reveal.json`)
+	k.Decisions = nil
+	assert.Len(t, catalog.CheckReadme(k), 1, "a README that shows decisions reveal.json lacks")
+}

@@ -11,8 +11,9 @@ import (
 )
 
 // CheckReadme reports every place where the kata's README.md and its
-// kata.json disagree: the title line, the difficulty line, and the lists
-// under Ask first, Decisions, Requirements and Bonus.
+// metadata disagree: the title line, the difficulty line, and the lists
+// under Ask first, Requirements and Bonus (kata.json) and Decisions
+// (reveal.json).
 func CheckReadme(k Kata) []string {
 	data, err := gofiles.ReadRegular(filepath.Join(k.Exercise, "README.md"))
 	if err != nil {
@@ -34,9 +35,13 @@ func CheckReadme(k Kata) []string {
 		"Bonus":        items(k.Bonus),
 	}
 	for _, sec := range []string{"Ask first", "Decisions", "Requirements", "Bonus"} {
+		source := "kata.json"
+		if sec == "Decisions" {
+			source = RevealFile
+		}
 		got := listUnder(lines, sec)
 		if !slices.Equal(got, expect[sec]) {
-			problems = append(problems, fmt.Sprintf("README section %q differs from kata.json:\n  README:    %q\n  kata.json: %q", sec, got, expect[sec]))
+			problems = append(problems, fmt.Sprintf("README section %q differs from %s:\n  README:    %q\n  %-10s %q", sec, source, got, source+":", expect[sec]))
 		}
 	}
 	return problems

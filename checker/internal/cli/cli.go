@@ -132,7 +132,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "checker: %s\n", ue.msg)
 		if ue.try != "" {
-			fmt.Fprintf(env.Stderr, "Try: %s\n", ue.try)
+			fmt.Fprintf(env.Stderr, "Try: %s\n", tryLine(ue.try, env))
 		}
 		return ExitUsage
 	default:
@@ -163,12 +163,44 @@ func find(cat *catalog.Catalog, name string) (catalog.Kata, error) {
 	}
 	if b, ok := cat.FindBroken(name); ok {
 		return catalog.Kata{}, &usageError{fmt.Sprintf("kata %s cannot be used: %v", b.Slug, b.Err),
-			fmt.Sprintf("git checkout -- %s", filepath.ToSlash(rel(cat.Root, filepath.Join(b.Exercise, "kata.json"))))}
+			fmt.Sprintf("git checkout -- %s", filepath.ToSlash(rel(cat.Root, b.File)))}
 	}
 	if name == "" {
-		return catalog.Kata{}, &usageError{"which kata? name one of: " + cat.Names(), "make check EX=06"}
+		return catalog.Kata{}, &usageError{"which kata? name one of: " + cat.Names(), "make check EX=" + nextMark}
 	}
 	return catalog.Kata{}, &usageError{fmt.Sprintf("no kata %q; the katas are: %s", name, cat.Names()), "make list"}
+}
+
+// kataArg resolves the kata argument of verb: without one, the usage
+// error suggests the verb on the kata list calls next.
+func kataArg(cat *catalog.Catalog, env Env, verb, name string) (catalog.Kata, error) {
+	k, err := find(cat, name)
+	var ue *usageError
+	if name == "" && errors.As(err, &ue) {
+		ue.try = "make " + verb + " EX=" + nextMark
+	}
+	return k, err
+}
+
+// nextMark, in a usage error's "Try:" line, stands for the kata that list
+// calls next: the first one not passed.
+const nextMark = "{next}"
+
+// tryLine fills in a "Try:" line's nextMark, from the checkout around
+// env.Dir; "01" stands in where there is none.
+func tryLine(try string, env Env) string {
+	if !strings.Contains(try, nextMark) {
+		return try
+	}
+	next := "01"
+	if root, err := catalog.FindRoot(env.Dir); err == nil {
+		if cat, err := catalog.Load(root); err == nil {
+			if k, err := nextKata(cat, Env{Stderr: io.Discard}); err == nil {
+				next = k.ID()
+			}
+		}
+	}
+	return strings.ReplaceAll(try, nextMark, next)
 }
 
 // named resolves kata arguments: every kata when there are none.
@@ -287,11 +319,11 @@ func repeatOptions(timeout time.Duration, repeat int, cpu string) (grade.Options
 	opt := grade.DefaultOptions
 	switch {
 	case timeout <= 0:
-		return opt, &usageError{"--timeout must be positive", "checker check 06 --timeout=5s"}
+		return opt, &usageError{"--timeout must be positive", "checker check " + nextMark + " --timeout=5s"}
 	case repeat < 1:
-		return opt, &usageError{"--repeat must be 1 or more", "checker check 06 --repeat=20"}
+		return opt, &usageError{"--repeat must be 1 or more", "checker check " + nextMark + " --repeat=20"}
 	case cpu != "" && !cpuListRE.MatchString(cpu):
-		return opt, &usageError{fmt.Sprintf("--cpu=%s: give GOMAXPROCS values like 1,2,4", cpu), "checker check 06 --repeat=20 --cpu=1,2,4"}
+		return opt, &usageError{fmt.Sprintf("--cpu=%s: give GOMAXPROCS values like 1,2,4", cpu), "checker check " + nextMark + " --repeat=20 --cpu=1,2,4"}
 	}
 	if repeat > 1 && cpu == "" {
 		cpu = "1,2,4"
@@ -334,5 +366,5 @@ func pickStyle(mode string, env Env) (report.Style, error) {
 	case "auto":
 		return report.Style{Color: env.IsTerminal && env.get("NO_COLOR") == "" && env.get("TERM") != "dumb"}, nil
 	}
-	return report.Style{}, &usageError{fmt.Sprintf("--color=%s: use auto, always or never", mode), "checker check 06 --color=never"}
+	return report.Style{}, &usageError{fmt.Sprintf("--color=%s: use auto, always or never", mode), "checker check " + nextMark + " --color=never"}
 }

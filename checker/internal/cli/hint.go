@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"strconv"
@@ -16,11 +17,14 @@ var hintVerb = verb{
 	name: "hint", args: "NN [N]", section: learning, needs: needKata, inOrder: true,
 	summary: "the next hint of kata NN, or hint N",
 	setup: func(*flag.FlagSet) func(*call) (int, error) {
-		return func(c *call) (int, error) { return hint(c.cat, c.kata, c.arg(1), c.env) }
+		return func(c *call) (int, error) { return hint(c.ctx, c.cat, c.kata, c.arg(1), c.env) }
 	},
 }
 
-func hint(cat *catalog.Catalog, k catalog.Kata, nth string, env Env) (int, error) {
+func hint(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, nth string, env Env) (int, error) {
+	if err := revealAsCommitted(ctx, cat.Root, k, env); err != nil {
+		return 0, err
+	}
 	if len(k.Hints) == 0 {
 		fmt.Fprintf(env.Stdout, "Kata %s has no hints.\n", k.Slug)
 		return ExitPass, nil

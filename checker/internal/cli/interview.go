@@ -30,7 +30,7 @@ func interview(c *call, name, out string, minutes int, poll time.Duration) (int,
 	style := c.style
 	style.Interview = true
 	if minutes < 0 {
-		return 0, &usageError{"--minutes must be positive", "checker interview 06 --minutes=45"}
+		return 0, &usageError{"--minutes must be positive", "checker interview " + nextMark + " --minutes=45"}
 	}
 	if minutes == 0 {
 		minutes = k.Minutes
@@ -40,7 +40,7 @@ func interview(c *call, name, out string, minutes int, poll time.Duration) (int,
 		out = absPath(env.Dir, out)
 	}
 	iv, err := session.RunInterview(ctx, session.InterviewRun{
-		Grader: grader(tc, cat.Root, opt, env, t), Kata: k, Candidate: name, Minutes: minutes, Out: out,
+		Grader: grader(tc, cat.Root, opt, env, t), Kata: k, Candidate: name, Minutes: minutes, Out: out, KeptBack: env.interviewKit(),
 		Clock: env.clock(), Poll: poll, Lines: readLines(env.Stdin), Emit: t.show,
 	})
 	switch {

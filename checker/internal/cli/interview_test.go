@@ -61,6 +61,7 @@ func TestInterview(t *testing.T) {
 		"- **Time used:** 25:00 of 30:00 (asking first: 3:00)",
 		"- **Requirements passed:** 7 of 7 · **bonus:** 2 of 2",
 		"- **Hints used:** 1 of 3",
+		"- **Decisions read before the interview showed them:** not with `decisions`; in this copy the task README shows them too",
 		"| ✔ | **R1** ",
 		" | 13:00 | pass |",
 		"## Did the candidate ask first?",
@@ -79,6 +80,11 @@ func TestInterview(t *testing.T) {
 func TestInterviewTimeUp(t *testing.T) {
 	dir := checkout(t)
 	clk := clock.NewMock()
+	clk.Set(time.Date(2030, 5, 5, 18, 30, 0, 0, time.UTC))
+	early := start(t, dir, cli.Env{Clock: clk}, "decisions", "06")
+	require.Equal(t, cli.ExitPass, early.wait(t))
+	assert.Contains(t, early.out.String(), "Decisions for 06-retry")
+	clk.Add(15 * time.Hour)
 	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--minutes=10", "--poll=10ms", "--color=never")
 	iv.stdin.Close() // no interviewer at the keyboard: no pause
 	at := iv.out.await(t, 0, "Score: 0/7 required")
@@ -97,6 +103,7 @@ func TestInterviewTimeUp(t *testing.T) {
 	assert.Contains(t, card, "- **Time used:** 10:00 of 10:00")
 	assert.Contains(t, card, "- **Requirements passed:** 0 of 7")
 	assert.Contains(t, card, "- **Hints used:** 0 of 3")
+	assert.Contains(t, card, "- **Decisions read before the interview showed them:** yes, with `decisions 06` (first at 2030-05-05 18:30)")
 	assert.Contains(t, card, "| ✘ | **R1** ")
 	assert.Contains(t, card, "not-implemented: ")
 }

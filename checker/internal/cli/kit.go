@@ -17,11 +17,17 @@ import (
 )
 
 // scratch holds the temporary directories of one Run, removed at its end,
-// and in a kit the grader's own files unpacked there.
+// and in a kit the grader's own files unpacked there and how the kit was
+// packed.
 type scratch struct {
-	dirs []string
-	kit  *grade.Kit
+	dirs     []string
+	kit      *grade.Kit
+	settings bundle.Settings
 }
+
+// interviewKit reports whether this is a kit packed with --interview,
+// whose READMEs keep the decisions back.
+func (e Env) interviewKit() bool { return e.scratch != nil && e.scratch.settings.Interview }
 
 func (s *scratch) dir() (string, error) {
 	d, err := os.MkdirTemp("", "kata-hidden-")
@@ -63,9 +69,19 @@ func unpackHidden(cat *catalog.Catalog, env Env) error {
 			return err
 		}
 	}
+	if data, ok := files[bundle.SettingsFile]; ok {
+		if err := json.Unmarshal(data, &env.scratch.settings); err != nil {
+			return fmt.Errorf("unpack the hidden tests: %s: %w", bundle.SettingsFile, err)
+		}
+	}
 	for i, k := range cat.Katas {
 		if _, err := os.Stat(filepath.Join(dir, k.Slug)); err == nil {
 			cat.Katas[i].Solution = filepath.Join(dir, k.Slug)
+		}
+		// The decisions and hints come from the kit's checker, as the
+		// tests do: the kit's own files do not hold them.
+		if err := catalog.ReadReveal(&cat.Katas[i]); err != nil {
+			return fmt.Errorf("unpack the hidden tests: %s: %w", k.Slug, err)
 		}
 		// The imports the kata allows come from the kit's checker, not
 		// from the kata.json the candidate can edit.

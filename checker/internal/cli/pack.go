@@ -23,13 +23,14 @@ var packVerb = verb{
 		out := fs.String("out", "", "the kit's `DIR`, new or empty")
 		goos := fs.String("os", runtime.GOOS, "the `system` the kit runs on, e.g. darwin (default: this one)")
 		goarch := fs.String("arch", runtime.GOARCH, "the `CPU` the kit runs on, e.g. arm64 (default: this one)")
-		return func(c *call) (int, error) { return packKit(c, *out, *goos, *goarch) }
+		interview := fs.Bool("interview", false, "an interview kit: the READMEs keep the Decisions back")
+		return func(c *call) (int, error) { return packKit(c, *out, *goos, *goarch, *interview) }
 	},
 }
 
 // packKit builds a candidate kit (package pack) in out: every kata, or
 // the ones named.
-func packKit(c *call, out, goos, goarch string) (int, error) {
+func packKit(c *call, out, goos, goarch string, interview bool) (int, error) {
 	ctx, env, katas := c.ctx, c.env, c.katas
 	if out == "" {
 		return 0, &usageError{"pack needs --out DIR, the kit's directory", "checker pack --out ../kit"}
@@ -41,7 +42,7 @@ func packKit(c *call, out, goos, goarch string) (int, error) {
 	if err := checkPlatform(ctx, tc, c.cat.Root, goos, goarch); err != nil {
 		return 0, err
 	}
-	kit := pack.Kit{Root: c.cat.Root, Out: absPath(env.Dir, out), Katas: katas, Env: tc.Env, OS: goos, Arch: goarch}
+	kit := pack.Kit{Root: c.cat.Root, Out: absPath(env.Dir, out), Katas: katas, Env: tc.Env, OS: goos, Arch: goarch, Interview: interview}
 	first := ""
 	if kit.Platform() != runtime.GOOS+"/"+runtime.GOARCH {
 		first = " (the first build for another system takes a few minutes)"
@@ -60,6 +61,9 @@ func packKit(c *call, out, goos, goarch string) (int, error) {
 	fmt.Fprintf(env.Stdout, "Kit ready in %s: %d katas, %s with their hidden tests inside.\n", kit.Out, len(katas), kit.Binary())
 	fmt.Fprintf(env.Stdout, "It runs on %s, where the candidate needs Go and a C compiler;\n", pack.PlatformName(kit.Platform()))
 	fmt.Fprintln(env.Stdout, "the hidden tests are out of sight in the binary, not secret.")
+	if interview {
+		fmt.Fprintln(env.Stdout, "An interview kit: the READMEs keep the Decisions back; interview and decisions NN show them.")
+	}
 	return ExitPass, nil
 }
 

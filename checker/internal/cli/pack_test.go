@@ -53,6 +53,23 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	assert.Contains(t, read(t, filepath.Join(kit, "README.md")), "make check EX=06", "examples name a kata of the kit")
 	assert.Contains(t, read(t, filepath.Join(kit, "Makefile")), "make check EX=06")
 
+	// The hints travel inside the checker: no kit file holds one, and hint
+	// works as in the repository. A plain kit's README keeps the decisions.
+	k := kata(t, dir)
+	for _, f := range files {
+		data := read(t, filepath.Join(kit, f))
+		for i, h := range k.Hints {
+			assert.NotContains(t, data, h.Text, "%s holds hint %d", f, i+1)
+		}
+	}
+	assert.Contains(t, read(t, filepath.Join(kit, "exercises", "06-retry", "README.md")), "- "+k.Decisions[0])
+	hint := exec.Command(filepath.Join(kit, "bin", "checker"), "hint", "06", "2")
+	hint.Dir = kit
+	shown, err := hint.CombinedOutput()
+	require.NoError(t, err, "%s", shown)
+	assert.Contains(t, string(shown), "Hint 2 of 3 for 06-retry")
+	assert.Contains(t, string(shown), k.Hints[1].Text)
+
 	again := run(t, dir, "pack", "--out", kit, "06")
 	assert.Equal(t, 2, again.code, "packing into a kit that exists is a usage error: %s", again.stderr)
 	assert.Contains(t, again.stderr, "not empty")
@@ -65,7 +82,6 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	}
 
 	unpacked := unpackedDirs()
-	k := kata(t, dir)
 	ms, err := verify.Mutants(k)
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)

@@ -19,7 +19,7 @@ import (
 // drawn by t. In the repository it first refuses a changed harness; a kit
 // grades with its own copies.
 func grader(tc *grade.Toolchain, root string, opt grade.Options, env Env, t *terminal) *session.Grader {
-	g := &session.Grader{Toolchain: tc, Root: root, Options: opt, Emit: t.show}
+	g := &session.Grader{Toolchain: tc, Root: root, Options: opt, Vars: env.Vars, Emit: t.show}
 	if tc.Kit == nil {
 		g.Check = func(ctx context.Context, k catalog.Kata) error { return asCommitted(ctx, root, k, env) }
 	}
@@ -27,24 +27,45 @@ func grader(tc *grade.Toolchain, root string, opt grade.Options, env Env, t *ter
 }
 
 // asCommitted refuses to grade a learner when the grader's own files (the
-// harness, go.mod, go.sum, the kata's hidden tests) differ from what is
-// committed: grading with them would not be grading. Maintainers grade
-// the working tree with verify. Without git history there is nothing to
-// compare with; the check after every run still applies.
+// harness, go.mod, go.sum, the kata's hidden tests and reveal.json) differ
+// from what is committed: grading with them would not be grading.
+// Maintainers grade the working tree with verify. Without git history
+// there is nothing to compare with; the check after every run still
+// applies.
 func asCommitted(ctx context.Context, root string, k catalog.Kata, env Env) error {
 	paths := []string{"internal", "go.mod", "go.sum"}
 	if sol := rel(root, k.Solution); !filepath.IsAbs(sol) { // in the checkout, as in the repository
-		paths = append(paths, filepath.ToSlash(sol)+"/*_test.go")
+		paths = append(paths, filepath.ToSlash(sol)+"/*_test.go", filepath.ToSlash(sol)+"/"+catalog.RevealFile)
 	}
 	if ex := rel(root, k.Exercise); !filepath.IsAbs(ex) {
 		paths = append(paths, filepath.ToSlash(ex)+"/kata.json") // its "imports" widen the gate
 	}
+	return committed(ctx, root, env, paths, "not graded",
+		fmt.Sprintf("%s is graded only with the harness (internal/), go.mod, go.sum and hidden tests as committed", k.Slug))
+}
+
+// revealAsCommitted refuses to show a kata's hints or decisions when its
+// reveal.json differs from what is committed: like the hidden tests, it is
+// the grader's file. A kit's come from its checker.
+func revealAsCommitted(ctx context.Context, root string, k catalog.Kata, env Env) error {
+	sol := rel(root, k.Solution)
+	if filepath.IsAbs(sol) {
+		return nil
+	}
+	return committed(ctx, root, env, []string{filepath.ToSlash(sol) + "/" + catalog.RevealFile}, "not shown",
+		fmt.Sprintf("the hints and decisions of %s are shown only as committed", k.Slug))
+}
+
+// committed returns a usage error, "refused: the grader's own files were
+// changed, and why:" and the files, when any file under paths (relative
+// to root) differs from its committed version.
+func committed(ctx context.Context, root string, env Env, paths []string, refused, why string) error {
 	changed, ok, err := integrity.Uncommitted(ctx, env.Vars, root, paths)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &usageError{fmt.Sprintf("not graded: cannot compare the grader's files with git: %v", err), "git status"}
+		return &usageError{fmt.Sprintf("%s: cannot compare the grader's files with git: %v", refused, err), "git status"}
 	}
 	if !ok || len(changed) == 0 {
 		return nil
@@ -66,8 +87,8 @@ func asCommitted(ctx context.Context, root string, k catalog.Kata, env Env) erro
 	if len(remove) > 0 {
 		try = append(try, "rm "+strings.Join(remove, " "))
 	}
-	return &usageError{fmt.Sprintf("not graded: the grader's own files were changed, and %s is graded only with the harness (internal/), go.mod, go.sum and hidden tests as committed:\n%s",
-		k.Slug, strings.Join(lines, "\n")), strings.Join(try, "; then ")}
+	return &usageError{fmt.Sprintf("%s: the grader's own files were changed, and %s:\n%s",
+		refused, why, strings.Join(lines, "\n")), strings.Join(try, "; then ")}
 }
 
 // progress reads the state file; an unreadable one is reported and read

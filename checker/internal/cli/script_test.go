@@ -37,6 +37,7 @@ import (
 //	killpid FILE              kill the process whose id FILE holds (a leftover a script made)
 //	[!] noprocs               no process is running a program from inside $WORK
 //	[!] emptydir DIR          DIR has no entries
+//	checkersource             copy the checker's source into $WORK, so that pack can build a kit
 func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{"checker": cli.Main}))
 }
@@ -69,6 +70,12 @@ func TestScripts(t *testing.T) {
 			"noprocs":  cmdNoProcs,
 			"killpid":  cmdKillPid,
 			"emptydir": cmdEmptyDir,
+			"checkersource": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 0 {
+					ts.Fatalf("usage: checkersource")
+				}
+				ts.Check(copyTree(filepath.Join(root, "checker"), ts.MkAbs("checker")))
+			},
 		},
 	})
 }

@@ -58,6 +58,7 @@ var sections = []string{learning, workshops, maintainers}
 type call struct {
 	ctx   context.Context
 	env   Env
+	verb  string           // its name
 	args  []string         // positional arguments
 	style report.Style     // from --color, when the verb has it
 	opt   grade.Options    // from --timeout, --repeat and --cpu, when it has them
@@ -72,7 +73,7 @@ var verbs []verb
 
 func init() {
 	verbs = []verb{
-		listVerb, checkVerb, watchVerb, hintVerb, solutionVerb, resetVerb, helpVerb,
+		listVerb, checkVerb, watchVerb, hintVerb, decisionsVerb, solutionVerb, resetVerb, helpVerb,
 		interviewVerb, reportVerb, packVerb, doctorVerb,
 		verifyVerb, mutantVerb,
 	}
@@ -127,7 +128,7 @@ func run(ctx context.Context, args []string, env Env) (int, error) {
 	} else if err != nil {
 		return 0, &usageError{err.Error(), "checker help"}
 	}
-	c := &call{ctx: ctx, env: env, args: fs.Args()}
+	c := &call{ctx: ctx, env: env, verb: v.name, args: fs.Args()}
 	if err := c.prepare(fs, v.needs); err != nil {
 		return 0, err
 	}
@@ -147,7 +148,7 @@ func (c *call) prepare(fs *flag.FlagSet, needs need) error {
 		}
 	}
 	if needs&needKata != 0 {
-		if c.kata, err = find(c.cat, c.arg(0)); err != nil {
+		if c.kata, err = kataArg(c.cat, c.env, c.verb, c.arg(0)); err != nil {
 			return err
 		}
 	}

@@ -53,6 +53,10 @@ type Result struct {
 	Runs   int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
 
 	scheduling map[string]bool // the tests whose scenario depends on scheduling
+	// Untouched: the graded code is the kata's untouched stub, so the
+	// items it passes are its declared stub passes (set by the caller,
+	// who can read git history; the report shows their reasons).
+	Untouched bool
 }
 
 // ItemResult is the verdict on one requirement or bonus follow-up: a pass

@@ -8,7 +8,8 @@ import (
 )
 
 // readme is the kit's README.md, for the candidate; its examples name the
-// kit's first kata, and it says which system its checker runs on.
+// kit's first kata, and it says which system its checker runs on. An
+// interview kit's says where the decisions are.
 func readme(kit Kit) string {
 	katas := kit.Katas
 	var b strings.Builder
@@ -44,10 +45,20 @@ takes about a second.
 | ` + "`make check EX=NN`" + ` | grade that kata: every requirement ✔ or ✘, with the reason |
 | ` + "`make watch EX=NN`" + ` | grade again each time you save |
 | ` + "`make hint EX=NN`" + ` | the next hint |
+| ` + "`make decisions EX=NN`" + ` | the decisions: the answers the hidden tests assume |
 | ` + "`make reset EX=NN`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
 
 ` + "`bin/checker help`" + ` lists everything the checker does.
-
+`)
+	if kit.Interview {
+		b.WriteString(`
+This kit is for an interview: each task's Decisions, the answers to its
+Ask-first questions, are kept back. ` + "`bin/checker interview NN`" + ` shows them once
+you have asked your questions; ` + "`make decisions EX=NN`" + ` shows them at any time,
+and the interview's scorecard notes that you read them first.
+`)
+	}
+	b.WriteString(`
 ## About the hidden tests
 
 The tests that grade you are packed inside ` + "`bin/checker`" + `, compressed, and
@@ -131,7 +142,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help list check watch hint reset doctor
+.PHONY: help list check watch hint decisions reset doctor
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -148,6 +159,9 @@ watch: ## grade again on every save: make watch EX=NN
 
 hint: ## the next hint: make hint EX=NN (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
+
+decisions: ## the answers the hidden tests assume: make decisions EX=NN
+	@$(CHECKER) decisions $(EX)
 
 reset: ## back to the untouched stub: make reset EX=NN (FORCE=1: do not ask)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)

@@ -3,15 +3,17 @@
 // among its files.
 //
 // The kit holds exercises/ (each kata's task, metadata and untouched stub,
-// read from git history so that no one's edits travel along), the harness
+// read from git history so that no one's edits travel along; an interview
+// kit's tasks keep their Decisions back), the harness
 // under internal/ that the hidden tests import (without its own tests),
 // go.mod and go.sum, a README for the candidate, a Makefile, and
 // bin/checker: the checker built with the hidden tests packed inside it
-// (package bundle), and its own copies of the harness, go.mod and go.sum,
-// which it grades with instead of the kit's files. It has no solutions/
-// directory and no _test.go file. The checker is built for this machine's
-// system or another one (Kit.OS, Kit.Arch; bin/checker.exe for Windows),
-// without cgo, which it does not need.
+// (package bundle), each kata's decisions and hints, and its own copies of
+// the harness, go.mod and go.sum, which it grades with instead of the
+// kit's files. It has no solutions/ directory and no _test.go file. The
+// checker is built for this machine's system or another one (Kit.OS,
+// Kit.Arch; bin/checker.exe for Windows), without cgo, which it does not
+// need.
 // Grading needs Go and a C compiler on the candidate's machine, as in the
 // repository, and grades exactly as the repository does.
 package pack
@@ -42,6 +44,11 @@ type Kit struct {
 	Out   string         // the kit's directory: must not exist, or be empty
 	Katas []catalog.Kata // the katas it carries
 	Env   []string       // environment of the go and git commands
+
+	// Interview: each README's Decisions section is replaced by a line
+	// saying how they are revealed; the decisions are then only in the
+	// kit's checker.
+	Interview bool
 
 	// The system the kit's checker runs on (GOOS and GOARCH values, as
 	// `go tool dist list` prints them); empty: this machine's.
@@ -103,7 +110,18 @@ func Build(ctx context.Context, kit Kit) error {
 			return err
 		}
 		hidden[k.Slug+"/"+bundle.ImportsFile] = imports
+		// What is revealed on request travels inside the checker too.
+		reveal, err := json.Marshal(k.Reveal)
+		if err != nil {
+			return err
+		}
+		hidden[k.Slug+"/"+catalog.RevealFile] = reveal
 	}
+	settings, err := json.Marshal(bundle.Settings{Interview: kit.Interview})
+	if err != nil {
+		return err
+	}
+	hidden[bundle.SettingsFile] = settings
 	for _, f := range []string{"go.mod", "go.sum", "LICENSE"} {
 		if err := copyFile(filepath.Join(kit.Root, f), filepath.Join(kit.Out, f)); err != nil && f != "LICENSE" {
 			return err
@@ -148,10 +166,18 @@ func (kit Kit) exercise(ctx context.Context, k catalog.Kata) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, f := range []string{"README.md", "kata.json"} {
-		if err := copyFile(filepath.Join(k.Exercise, f), filepath.Join(dir, f)); err != nil {
-			return err
-		}
+	if err := copyFile(filepath.Join(k.Exercise, "kata.json"), filepath.Join(dir, "kata.json")); err != nil {
+		return err
+	}
+	task, err := os.ReadFile(filepath.Join(k.Exercise, "README.md"))
+	if err != nil {
+		return err
+	}
+	if kit.Interview {
+		task = KeepDecisionsBack(task, k)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), task, 0o644); err != nil {
+		return err
 	}
 	for name, data := range stub.Files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {

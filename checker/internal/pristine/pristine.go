@@ -14,12 +14,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/gofiles"
 )
 
 // ErrNoHistory means the stub cannot be recovered: no git, not a git
@@ -129,4 +132,35 @@ func (g gitRunner) run(args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}
 	return string(out), nil
+}
+
+// Untouched reports whether kata k's exercise holds exactly the stub's .go
+// files (its learner's own _test.go files aside), byte for byte: the
+// learner has not started.
+func Untouched(ctx context.Context, env []string, k catalog.Kata) (bool, error) {
+	stub, err := Read(ctx, env, k)
+	if err != nil {
+		return false, err
+	}
+	d, err := gofiles.List(k.Exercise, false)
+	if err != nil {
+		return false, err
+	}
+	if len(d.Dangling) > 0 || len(d.Odd) > 0 || len(d.Files) != len(stub.Files) {
+		return false, nil
+	}
+	for _, f := range d.Files {
+		want, ok := stub.Files[filepath.Base(f)]
+		if !ok {
+			return false, nil
+		}
+		got, err := os.ReadFile(f)
+		if err != nil {
+			return false, err
+		}
+		if !bytes.Equal(got, want) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -117,3 +117,30 @@ func TestNoHistory(t *testing.T) {
 	_, err = pristine.Read(context.Background(), gitEnv, k)
 	assert.ErrorIs(t, err, pristine.ErrNoHistory)
 }
+
+// Untouched: the exercise holds the stub's files and no others; the
+// learner's own tests do not count.
+func TestUntouched(t *testing.T) {
+	r := newRepo(t)
+	r.write("exercises/06-retry/retry.go", "package retry\n")
+	r.write("exercises/06-retry/kata.json", "{}")
+	r.write("solutions/06-retry/retry.go", "package retry // solved\n")
+	r.commit("kata")
+	untouched := func() bool {
+		t.Helper()
+		ok, err := pristine.Untouched(context.Background(), gitEnv, r.kata())
+		require.NoError(t, err)
+		return ok
+	}
+	assert.True(t, untouched())
+	r.write("exercises/06-retry/retry_test.go", "package retry\n")
+	assert.True(t, untouched(), "a test of the learner's own changes nothing")
+	r.write("exercises/06-retry/retry.go", "package retry\n\nvar x int\n")
+	assert.False(t, untouched(), "edited")
+	r.write("exercises/06-retry/retry.go", "package retry\n")
+	r.write("exercises/06-retry/more.go", "package retry\n")
+	assert.False(t, untouched(), "a file added")
+	require.NoError(t, os.Remove(filepath.Join(r.dir, "exercises/06-retry/more.go")))
+	r.commit("the learner commits the stub with a test")
+	assert.True(t, untouched())
+}

@@ -146,6 +146,9 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 			}
 			if it.Passed() {
 				fmt.Fprintf(w, "  %s %-3s %s%s\n", s.ok(), it.ID, it.Text, rate)
+				if why := stubPass(r, it.ID); why != "" {
+					fmt.Fprintf(w, "        %s\n", s.dim("passes on the untouched stub: "+why))
+				}
 				continue
 			}
 			fmt.Fprintf(w, "  %s %-3s %s%s\n", s.bad(), it.ID, it.Text, rate)
@@ -244,6 +247,20 @@ func printedInFailures(r *grade.Result) int {
 		}
 	}
 	return n
+}
+
+// stubPass is why the untouched stub passes item id, when the graded code
+// is that stub and the kata declares it; "" otherwise.
+func stubPass(r *grade.Result, id string) string {
+	if !r.Untouched {
+		return ""
+	}
+	for _, p := range r.Kata.StubPasses {
+		if p.ID == id {
+			return p.Why
+		}
+	}
+	return ""
 }
 
 type gateState int

@@ -25,6 +25,7 @@ func kata() catalog.Kata {
 	return catalog.Kata{Num: 6, Slug: "06-retry", Package: "retry", Meta: catalog.Meta{
 		Title: "Retry", Requirements: []catalog.Item{{ID: "R1", Text: "grows"}, {ID: "R2", Text: "stops"}, {ID: "R3", Text: "cancels"}},
 		Bonus: []catalog.Item{{ID: "B1", Text: "budget"}},
+	}, Reveal: catalog.Reveal{
 		Hints: []catalog.Hint{{Covers: []string{"R2"}, Text: "…"}, {Covers: []string{"R3", "R2"}, Text: "…"}},
 	}}
 }
@@ -172,4 +173,24 @@ func TestJSONParticipant(t *testing.T) {
 	var g struct{ Participant string }
 	require.NoError(t, json.Unmarshal(b.Bytes(), &g))
 	assert.Equal(t, "Ada Lovelace", g.Participant)
+}
+
+// On the untouched stub, a declared stub pass says why it passes; once
+// the code is the learner's, a pass is a plain ✔.
+func TestStubPassReason(t *testing.T) {
+	k := kata()
+	k.StubPasses = []catalog.StubPass{{ID: "R1", Why: "the stub already grows"}}
+	r := &grade.Result{Kata: k, Race: true, Untouched: true, Items: []grade.ItemResult{
+		item("R1", false, pass),
+		item("R2", false, grade.Verdict{Kind: failure.NotImplemented, Message: "TODO: implement Do"}),
+		item("R3", false, grade.Verdict{Kind: failure.NotImplemented, Message: "TODO: implement Do"}),
+		item("B1", true, grade.Verdict{Kind: failure.NotImplemented, Message: "TODO: implement Do"}),
+	}}
+	var b bytes.Buffer
+	report.Text(&b, r, report.Style{})
+	assert.Contains(t, b.String(), "  ✔ R1  grows\n        passes on the untouched stub: the stub already grows\n  ✘ R2")
+	r.Untouched = false
+	b.Reset()
+	report.Text(&b, r, report.Style{})
+	assert.NotContains(t, b.String(), "untouched stub")
 }

@@ -32,6 +32,11 @@ type Interview struct {
 	HintsBefore int                      // shown before the interview (state file)
 	HintsAfter  int
 	Ending      string // how it ended: "Done.", "Time is up.", "Interview stopped."
+	// DecisionsRead is when the decisions verb first showed them, as it
+	// stood when the interview revealed them; KeptBack: the READMEs do
+	// not show them (an interview kit).
+	DecisionsRead *time.Time
+	KeptBack      bool
 
 	notices []time.Duration // countdown notices not yet given, longest first
 }
@@ -48,8 +53,12 @@ func NewInterview(k catalog.Kata, candidate string, start time.Time, limit time.
 // Left is the time left at now.
 func (iv *Interview) Left(now time.Time) time.Duration { return iv.Limit - now.Sub(iv.Start) }
 
-// Answered ends the ask-first pause at now.
-func (iv *Interview) Answered(now time.Time) { iv.Asked = now.Sub(iv.Start) }
+// Answered ends the ask-first pause at now, when the decisions are
+// revealed; decisionsRead is when the decisions verb first showed them,
+// nil if it never did.
+func (iv *Interview) Answered(now time.Time, decisionsRead *time.Time) {
+	iv.Asked, iv.DecisionsRead = now.Sub(iv.Start), decisionsRead
+}
 
 // Graded takes grade r made at now: it counts, and the items it passes
 // for the first time get their time.
@@ -192,6 +201,7 @@ type InterviewRun struct {
 	Candidate string
 	Minutes   int
 	Out       string // the scorecard's path; "": .kata/interviews/SLUG-DATE.md
+	KeptBack  bool   // the READMEs keep the decisions back (an interview kit)
 	Clock     clock.Clock
 	Poll      time.Duration
 	Lines     <-chan string
@@ -220,6 +230,7 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	k := run.Kata
 	r.iv = NewInterview(k, run.Candidate, run.Clock.Now(), time.Duration(run.Minutes)*time.Minute,
 		progress(root, r.emitter).Kata(k.Slug).HintsShown)
+	r.iv.KeptBack = run.KeptBack
 	story, err := readmeStory(k)
 	if err != nil {
 		return nil, err
@@ -230,7 +241,7 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 		return nil, stopped(ctx, ctx.Err(), run.Emit)
 	case <-r.lines: // Enter, or the end of input
 	}
-	r.iv.Answered(r.Clock.Now())
+	r.iv.Answered(r.Clock.Now(), progress(root, r.emitter).Kata(k.Slug).DecisionsRead)
 	r.emit(briefing(k, rel(root, k.Exercise)))
 	grader := *run.Grader
 	grader.Emit, grader.Left = run.Emit, func() time.Duration { return r.iv.Left(r.Clock.Now()) }

@@ -20,8 +20,10 @@ func kata() catalog.Kata {
 		Title:        "Retry",
 		Requirements: []catalog.Item{{ID: "R1", Text: "retries"}, {ID: "R2", Text: "stops on cancel"}},
 		Bonus:        []catalog.Item{{ID: "B1", Text: "jitter"}},
-		Hints:        []catalog.Hint{{Covers: []string{"R1"}, Text: "loop"}, {Covers: []string{"R2"}, Text: "select"}},
 		Ask:          []string{"How many attempts?"},
+	}, Reveal: catalog.Reveal{
+		Decisions: []string{"Three attempts."},
+		Hints:     []catalog.Hint{{Covers: []string{"R1"}, Text: "loop"}, {Covers: []string{"R2"}, Text: "select"}},
 	}}
 }
 
@@ -130,7 +132,7 @@ func TestInterviewHintsUsed(t *testing.T) {
 func TestScorecard(t *testing.T) {
 	k := kata()
 	iv := session.NewInterview(k, "Ada", t0, 30*time.Minute, 0)
-	iv.Answered(t0.Add(3 * time.Minute))
+	iv.Answered(t0.Add(3*time.Minute), nil)
 	iv.Graded(t0.Add(13*time.Minute), result(k, "R1", "B1"))
 	iv.Typed("hint")
 	iv.Ended(t0.Add(40 * time.Minute))
@@ -142,6 +144,7 @@ func TestScorecard(t *testing.T) {
 		"- **Time used:** 30:00 of 30:00 (asking first: 3:00)\n", // never more than the limit
 		"- **Requirements passed:** 1 of 2 · **bonus:** 1 of 1\n",
 		"- **Hints used:** 1 of 2\n",
+		"- **Decisions read before the interview showed them:** not with `decisions`; in this copy the task README shows them too",
 		"- **Grades:** 1 (one per save)\n",
 		"| ✔ | **R1** retries | 13:00 | pass |\n",
 		"| ✘ | **R2** stops on cancel |  | assertion: want 3 attempts |\n",
@@ -152,6 +155,20 @@ func TestScorecard(t *testing.T) {
 		assert.Contains(t, card, want)
 	}
 	assert.False(t, strings.Contains(card, "Last code"), "the code compiled")
+}
+
+// The scorecard says whether the decisions were read before the interview
+// showed them: with the decisions verb, or not at all in an interview kit.
+func TestScorecardDecisionsRead(t *testing.T) {
+	k := kata()
+	iv := session.NewInterview(k, "", t0, 30*time.Minute, 0)
+	read := t0.Add(-20 * time.Hour)
+	iv.Answered(t0.Add(time.Minute), &read)
+	iv.Graded(t0.Add(2*time.Minute), result(k))
+	assert.Contains(t, session.Scorecard(iv), "- **Decisions read before the interview showed them:** yes, with `decisions 06` (first at 2030-05-05 18:00)\n")
+	iv.Answered(t0.Add(time.Minute), nil)
+	iv.KeptBack = true
+	assert.Contains(t, session.Scorecard(iv), "- **Decisions read before the interview showed them:** no\n")
 }
 
 func TestClockText(t *testing.T) {

@@ -26,6 +26,7 @@ func Scorecard(iv *Interview) string {
 		fmt.Fprintf(&b, " · **bonus:** %d of %d", bonus, btotal)
 	}
 	fmt.Fprintf(&b, "\n- **Hints used:** %d of %d\n", iv.HintsUsed(), len(k.Hints))
+	fmt.Fprintf(&b, "- **Decisions read before the interview showed them:** %s\n", decisionsEarly(iv))
 	fmt.Fprintf(&b, "- **Grades:** %d (one per save)\n", iv.Grades)
 	switch {
 	case r.Build != nil:
@@ -49,6 +50,18 @@ func Scorecard(iv *Interview) string {
 	}
 	fmt.Fprintf(&b, "\n## Notes\n\n\n")
 	return b.String()
+}
+
+// decisionsEarly says whether the candidate read the decisions before the
+// interview revealed them.
+func decisionsEarly(iv *Interview) string {
+	switch {
+	case iv.DecisionsRead != nil:
+		return fmt.Sprintf("yes, with `decisions %s` (first at %s)", iv.Kata.ID(), iv.DecisionsRead.In(iv.Start.Location()).Format("2006-01-02 15:04"))
+	case iv.KeptBack:
+		return "no"
+	}
+	return "not with `decisions`; in this copy the task README shows them too (an interview kit keeps them back)"
 }
 
 // itemTable is the scorecard's table of the required or the bonus items.

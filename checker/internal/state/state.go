@@ -1,6 +1,7 @@
 // Package state keeps a learner's progress between runs of the checker: the
-// last grade of each kata, how many hints were shown, whether the kata ever
-// passed and whether the learner gave up on it.
+// last grade of each kata, how many hints were shown, whether the decisions
+// were read on request, whether the kata ever passed and whether the
+// learner gave up on it.
 //
 // It lives in .kata/state.json at the root of the checkout, a directory git
 // ignores, so no verb that records progress writes the learner's files.
@@ -16,6 +17,7 @@
 //	                              // omitted for one run, as in files written before it
 //	      "passedOnce": false,   // some grade passed every requirement
 //	      "hintsShown": 2,       // the highest hint number shown
+//	      "decisionsRead": "2026-03-01T09:12:00Z", // when decisions NN first showed them
 //	      "gaveUp": false        // solution --give-up was run
 //	    }
 //	  }
@@ -36,6 +38,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"gokata/checker/internal/gofiles"
 )
@@ -68,6 +71,9 @@ type Kata struct {
 	PassedOnce bool   `json:"passedOnce,omitempty"`
 	HintsShown int    `json:"hintsShown,omitempty"`
 	GaveUp     bool   `json:"gaveUp,omitempty"`
+	// DecisionsRead is when the decisions verb first showed the kata's
+	// decisions (an interview's own reveal is not counted); nil: never.
+	DecisionsRead *time.Time `json:"decisionsRead,omitempty"`
 }
 
 // State is the progress on every kata, by slug ("06-retry").

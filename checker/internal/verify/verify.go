@@ -274,13 +274,16 @@ func metadata(k catalog.Kata) line {
 			}
 		}
 	}
-	if len(k.Hints) == 0 || len(k.Ask) == 0 || len(k.Requirements) == 0 {
-		problems = append(problems, "kata.json needs ask-first questions, requirements and hints")
+	if len(k.Ask) == 0 || len(k.Requirements) == 0 {
+		problems = append(problems, "kata.json needs ask-first questions and requirements")
+	}
+	if len(k.Hints) == 0 || len(k.Decisions) == 0 {
+		problems = append(problems, fmt.Sprintf("%s needs decisions and hints", filepath.ToSlash(filepath.Join("solutions", k.Slug, catalog.RevealFile))))
 	}
 	if len(problems) > 0 {
 		return line{false, "metadata:\n      " + strings.Join(problems, "\n      ")}
 	}
-	return line{true, fmt.Sprintf("metadata: README matches kata.json; %d requirements, %d bonus, %d hints, %d hidden tests",
+	return line{true, fmt.Sprintf("metadata: README matches kata.json and reveal.json; %d requirements, %d bonus, %d hints, %d hidden tests",
 		len(k.Requirements), len(k.Bonus), len(k.Hints), len(names))}
 }
 

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/state"
+)
+
+// decisions shows a kata's decisions: the answers to its Ask-first
+// questions that the hidden tests assume. In an interview kit the checker
+// alone holds them (the READMEs keep them back). The first reading is
+// recorded, and an interview's scorecard shows whether it came before the
+// interview revealed them.
+var decisionsVerb = verb{
+	name: "decisions", args: "NN", section: learning, needs: needKata, inOrder: true,
+	summary: "the decisions of kata NN: the answers the hidden tests assume\n(in an interview kit only the checker has them; reading them is noted)",
+	setup: func(*flag.FlagSet) func(*call) (int, error) {
+		return func(c *call) (int, error) { return decisions(c.ctx, c.cat, c.kata, c.env) }
+	},
+}
+
+func decisions(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
+	if err := revealAsCommitted(ctx, cat.Root, k, env); err != nil {
+		return 0, err
+	}
+	if len(k.Decisions) == 0 {
+		fmt.Fprintf(env.Stdout, "This copy of the katas has no decisions for %s: see its README.\n", k.Slug)
+		return ExitPass, nil
+	}
+	fmt.Fprintf(env.Stdout, "Decisions for %s: the answers the hidden tests assume\n\n", k.Slug)
+	for _, d := range k.Decisions {
+		fmt.Fprintf(env.Stdout, "- %s\n", d)
+	}
+	now := env.clock().Now().UTC().Truncate(time.Second)
+	saveProgress(cat.Root, env, func(s *state.State) {
+		if p := s.Kata(k.Slug); p.DecisionsRead == nil {
+			p.DecisionsRead = &now
+		}
+	})
+	fmt.Fprintf(env.Stdout, "\nNoted in %s/: an interview of %s will say that you read them before it showed them.\n", state.Dir, k.ID())
+	return ExitPass, nil
+}
