@@ -173,9 +173,7 @@ func (r *testRig) call(err error, step string) (got error, ran bool, ok bool) {
 	h := r.h
 	h.T.Helper()
 	var calls atomic.Int32
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := katatest.Go(h, func() (struct{}, error) {
+	c := katatest.Start(h, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, r.b.Do(ctx, func(context.Context) error {
 			calls.Add(1)
 			return err
@@ -187,7 +185,7 @@ func (r *testRig) call(err error, step string) (got error, ran bool, ok bool) {
 	if !c.Returned() {
 		h.T.Errorf("Do did not return, although the fn it was given returns %v at once: Do never waits for anything "+
 			"— it lets the call through or rejects it, runs fn, records the result and returns", err)
-		c.Stop(cancel)
+		c.Stop()
 		return nil, false, false
 	}
 	if c.Panicked() {
