@@ -328,7 +328,7 @@ func TestB2_CollectStopsWhenTheCallerCancels(t *testing.T) {
 			return
 		}
 		r.Cancel()
-		if instant, took := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+		if instant, took := r.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("the caller cancelled ctx, but Collect was still waiting %v later: select on ctx.Done() too", took)
 			testStop(h, r)
 			return

@@ -397,7 +397,7 @@ func TestR5_NoTimerLeftOnTheClock(t *testing.T) {
 			if tc.cancel {
 				r.Cancel()
 			}
-			if instant, _ := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+			if instant, _ := r.ReturnsAtOnce(time.Second); !instant {
 				t.Errorf("%s: First should have returned at once; it was still waiting (see R1, R2 and R6)", tc.name)
 				testStop(h, r)
 				return
@@ -428,7 +428,7 @@ func TestR6_CancelledParentReturnsAtOnce(t *testing.T) {
 			return
 		}
 		r.Cancel()
-		if instant, took := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+		if instant, took := r.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("the caller cancelled ctx, but First was still waiting for its replicas (which ignore ctx) "+
 				"%v later: return at once when the caller gives up: select on ctx.Done() as well, and don't wait "+
 				"for the replicas to finish (no wg.Wait on the way out; a buffered channel lets them exit)", took)
@@ -456,7 +456,7 @@ func TestR6_ZeroCallsIsAnError(t *testing.T) {
 		if r.Broken() {
 			return
 		}
-		if instant, _ := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+		if instant, _ := r.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("First with no calls must return ErrNoCalls at once; it was still waiting " +
 				"(for a result that can never come): check len(calls) before anything else")
 			testStop(h, r)

@@ -206,7 +206,7 @@ func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 		call.Cancel()
 		synctest.Wait() // the consumer has stopped; produce returns only now
 		close(groups)
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a cancel with a partial batch [1 2 3], then produce returned: RunBatches must return at once; " +
 				"it was still waiting")
 			call.Stop()

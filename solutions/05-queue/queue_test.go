@@ -127,7 +127,7 @@ func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
 		require.Equal(t, consumers, gate.Waiting(), "precondition: every consumer is inside consume")
 
 		call.Cancel()
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			_, putErr, done := p.state()
 			t.Errorf("after the cancel Run must return at once; it was still waiting (the blocked put had "+
 				"returned: %v, error %v; consume calls still running: %d): put must select on the queue and "+
@@ -177,7 +177,7 @@ func TestR3_CancelDuringTheDrain(t *testing.T) {
 		require.Equal(t, 3, gate.Waiting(), "precondition: every consumer is inside consume")
 
 		call.Cancel() // during the drain: 3 items in the consumers' hands, 4 queued
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a cancel during the drain (produce had returned, 3 consume calls running, 4 items queued) must " +
 				"make Run return at once; it was still waiting: a drain stops on a cancel like production does")
 			call.Stop()
@@ -275,7 +275,7 @@ func TestR3_PutAfterTheCancelFails(t *testing.T) {
 		call.Cancel()
 		synctest.Wait()
 		close(resume)
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("after the cancel produce returned, yet Run was still waiting: stop the consumers on ctx.Done()")
 			call.Stop()
 			return
@@ -336,7 +336,7 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 		require.Equal(t, consumers-1, gate.Waiting(), "precondition: every other consumer is inside consume")
 
 		failing.Release() // consume(1) returns errStore
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			_, putErr, done := p.state()
 			t.Errorf("a consumer failed while the producer was blocked on the full queue and the other consumers "+
 				"were busy: Run must stop everything and return at once, but it was still waiting (the blocked "+
@@ -400,7 +400,7 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 		require.Equal(t, 2, gate.Waiting(), "precondition: the other consumers are inside consume")
 
 		failing.Release() // consume(1) fails during the drain
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a consumer failed during the drain (produce had returned, 4 items queued): Run must stop " +
 				"everything and return at once, but it was still waiting: a consumer error stops the drain too")
 			call.Stop()

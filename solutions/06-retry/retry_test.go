@@ -86,7 +86,7 @@ func TestR1_BaseDelayZeroRetriesWithoutPausing(t *testing.T) {
 		}
 		// A timer of 0 fires at once, but the mock clock's Timer then yields
 		// for 1ms of bubble time: let that pass, the mock clock stopped.
-		if _, took := h.ReturnsAtOnce(c.Done(), time.Second); took >= time.Second {
+		if _, took := c.ReturnsAtOnce(time.Second); took >= time.Second {
 			t.Errorf("BaseDelay 0 retries without pausing, but after %d attempt(s) Do was waiting with the mock clock "+
 				"stopped (BeforeSleep was told %v): the 1ns floor applies only when BaseDelay > 0", op.Calls(), hooks.All())
 			c.Stop()
@@ -271,7 +271,7 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 		}
 
 		c.Cancel()
-		instant, took := h.ReturnsAtOnce(c.Done(), 200*ms)
+		instant, took := c.ReturnsAtOnce(200*ms)
 		if !instant {
 			if took < 200*ms {
 				t.Errorf("cancel during the 200ms pause after attempt 1 must return at once; Do returned only "+
@@ -323,7 +323,7 @@ func TestR4_CancelBeforeOrDuringAnAttempt(t *testing.T) {
 				h.Advance(10 * ms)
 				c.Cancel() // op returns "flaky 1"
 			}
-			if instant, _ := h.ReturnsAtOnce(c.Done(), 200*ms); !instant {
+			if instant, _ := c.ReturnsAtOnce(200*ms); !instant {
 				t.Errorf("%s: after attempt %d failed Do must return at once, without pausing: the pause's select "+
 					"finds ctx.Done() ready", tc.name, op.Calls())
 				c.Stop()
@@ -399,7 +399,7 @@ func TestR5_CancelDuringAttemptIsNotRetried(t *testing.T) {
 		}
 
 		c.Cancel() // op returns "fetch: context canceled"
-		if instant, _ := h.ReturnsAtOnce(c.Done(), time.Second); !instant {
+		if instant, _ := c.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("the caller cancelled while op ran, and op returned the context error; Do must return at once " +
 				"instead of pausing to try again: a context error is never retried")
 			c.Stop()
@@ -615,7 +615,7 @@ func TestR7_ASuccessAfterTheCancelIsASuccess(t *testing.T) {
 		}
 		require.Equal(t, 1, gate.Waiting(), "precondition: attempt 1 is running")
 		c.Cancel()
-		if instant, _ := h.ReturnsAtOnce(c.Done(), time.Second); !instant {
+		if instant, _ := c.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("op succeeded right after the cancel, yet Do did not return at once: return the value as soon as op succeeds")
 			c.Stop()
 			return

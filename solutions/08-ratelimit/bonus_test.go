@@ -84,7 +84,7 @@ func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
 		}
 		h.Advance(10 * time.Second)
 		w.Cancel()
-		if instant, _ := h.ReturnsAtOnce(w.Done(), time.Second); !instant {
+		if instant, _ := w.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("cancel during a combined Wait must return at once; it was still waiting with the mock clock stopped")
 			w.Stop()
 			return
