@@ -24,7 +24,6 @@ type Call[T any] struct {
 	val      T
 	err      error
 	panicked bool
-	at       time.Duration
 }
 
 // CtxOption shapes the context [Start] gives a call.
@@ -111,10 +110,13 @@ func newCall[T any](h *H, cancel context.CancelFunc) *Call[T] {
 	return &Call[T]{h: h, cancel: cancel, done: make(chan struct{})}
 }
 
+// run calls f and records how it ended. It must not synchronise with
+// anything but the done channel (no mutex, no read of the mock clock):
+// calls started together must stay unordered for the race detector, or a
+// race between two of them goes unreported.
 func (c *Call[T]) run(f func() (T, error)) {
 	defer close(c.done)
 	defer func() {
-		c.at = c.h.Elapsed()
 		if r := recover(); r != nil {
 			c.panicked = true
 			c.h.T.Errorf("%s", describePanic(r, c.h.dir))
@@ -146,13 +148,6 @@ func (c *Call[T]) Returned() bool {
 // not return within guard of bubble time). The mock clock never moves here.
 func (c *Call[T]) ReturnsAtOnce(guard time.Duration) (instant bool, took time.Duration) {
 	return c.h.ReturnsAtOnce(c.done, guard)
-}
-
-// ReturnedAt waits for the call to return and tells how far the mock clock
-// had moved (as [H.Elapsed] counts) when it did.
-func (c *Call[T]) ReturnedAt() time.Duration {
-	<-c.done
-	return c.at
 }
 
 // Result waits for the call to return and gives its results. If the call

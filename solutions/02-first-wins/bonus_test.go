@@ -194,12 +194,13 @@ func TestB2_CollectReturnsWhatArrivedByTheDeadline(t *testing.T) {
 		const ms = time.Millisecond
 		errBusy := errors.New("503 busy")
 		g := katatest.NewGate()
-		r := katatest.Start(h, func(ctx context.Context) ([]Reply[string], error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) ([]Reply[string], error) {
 			return Collect(ctx, h.Clk, 100*ms,
 				testAfter(h, 20*ms, "a", nil),
 				testAfter(h, 10*ms, "", errBusy),
 				testHeld(g, "c")), nil
-		})
+		}))
 		if r.Broken() {
 			return
 		}
@@ -207,7 +208,7 @@ func TestB2_CollectReturnsWhatArrivedByTheDeadline(t *testing.T) {
 		if r.Returned() {
 			got, _ := r.Result()
 			t.Errorf("Collect returned %v after %v, before its 100ms deadline, while replica 2 was still running: "+
-				"wait until every replica has answered or the deadline has passed", got, r.ReturnedAt())
+				"wait until every replica has answered or the deadline has passed", got, at)
 			testStop(h, r)
 			return
 		}

@@ -18,12 +18,13 @@ import (
 func TestR1_SlowSuccessBeatsFastFailure(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		r := katatest.Start(h, func(ctx context.Context) (string, error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, time.Second,
 				testAfter(h, 0, "", errors.New("connection refused")),
 				testAfter(h, 50*ms, "fresh", nil),
 				testAfter(h, 10*ms, "", errors.New("503 busy")))
-		})
+		}))
 		if r.Broken() {
 			return
 		}
@@ -31,7 +32,7 @@ func TestR1_SlowSuccessBeatsFastFailure(t *testing.T) {
 		if r.Returned() {
 			v, err := r.Result()
 			t.Errorf("First returned (%q, %v) after %v, before replica 1 succeeded at 50ms: a failure is not an answer; "+
-				"record the error and keep waiting while other replicas may still succeed", v, err, r.ReturnedAt())
+				"record the error and keep waiting while other replicas may still succeed", v, err, at)
 			testStop(h, r)
 			return
 		}
@@ -88,12 +89,13 @@ func TestR2_AllFailReturnsEveryError(t *testing.T) {
 			errors.New("500 internal error"),
 		}
 		// The replicas fail in reverse order: replica 2 first, replica 0 last.
-		r := katatest.Start(h, func(ctx context.Context) (string, error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, time.Second,
 				testAfter(h, 30*ms, "stale", errs[0]),
 				testAfter(h, 20*ms, "", errs[1]),
 				testAfter(h, 10*ms, "", errs[2]))
-		})
+		}))
 		if r.Broken() {
 			return
 		}
@@ -102,7 +104,7 @@ func TestR2_AllFailReturnsEveryError(t *testing.T) {
 			_, err := r.Result()
 			t.Errorf("First returned the error %q after %v, before the last replica failed at 30ms: "+
 				"a failure is not an answer while other replicas may still succeed; "+
-				"return the errors only once every replica has failed", err, r.ReturnedAt())
+				"return the errors only once every replica has failed", err, at)
 			testStop(h, r)
 			return
 		}
@@ -197,12 +199,13 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 		const ms = time.Millisecond
 		errRefused := errors.New("connection refused")
 		g := katatest.NewGate()
-		r := katatest.Start(h, func(ctx context.Context) (string, error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, 100*ms,
 				testAfter(h, 10*ms, "", errRefused),
 				testHeld(g, "late"),
 				testHeld(g, "late"))
-		})
+		}))
 		if r.Broken() {
 			return
 		}
@@ -218,7 +221,7 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 				why = "a failure is not an answer while other replicas may still succeed"
 			}
 			t.Errorf("First returned (%q, %v) after %v of mock time, before its 100ms timeout had passed, "+
-				"while replicas 1 and 2 were still running: %s", v, err, r.ReturnedAt(), why)
+				"while replicas 1 and 2 were still running: %s", v, err, at, why)
 			testStop(h, r)
 			return
 		}

@@ -57,6 +57,16 @@ func (l *testLatch) replica(v string, err error) testCall {
 	}
 }
 
+// testTimed returns f, recording in *at how far the mock clock had moved
+// when f returned, for a message that says when a call returned too early.
+// Read *at once the call has returned.
+func testTimed[T any](h *katatest.H, at *time.Duration, f func(context.Context) (T, error)) func(context.Context) (T, error) {
+	return func(ctx context.Context) (T, error) {
+		defer func() { *at = h.Elapsed() }()
+		return f(ctx)
+	}
+}
+
 // testStop ends a call that went wrong, once the failure is reported: it
 // cancels ctx, opens the latches and lets a day of mock time pass, so that
 // every replica finishes, even one that ignores its ctx; then it waits for

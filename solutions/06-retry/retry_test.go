@@ -271,7 +271,7 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 		}
 
 		c.Cancel()
-		instant, took := c.ReturnsAtOnce(200*ms)
+		instant, took := c.ReturnsAtOnce(200 * ms)
 		if !instant {
 			if took < 200*ms {
 				t.Errorf("cancel during the 200ms pause after attempt 1 must return at once; Do returned only "+
@@ -323,7 +323,7 @@ func TestR4_CancelBeforeOrDuringAnAttempt(t *testing.T) {
 				h.Advance(10 * ms)
 				c.Cancel() // op returns "flaky 1"
 			}
-			if instant, _ := c.ReturnsAtOnce(200*ms); !instant {
+			if instant, _ := c.ReturnsAtOnce(200 * ms); !instant {
 				t.Errorf("%s: after attempt %d failed Do must return at once, without pausing: the pause's select "+
 					"finds ctx.Done() ready", tc.name, op.Calls())
 				c.Stop()

@@ -261,7 +261,7 @@ func TestR5_CancelReturnsAtOnceAndGivesTheTokenBack(t *testing.T) {
 			return
 		}
 		w.Cancel()
-		if instant, _ := w.ReturnsAtOnce(100*testMs); !instant {
+		if instant, _ := w.ReturnsAtOnce(100 * testMs); !instant {
 			t.Errorf("cancel during Wait must return at once; Wait was still waiting with the mock clock stopped: " +
 				"select on ctx.Done() and the timer together")
 			w.Stop()
@@ -308,7 +308,7 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 			}
 			gone, kept := ab[tc.cancel], ab[1-tc.cancel]
 			gone.Cancel()
-			if instant, _ := gone.ReturnsAtOnce(100*testMs); !instant {
+			if instant, _ := gone.ReturnsAtOnce(100 * testMs); !instant {
 				t.Errorf("cancel during Wait must return at once; Wait was still waiting with the mock clock "+
 					"stopped: select on ctx.Done() and the timer together (%s)", tc.why)
 				testRelease(h, ab...)
@@ -391,7 +391,7 @@ func TestR6_DeadlineBeforeTheTokenFailsAtOnce(t *testing.T) {
 		if testBroken(h, w) {
 			return
 		}
-		instant, took := w.ReturnsAtOnce(200*testMs)
+		instant, took := w.ReturnsAtOnce(200 * testMs)
 		if !instant {
 			if took < 200*testMs {
 				t.Errorf("the token is due in 100ms but the ctx deadline is in 99.999999ms: Wait must fail at "+
