@@ -132,6 +132,11 @@ func (s *session) regrade(k catalog.Kata) (*grade.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Record the grade before drawing it: whoever sees the report (a test
+	// on a fake clock, moving it on) knows the session has taken it in.
+	if s.graded != nil {
+		s.graded(r)
+	}
 	out := s.env.Stdout
 	switch {
 	case s.env.IsTerminal:
@@ -144,9 +149,6 @@ func (s *session) regrade(k catalog.Kata) (*grade.Result, error) {
 		fmt.Fprintf(out, "%s\n\n", s.header())
 	}
 	report.Text(out, r, s.style)
-	if s.graded != nil {
-		s.graded(r)
-	}
 	return r, nil
 }
 
