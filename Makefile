@@ -84,7 +84,8 @@ test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./internal/... $$($(GO) list ./checker/... | grep -v /cli$$) ./solutions/...
-	$(GO) test -count=1 ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
+	$(GO) test -race -count=1 -skip '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # in process: sessions, watch, interview
+	$(GO) test -count=1 -run '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
 	$(CHECKER) verify
 
 bench: ## measure: warm check vs plain go test -race, hidden-test run time, watch save-to-verdict

@@ -40,7 +40,21 @@ const (
 // Tag returns the marker the harness puts before a failure message.
 func Tag(k Kind) string { return "[" + string(k) + "] " }
 
-var tagRE = regexp.MustCompile(`\[(not-implemented|panic|leak|deadlock|real-clock)\] `)
+// Tagged lists the kinds the harness reports with a [Tag]. [FirstTag]
+// recognises these and no others: a kind the harness starts to write goes
+// here, and the checker reads it back from then on.
+var Tagged = []Kind{NotImplemented, Panic, Leak, Deadlock, RealClock}
+
+var tagRE = tagPattern(Tagged)
+
+// tagPattern matches the tag of any of kinds.
+func tagPattern(kinds []Kind) *regexp.Regexp {
+	alts := make([]string, len(kinds))
+	for i, k := range kinds {
+		alts[i] = regexp.QuoteMeta(string(k))
+	}
+	return regexp.MustCompile(`\[(` + strings.Join(alts, "|") + `)\] `)
+}
 
 // FirstTag returns the kind named by the first harness tag in out.
 func FirstTag(out string) (Kind, bool) {

@@ -56,6 +56,16 @@ func TestFirstTag(t *testing.T) {
 	assert.Equal(t, Leak, k)
 	_, ok = FirstTag("plain assertion")
 	assert.False(t, ok)
+	for _, k := range Tagged {
+		got, ok := FirstTag("    x_test.go:3: " + Tag(k) + "what went wrong")
+		assert.True(t, ok && got == k, "the tag of %q must be read back as %q, got %q", k, k, got)
+	}
+	// Only the harness's kinds are tags: a verdict the checker gives on its
+	// own (a timeout, a race) written in brackets by a test is just text.
+	for _, k := range []Kind{Pass, Assertion, Race, Timeout, MutexHang, Exit} {
+		_, ok := FirstTag("    x_test.go:3: " + Tag(k) + "what went wrong")
+		assert.False(t, ok, "%q is not a harness tag", k)
+	}
 }
 
 func TestShortFunc(t *testing.T) {

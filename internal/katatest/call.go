@@ -4,36 +4,130 @@ import (
 	"context"
 	"math"
 	"testing/synctest"
+	"time"
 
 	"gokata/internal/failure"
 )
 
 // Call is a call under test running on its own goroutine, so the test can
 // move the clock, cancel, and watch for the return.
+//
+// A call made with [Start] or [StartErr] owns its context: [Call.Cancel]
+// cancels it, [Call.Stop] cancels it and ends the call, and it is cancelled
+// at the latest when the test ends (before the final leak check, as a
+// deferred cancel in the test body would be). A call made with [Go] has no
+// context of its own; Cancel does nothing.
 type Call[T any] struct {
 	h        *H
+	cancel   context.CancelFunc
 	done     chan struct{}
 	val      T
 	err      error
 	panicked bool
 }
 
-// Go starts f on a new goroutine. A panic in f is recovered and reported as
-// the test's failure; the call then counts as returned.
-func Go[T any](h *H, f func() (T, error)) *Call[T] {
-	c := &Call[T]{h: h, done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		defer func() {
-			if r := recover(); r != nil {
-				c.panicked = true
-				h.T.Errorf("%s", describePanic(r, h.dir))
-			}
-		}()
-		c.val, c.err = f()
-	}()
+// CtxOption shapes the context [Start] gives a call.
+type CtxOption func(*ctxConfig)
+
+type ctxConfig struct {
+	cancelled bool
+	expired   bool
+	timeout   time.Duration
+}
+
+// Cancelled gives the call a context that is cancelled before the call
+// starts: ctx.Err() is context.Canceled from the first line of f.
+func Cancelled() CtxOption { return func(c *ctxConfig) { c.cancelled = true } }
+
+// Expired gives the call a context whose deadline has already passed:
+// ctx.Err() is context.DeadlineExceeded from the first line of f.
+func Expired() CtxOption { return func(c *ctxConfig) { c.expired = true } }
+
+// Timeout gives the call a context that ends d of mock time after the
+// call starts (h.Clk.WithTimeout), with context.DeadlineExceeded.
+func Timeout(d time.Duration) CtxOption { return func(c *ctxConfig) { c.timeout = d } }
+
+// Start runs f on a new goroutine with a context of its own, derived from
+// context.Background and shaped by opts. A panic in f is recovered and
+// reported as the test's failure; the call then counts as returned.
+func Start[T any](h *H, f func(ctx context.Context) (T, error), opts ...CtxOption) *Call[T] {
+	var cfg ctxConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var ctx context.Context
+	var cancel context.CancelFunc
+	switch {
+	case cfg.timeout > 0:
+		ctx, cancel = h.Clk.WithTimeout(context.Background(), cfg.timeout)
+	case cfg.expired:
+		ctx, cancel = context.WithDeadline(context.Background(), time.Now())
+	default:
+		ctx, cancel = context.WithCancel(context.Background())
+	}
+	if cfg.cancelled {
+		cancel()
+	}
+	h.T.Cleanup(cancel)
+	c := newCall[T](h, cancel)
+	go c.run(func() (T, error) { return f(ctx) })
 	return c
 }
+
+// ErrCall is a [Call] of a function that returns only an error.
+type ErrCall struct{ *Call[struct{}] }
+
+// StartErr is [Start] for a call that returns only an error.
+func StartErr(h *H, f func(ctx context.Context) error, opts ...CtxOption) ErrCall {
+	return ErrCall{Start(h, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) }, opts...)}
+}
+
+// Err waits for the call to return and gives its error. If the call never
+// returns, synctest reports the deadlock.
+func (c ErrCall) Err() error {
+	_, err := c.Result()
+	return err
+}
+
+// Finish is [Call.Finish] for a call that returns only an error.
+func (c ErrCall) Finish(what string) (err error, ok bool) {
+	c.h.T.Helper()
+	_, err, ok = c.Call.Finish(what)
+	return err, ok
+}
+
+// Go starts f on a new goroutine, for a call that takes no context of its
+// own from the test (a method of a running service, say). A panic in f is
+// recovered and reported as the test's failure; the call then counts as
+// returned.
+func Go[T any](h *H, f func() (T, error)) *Call[T] {
+	c := newCall[T](h, func() {})
+	go c.run(f)
+	return c
+}
+
+func newCall[T any](h *H, cancel context.CancelFunc) *Call[T] {
+	return &Call[T]{h: h, cancel: cancel, done: make(chan struct{})}
+}
+
+// run calls f and records how it ended. It must not synchronise with
+// anything but the done channel (no mutex, no read of the mock clock):
+// calls started together must stay unordered for the race detector, or a
+// race between two of them goes unreported.
+func (c *Call[T]) run(f func() (T, error)) {
+	defer close(c.done)
+	defer func() {
+		if r := recover(); r != nil {
+			c.panicked = true
+			c.h.T.Errorf("%s", describePanic(r, c.h.dir))
+		}
+	}()
+	c.val, c.err = f()
+}
+
+// Cancel cancels the call's context. The call may take its time to notice:
+// [Call.ReturnsAtOnce] measures how promptly it does.
+func (c *Call[T]) Cancel() { c.cancel() }
 
 // Done is closed when the call has returned.
 func (c *Call[T]) Done() <-chan struct{} { return c.done }
@@ -47,6 +141,13 @@ func (c *Call[T]) Returned() bool {
 	default:
 		return false
 	}
+}
+
+// ReturnsAtOnce is [H.ReturnsAtOnce] for this call: whether it returns
+// without any time passing and, if not, how long it took (guard if it did
+// not return within guard of bubble time). The mock clock never moves here.
+func (c *Call[T]) ReturnsAtOnce(guard time.Duration) (instant bool, took time.Duration) {
+	return c.h.ReturnsAtOnce(c.done, guard)
 }
 
 // Result waits for the call to return and gives its results. If the call
@@ -86,11 +187,12 @@ func (c *Call[T]) Broken() bool {
 // cancels the call's context and, while the call still runs, moves the mock
 // clock far ahead (a bounded number of times) so that even code that
 // ignores ctx runs through its remaining waits. Then it checks for leaks,
-// so the first failure stays the one reported. It reports false if the
-// call never returned.
-func (c *Call[T]) Stop(cancel context.CancelFunc) bool {
+// so the first failure stays the one reported. If the call never returns,
+// it reports that as a deadlock, naming where the learner's code waits, and
+// returns false; it returns false after a leak too.
+func (c *Call[T]) Stop() bool {
 	c.h.T.Helper()
-	cancel()
+	c.cancel()
 	synctest.Wait()
 	for i := 0; i < 200 && !c.Returned(); i++ {
 		c.h.Advance(math.MaxInt64)

@@ -5,13 +5,29 @@
 // only when the test says so ([H.Advance]); everything else in the bubble is
 // fake time too, so nothing really sleeps and every schedule is exact.
 //
+// The call under test runs on its own goroutine, started with [Start] (or
+// [StartErr] for a function that returns only an error), which gives it a
+// context of its own:
+//
+//	c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op) })
+//	h.Advance(100 * time.Millisecond)
+//	c.Cancel()
+//	if instant, _ := c.ReturnsAtOnce(time.Second); !instant {
+//		t.Errorf("cancel must interrupt the pause ...")
+//		c.Stop() // cancel, run the clock out, report a call that never returns or leaks
+//		return
+//	}
+//	v, err, ok := c.Finish("Do") // its results, once nothing it started still runs
+//
+// [Go] starts a call that takes no context from the test.
+//
 // Run turns the ways learner code goes wrong into tagged failures (see
 // package failure) instead of a crashed or hung test binary: a panic in the
-// body or in a call started with [Go], synctest's deadlock panic (naming the
-// stuck goroutines and the learner's lines), and goroutines still running
-// when the test ends. [H.NoLeaks] checks for leaks right after the call under
-// test returned, [H.StandsStill] catches waits on the real clock, and
-// [H.ReturnsAtOnce] measures how promptly a call returns. [Repeat] runs a
+// body or in a started call, synctest's deadlock panic (naming the stuck
+// goroutines and the learner's lines), and goroutines still running when the
+// test ends. [H.NoLeaks] checks for leaks right after the call under test
+// returned, [H.StandsStill] catches waits on the real clock, and
+// [Call.ReturnsAtOnce] measures how promptly a call returns. [Repeat] runs a
 // scenario whose outcome depends on scheduling in many fresh bubbles.
 //
 // Rules for hidden tests: only the test goroutine calls Advance; no real

@@ -124,12 +124,42 @@ func TestRepeatPassesCorrectCode(t *testing.T) {
 	assert.Equal(t, 20, runs)
 }
 
+func TestFixtureStopHang(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		never := make(chan struct{})
+		c := Start(h, func(context.Context) (int, error) { <-never; return 0, nil }) // ignores its ctx
+		c.Stop()
+	})
+}
+
+func TestFixtureStopLeak(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		never := make(chan struct{})
+		c := StartErr(h, func(ctx context.Context) error {
+			go func() { <-never }() // outlives the call
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		c.Stop()
+	})
+}
+
+func TestFixturePanicInStart(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		c := StartErr(h, func(context.Context) error { panic("boom") })
+		_, ok := c.Finish("the call")
+		assert.False(t, ok, "Finish reports a panicked call as not ok")
+		assert.True(t, c.Stop(), "Stop on a call that already ended (by its panic) has nothing left to do")
+	})
+}
+
 func TestFixtureCorrect(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := Go(h, func() (int, error) { return 7, pause(ctx, h.Clk, time.Second) })
+		c := Start(h, func(ctx context.Context) (int, error) { return 7, pause(ctx, h.Clk, time.Second) })
 		h.StandsStill(10*time.Second, "the pause ended", c.Returned)
 		h.Advance(time.Second)
 		v, err, ok := c.Finish("pause")
@@ -151,6 +181,9 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false},
 		{"TestFixtureTodo", `\[not-implemented\] TODO: implement Do`, false},
 		{"TestFixturePanicInCall", `\[panic\] panic: assignment to entry in nil map`, false},
+		{"TestFixtureStopHang", `\[deadlock\] the call never returned, even after its ctx was cancelled and the mock clock moved on`, false},
+		{"TestFixtureStopLeak", `\[leak\] goroutines still running after the call returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false},
+		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false},
 		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false},
 		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true},
 	}

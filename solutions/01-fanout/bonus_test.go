@@ -24,10 +24,8 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		errStock := errors.New("out of stock")
 		calls := testNewCalls(n)
 		calls.fail[1], calls.fail[3] = errDeclined, errStock
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, MapAll[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "MapAll", "failures in reverse order") {
+		c := testStart(h, calls, MapAll[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "MapAll", "failures in reverse order") {
 			return
 		}
 		for i := n - 1; i >= 0; i-- { // in[3] fails before in[1]
@@ -36,7 +34,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		}
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("MapAll")
@@ -70,7 +68,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 
 		// No failure: the results, and no error.
 		calls = testNewCalls(n)
-		c = testStart(h, ctx, calls, MapAll[int, string])
+		c = testStart(h, calls, MapAll[int, string])
 		if c.Broken() {
 			return
 		}
@@ -80,7 +78,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		}
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok = c.Finish("MapAll")
@@ -93,7 +91,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		// Only the first element fails: index 0 is a failure like any other.
 		calls = testNewCalls(n)
 		calls.fail[0] = errDeclined
-		c = testStart(h, ctx, calls, MapAll[int, string])
+		c = testStart(h, calls, MapAll[int, string])
 		if c.Broken() {
 			return
 		}
@@ -103,7 +101,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		}
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok = c.Finish("MapAll")
@@ -123,9 +121,7 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 		calls.ignoreCtx = true // the others keep running after the panic, so Map must wait for them
 		calls.panics[2] = "price table corrupted (the test panics in fn for in[2] on purpose: recover it on " +
 			"its goroutine and raise it again on the caller's)"
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := katatest.Go(h, func() (recovered any, err error) {
+		c := katatest.Start(h, func(ctx context.Context) (recovered any, err error) {
 			defer func() {
 				recovered = recover()
 				if s, ok := recovered.(string); ok && strings.HasPrefix(s, "TODO") {
@@ -135,7 +131,7 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 			_, err = Map(ctx, calls.in, calls.fn)
 			return nil, err
 		})
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "a panic in in[2] while the others run") {
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a panic in in[2] while the others run") {
 			return
 		}
 
@@ -149,13 +145,13 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 			t.Errorf("fn panicked for in[2], and Map %s while %d other calls were still running: recover the "+
 				"panic on its goroutine, cancel the others, wait for all of them, and only then panic on the "+
 				"caller's goroutine", ended, running)
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		if idx := calls.notCancelled(2); len(idx) > 0 {
 			t.Errorf("fn panicked for in[2], but the ctx of %s was not cancelled: a panic must cancel the other "+
 				"calls, as an error does", testElements(idx))
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		for i := range n {
@@ -164,7 +160,7 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 		}
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		r, err, ok := c.Finish("Map")

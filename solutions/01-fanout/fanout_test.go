@@ -28,17 +28,15 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 		// Every call returns a result at the same instant.
 		calls := testNewCalls(n)
 		calls.oneGate()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "calls that return at the same instant") {
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "calls that return at the same instant") {
 			return
 		}
 		calls.releaseAll()
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("all %d calls of fn returned at the same instant, but Map did not return", n)
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -55,15 +53,15 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 		for i := 1; i < n; i += 2 {
 			calls.fail[i] = fmt.Errorf("lookup %d failed", i)
 		}
-		c = testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "calls that fail at the same instant") {
+		c = testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "calls that fail at the same instant") {
 			return
 		}
 		calls.releaseAll()
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("all %d calls of fn returned at the same instant, half of them with an error, but Map did not return", n)
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok = c.Finish("Map")
@@ -81,9 +79,7 @@ func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 		// 16, 32, 64, the number of CPUs), which would each still start 10.
 		const n = 100
 		calls := testNewCalls(n)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
+		c := testStart(h, calls, Map[int, string])
 		if c.Broken() {
 			return
 		}
@@ -91,26 +87,26 @@ func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 			t.Errorf("Map returned before any of its %d calls of fn had returned (%d had even started): it must "+
 				"wait for every call it starts. Call wg.Add(1) before the go statement, not inside the goroutine: "+
 				"an Add that comes after wg.Wait() is not waited for", n, calls.entered())
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		if got := calls.waiting(); got != n {
 			t.Errorf("only %d of %d calls of fn were in flight at once; want all %d, so the batch takes as long as "+
 				"its slowest call, not the sum: start a goroutine for every element before waiting for any of them "+
 				"(no limit either, no semaphore or worker pool: bounding the fan-out is kata 03)", got, n, n)
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		if c.Returned() {
 			t.Errorf("Map returned while its %d calls of fn were still in flight: wait for all of them (R4)", n)
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		calls.releaseAll()
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -126,10 +122,8 @@ func TestR2_OutputFollowsInputOrder(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 5
 		calls := testNewCalls(n)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "calls that finish in reverse order") {
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "calls that finish in reverse order") {
 			return
 		}
 		for i := n - 1; i >= 0; i-- { // in[4] finishes first, in[0] last
@@ -138,7 +132,7 @@ func TestR2_OutputFollowsInputOrder(t *testing.T) {
 		}
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -154,10 +148,8 @@ func TestR2_OutputFollowsInputOrder(t *testing.T) {
 
 func TestR2_EmptyResultsKeepTheirPlace(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
 		in := []string{"a", "", "ccc", ""}
-		c := katatest.Go(h, func() ([]int, error) {
+		c := katatest.Start(h, func(ctx context.Context) ([]int, error) {
 			return Map(ctx, in, func(_ context.Context, s string) (int, error) { return len(s), nil })
 		})
 		if c.Broken() {
@@ -166,7 +158,7 @@ func TestR2_EmptyResultsKeepTheirPlace(t *testing.T) {
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -185,10 +177,8 @@ func TestR3_FirstErrorCancelsTheOthers(t *testing.T) {
 		unavailable := &testStatusError{503}
 		calls := testNewCalls(n)
 		calls.fail[2] = unavailable
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "failing in[2] while the others run") {
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "failing in[2] while the others run") {
 			return
 		}
 
@@ -201,7 +191,7 @@ func TestR3_FirstErrorCancelsTheOthers(t *testing.T) {
 			} else {
 				t.Errorf("in[2] failed and the other calls were cancelled and returned, but Map was still waiting")
 			}
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -234,10 +224,8 @@ func TestR3_FirstErrorInTimeNotLowestIndex(t *testing.T) {
 		calls := testNewCalls(n)
 		calls.ignoreCtx = true // the cancel does not stop in[1]: it fails on its own, later
 		calls.fail[3], calls.fail[1] = unavailable, errLate
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "in[3] failing before in[1]") {
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "in[3] failing before in[1]") {
 			return
 		}
 		calls.release(3) // in[3] fails first
@@ -248,7 +236,7 @@ func TestR3_FirstErrorInTimeNotLowestIndex(t *testing.T) {
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -282,10 +270,8 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 		calls := testNewCalls(n)
 		calls.ignoreCtx = true
 		calls.fail[0] = unavailable
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "in[0] failing while the others run") {
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "in[0] failing while the others run") {
 			return
 		}
 		calls.release(0) // in[0] fails; the others ignore the cancel and keep going
@@ -294,14 +280,14 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 			t.Errorf("in[0] failed and Map returned while %d other calls of fn were still running (they ignore "+
 				"their ctx, as a slow query may): Map must wait for every call it started, after an error too; "+
 				"otherwise they run on after it, unseen", running)
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		calls.releaseAll()
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		_, err, ok := c.Finish("Map")
@@ -321,25 +307,23 @@ func TestR4_WaitsForCallsAfterACancel(t *testing.T) {
 		const n = 4
 		calls := testNewCalls(n)
 		calls.ignoreCtx = true
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "a cancel while the calls run") {
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a cancel while the calls run") {
 			return
 		}
-		cancel()
+		c.Cancel()
 		synctest.Wait()
 		if running := calls.waiting(); c.Returned() && running > 0 {
 			t.Errorf("the caller cancelled ctx and Map returned while %d calls of fn were still running (they "+
 				"ignore their ctx): a cancel must reach the calls, but Map must still wait for them before it returns", running)
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		calls.releaseAll()
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		c.Finish("Map")
@@ -350,18 +334,16 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 4
 		calls := testNewCalls(n)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
-		if c.Broken() || !testAllInFlight(h, c, cancel, calls, "Map", "a cancel while the calls run") {
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a cancel while the calls run") {
 			return
 		}
-		cancel()
+		c.Cancel()
 		synctest.Wait()
 		if !c.Returned() {
 			t.Errorf("the caller cancelled ctx, but Map was still waiting with %d calls of fn waiting on their ctx: "+
 				"give every call a ctx derived from the caller's, not context.Background()", calls.waiting())
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -381,15 +363,13 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 func TestR5_AlreadyCancelledCtxCallsNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		calls := testNewCalls(3)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		c := testStart(h, ctx, calls, Map[int, string])
+		c := testStart(h, calls, Map[int, string], katatest.Cancelled())
 		if c.Broken() {
 			return
 		}
 		if !c.Returned() {
 			t.Errorf("ctx was already cancelled, but Map was still waiting: return ctx.Err() at once")
-			testStop(c, cancel, calls)
+			testStop(c, calls)
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -411,15 +391,13 @@ func TestR5_EmptyInputCallsNothing(t *testing.T) {
 		}{{"nil", nil}, {"[]int{}", []int{}}} {
 			var called katatest.Recorder[int]
 			fn := func(_ context.Context, v int) (string, error) { called.Add(v); return testResult(v), nil }
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := katatest.Go(h, func() ([]string, error) { return Map(ctx, tc.in, fn) })
+			c := katatest.Start(h, func(ctx context.Context) ([]string, error) { return Map(ctx, tc.in, fn) })
 			if c.Broken() {
 				return
 			}
 			if !c.Returned() {
 				t.Errorf("Map(ctx, %s, fn) was still waiting: with nothing to do it must return at once", tc.name)
-				c.Stop(cancel)
+				c.Stop()
 				return
 			}
 			out, err, ok := c.Finish("Map")

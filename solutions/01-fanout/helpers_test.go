@@ -173,36 +173,36 @@ func testElements(idx []int) string {
 }
 
 // testStart runs Map (or MapAll) on the calls' input in a goroutine of the
-// test.
-func testStart(h *katatest.H, ctx context.Context, calls *testCalls, mapFn func(context.Context, []int, func(context.Context, int) (string, error)) ([]string, error)) *katatest.Call[[]string] {
-	return katatest.Go(h, func() ([]string, error) { return mapFn(ctx, calls.in, calls.fn) })
+// test, with a ctx of its own.
+func testStart(h *katatest.H, calls *testCalls, mapFn func(context.Context, []int, func(context.Context, int) (string, error)) ([]string, error), opts ...katatest.CtxOption) *katatest.Call[[]string] {
+	return katatest.Start(h, func(ctx context.Context) ([]string, error) { return mapFn(ctx, calls.in, calls.fn) }, opts...)
 }
 
 // testStop ends a call that went wrong, once the failure is reported: it
 // opens every gate (calls that ignore ctx wait there) and cancels.
-func testStop[T any](c *katatest.Call[T], cancel context.CancelFunc, calls *testCalls) {
+func testStop[T any](c *katatest.Call[T], calls *testCalls) {
 	calls.releaseAll()
-	c.Stop(cancel)
+	c.Stop()
 }
 
 // testAllInFlight checks the precondition of a scenario that needs every
 // call running at once (R1) and ends the call if they are not. No call has
 // been released yet, so a Map that already returned did not wait for its
 // calls: that is said first, as the cause of the calls it then cancelled.
-func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], cancel context.CancelFunc, calls *testCalls, what, scenario string) bool {
+func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], calls *testCalls, what, scenario string) bool {
 	h.T.Helper()
 	if c.Returned() && !c.Panicked() {
 		got, n := calls.entered(), len(calls.in)
 		h.T.Errorf("%s: %s returned before any call of fn had returned (%d of %d calls had even started): "+
 			"it must wait for every call it starts. Call wg.Add(1) before the go statement, not inside the "+
 			"goroutine: an Add that comes after wg.Wait() is not waited for", scenario, what, got, n)
-		testStop(c, cancel, calls)
+		testStop(c, calls)
 		return false
 	}
 	if got, n := calls.waiting(), len(calls.in); got != n {
 		h.T.Errorf("precondition (R1): %s needs all %d calls of fn in flight at once, but only %d had started: "+
 			"start a goroutine for every element before waiting for any of them", scenario, n, got)
-		testStop(c, cancel, calls)
+		testStop(c, calls)
 		return false
 	}
 	return true

@@ -62,10 +62,9 @@ func TestB1_HedgesStartOneDelayApart(t *testing.T) {
 		calls, starts := testHedgeReplicas(h, 3, func(i int, ctx context.Context) (string, error) {
 			return testHeld(gates[i], fmt.Sprintf("replica %d", i))(ctx)
 		})
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return Hedge(ctx, h.Clk, time.Hour, 100*ms, calls...)
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -83,7 +82,7 @@ func TestB1_HedgesStartOneDelayApart(t *testing.T) {
 		for _, s := range steps {
 			h.Advance(s.advance)
 			if !testStartedAt(h, starts, s.want, s.why) {
-				r.stop()
+				testStop(h, r)
 				return
 			}
 		}
@@ -91,7 +90,7 @@ func TestB1_HedgesStartOneDelayApart(t *testing.T) {
 		synctest.Wait()
 		if !r.Returned() {
 			t.Errorf("replica 1 succeeded, but Hedge was still waiting: return the first success at once")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("Hedge")
@@ -117,10 +116,9 @@ func TestB1_AFailureStartsTheNextReplicaAtOnce(t *testing.T) {
 			}
 			return testHeld(gates[i], fmt.Sprintf("replica %d", i))(ctx)
 		})
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return Hedge(ctx, h.Clk, time.Hour, 100*ms, calls...)
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -138,7 +136,7 @@ func TestB1_AFailureStartsTheNextReplicaAtOnce(t *testing.T) {
 		for _, s := range steps {
 			h.Advance(s.advance)
 			if !testStartedAt(h, starts, s.want, s.why) {
-				r.stop()
+				testStop(h, r)
 				return
 			}
 		}
@@ -146,7 +144,7 @@ func TestB1_AFailureStartsTheNextReplicaAtOnce(t *testing.T) {
 		synctest.Wait()
 		if !r.Returned() {
 			t.Errorf("replica 2 succeeded, but Hedge was still waiting: return the first success at once")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("Hedge")
@@ -165,17 +163,16 @@ func TestB1_NoReplicaStartsAfterAWinner(t *testing.T) {
 		calls, starts := testHedgeReplicas(h, 3, func(i int, ctx context.Context) (string, error) {
 			return testAfter(h, 50*ms, fmt.Sprintf("replica %d", i), nil)(ctx)
 		})
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return Hedge(ctx, h.Clk, time.Hour, 100*ms, calls...)
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
 		h.Advance(50 * ms)
 		if !r.Returned() {
 			t.Errorf("replica 0 succeeded at 50ms, before any hedge was due, but Hedge was still waiting")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("Hedge")
@@ -197,13 +194,13 @@ func TestB2_CollectReturnsWhatArrivedByTheDeadline(t *testing.T) {
 		const ms = time.Millisecond
 		errBusy := errors.New("503 busy")
 		g := katatest.NewGate()
-		r := testStart(h, func(ctx context.Context) ([]Reply[string], error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) ([]Reply[string], error) {
 			return Collect(ctx, h.Clk, 100*ms,
 				testAfter(h, 20*ms, "a", nil),
 				testAfter(h, 10*ms, "", errBusy),
 				testHeld(g, "c")), nil
-		})
-		defer r.cancel()
+		}))
 		if r.Broken() {
 			return
 		}
@@ -211,15 +208,15 @@ func TestB2_CollectReturnsWhatArrivedByTheDeadline(t *testing.T) {
 		if r.Returned() {
 			got, _ := r.Result()
 			t.Errorf("Collect returned %v after %v, before its 100ms deadline, while replica 2 was still running: "+
-				"wait until every replica has answered or the deadline has passed", got, r.at)
-			r.stop()
+				"wait until every replica has answered or the deadline has passed", got, at)
+			testStop(h, r)
 			return
 		}
 		h.Advance(1)
 		if !r.Returned() {
 			t.Errorf("the 100ms deadline had passed on the mock clock, but Collect was still waiting for replica 2: " +
 				"stop waiting at the deadline (a clk.Timer in the select)")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		got, _, ok := r.Finish("Collect")
@@ -250,12 +247,11 @@ func TestB2_CollectReturnsWhatArrivedByTheDeadline(t *testing.T) {
 func TestB2_CollectReturnsWhenEveryReplicaAnswered(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		r := testStart(h, func(ctx context.Context) ([]Reply[string], error) {
+		r := katatest.Start(h, func(ctx context.Context) ([]Reply[string], error) {
 			return Collect(ctx, h.Clk, time.Hour,
 				testAfter(h, 30*ms, "a", nil),
 				testAfter(h, 10*ms, "b", nil)), nil
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -263,7 +259,7 @@ func TestB2_CollectReturnsWhenEveryReplicaAnswered(t *testing.T) {
 		if !r.Returned() {
 			t.Errorf("both replicas had answered by 30ms, but Collect was still waiting: " +
 				"once every replica has answered there is nothing left to wait for; don't wait for the deadline")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		got, _, ok := r.Finish("Collect")
@@ -287,10 +283,9 @@ func TestB1_NegativeDelayStartsEveryReplicaAtOnce(t *testing.T) {
 			calls, starts := testHedgeReplicas(h, 3, func(i int, ctx context.Context) (string, error) {
 				return testHeld(gates[i], fmt.Sprintf("replica %d", i))(ctx)
 			})
-			r := testStart(h, func(ctx context.Context) (string, error) {
+			r := katatest.Start(h, func(ctx context.Context) (string, error) {
 				return Hedge(ctx, h.Clk, time.Hour, delay, calls...)
 			})
-			defer r.cancel()
 			if r.Broken() {
 				return
 			}
@@ -300,14 +295,14 @@ func TestB1_NegativeDelayStartsEveryReplicaAtOnce(t *testing.T) {
 			if want := []testStarted{{0, 0}, {1, 0}, {2, 0}}; !slices.Equal(got, want) {
 				t.Errorf("with delay %v, the replicas started were %v; want %v: delay <= 0 starts every replica "+
 					"at once, like First (test delay <= 0, not delay == 0)", delay, got, want)
-				r.stop()
+				testStop(h, r)
 				return
 			}
 			gates[2].Release()
 			synctest.Wait()
 			if !r.Returned() {
 				t.Errorf("with delay %v, replica 2 succeeded, but Hedge was still waiting", delay)
-				r.stop()
+				testStop(h, r)
 				return
 			}
 			if _, _, ok := r.Finish("Hedge"); !ok {
@@ -320,10 +315,9 @@ func TestB1_NegativeDelayStartsEveryReplicaAtOnce(t *testing.T) {
 func TestB2_CollectStopsWhenTheCallerCancels(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		g := katatest.NewGate()
-		r := testStart(h, func(ctx context.Context) ([]Reply[string], error) {
+		r := katatest.Start(h, func(ctx context.Context) ([]Reply[string], error) {
 			return Collect(ctx, h.Clk, time.Hour, testAfter(h, 0, "a", nil), testHeld(g, "b")), nil
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -331,13 +325,13 @@ func TestB2_CollectStopsWhenTheCallerCancels(t *testing.T) {
 			got, _ := r.Result()
 			t.Errorf("Collect returned %v while replica 1 was still running, before the deadline and before "+
 				"any cancel: wait until every replica has answered, the deadline passes or ctx is done", got)
-			r.stop()
+			testStop(h, r)
 			return
 		}
-		r.cancel()
-		if instant, took := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+		r.Cancel()
+		if instant, took := r.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("the caller cancelled ctx, but Collect was still waiting %v later: select on ctx.Done() too", took)
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		got, _, ok := r.Finish("Collect")
@@ -356,17 +350,16 @@ func TestB2_CollectStopsWhenTheCallerCancels(t *testing.T) {
 func TestB2_LateAnswersDoNotChangeTheReplies(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		r := testStart(h, func(ctx context.Context) ([]Reply[string], error) {
+		r := katatest.Start(h, func(ctx context.Context) ([]Reply[string], error) {
 			return Collect(ctx, h.Clk, 100*ms, testAfter(h, 10*ms, "a", nil), testAfter(h, 200*ms, "late", nil)), nil
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
 		h.Advance(100 * ms)
 		if !r.Returned() {
 			t.Errorf("the 100ms deadline had passed on the mock clock, but Collect was still waiting for replica 1")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		if r.Panicked() {
@@ -374,7 +367,7 @@ func TestB2_LateAnswersDoNotChangeTheReplies(t *testing.T) {
 		}
 		got, _ := r.Result()
 		if !assert.Len(t, got, 2, "Collect must return one Reply per call") {
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		before := got[1]

@@ -18,13 +18,13 @@ import (
 func TestR1_SlowSuccessBeatsFastFailure(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, time.Second,
 				testAfter(h, 0, "", errors.New("connection refused")),
 				testAfter(h, 50*ms, "fresh", nil),
 				testAfter(h, 10*ms, "", errors.New("503 busy")))
-		})
-		defer r.cancel()
+		}))
 		if r.Broken() {
 			return
 		}
@@ -32,14 +32,14 @@ func TestR1_SlowSuccessBeatsFastFailure(t *testing.T) {
 		if r.Returned() {
 			v, err := r.Result()
 			t.Errorf("First returned (%q, %v) after %v, before replica 1 succeeded at 50ms: a failure is not an answer; "+
-				"record the error and keep waiting while other replicas may still succeed", v, err, r.at)
-			r.stop()
+				"record the error and keep waiting while other replicas may still succeed", v, err, at)
+			testStop(h, r)
 			return
 		}
 		h.Advance(1)
 		if !r.Returned() {
 			t.Errorf("replica 1 succeeded at 50ms, but First was still waiting: return the first success at once")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("First")
@@ -54,20 +54,19 @@ func TestR1_SlowSuccessBeatsFastFailure(t *testing.T) {
 func TestR1_WinnerReturnsWhileOthersStillRun(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		slow := testNewLatch()
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, time.Second,
 				slow.replica("slow", nil),
 				testAfter(h, 0, "fast", nil),
 				slow.replica("", errors.New("503 busy")))
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
 		if !r.Returned() {
 			t.Errorf("replica 1 answered \"fast\" at once, but First was still waiting while replicas 0 and 2 were " +
 				"running (they ignore ctx): return the first success at once; don't wait for the others")
-			r.stop(slow)
+			testStop(h, r, slow)
 			return
 		}
 		if r.Panicked() {
@@ -90,13 +89,13 @@ func TestR2_AllFailReturnsEveryError(t *testing.T) {
 			errors.New("500 internal error"),
 		}
 		// The replicas fail in reverse order: replica 2 first, replica 0 last.
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, time.Second,
 				testAfter(h, 30*ms, "stale", errs[0]),
 				testAfter(h, 20*ms, "", errs[1]),
 				testAfter(h, 10*ms, "", errs[2]))
-		})
-		defer r.cancel()
+		}))
 		if r.Broken() {
 			return
 		}
@@ -105,15 +104,15 @@ func TestR2_AllFailReturnsEveryError(t *testing.T) {
 			_, err := r.Result()
 			t.Errorf("First returned the error %q after %v, before the last replica failed at 30ms: "+
 				"a failure is not an answer while other replicas may still succeed; "+
-				"return the errors only once every replica has failed", err, r.at)
-			r.stop()
+				"return the errors only once every replica has failed", err, at)
+			testStop(h, r)
 			return
 		}
 		h.Advance(1)
 		if !r.Returned() {
 			t.Errorf("every replica had failed by 30ms, but First was still waiting: " +
 				"when the last replica fails, return all their errors at once")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("First")
@@ -159,10 +158,9 @@ func TestR2_FailuresAtTheSameInstantAreAllCounted(t *testing.T) {
 			errs[i] = fmt.Errorf("503 busy (region %d)", i)
 			calls[i] = all.replica("", errs[i])
 		}
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, 0, calls...)
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -173,7 +171,7 @@ func TestR2_FailuresAtTheSameInstantAreAllCounted(t *testing.T) {
 				"were dropped or never read. Every reply must reach First, also when several come together: "+
 				"give the channel room for every replica (make(chan reply, len(calls))) and send without a "+
 				"select/default that drops the reply when First is busy with another", n)
-			r.stop(all)
+			testStop(h, r, all)
 			return
 		}
 		v, err, ok := r.Finish("First")
@@ -201,18 +199,18 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 		const ms = time.Millisecond
 		errRefused := errors.New("connection refused")
 		g := katatest.NewGate()
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		var at time.Duration
+		r := katatest.Start(h, testTimed(h, &at, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, 100*ms,
 				testAfter(h, 10*ms, "", errRefused),
 				testHeld(g, "late"),
 				testHeld(g, "late"))
-		})
-		defer r.cancel()
+		}))
 		if r.Broken() {
 			return
 		}
 		if !h.StandsStill(time.Second, "First returned", r.Returned) {
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		h.Advance(100*ms - 1)
@@ -223,8 +221,8 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 				why = "a failure is not an answer while other replicas may still succeed"
 			}
 			t.Errorf("First returned (%q, %v) after %v of mock time, before its 100ms timeout had passed, "+
-				"while replicas 1 and 2 were still running: %s", v, err, r.at, why)
-			r.stop()
+				"while replicas 1 and 2 were still running: %s", v, err, at, why)
+			testStop(h, r)
 			return
 		}
 		h.Advance(1)
@@ -232,7 +230,7 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 			t.Errorf("the 100ms timeout had passed on the mock clock, but First was still waiting for replicas 1 and 2 " +
 				"(replica 0 had failed at 10ms): the timeout counts from the start of First, so start one clk.Timer " +
 				"before the loop, not a new one for every reply, and select on it")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		if r.Panicked() {
@@ -241,7 +239,7 @@ func TestR3_TimesOutOnTheInjectedClock(t *testing.T) {
 		if n := g.Waiting(); n > 0 {
 			t.Errorf("First gave up at the timeout, but %d replicas were still running with a live ctx: "+
 				"cancel the replicas' ctx whenever First returns (defer the cancel of a context.WithCancel)", n)
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("First")
@@ -271,10 +269,9 @@ func TestR3_ZeroTimeoutMeansNoTimeout(t *testing.T) {
 
 func testNoTimeout(t *testing.T, timeout time.Duration) {
 	katatest.Run(t, func(h *katatest.H) {
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, timeout, testAfter(h, time.Hour, "late", nil))
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -284,13 +281,13 @@ func testNoTimeout(t *testing.T, timeout time.Duration) {
 			t.Errorf("with timeout %v (timeout <= 0 means no timeout) First returned (%q, %v) before its only "+
 				"replica succeeded at 1h; it must wait for it: start a timer only when timeout > 0 (a nil channel "+
 				"never fires in a select); a timer of a negative duration has already expired", timeout, v, err)
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		h.Advance(1)
 		if !r.Returned() {
 			t.Errorf("with timeout %v, the only replica succeeded after 1h, but First was still waiting", timeout)
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("First")
@@ -314,11 +311,10 @@ func TestR4_LosersAreCancelledWhenThereIsAWinner(t *testing.T) {
 			seen.Add(ctx.Value(testKey{}))
 			return testHeld(g, "slow")(ctx)
 		}
-		parent := context.WithValue(context.Background(), testKey{}, "request 42")
-		r := testStartIn(h, parent, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
+			ctx = context.WithValue(ctx, testKey{}, "request 42")
 			return First(ctx, h.Clk, time.Second, loser, testAfter(h, 10*ms, "fast", nil), loser)
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -326,7 +322,7 @@ func TestR4_LosersAreCancelledWhenThereIsAWinner(t *testing.T) {
 		if !r.Returned() {
 			t.Errorf("replica 1 succeeded at 10ms, but First was still waiting while replicas 0 and 2 were running: " +
 				"return the first success at once; don't wait for the others (cancelling their ctx tells them to stop)")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		if r.Panicked() {
@@ -336,7 +332,7 @@ func TestR4_LosersAreCancelledWhenThereIsAWinner(t *testing.T) {
 			t.Errorf("replica 1 won and First returned, but the ctx of only %d of the 2 losers was cancelled: "+
 				"cancel the losers' ctx as soon as there is a winner (derive it with context.WithCancel(ctx) "+
 				"and defer cancel())", n)
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		v, err, ok := r.Finish("First")
@@ -353,14 +349,13 @@ func TestR4_LosersAreCancelledWhenThereIsAWinner(t *testing.T) {
 func TestR5_LateLosersDoNotLeak(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, time.Hour,
 				testAfter(h, time.Second, "late", nil),
 				testAfter(h, 10*ms, "fast", nil),
 				testAfter(h, 500*ms, "", errors.New("503 busy")),
 				testAfter(h, 700*ms, "also late", nil))
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
@@ -368,7 +363,7 @@ func TestR5_LateLosersDoNotLeak(t *testing.T) {
 		h.Advance(time.Second) // the losers, which ignore ctx, answer at 500ms, 700ms and 1s: two more successes
 		if !r.Returned() {
 			t.Errorf("every replica had answered, replica 1 successfully at 10ms, but First was still waiting")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		if r.Panicked() {
@@ -396,19 +391,18 @@ func TestR5_NoTimerLeftOnTheClock(t *testing.T) {
 		}
 		for _, tc := range cases {
 			g := katatest.NewGate()
-			r := testStart(h, func(ctx context.Context) (string, error) {
+			r := katatest.Start(h, func(ctx context.Context) (string, error) {
 				return First(ctx, h.Clk, time.Hour, tc.call(g))
 			})
-			defer r.cancel()
 			if r.Broken() {
 				return
 			}
 			if tc.cancel {
-				r.cancel()
+				r.Cancel()
 			}
-			if instant, _ := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+			if instant, _ := r.ReturnsAtOnce(time.Second); !instant {
 				t.Errorf("%s: First should have returned at once; it was still waiting (see R1, R2 and R6)", tc.name)
-				r.stop()
+				testStop(h, r)
 				return
 			}
 			if _, _, ok := r.Finish("First"); !ok {
@@ -424,25 +418,24 @@ func TestR5_NoTimerLeftOnTheClock(t *testing.T) {
 func TestR6_CancelledParentReturnsAtOnce(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		stubborn := testNewLatch()
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return First(ctx, h.Clk, time.Hour, stubborn.replica("a", nil), stubborn.replica("b", nil))
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
 		if r.Returned() {
 			v, err := r.Result()
 			t.Errorf("First returned (%q, %v) before any replica answered and before the caller cancelled", v, err)
-			r.stop(stubborn)
+			testStop(h, r, stubborn)
 			return
 		}
-		r.cancel()
-		if instant, took := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+		r.Cancel()
+		if instant, took := r.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("the caller cancelled ctx, but First was still waiting for its replicas (which ignore ctx) "+
 				"%v later: return at once when the caller gives up: select on ctx.Done() as well, and don't wait "+
 				"for the replicas to finish (no wg.Wait on the way out; a buffered channel lets them exit)", took)
-			r.stop(stubborn)
+			testStop(h, r, stubborn)
 			return
 		}
 		if r.Panicked() {
@@ -460,17 +453,16 @@ func TestR6_CancelledParentReturnsAtOnce(t *testing.T) {
 
 func TestR6_ZeroCallsIsAnError(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		r := testStart(h, func(ctx context.Context) (string, error) {
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
 			return First[string](ctx, h.Clk, time.Second)
 		})
-		defer r.cancel()
 		if r.Broken() {
 			return
 		}
-		if instant, _ := h.ReturnsAtOnce(r.Done(), time.Second); !instant {
+		if instant, _ := r.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("First with no calls must return ErrNoCalls at once; it was still waiting " +
 				"(for a result that can never come): check len(calls) before anything else")
-			r.stop()
+			testStop(h, r)
 			return
 		}
 		_, err, ok := r.Finish("First")

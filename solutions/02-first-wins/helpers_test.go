@@ -57,44 +57,28 @@ func (l *testLatch) replica(v string, err error) testCall {
 	}
 }
 
-// testRun is one call under test (First, Hedge or Collect) running on its
-// own goroutine, with the ctx the test can cancel.
-type testRun[T any] struct {
-	*katatest.Call[T]
-	h      *katatest.H
-	cancel context.CancelFunc
-	at     time.Duration // mock time when the call returned; read it once Returned()
-}
-
-// testStart runs f(ctx) on its own goroutine with a fresh cancellable ctx.
-// The caller defers r.cancel.
-func testStart[T any](h *katatest.H, f func(ctx context.Context) (T, error)) *testRun[T] {
-	return testStartIn(h, context.Background(), f)
-}
-
-// testStartIn is testStart with ctx derived from parent.
-func testStartIn[T any](h *katatest.H, parent context.Context, f func(ctx context.Context) (T, error)) *testRun[T] {
-	ctx, cancel := context.WithCancel(parent)
-	r := &testRun[T]{h: h, cancel: cancel}
-	r.Call = katatest.Go(h, func() (T, error) {
-		defer func() { r.at = h.Elapsed() }()
+// testTimed returns f, recording in *at how far the mock clock had moved
+// when f returned, for a message that says when a call returned too early.
+// Read *at once the call has returned.
+func testTimed[T any](h *katatest.H, at *time.Duration, f func(context.Context) (T, error)) func(context.Context) (T, error) {
+	return func(ctx context.Context) (T, error) {
+		defer func() { *at = h.Elapsed() }()
 		return f(ctx)
-	})
-	return r
+	}
 }
 
-// stop ends a call that went wrong, once the failure is reported: it
+// testStop ends a call that went wrong, once the failure is reported: it
 // cancels ctx, opens the latches and lets a day of mock time pass, so that
 // every replica finishes, even one that ignores its ctx; then it waits for
 // the call and checks that nothing is left running.
-func (r *testRun[T]) stop(latches ...*testLatch) {
-	r.h.T.Helper()
-	r.cancel()
+func testStop[T any](h *katatest.H, r *katatest.Call[T], latches ...*testLatch) {
+	h.T.Helper()
+	r.Cancel()
 	for _, l := range latches {
 		l.open()
 	}
-	r.h.Advance(24 * time.Hour)
-	r.Stop(r.cancel)
+	h.Advance(24 * time.Hour)
+	r.Stop()
 }
 
 // testNoTimerLeft fails the test if a timer is still registered on the mock

@@ -43,9 +43,9 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 			return w.call(ctx, i)
 		}
 		weight := func(i int) int { return weights[i] }
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testGo(h, func() error { return ForEachWeighted(ctx, testItems(len(weights)), capacity, weight, fn) })
+		c := katatest.StartErr(h, func(ctx context.Context) error {
+			return ForEachWeighted(ctx, testItems(len(weights)), capacity, weight, fn)
+		})
 		if c.Broken() {
 			return
 		}
@@ -74,7 +74,7 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 				t.Errorf("capacity %d, weights %v: the weights of the calls in flight reached %d: "+
 					"an item may start only when its weight fits in what is left of the capacity",
 					capacity, weights, load.peak())
-				c.Stop(cancel)
+				c.Stop()
 				return
 			}
 			if got := w.running(); !slices.Equal(got, s.want) {
@@ -85,15 +85,15 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 				}
 				t.Errorf("capacity %d, weights %v: %s the calls running were for items %v; want %v: %s",
 					capacity, weights, what, got, s.want, s.why)
-				c.Stop(cancel)
+				c.Stop()
 				return
 			}
 		}
 		w.open(6)
-		if !testReturned(h, c, cancel, "every call returned, but ForEachWeighted did not") {
+		if !testReturned(h, c, "every call returned, but ForEachWeighted did not") {
 			return
 		}
-		_, err, ok := c.Finish("ForEachWeighted")
+		err, ok := c.Finish("ForEachWeighted")
 		if !ok {
 			return
 		}
@@ -108,10 +108,10 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 			defer loadOne.enter(1)()
 			return wOne.call(ctx, i)
 		}
-		c = testGo(h, func() error {
+		c = katatest.StartErr(h, func(ctx context.Context) error {
 			return ForEachWeighted(ctx, testItems(len(one)), 1, func(i int) int { return one[i] }, fnOne)
 		})
-		if c.Broken() || !testReturned(h, c, cancel, "capacity 1, weights [2 0 1]: every call returns at once, "+
+		if c.Broken() || !testReturned(h, c, "capacity 1, weights [2 0 1]: every call returns at once, "+
 			"but ForEachWeighted did not return") {
 			return
 		}
@@ -122,12 +122,12 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 		assert.Equal(t, []int{1, 1, 1}, wOne.callsOf(), "capacity 1, weights [2 0 1]: every item must be called once")
 		assert.Equal(t, 1, loadOne.peak(), "capacity 1: the items must run one at a time")
 
-		c = testGo(h, func() error { return ForEachWeighted(ctx, testItems(3), 0, weight, fn) })
-		if c.Broken() || !testReturned(h, c, cancel, "ForEachWeighted with capacity 0 must return an error at once; "+
+		c = katatest.StartErr(h, func(ctx context.Context) error { return ForEachWeighted(ctx, testItems(3), 0, weight, fn) })
+		if c.Broken() || !testReturned(h, c, "ForEachWeighted with capacity 0 must return an error at once; "+
 			"it was still waiting") {
 			return
 		}
-		_, err, ok = c.Finish("ForEachWeighted")
+		err, ok = c.Finish("ForEachWeighted")
 		if ok {
 			assert.ErrorIs(t, err, ErrInvalidLimit, "ForEachWeighted with capacity 0: the error must match ErrInvalidLimit")
 		}
@@ -144,10 +144,8 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			assert.NotNil(t, single, "NewBulkhead(1)") {
 			w1 := testNewWork(1)
 			w1.openAll()
-			ctx1, cancel1 := context.WithCancel(context.Background())
-			defer cancel1()
-			c1 := testGo(h, func() error { return TryForEach(ctx1, single, testItems(1), w1.call) })
-			if c1.Broken() || !testReturned(h, c1, cancel1, "TryForEach with 1 item on a free bulkhead of 1 slot "+
+			c1 := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, single, testItems(1), w1.call) })
+			if c1.Broken() || !testReturned(h, c1, "TryForEach with 1 item on a free bulkhead of 1 slot "+
 				"did not return") {
 				return
 			}
@@ -161,9 +159,7 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 
 		// Request A holds 2 of the 3 slots.
 		wA := testNewWork(2)
-		ctxA, cancelA := context.WithCancel(context.Background())
-		defer cancelA()
-		a := testGo(h, func() error { return TryForEach(ctxA, b, testItems(2), wA.call) })
+		a := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(2), wA.call) })
 		if a.Broken() {
 			return
 		}
@@ -179,9 +175,7 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 		// Request B takes the last slot for its item 0; item 1 finds none.
 		errBoom := errors.New("thumbnail 0: 500 internal error")
 		wB := testNewWork(3)
-		ctxB, cancelB := context.WithCancel(context.Background())
-		defer cancelB()
-		bc := testGo(h, func() error { return TryForEach(ctxB, b, testItems(3), wB.call) })
+		bc := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(3), wB.call) })
 		if bc.Broken() {
 			return
 		}
@@ -191,11 +185,11 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			t.Errorf("the 3 slots of the bulkhead were taken (2 by another request, 1 by item 0 of this one), " +
 				"so item 1 found no free slot: TryForEach must shed it at once and return ErrBusy, after " +
 				"cancelling its call in flight; it was still waiting")
-			cancelB()
-			cancelA()
+			bc.Cancel()
+			a.Cancel()
 			return
 		}
-		_, err = bc.Result()
+		err = bc.Err()
 		assert.ErrorIs(t, err, ErrBusy, "every slot was busy when item 1 came: shedding it is the first error, "+
 			"so TryForEach must return an error matching ErrBusy")
 		assert.Equal(t, 1, wB.started(), "item 1 was shed: nothing starts after it")
@@ -205,10 +199,10 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			"the other request's calls must go on")
 
 		wA.openAll()
-		if !testReturned(h, a, cancelA, "every call of request A returned, but its TryForEach did not") {
+		if !testReturned(h, a, "every call of request A returned, but its TryForEach did not") {
 			return
 		}
-		if _, err, ok := a.Finish("TryForEach"); !ok || !assert.NoError(t, err, "request A: every call succeeded") {
+		if err, ok := a.Finish("TryForEach"); !ok || !assert.NoError(t, err, "request A: every call succeeded") {
 			return
 		}
 
@@ -216,32 +210,30 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 		wF := testNewWork(1)
 		wF.errs[0] = errBoom
 		wF.openAll()
-		f := testGo(h, func() error { return TryForEach(ctxB, b, testItems(1), wF.call) })
-		if f.Broken() || !testReturned(h, f, cancelB, "the only call failed, but TryForEach did not return") {
+		f := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), wF.call) })
+		if f.Broken() || !testReturned(h, f, "the only call failed, but TryForEach did not return") {
 			return
 		}
-		if _, err, ok := f.Finish("TryForEach"); !ok || !assert.ErrorIs(t, err, errBoom, "the only call failed") {
+		if err, ok := f.Finish("TryForEach"); !ok || !assert.ErrorIs(t, err, errBoom, "the only call failed") {
 			return
 		}
 		wC := testNewWork(3)
-		ctxC, cancelC := context.WithCancel(context.Background())
-		defer cancelC()
-		cc := testGo(h, func() error { return TryForEach(ctxC, b, testItems(3), wC.call) })
+		cc := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(3), wC.call) })
 		if cc.Broken() {
 			return
 		}
 		if cc.Returned() {
-			_, err := cc.Result()
+			err := cc.Err()
 			t.Errorf("after every call had returned, one of them with an error, TryForEach with 3 items on a bulkhead "+
 				"of 3 returned %v; want all 3 started: every call must give its slot back when it returns, "+
 				"failed ones too (defer the release)", err)
 			return
 		}
 		wC.openAll()
-		if !testReturned(h, cc, cancelC, "every call returned, but TryForEach did not") {
+		if !testReturned(h, cc, "every call returned, but TryForEach did not") {
 			return
 		}
-		if _, err, ok := cc.Finish("TryForEach"); ok {
+		if err, ok := cc.Finish("TryForEach"); ok {
 			assert.NoError(t, err, "every call succeeded")
 		}
 	})
@@ -264,10 +256,8 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 			defer peak.Enter()()
 			return gate.Hold(ctx)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		x := testGo(h, func() error { return TryForEach(ctx, b, testItems(2), fn) })
-		y := testGo(h, func() error { return TryForEach(ctx, b, testItems(2), fn) })
+		x := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(2), fn) })
+		y := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(2), fn) })
 		if x.Broken() || y.Broken() {
 			return
 		}
@@ -277,8 +267,8 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 				"CompareAndSwap), never check the count and then take it", peak.Max())
 		}
 		gate.Release()
-		if !testReturned(h, x, cancel, "every call returned, but the first TryForEach did not") ||
-			!testReturned(h, y, cancel, "every call returned, but the second TryForEach did not") {
+		if !testReturned(h, x, "every call returned, but the first TryForEach did not") ||
+			!testReturned(h, y, "every call returned, but the second TryForEach did not") {
 			return
 		}
 		errX, okX := testResult(x)
@@ -299,9 +289,7 @@ func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 		weights := []int{2, 1, 1}
 		w := testNewWork(len(weights))
 		w.errs[0] = errBoom
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testGo(h, func() error {
+		c := katatest.StartErr(h, func(ctx context.Context) error {
 			return ForEachWeighted(ctx, testItems(len(weights)), 2, func(i int) int { return weights[i] }, w.call)
 		})
 		if c.Broken() {
@@ -311,7 +299,7 @@ func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 			t.Errorf("capacity 2, weights %v: the calls running were for items %v; want [0]: item 0 takes the "+
 				"whole capacity", weights, got)
 			w.openAll()
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		w.open(0)
@@ -322,13 +310,13 @@ func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 				"wait for room in a way that also sees ctx end, and check ctx again once you have the room",
 				weights, n-1)
 			w.openAll()
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
-		if !testReturned(h, c, cancel, "item 0 failed and nothing else was running, but ForEachWeighted did not return") {
+		if !testReturned(h, c, "item 0 failed and nothing else was running, but ForEachWeighted did not return") {
 			return
 		}
-		_, err, ok := c.Finish("ForEachWeighted")
+		err, ok := c.Finish("ForEachWeighted")
 		if ok {
 			assert.ErrorIs(t, err, errBoom, "item 0 failed: ForEachWeighted must return that first error")
 		}

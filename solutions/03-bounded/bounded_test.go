@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -19,9 +18,7 @@ func TestR1_LimitCallsRunAtOnceAndFreedSlotsAreReused(t *testing.T) {
 		cases := []struct{ limit, n int }{{3, 10}, {1, 4}, {8, 5}}
 		for i, tc := range cases {
 			w := testNewWork(tc.n)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
+			c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
 			if c.Broken() {
 				return
 			}
@@ -32,7 +29,7 @@ func TestR1_LimitCallsRunAtOnceAndFreedSlotsAreReused(t *testing.T) {
 				if w.peak.Max() > tc.limit {
 					t.Errorf("%d calls of fn ran at once with limit %d: take a slot before you start a call, "+
 						"and give it back only when the call has returned", w.peak.Max(), tc.limit)
-					c.Stop(cancel)
+					c.Stop()
 					return
 				}
 				if now != want {
@@ -49,13 +46,13 @@ func TestR1_LimitCallsRunAtOnceAndFreedSlotsAreReused(t *testing.T) {
 							"left; want %d: a call that returns frees its slot, start the next item at once "+
 							"(do not wait for a whole batch to finish)", tc.limit, tc.n, done, now, tc.n-done, want)
 					}
-					c.Stop(cancel)
+					c.Stop()
 					return
 				}
 				w.open(w.running()[0])
 				synctest.Wait()
 			}
-			if !testReturned(h, c, cancel, fmt.Sprintf("limit %d: every call returned but ForEach did not", tc.limit)) {
+			if !testReturned(h, c, fmt.Sprintf("limit %d: every call returned but ForEach did not", tc.limit)) {
 				return
 			}
 			err, ok := testFinish(c, i == len(cases)-1)
@@ -75,13 +72,11 @@ func TestR2_EveryItemIsProcessedExactlyOnce(t *testing.T) {
 		for i, tc := range cases {
 			w := testNewWork(tc.n)
 			w.openAll()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
+			c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
 			if c.Broken() {
 				return
 			}
-			if !testReturned(h, c, cancel, fmt.Sprintf("limit %d, %d items: every call returned at once, "+
+			if !testReturned(h, c, fmt.Sprintf("limit %d, %d items: every call returned at once, "+
 				"but ForEach did not", tc.limit, tc.n)) {
 				return
 			}
@@ -105,10 +100,8 @@ func TestR2_EveryItemIsProcessedExactlyOnce(t *testing.T) {
 // expects no call of fn at all.
 func testCancelledBefore(h *katatest.H, limit int) bool {
 	w := testNewWork(10)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	c := testGo(h, func() error { return ForEach(ctx, testItems(10), limit, w.call) })
-	if c.Broken() || !testReturned(h, c, cancel, fmt.Sprintf("ForEach with a ctx cancelled before the call "+
+	c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(10), limit, w.call) }, katatest.Cancelled())
+	if c.Broken() || !testReturned(h, c, fmt.Sprintf("ForEach with a ctx cancelled before the call "+
 		"(limit %d) did not return: wait for a slot in a select with ctx.Done()", limit)) {
 		return false
 	}
@@ -135,14 +128,12 @@ func testNothingStartsAfterCancel(h *katatest.H) bool {
 
 	// Limit 2, 8 items: items 0 and 1 are running when ctx is cancelled.
 	w := testNewWork(8)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := testGo(h, func() error { return ForEach(ctx, testItems(8), 2, w.call) })
-	if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 8 items") {
+	c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(8), 2, w.call) })
+	if c.Broken() || !testRunning(h, w, 2, c, "limit 2, 8 items") {
 		return false
 	}
-	cancel()
-	if !testReturned(h, c, cancel, "ctx was cancelled and the 2 calls in flight returned, but ForEach did not: "+
+	c.Cancel()
+	if !testReturned(h, c, "ctx was cancelled and the 2 calls in flight returned, but ForEach did not: "+
 		"wait for a slot in a select with ctx.Done(), and stop at the cancel") {
 		return false
 	}
@@ -165,10 +156,8 @@ func testNothingStartsAfterTheFirstError(h *katatest.H) bool {
 	errBoom := errors.New("thumbnail 0: 500 internal error")
 	// Limit 2, 8 items: one call fails while the other is running.
 	w := testNewWork(8)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := testGo(h, func() error { return ForEach(ctx, testItems(8), 2, w.call) })
-	if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 8 items") {
+	c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(8), 2, w.call) })
+	if c.Broken() || !testRunning(h, w, 2, c, "limit 2, 8 items") {
 		return false
 	}
 	r := w.running()
@@ -179,17 +168,17 @@ func testNothingStartsAfterTheFirstError(h *katatest.H) bool {
 		t.Errorf("%d calls of fn started after the first error (limit 2, 8 items; item %d failed while item %d ran): "+
 			"after a call fails nothing new may start; stop the loop at the first error, and "+testRandomHint,
 			n-2, r[0], r[1])
-		c.Stop(cancel)
+		c.Stop()
 		return false
 	}
 	if w.cancelled() != 1 {
 		t.Errorf("item %d failed while item %d was running, and item %d's ctx was not cancelled: after the first "+
 			"error the calls in flight must see their ctx cancelled so they can stop early "+
 			"(derive the calls' ctx with context.WithCancel and cancel it on the first error)", r[0], r[1], r[1])
-		c.Stop(cancel)
+		c.Stop()
 		return false
 	}
-	if !testReturned(h, c, cancel, "one call failed and the other returned, but ForEach did not return") {
+	if !testReturned(h, c, "one call failed and the other returned, but ForEach did not return") {
 		return false
 	}
 	if _, ok := testResult(c); !ok {
@@ -202,8 +191,8 @@ func testNothingStartsAfterTheFirstError(h *katatest.H) bool {
 		w.errs[i] = errBoom
 	}
 	w.openAll()
-	c = testGo(h, func() error { return ForEach(ctx, testItems(5), 1, w.call) })
-	if c.Broken() || !testReturned(h, c, cancel, "limit 1: the first call failed at once, but ForEach did not return") {
+	c = katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(5), 1, w.call) })
+	if c.Broken() || !testReturned(h, c, "limit 1: the first call failed at once, but ForEach did not return") {
 		return false
 	}
 	if _, ok := testResult(c); !ok {
@@ -256,10 +245,8 @@ func TestR4_ReturnsTheFirstError(t *testing.T) {
 		// cancelled, those return errors of their own, later.
 		w := testNewWork(6)
 		w.onCancel = func(i int, err error) error { return fmt.Errorf("thumbnail %d: upload interrupted: %w", i, err) }
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testGo(h, func() error { return ForEach(ctx, testItems(6), 3, w.call) })
-		if c.Broken() || !testRunning(h, w, 3, c, cancel, "limit 3, 6 items") {
+		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(6), 3, w.call) })
+		if c.Broken() || !testRunning(h, w, 3, c, "limit 3, 6 items") {
 			return
 		}
 		r := w.running()
@@ -267,10 +254,10 @@ func TestR4_ReturnsTheFirstError(t *testing.T) {
 		w.open(r[1])
 		synctest.Wait()
 		w.openAll() // in case the calls in flight were not cancelled
-		if !testReturned(h, c, cancel, "one call failed and the others returned, but ForEach did not return") {
+		if !testReturned(h, c, "one call failed and the others returned, but ForEach did not return") {
 			return
 		}
-		_, err, ok := c.Finish("ForEach")
+		err, ok := c.Finish("ForEach")
 		if !ok {
 			return
 		}
@@ -293,14 +280,12 @@ func TestR4_ReturnsCtxErrWhenItemsWereSkipped(t *testing.T) {
 		for _, tc := range cases {
 			w := testNewWork(6)
 			w.onCancel = tc.onCancel
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := testGo(h, func() error { return ForEach(ctx, testItems(6), 2, w.call) })
+			c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(6), 2, w.call) })
 			if c.Broken() {
 				return
 			}
-			cancel()
-			if !testReturned(h, c, cancel, fmt.Sprintf("limit 2, 6 items, cancel while 2 calls run (%s): "+
+			c.Cancel()
+			if !testReturned(h, c, fmt.Sprintf("limit 2, 6 items, cancel while 2 calls run (%s): "+
 				"ForEach did not return", tc.name)) {
 				return
 			}
@@ -314,13 +299,11 @@ func TestR4_ReturnsCtxErrWhenItemsWereSkipped(t *testing.T) {
 		}
 
 		w := testNewWork(3)
-		ctx, cancel := context.WithDeadline(context.Background(), time.Now())
-		defer cancel()
-		c := testGo(h, func() error { return ForEach(ctx, testItems(3), 2, w.call) })
-		if c.Broken() || !testReturned(h, c, cancel, "ForEach with an expired ctx did not return") {
+		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(3), 2, w.call) }, katatest.Expired())
+		if c.Broken() || !testReturned(h, c, "ForEach with an expired ctx did not return") {
 			return
 		}
-		_, err, ok := c.Finish("ForEach")
+		err, ok := c.Finish("ForEach")
 		if !ok {
 			return
 		}
@@ -338,16 +321,15 @@ func TestR5_LimitBelowOneIsAnError(t *testing.T) {
 		for i, tc := range cases {
 			w := testNewWork(tc.n)
 			w.openAll()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
+			var opts []katatest.CtxOption
 			if tc.cancelled {
-				cancel()
+				opts = append(opts, katatest.Cancelled())
 			}
-			c := testGo(h, func() error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) })
+			c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(tc.n), tc.limit, w.call) }, opts...)
 			if c.Broken() {
 				return
 			}
-			if !testReturned(h, c, cancel, fmt.Sprintf("ForEach(ctx, %d items, limit %d, fn) must return an error at once; "+
+			if !testReturned(h, c, fmt.Sprintf("ForEach(ctx, %d items, limit %d, fn) must return an error at once; "+
 				"it was still waiting: with a limit below 1 no slot is ever free, so check limit first "+
 				"and return ErrInvalidLimit", tc.n, tc.limit)) {
 				return
@@ -375,29 +357,27 @@ func TestR6_WaitsForEveryCallItStarted(t *testing.T) {
 		errBoom := errors.New("thumbnail 0: 500 internal error")
 		cases := []struct {
 			name string
-			stop func(w *testWork, cancel context.CancelFunc)
+			stop func(w *testWork, c katatest.ErrCall)
 		}{
 			{"one call failed while another, which ignores its ctx, still ran",
-				func(w *testWork, _ context.CancelFunc) {
+				func(w *testWork, _ katatest.ErrCall) {
 					r := w.running()
 					w.errs[r[0]] = errBoom
 					w.open(r[0])
 				}},
 			{"ctx was cancelled while 2 calls, which ignore their ctx, still ran",
-				func(_ *testWork, cancel context.CancelFunc) { cancel() }},
+				func(_ *testWork, c katatest.ErrCall) { c.Cancel() }},
 		}
 		for i, tc := range cases {
 			w := testNewWork(5)
 			for item := range 5 {
 				w.deaf[item] = true
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := testGo(h, func() error { return ForEach(ctx, testItems(5), 2, w.call) })
-			if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 5 items") {
+			c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(5), 2, w.call) })
+			if c.Broken() || !testRunning(h, w, 2, c, "limit 2, 5 items") {
 				return
 			}
-			tc.stop(w, cancel)
+			tc.stop(w, c)
 			synctest.Wait()
 			if c.Returned() {
 				t.Errorf("%s: ForEach returned while that call was still running; it must wait for every call it "+
@@ -407,7 +387,7 @@ func TestR6_WaitsForEveryCallItStarted(t *testing.T) {
 				return
 			}
 			w.openAll()
-			if !testReturned(h, c, cancel, tc.name+": every call returned, but ForEach did not") {
+			if !testReturned(h, c, tc.name+": every call returned, but ForEach did not") {
 				return
 			}
 			if _, ok := testFinish(c, i == len(cases)-1); !ok {
@@ -426,10 +406,8 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 			defer peak.Enter()()
 			return gate.Hold(ctx)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
 		before := runtime.NumGoroutine()
-		c := testGo(h, func() error { return ForEach(ctx, testItems(n), limit, fn) })
+		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(n), limit, fn) })
 		if c.Broken() {
 			return
 		}
@@ -440,14 +418,14 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 			t.Errorf("%d items, limit %d: %d goroutines were alive while %d calls ran; want at most limit + %d: "+
 				"take a slot before you start a goroutine (or run limit workers), not one goroutine per item "+
 				"waiting for a slot: with a million items that is a million stacks", n, limit, extra, peak.Now(), slack)
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		gate.Release()
-		if !testReturned(h, c, cancel, fmt.Sprintf("%d items, limit %d: every call returns at once, but ForEach did not return", n, limit)) {
+		if !testReturned(h, c, fmt.Sprintf("%d items, limit %d: every call returns at once, but ForEach did not return", n, limit)) {
 			return
 		}
-		_, err, ok := c.Finish("ForEach")
+		err, ok := c.Finish("ForEach")
 		if !ok {
 			return
 		}
@@ -462,16 +440,14 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 func testCancelAfterStart(h *katatest.H, setup func(w *testWork), settle func(w *testWork)) (err error, ok bool) {
 	w := testNewWork(3)
 	setup(w)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := testGo(h, func() error { return ForEach(ctx, testItems(3), 3, w.call) })
-	if c.Broken() || !testRunning(h, w, 3, c, cancel, "limit 3, 3 items") {
+	c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(3), 3, w.call) })
+	if c.Broken() || !testRunning(h, w, 3, c, "limit 3, 3 items") {
 		return nil, false
 	}
-	cancel()
+	c.Cancel()
 	synctest.Wait()
 	settle(w)
-	if !testReturned(h, c, cancel, "ctx was cancelled after every item had started, and every call returned, "+
+	if !testReturned(h, c, "ctx was cancelled after every item had started, and every call returned, "+
 		"but ForEach did not") {
 		return nil, false
 	}
@@ -488,20 +464,18 @@ func TestR4_ResultsThatArriveAfterACancel(t *testing.T) {
 		for i := range 4 {
 			w.deaf[i] = true
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testGo(h, func() error { return ForEach(ctx, testItems(4), 2, w.call) })
-		if c.Broken() || !testRunning(h, w, 2, c, cancel, "limit 2, 4 items") {
+		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(4), 2, w.call) })
+		if c.Broken() || !testRunning(h, w, 2, c, "limit 2, 4 items") {
 			return
 		}
 		r := w.running()
 		w.errs[r[0]] = errBoom
-		cancel()
+		c.Cancel()
 		synctest.Wait()
 		w.open(r[0])
 		synctest.Wait()
 		w.openAll()
-		if !testReturned(h, c, cancel, "ctx was cancelled and both calls in flight returned, but ForEach did not") {
+		if !testReturned(h, c, "ctx was cancelled and both calls in flight returned, but ForEach did not") {
 			return
 		}
 		err, ok := testResult(c)
@@ -559,14 +533,12 @@ func TestR6_ReturnsOnlyAfterEveryCallHasReturned(t *testing.T) {
 			w := testNewWork(n)
 			w.openAll()
 			var made, inside int
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := testGo(h, func() error {
+			c := katatest.StartErr(h, func(ctx context.Context) error {
 				err := ForEach(ctx, testItems(n), n, w.call)
 				made, inside = w.started(), w.peak.Now()
 				return err
 			})
-			if c.Broken() || !testReturned(h, c, cancel, fmt.Sprintf("limit %d, %d items: every call returns at "+
+			if c.Broken() || !testReturned(h, c, fmt.Sprintf("limit %d, %d items: every call returns at "+
 				"once, but ForEach did not return", n, n)) {
 				return
 			}

@@ -124,7 +124,7 @@ func (w *testWork) cancelled() int {
 
 // testRunning reports whether want calls of w are running; if not, it
 // reports a failed precondition and ends the call.
-func testRunning(h *katatest.H, w *testWork, want int, c *katatest.Call[struct{}], cancel context.CancelFunc, setup string) bool {
+func testRunning(h *katatest.H, w *testWork, want int, c katatest.ErrCall, setup string) bool {
 	h.T.Helper()
 	if got := w.running(); len(got) != want {
 		if testReturnedEarly(h, c, "ForEach", setup) {
@@ -133,7 +133,7 @@ func testRunning(h *katatest.H, w *testWork, want int, c *katatest.Call[struct{}
 		}
 		h.T.Errorf("precondition failed: %s: want %d calls running, got %d (items %v); see R1", setup, want, len(got), got)
 		w.openAll() // calls that ignore their ctx return too
-		c.Stop(cancel)
+		c.Stop()
 		return false
 	}
 	return true
@@ -143,21 +143,16 @@ func testRunning(h *katatest.H, w *testWork, want int, c *katatest.Call[struct{}
 const testRandomHint = "check ctx again after you got a slot: a select on ctx.Done() and a free slot " +
 	"picks at random when both are ready"
 
-// testGo runs f, a call of the API under test, on its own goroutine.
-func testGo(h *katatest.H, f func() error) *katatest.Call[struct{}] {
-	return katatest.Go(h, func() (struct{}, error) { return struct{}{}, f() })
-}
-
 // testReturned lets the code settle and reports whether c has returned. If
 // not, it reports the failure (why) and ends the call.
-func testReturned(h *katatest.H, c *katatest.Call[struct{}], cancel context.CancelFunc, why string) bool {
+func testReturned(h *katatest.H, c katatest.ErrCall, why string) bool {
 	h.T.Helper()
 	synctest.Wait()
 	if c.Returned() {
 		return true
 	}
 	h.T.Errorf("%s", why)
-	c.Stop(cancel)
+	c.Stop()
 	return false
 }
 
@@ -165,12 +160,11 @@ func testReturned(h *katatest.H, c *katatest.Call[struct{}], cancel context.Canc
 // leak check of Finish: the scenarios repeated in many bubbles leave that
 // to the check at the end of each bubble, which is just as strict and
 // much cheaper. ok is false if the call panicked (already reported).
-func testResult(c *katatest.Call[struct{}]) (err error, ok bool) {
+func testResult(c katatest.ErrCall) (err error, ok bool) {
 	if c.Panicked() {
 		return nil, false
 	}
-	_, err = c.Result()
-	return err, true
+	return c.Err(), true
 }
 
 // testFinish collects the error of a call of ForEach that has returned, as
@@ -180,10 +174,9 @@ func testResult(c *katatest.Call[struct{}]) (err error, ok bool) {
 // the call returns anyway), so a goroutine an earlier call leaked is still
 // blocked at that check and caught just as surely, while every check (a dump
 // of every goroutine's stack) costs as much as a whole small call.
-func testFinish(c *katatest.Call[struct{}], last bool) (err error, ok bool) {
+func testFinish(c katatest.ErrCall, last bool) (err error, ok bool) {
 	if last {
-		_, err, ok = c.Finish("ForEach")
-		return err, ok
+		return c.Finish("ForEach")
 	}
 	return testResult(c)
 }
@@ -192,12 +185,12 @@ func testFinish(c *katatest.Call[struct{}], last bool) (err error, ok bool) {
 // has returned at a point where calls it started must still be running or
 // items were left; if so, it says so first, since everything else the test
 // could report would be a symptom of that.
-func testReturnedEarly(h *katatest.H, c *katatest.Call[struct{}], what, setup string) bool {
+func testReturnedEarly(h *katatest.H, c katatest.ErrCall, what, setup string) bool {
 	h.T.Helper()
 	if !c.Returned() || c.Panicked() {
 		return false
 	}
-	_, err := c.Result()
+	err := c.Err()
 	h.T.Errorf("%s: %s had already returned (with %v) while the calls it started should still be running, or "+
 		"items were left: return only after every item has started (or was skipped after a cancel or an error) "+
 		"and every call you started has returned; count each call with wg.Add(1) before the go statement, not "+

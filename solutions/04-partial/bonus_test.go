@@ -21,14 +21,12 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 		b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
 		b.calls["sku-4"] = testCall{wait: slow, deaf: true}                             // ignores ctx and succeeds after the stop
 		b.calls["sku-5"] = testCall{wait: slow, deaf: true, err: &testStatusError{502}} // ignores ctx and fails after the stop
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, &Options{FailFast: true})
+		c := testStart(h, skus, b.fn, &Options{FailFast: true})
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, held, trigger, slow)
+			testStop(c, held, trigger, slow)
 			return
 		}
 		trigger.Release() // sku-2 fails: the first failure
@@ -37,17 +35,17 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 			t.Errorf("with FailFast, the failure of sku-2 must cancel the calls still running, but only %d of the 2 "+
 				"calls waiting on their ctx saw a cancel: give the calls a ctx from context.WithCancel(ctx) and "+
 				"cancel it at the first failure", n)
-			testStop(c, cancel, held, slow)
+			testStop(c, held, slow)
 			return
 		}
 		if c.Returned() {
 			t.Errorf("with FailFast, GatherWith returned right after the first failure while the calls for sku-4 " +
 				"and sku-5, which ignore ctx, were still running: stopping early cancels the calls, then still waits for them")
-			testStop(c, cancel, slow)
+			testStop(c, slow)
 			return
 		}
 		slow.Release()
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -93,14 +91,12 @@ func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 		b.calls["sku-3"] = testCall{wait: gates[0], deaf: true, err: testErrNotFound}
 		b.calls["sku-5"] = testCall{wait: gates[1], deaf: true, err: &testStatusError{503}}
 		b.calls["sku-1"] = testCall{wait: gates[2], deaf: true, err: testErrNotFound}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, &Options{MaxFailures: 2})
+		c := testStart(h, skus, b.fn, &Options{MaxFailures: 2})
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, append(gates, held)...)
+			testStop(c, append(gates, held)...)
 			return
 		}
 		for n, g := range gates {
@@ -111,18 +107,18 @@ func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 				t.Errorf("with MaxFailures 2, failure %d (%s) cancelled %d of the 3 calls still running: up to "+
 					"MaxFailures failures cancel nothing; stop only once more than MaxFailures inputs have failed",
 					n+1, failing[n], cancelled)
-				testStop(c, cancel, append(gates, held)...)
+				testStop(c, append(gates, held)...)
 				return
 			}
 			if n == 2 && cancelled < 3 {
 				t.Errorf("with MaxFailures 2, after the 3rd failure (%s) only %d of the 3 calls still "+
 					"running saw a cancel: once more than MaxFailures inputs have failed, "+
 					"cancel the calls still running", failing[n], cancelled)
-				testStop(c, cancel, held)
+				testStop(c, held)
 				return
 			}
 		}
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -151,14 +147,12 @@ func TestB2_PanicsCountAsFailures(t *testing.T) {
 		}
 		b.calls["sku-1"] = testCall{wait: panics, deaf: true, panic: testPanicValue}
 		b.calls["sku-2"] = testCall{wait: fails, deaf: true, err: testErrNotFound}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, &Options{MaxFailures: 1})
+		c := testStart(h, skus, b.fn, &Options{MaxFailures: 1})
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, held, panics, fails)
+			testStop(c, held, panics, fails)
 			return
 		}
 		panics.Release() // sku-1 panics: failure 1 of the 1 tolerated
@@ -169,7 +163,7 @@ func TestB2_PanicsCountAsFailures(t *testing.T) {
 		if n := held.Cancelled(); n > 0 {
 			t.Errorf("with MaxFailures 1, the panic of sku-1 was the first failure, yet %d of the 2 calls still "+
 				"running saw a cancel: up to MaxFailures failures cancel nothing", n)
-			testStop(c, cancel, held, fails)
+			testStop(c, held, fails)
 			return
 		}
 		fails.Release() // sku-2 fails: failure 2, one more than tolerated
@@ -178,10 +172,10 @@ func TestB2_PanicsCountAsFailures(t *testing.T) {
 			t.Errorf("with MaxFailures 1, sku-1 panicked and then sku-2 failed, yet only %d of the 2 calls still "+
 				"running saw a cancel: a panic is a failure and counts towards MaxFailures like an error, so 2 "+
 				"inputs had failed and the gather must stop", n)
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -205,25 +199,23 @@ func TestB2_ACallerCancelIsNotAStop(t *testing.T) {
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, &Options{MaxFailures: 5})
+		c := testStart(h, skus, b.fn, &Options{MaxFailures: 5})
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
-		cancel() // the caller's cancel: 3 failures at most, fewer than the 5 tolerated
+		c.Cancel() // the caller's cancel: 3 failures at most, fewer than the 5 tolerated
 		synctest.Wait()
 		if n := held.Cancelled(); n < len(skus) {
 			t.Errorf("with MaxFailures 5, after the caller cancelled, only %d of the %d calls waiting on their ctx saw "+
 				"it: derive the calls' ctx from the caller's ctx, never from context.Background()", n, len(skus))
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}

@@ -92,14 +92,14 @@ func (b *testBackend) fn(ctx context.Context, sku string) (int, error) {
 }
 
 // testStart runs Gather, or GatherWith when opt is not nil, on its own
-// goroutine.
-func testStart(h *katatest.H, ctx context.Context, skus []string, fn func(context.Context, string) (int, error), opt *Options) *katatest.Call[testOutcomes] {
-	return katatest.Go(h, func() (testOutcomes, error) {
+// goroutine, with a ctx of its own.
+func testStart(h *katatest.H, skus []string, fn func(context.Context, string) (int, error), opt *Options, opts ...katatest.CtxOption) *katatest.Call[testOutcomes] {
+	return katatest.Start(h, func(ctx context.Context) (testOutcomes, error) {
 		if opt != nil {
 			return GatherWith(ctx, skus, fn, *opt), nil
 		}
 		return Gather(ctx, skus, fn), nil
-	})
+	}, opts...)
 }
 
 // testAllStarted lets the code settle and checks that fn was called for
@@ -123,22 +123,22 @@ func testAllStarted(h *katatest.H, c *katatest.Call[testOutcomes], b *testBacken
 
 // testStop ends a call that went wrong, once the test has said how: it
 // releases the gates, cancels, and checks that nothing is left running.
-func testStop(c *katatest.Call[testOutcomes], cancel context.CancelFunc, gates ...*testGate) {
+func testStop(c *katatest.Call[testOutcomes], gates ...*testGate) {
 	for _, g := range gates {
 		g.Release()
 	}
-	c.Stop(cancel)
+	c.Stop()
 }
 
 // testCollect lets the code settle after the last call was released
 // and collects the outcomes, having checked that Gather returned, one
 // outcome per input, and nothing left running.
-func testCollect(h *katatest.H, c *katatest.Call[testOutcomes], cancel context.CancelFunc, skus []string) (testOutcomes, bool) {
+func testCollect(h *katatest.H, c *katatest.Call[testOutcomes], skus []string) (testOutcomes, bool) {
 	h.T.Helper()
 	synctest.Wait()
 	if !c.Returned() {
 		h.T.Errorf("every call had returned, but Gather had not: return as soon as the last call has returned")
-		c.Stop(cancel)
+		c.Stop()
 		return nil, false
 	}
 	out, _, ok := c.Finish("Gather")

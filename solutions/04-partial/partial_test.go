@@ -24,14 +24,12 @@ func TestR1_OutcomesFollowTheInputs(t *testing.T) {
 			b.calls[sku] = testCall{wait: gates[i], deaf: true}
 		}
 		b.calls["sku-3"] = testCall{wait: gates[2], deaf: true, err: testErrNotFound}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, nil)
+		c := testStart(h, skus, b.fn, nil)
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, gates...)
+			testStop(c, gates...)
 			return
 		}
 		// The calls finish in reverse order: sku-5 first, sku-1 last.
@@ -39,13 +37,13 @@ func TestR1_OutcomesFollowTheInputs(t *testing.T) {
 			if c.Returned() {
 				t.Errorf("Gather returned while the call for %s was still running: wait for every call "+
 					"(a sync.WaitGroup) before returning", skus[i])
-				testStop(c, cancel, gates...)
+				testStop(c, gates...)
 				return
 			}
 			gates[i].Release()
 			synctest.Wait()
 		}
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -103,14 +101,12 @@ func TestR2_AFailureCancelsNothing(t *testing.T) {
 			b.calls[sku] = testCall{wait: held}
 		}
 		b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, nil)
+		c := testStart(h, skus, b.fn, nil)
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, held, trigger)
+			testStop(c, held, trigger)
 			return
 		}
 		trigger.Release() // sku-2 fails while the three others are running
@@ -119,17 +115,17 @@ func TestR2_AFailureCancelsNothing(t *testing.T) {
 			t.Errorf("when the call for sku-2 failed, %d of the 3 other calls saw their ctx cancelled: one failure "+
 				"must cancel nothing (errgroup.WithContext cancels its ctx at the first error) — give every call "+
 				"the caller's ctx", n)
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
 		if c.Returned() {
 			t.Errorf("Gather returned as soon as the call for sku-2 failed, while 3 calls were still running: " +
 				"a failure ends nothing; wait for every call")
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
 		held.Release()
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -155,14 +151,12 @@ func TestR3_ErrorsKeepTheirIdentityAndNameTheirInput(t *testing.T) {
 		}
 		b.calls["sku-2"] = testCall{wait: gate, deaf: true, err: testErrNotFound}
 		b.calls["sku-4"] = testCall{wait: gate, deaf: true, err: &testStatusError{503}}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, nil)
+		c := testStart(h, skus, b.fn, nil)
 		if c.Broken() {
 			return
 		}
 		gate.Release()
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -212,14 +206,12 @@ func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 			b.calls[sku] = testCall{wait: held}
 		}
 		b.calls["sku-2"] = testCall{wait: trigger, deaf: true, panic: testPanicValue}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, nil)
+		c := testStart(h, skus, b.fn, nil)
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, held, trigger)
+			testStop(c, held, trigger)
 			return
 		}
 		trigger.Release() // sku-2 panics while the two others are running
@@ -230,17 +222,17 @@ func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 		if n := held.Cancelled(); n > 0 {
 			t.Errorf("when the call for sku-2 panicked, %d of the 2 other calls saw their ctx cancelled: "+
 				"a panic is that input's failure and, like any failure, cancels nothing", n)
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
 		if c.Returned() {
 			t.Errorf("Gather returned as soon as the call for sku-2 panicked, while 2 calls were still running: " +
 				"a panic is that input's failure; wait for every call")
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
 		held.Release()
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -279,22 +271,20 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 		b.calls["sku-2"] = testCall{wait: deaf, deaf: true} // ignores ctx: still running after the cancel
 		skus = append(skus, "sku-4")
 		b.calls["sku-4"] = testCall{wait: deaf, deaf: true, err: &testStatusError{502}} // fails on its own after the cancel
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := testStart(h, ctx, skus, b.fn, nil)
+		c := testStart(h, skus, b.fn, nil)
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, cancel, held, deaf)
+			testStop(c, held, deaf)
 			return
 		}
-		cancel()
+		c.Cancel()
 		synctest.Wait()
 		if n := held.Cancelled(); n < 2 {
 			t.Errorf("after the caller cancelled, only %d of the 2 calls waiting on their ctx saw it: "+
 				"give every call the caller's ctx, or a context derived from it, never context.Background()", n)
-			testStop(c, cancel, held, deaf)
+			testStop(c, held, deaf)
 			return
 		}
 		if c.Returned() {
@@ -305,7 +295,7 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 			return
 		}
 		deaf.Release()
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}
@@ -336,15 +326,13 @@ func TestR5_ACtxCancelledBeforeTheCallStillGivesAnOutcomePerInput(t *testing.T) 
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		c := testStart(h, ctx, skus, b.fn, nil)
+		c := testStart(h, skus, b.fn, nil, katatest.Cancelled())
 		if c.Broken() {
 			return
 		}
 		if !c.Returned() {
 			t.Errorf("ctx was cancelled before Gather was called, and every call honours ctx, but Gather did not return")
-			testStop(c, cancel, held)
+			testStop(c, held)
 			return
 		}
 		out, _, ok := c.Finish("Gather")
@@ -388,14 +376,12 @@ func TestR6_EqualInputsStaySeparate(t *testing.T) {
 			}
 			return 100 + n, nil
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := katatest.Go(h, func() (testOutcomes, error) { return Gather(ctx, skus, fn), nil })
+		c := katatest.Start(h, func(ctx context.Context) (testOutcomes, error) { return Gather(ctx, skus, fn), nil })
 		if c.Broken() {
 			return
 		}
 		gate.Release()
-		out, ok := testCollect(h, c, cancel, skus)
+		out, ok := testCollect(h, c, skus)
 		if !ok {
 			return
 		}

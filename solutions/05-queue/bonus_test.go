@@ -45,9 +45,7 @@ func TestB1_BatchesFlushBySizeAfterFlushEveryAndAtTheEnd(t *testing.T) {
 				}
 			}
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) {
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
 			return RunBatches(ctx, h.Clk, 10, 1, Batch{Size: 3, FlushEvery: 100 * ms}, produce, consume)
 		})
 		if call.Broken() {
@@ -67,7 +65,7 @@ func TestB1_BatchesFlushBySizeAfterFlushEveryAndAtTheEnd(t *testing.T) {
 		expect := func(when, why string, flushed ...[]int) bool {
 			want = append(want, flushed...)
 			if !assert.Equal(t, want, batches.All(), "Size 3, FlushEvery 100ms, one consumer: the batches %s; %s", when, why) {
-				call.Stop(cancel)
+				call.Stop()
 				return false
 			}
 			return true
@@ -116,11 +114,11 @@ func TestB1_BatchesFlushBySizeAfterFlushEveryAndAtTheEnd(t *testing.T) {
 		if call.Returned() {
 			t.Errorf("RunBatches returned while consume calls were still running (the final batch): wait for " +
 				"every consumer (sync.WaitGroup) before returning")
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		final.Release()
-		stats, err, ok := testEnd(h, call, cancel, "produce returned and the final batch was consumed, yet")
+		stats, err, ok := testEnd(h, call, "produce returned and the final batch was consumed, yet")
 		if !ok {
 			return
 		}
@@ -132,7 +130,7 @@ func TestB1_BatchesFlushBySizeAfterFlushEveryAndAtTheEnd(t *testing.T) {
 // testBatches starts RunBatches with one consumer that records its batches;
 // send hands the producer some items and lets the code settle, and closing
 // the returned channel makes produce return (only that does).
-func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats], cancel context.CancelFunc,
+func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats],
 	batches *katatest.Recorder[[]int], send func(...int) bool, groups chan []int) {
 	batches = &katatest.Recorder[[]int]{}
 	consume := func(ctx context.Context, b []int) error {
@@ -150,8 +148,7 @@ func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats], cancel con
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	call = katatest.Go(h, func() (Stats, error) { return RunBatches(ctx, h.Clk, 10, 1, b, produce, consume) })
+	call = katatest.Start(h, func(ctx context.Context) (Stats, error) { return RunBatches(ctx, h.Clk, 10, 1, b, produce, consume) })
 	send = func(g ...int) bool {
 		select {
 		case groups <- g:
@@ -162,13 +159,12 @@ func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats], cancel con
 			return false
 		}
 	}
-	return call, cancel, batches, send, groups
+	return call, batches, send, groups
 }
 
 func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		call, cancel, batches, send, groups := testBatches(h, Batch{Size: 3})
-		defer cancel()
+		call, batches, send, groups := testBatches(h, Batch{Size: 3})
 		if call.Broken() {
 			return
 		}
@@ -180,14 +176,14 @@ func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 			t.Errorf("Size 3, FlushEvery 0, items 1 and 2 put one at a time: the batches %v were flushed before the "+
 				"batch was full; FlushEvery 0 means no timer at all (a timer of 0 fires at once)", got)
 			close(groups) // produce returns only then
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		if !send(3, 4) {
 			return
 		}
 		close(groups)
-		stats, err, ok := testEnd(h, call, cancel, "produce returned and nothing held the consumer, yet")
+		stats, err, ok := testEnd(h, call, "produce returned and nothing held the consumer, yet")
 		if !ok {
 			return
 		}
@@ -199,8 +195,7 @@ func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 
 func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		call, cancel, batches, send, groups := testBatches(h, Batch{Size: 5, FlushEvery: time.Second})
-		defer cancel()
+		call, batches, send, groups := testBatches(h, Batch{Size: 5, FlushEvery: time.Second})
 		if call.Broken() {
 			return
 		}
@@ -208,13 +203,13 @@ func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 			return
 		}
 		require.Empty(t, batches.All(), "precondition: items 1, 2 and 3 wait in a partial batch (Size 5, FlushEvery 1s)")
-		cancel()
+		call.Cancel()
 		synctest.Wait() // the consumer has stopped; produce returns only now
 		close(groups)
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a cancel with a partial batch [1 2 3], then produce returned: RunBatches must return at once; " +
 				"it was still waiting")
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		stats, err, ok := call.Finish("RunBatches")
@@ -231,7 +226,7 @@ func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 
 // testStopped reports a RunDrainTimeout that stopped before its drain
 // deadline, at the moment when.
-func testStopped(h *katatest.H, call *katatest.Call[Stats], cancel context.CancelFunc, gate *katatest.Gate, when string) bool {
+func testStopped(h *katatest.H, call *katatest.Call[Stats], gate *katatest.Gate, when string) bool {
 	var err error
 	if call.Returned() {
 		_, err = call.Result()
@@ -247,7 +242,7 @@ func testStopped(h *katatest.H, call *katatest.Call[Stats], cancel context.Cance
 	default:
 		return false
 	}
-	call.Stop(cancel)
+	call.Stop()
 	return true
 }
 
@@ -273,21 +268,19 @@ func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
 				return ctx.Err()
 			}
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) {
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
 			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, consumers, produce, c.consume) // consumers+3 puts fit in capacity 4 + consumers: no put blocks
 		})
 		if call.Broken() {
 			return
 		}
 		h.Advance(2 * time.Second)
-		if testStopped(h, call, cancel, gate, "2s into a 3s production") {
+		if testStopped(h, call, gate, "2s into a 3s production") {
 			return
 		}
 		h.Advance(time.Second) // produce returns
 		h.Advance(time.Second - 1)
-		if testStopped(h, call, cancel, gate, "produce returned at 3s; 1ns before 4s") {
+		if testStopped(h, call, gate, "produce returned at 3s; 1ns before 4s") {
 			return
 		}
 		h.Advance(1)
@@ -295,7 +288,7 @@ func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
 			t.Errorf("1s after produce returned, with %d consume calls still running and 3 items queued, "+
 				"RunDrainTimeout was still waiting: at the drain deadline cancel the consumers' ctx, wait for "+
 				"them, and return an error matching ErrDrainTimeout", consumers)
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		stats, err, ok := call.Finish("RunDrainTimeout")
@@ -320,20 +313,18 @@ func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
 		gate := katatest.NewGate()
 		c := &testConsumer{gate: gate}
 		p := &testProducer{limit: 5}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) {
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
 			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, 2, p.produce, c.consume)
 		})
 		if call.Broken() {
 			return
 		}
 		h.Advance(time.Second - 1)
-		if testStopped(h, call, cancel, gate, "produce returned at once; 1ns before 1s") {
+		if testStopped(h, call, gate, "produce returned at once; 1ns before 1s") {
 			return
 		}
 		gate.Release()
-		stats, err, ok := testEnd(h, call, cancel, "the consumers were released 1ns before the drain deadline, yet")
+		stats, err, ok := testEnd(h, call, "the consumers were released 1ns before the drain deadline, yet")
 		if !ok {
 			return
 		}
@@ -348,9 +339,7 @@ func TestB2_NoDeadlineWhenDrainTimeoutIsZero(t *testing.T) {
 			gate := katatest.NewGate()
 			c := &testConsumer{gate: gate}
 			p := &testProducer{limit: 5}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			call := katatest.Go(h, func() (Stats, error) {
+			call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
 				return RunDrainTimeout(ctx, h.Clk, timeout, 4, 2, p.produce, c.consume)
 			})
 			if call.Broken() {
@@ -362,7 +351,7 @@ func TestB2_NoDeadlineWhenDrainTimeoutIsZero(t *testing.T) {
 				if !errors.Is(err, ErrDrainTimeout) {
 					t.Errorf("RunDrainTimeout with drainTimeout %v returned (error: %v) while consume calls were still "+
 						"running: wait for every consumer (sync.WaitGroup)", timeout, err)
-					call.Stop(cancel)
+					call.Stop()
 					return
 				}
 			}
@@ -370,11 +359,11 @@ func TestB2_NoDeadlineWhenDrainTimeoutIsZero(t *testing.T) {
 				t.Errorf("RunDrainTimeout with drainTimeout %v, an hour into the drain: it had already stopped the "+
 					"consumers (consume calls cancelled: %d, returned: %v); drainTimeout <= 0 means no deadline, "+
 					"so do not start a timer", timeout, gate.Cancelled(), call.Returned())
-				call.Stop(cancel)
+				call.Stop()
 				return
 			}
 			gate.Release()
-			stats, err, ok := testEnd(h, call, cancel, fmt.Sprintf("drainTimeout %v: the consumers were released, yet", timeout))
+			stats, err, ok := testEnd(h, call, fmt.Sprintf("drainTimeout %v: the consumers were released, yet", timeout))
 			if !ok {
 				return
 			}

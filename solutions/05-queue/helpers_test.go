@@ -74,23 +74,21 @@ func (c *testConsumer) consume(ctx context.Context, v int) error {
 }
 
 // testStart runs Run on its own goroutine with a context the test cancels.
-func testStart(h *katatest.H, capacity, consumers int, p *testProducer, c *testConsumer) (*katatest.Call[Stats], context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	call := katatest.Go(h, func() (Stats, error) { return Run(ctx, capacity, consumers, p.produce, c.consume) })
-	return call, cancel
+func testStart(h *katatest.H, capacity, consumers int, p *testProducer, c *testConsumer) *katatest.Call[Stats] {
+	return katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, capacity, consumers, p.produce, c.consume) })
 }
 
 // testEnd collects Run once nothing holds it any more: produce has returned
 // and the consumers are free. If Run is still waiting it reports that,
 // after situation, stops the call and returns ok=false.
-func testEnd(h *katatest.H, call *katatest.Call[Stats], cancel context.CancelFunc, situation string) (Stats, error, bool) {
+func testEnd(h *katatest.H, call *katatest.Call[Stats], situation string) (Stats, error, bool) {
 	h.T.Helper()
 	synctest.Wait()
 	if !call.Returned() {
 		h.T.Errorf("%s, Run was still waiting: once produce has returned and the queue is empty, every consumer "+
 			"must exit (close the queue after the last put; a consumer stops when it is closed and empty) and Run "+
 			"must return after waiting for them", situation)
-		call.Stop(cancel)
+		call.Stop()
 		return Stats{}, nil, false
 	}
 	return call.Finish("Run")
@@ -105,8 +103,7 @@ func testBackpressure(h *katatest.H, capacity, consumers int) bool {
 	gate := katatest.NewGate()
 	p := &testProducer{limit: limit}
 	c := &testConsumer{gate: gate}
-	call, cancel := testStart(h, capacity, consumers, p, c)
-	defer cancel()
+	call := testStart(h, capacity, consumers, p, c)
 	if call.Broken() {
 		return false
 	}
@@ -135,7 +132,7 @@ func testBackpressure(h *katatest.H, capacity, consumers int) bool {
 			what, accepted, accepted+1)
 	default:
 		gate.Release()
-		stats, err, ok := testEnd(h, call, cancel,
+		stats, err, ok := testEnd(h, call,
 			fmt.Sprintf("capacity %d, %d consumers: after the consumers were released and all %d puts returned", capacity, consumers, limit))
 		if !ok {
 			return false
@@ -147,7 +144,7 @@ func testBackpressure(h *katatest.H, capacity, consumers int) bool {
 		return assert.Equal(t, testSeq(1, limit), testSorted(c.got.All()), "capacity %d, %d consumers: "+
 			"each accepted item must be consumed exactly once", capacity, consumers) && good
 	}
-	call.Stop(cancel)
+	call.Stop()
 	return false
 }
 

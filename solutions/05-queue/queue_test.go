@@ -29,8 +29,7 @@ func TestR2_DrainsEveryAcceptedItemBeforeReturning(t *testing.T) {
 		gate := katatest.NewGate()
 		p := &testProducer{limit: 5}
 		c := &testConsumer{gate: gate}
-		call, cancel := testStart(h, 2, 3, p, c)
-		defer cancel()
+		call := testStart(h, 2, 3, p, c)
 		if call.Broken() {
 			return
 		}
@@ -40,11 +39,11 @@ func TestR2_DrainsEveryAcceptedItemBeforeReturning(t *testing.T) {
 			t.Errorf("produce returned after 5 puts, and Run returned while consume calls were still running " +
 				"and 2 items waited in the queue: it must let the consumers drain the queue and wait for every " +
 				"one of them (sync.WaitGroup) before it returns")
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		gate.Release()
-		stats, err, ok := testEnd(h, call, cancel, "produce returned after 5 puts and the consumers were released, yet")
+		stats, err, ok := testEnd(h, call, "produce returned after 5 puts and the consumers were released, yet")
 		if !ok {
 			return
 		}
@@ -71,9 +70,7 @@ func TestR2_ProducerErrorStillDrains(t *testing.T) {
 			<-fail
 			return errSource
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 2, 2, produce, c.consume) })
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, 2, 2, produce, c.consume) })
 		if call.Broken() {
 			return
 		}
@@ -92,11 +89,11 @@ func TestR2_ProducerErrorStillDrains(t *testing.T) {
 				"Run waits for every one of them (sync.WaitGroup) before it returns")
 		}
 		if t.Failed() {
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		gate.Release()
-		stats, err, ok := testEnd(h, call, cancel, "produce failed after 3 puts and the consumers were released, yet")
+		stats, err, ok := testEnd(h, call, "produce failed after 3 puts and the consumers were released, yet")
 		if !ok {
 			return
 		}
@@ -121,8 +118,7 @@ func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
 		gate := katatest.NewGate()
 		p := &testProducer{limit: 100}
 		c := &testConsumer{gate: gate}
-		call, cancel := testStart(h, 3, consumers, p, c)
-		defer cancel()
+		call := testStart(h, 3, consumers, p, c)
 		if call.Broken() {
 			return
 		}
@@ -130,13 +126,13 @@ func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
 		require.False(t, done || call.Returned(), "precondition: with every consumer held, put blocks (R1)")
 		require.Equal(t, consumers, gate.Waiting(), "precondition: every consumer is inside consume")
 
-		cancel()
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		call.Cancel()
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			_, putErr, done := p.state()
 			t.Errorf("after the cancel Run must return at once; it was still waiting (the blocked put had "+
 				"returned: %v, error %v; consume calls still running: %d): put must select on the queue and "+
 				"ctx.Done() together, and consumers must stop when ctx is done", done, putErr, gate.Waiting())
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		stats, err, ok := call.Finish("Run")
@@ -167,8 +163,7 @@ func TestR3_CancelDuringTheDrain(t *testing.T) {
 		gate := katatest.NewGate()
 		p := &testProducer{limit: 7}
 		c := &testConsumer{gate: gate}
-		call, cancel := testStart(h, 4, 3, p, c)
-		defer cancel()
+		call := testStart(h, 4, 3, p, c)
 		if call.Broken() {
 			return
 		}
@@ -181,11 +176,11 @@ func TestR3_CancelDuringTheDrain(t *testing.T) {
 		}
 		require.Equal(t, 3, gate.Waiting(), "precondition: every consumer is inside consume")
 
-		cancel() // during the drain: 3 items in the consumers' hands, 4 queued
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		call.Cancel() // during the drain: 3 items in the consumers' hands, 4 queued
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a cancel during the drain (produce had returned, 3 consume calls running, 4 items queued) must " +
 				"make Run return at once; it was still waiting: a drain stops on a cancel like production does")
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		stats, err, ok := call.Finish("Run")
@@ -213,15 +208,13 @@ func TestR3_ACancelBeforeALateConsumerErrorWins(t *testing.T) {
 			return errStore
 		}
 		p := &testProducer{limit: 3}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 1, 1, p.produce, consume) })
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, 1, 1, p.produce, consume) })
 		if call.Broken() {
 			return
 		}
 		require.Equal(t, 1, deaf.Waiting(), "precondition: the consumer is inside consume")
 
-		cancel()
+		call.Cancel()
 		synctest.Wait() // whatever the code does on a cancel is done: only then does the call fail
 		require.False(t, call.Returned(), "precondition: Run waits for the consume call still running (it ignores its ctx)")
 		deaf.Release() // only now does that call fail, on its own
@@ -274,19 +267,17 @@ func TestR3_PutAfterTheCancelFails(t *testing.T) {
 			res <- r
 			return errRead // produce fails on its own after the cancel
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 30, 1, produce, c.consume) })
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, 30, 1, produce, c.consume) })
 		if call.Broken() {
 			return
 		}
 		require.Equal(t, 1, gate.Waiting(), "precondition: item 1 is being consumed")
-		cancel()
+		call.Cancel()
 		synctest.Wait()
 		close(resume)
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("after the cancel produce returned, yet Run was still waiting: stop the consumers on ctx.Done()")
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		stats, err, ok := call.Finish("Run")
@@ -335,9 +326,7 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 			return nil
 		}
 		p := &testProducer{limit: 100}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 2, consumers, p.produce, consume) })
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, 2, consumers, p.produce, consume) })
 		if call.Broken() {
 			return
 		}
@@ -347,13 +336,13 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 		require.Equal(t, consumers-1, gate.Waiting(), "precondition: every other consumer is inside consume")
 
 		failing.Release() // consume(1) returns errStore
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			_, putErr, done := p.state()
 			t.Errorf("a consumer failed while the producer was blocked on the full queue and the other consumers "+
 				"were busy: Run must stop everything and return at once, but it was still waiting (the blocked "+
 				"put had returned: %v, error %v): on the first consumer error, record it and cancel the context "+
 				"that put and the consumers select on", done, putErr)
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		stats, err, ok := call.Finish("Run")
@@ -396,9 +385,7 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 			return nil
 		}
 		p := &testProducer{limit: 7}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, 4, 3, p.produce, consume) })
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, 4, 3, p.produce, consume) })
 		if call.Broken() {
 			return
 		}
@@ -413,10 +400,10 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 		require.Equal(t, 2, gate.Waiting(), "precondition: the other consumers are inside consume")
 
 		failing.Release() // consume(1) fails during the drain
-		if instant, _ := h.ReturnsAtOnce(call.Done(), time.Second); !instant {
+		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a consumer failed during the drain (produce had returned, 4 items queued): Run must stop " +
 				"everything and return at once, but it was still waiting: a consumer error stops the drain too")
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		stats, err, ok := call.Finish("Run")
@@ -466,9 +453,7 @@ func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
 			}()
 			return put(1)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		call := katatest.Go(h, func() (Stats, error) { return Run(ctx, lates, 2, produce, c.consume) })
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, lates, 2, produce, c.consume) })
 		if call.Broken() {
 			return
 		}
@@ -493,11 +478,11 @@ func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
 		default:
 			t.Errorf("a put made after produce returned was still blocked while Run was draining: it must " +
 				"return ErrClosed at once")
-			call.Stop(cancel)
+			call.Stop()
 			return
 		}
 		gate.Release()
-		stats, _, ok := testEnd(h, call, cancel, "produce returned after one put and the consumer was released, yet")
+		stats, _, ok := testEnd(h, call, "produce returned after one put and the consumer was released, yet")
 		if !ok {
 			return
 		}
@@ -506,15 +491,13 @@ func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
 
 		// A put kept past the end of Run.
 		var kept func(int) error
-		ctx2, cancel2 := context.WithCancel(context.Background())
-		defer cancel2()
-		call = katatest.Go(h, func() (Stats, error) {
-			return Run(ctx2, 2, 2, func(ctx context.Context, put func(int) error) error {
+		call = katatest.Start(h, func(ctx context.Context) (Stats, error) {
+			return Run(ctx, 2, 2, func(ctx context.Context, put func(int) error) error {
 				kept = put
 				return put(1)
 			}, (&testConsumer{}).consume)
 		})
-		if _, _, ok := testEnd(h, call, cancel2, "produce returned after one put and nothing held the consumers, yet"); !ok {
+		if _, _, ok := testEnd(h, call, "produce returned after one put and nothing held the consumers, yet"); !ok {
 			return
 		}
 		err, panicked := testPut(kept, 2)
@@ -540,8 +523,7 @@ func TestR6_BadArgumentsAreAnError(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		for _, tc := range []struct{ capacity, consumers int }{{-1, 2}, {2, 0}} {
 			p := &testProducer{limit: 10}
-			call, cancel := testStart(h, tc.capacity, tc.consumers, p, &testConsumer{})
-			defer cancel()
+			call := testStart(h, tc.capacity, tc.consumers, p, &testConsumer{})
 			what := fmt.Sprintf("Run with capacity %d and %d consumers", tc.capacity, tc.consumers)
 			if call.Broken() {
 				return
@@ -549,7 +531,7 @@ func TestR6_BadArgumentsAreAnError(t *testing.T) {
 			if !call.Returned() {
 				t.Errorf("%s was still waiting: such arguments must be an error, returned at once "+
 					"(with no consumer, nobody would ever take an item)", what)
-				call.Stop(cancel)
+				call.Stop()
 				return
 			}
 			_, err, ok := call.Finish("Run")

@@ -57,10 +57,8 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 			hooks := &testHooks{}
 			p := tc.policy
 			p.MaxAttempts, p.BeforeSleep = attempts+5, hooks.record
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
 			start := h.Elapsed()
-			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+			c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 			if c.Broken() {
 				return
 			}
@@ -80,7 +78,7 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 			}
 			if !c.Returned() {
 				t.Errorf("%s: after attempt %d, Do must give up at once, without pausing: %s", tc.name, attempts, tc.why)
-				c.Stop(cancel)
+				c.Stop()
 				return
 			}
 			_, err, ok := c.Finish("Do")
@@ -133,9 +131,7 @@ func TestB2_RetryAfterStillCountsAgainstMaxAttempts(t *testing.T) {
 		errBusy := RetryAfter(time.Second, errors.New("429 too many requests"))
 		op := &testOp{errs: []error{errBusy, errBusy, errBusy, errBusy, errBusy, errBusy}}
 		p := Policy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 		if c.Broken() {
 			return
 		}
@@ -144,7 +140,7 @@ func TestB2_RetryAfterStillCountsAgainstMaxAttempts(t *testing.T) {
 			t.Errorf("every attempt failed with RetryAfter(1s, err) and MaxAttempts is 2, but after 5s on the mock clock "+
 				"op had run %d times (Do returned: %v): a Retry-After error still counts against MaxAttempts; "+
 				"ask \"was that the last attempt?\" before handling Retry-After", op.Calls(), c.Returned())
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		_, err, ok := c.Finish("Do")

@@ -109,9 +109,7 @@ func (r *testHooks) record(attempt int, err error, pause time.Duration) {
 // every pause ends, and returns its results; ok is false if the call
 // panicked or never returned (the failure is reported).
 func testRun[T any](h *katatest.H, p Policy, op func(context.Context) (T, error)) (v T, err error, ok bool) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := katatest.Go(h, func() (T, error) { return Do(ctx, h.Clk, p, op) })
+	c := katatest.Start(h, func(ctx context.Context) (T, error) { return Do(ctx, h.Clk, p, op) })
 	if c.Broken() {
 		return v, nil, false
 	}
@@ -119,7 +117,7 @@ func testRun[T any](h *katatest.H, p Policy, op func(context.Context) (T, error)
 	if !c.Returned() {
 		h.T.Errorf("Do was still running after an hour of mock time (BaseDelay %v, MaxAttempts %d): "+
 			"does it wait on something other than a timer from clk?", p.BaseDelay, p.MaxAttempts)
-		c.Stop(cancel)
+		c.Stop()
 		return v, nil, false
 	}
 	return c.Finish("Do")
@@ -135,15 +133,13 @@ func testNotRetried(h *katatest.H, p Policy, err error, stillPausing string) (go
 	op := &testOp{errs: []error{err, err, err}}
 	hooks := &testHooks{}
 	p.MaxAttempts, p.BaseDelay, p.BeforeSleep = 3, 10*time.Millisecond, hooks.record
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+	c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 	if c.Broken() {
 		return nil, 0, nil, false
 	}
 	if !c.Returned() {
 		h.T.Errorf("%s", stillPausing)
-		c.Stop(cancel)
+		c.Stop()
 		return nil, 0, nil, false
 	}
 	_, got, ok = c.Finish("Do")
@@ -174,15 +170,13 @@ func (tp testPlan) run(h *katatest.H) bool {
 	if !tp.nohook {
 		p.BeforeSleep = hooks.record
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+	c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 	for n := 1; n <= len(tp.want); n++ {
 		if c.Broken() {
 			return false
 		}
 		if !tp.pause(h, c, op, hooks, n) {
-			c.Stop(cancel)
+			c.Stop()
 			return false
 		}
 	}
@@ -192,7 +186,7 @@ func (tp testPlan) run(h *katatest.H) bool {
 	synctest.Wait()
 	if !c.Returned() {
 		h.T.Errorf("attempt %d succeeded but Do did not return: return the value as soon as op succeeds", len(tp.want)+1)
-		c.Stop(cancel)
+		c.Stop()
 		return false
 	}
 	_, err, ok := c.Finish("Do")

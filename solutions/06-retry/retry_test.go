@@ -80,18 +80,16 @@ func TestR1_BaseDelayZeroRetriesWithoutPausing(t *testing.T) {
 		op := &testOp{errs: testErrors(3)}
 		hooks := &testHooks{}
 		p := Policy{MaxAttempts: 5, BeforeSleep: hooks.record}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 		if c.Broken() {
 			return
 		}
 		// A timer of 0 fires at once, but the mock clock's Timer then yields
 		// for 1ms of bubble time: let that pass, the mock clock stopped.
-		if _, took := h.ReturnsAtOnce(c.Done(), time.Second); took >= time.Second {
+		if _, took := c.ReturnsAtOnce(time.Second); took >= time.Second {
 			t.Errorf("BaseDelay 0 retries without pausing, but after %d attempt(s) Do was waiting with the mock clock "+
 				"stopped (BeforeSleep was told %v): the 1ns floor applies only when BaseDelay > 0", op.Calls(), hooks.All())
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		v, err, ok := c.Finish("Do")
@@ -114,9 +112,7 @@ func TestR2_StopsAfterMaxAttemptsWithoutAFinalPause(t *testing.T) {
 		op := &testOp{errs: errs}
 		hooks := &testHooks{}
 		p := Policy{MaxAttempts: 3, BaseDelay: 10 * ms, BeforeSleep: hooks.record}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 		if c.Broken() {
 			return
 		}
@@ -125,13 +121,13 @@ func TestR2_StopsAfterMaxAttemptsWithoutAFinalPause(t *testing.T) {
 		if !c.Returned() && op.Calls() < 3 {
 			t.Errorf("with pauses of 10ms and 20ms (R1), all 3 attempts should have run after 30ms on the mock clock; "+
 				"only %d had run and Do was still waiting: does it wait on clk?", op.Calls())
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		if !c.Returned() {
 			t.Errorf("after the final attempt (3 of MaxAttempts 3) Do must return at once; it was still waiting " +
 				"with the mock clock stopped: no pause follows the final attempt")
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		_, err, ok := c.Finish("Do")
@@ -156,16 +152,14 @@ func TestR2_MaxAttemptsOneOrBelowMeansOne(t *testing.T) {
 			op := &testOp{errs: errs}
 			hooks := &testHooks{}
 			p := Policy{MaxAttempts: attempts, BaseDelay: 10 * ms, BeforeSleep: hooks.record}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+			c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 			if c.Broken() {
 				return
 			}
 			if !c.Returned() {
 				t.Errorf("MaxAttempts %d means one attempt, so the first is the final attempt: Do must return "+
 					"right after it; it was still waiting with the mock clock stopped", attempts)
-				c.Stop(cancel)
+				c.Stop()
 				return
 			}
 			_, err, ok := c.Finish("Do")
@@ -233,9 +227,7 @@ func TestR3_NonRetryableErrorRunsOnce(t *testing.T) {
 		for _, tc := range cases {
 			op := &testOp{errs: tc.errs}
 			p := Policy{MaxAttempts: 5, BaseDelay: 10 * ms, Retryable: retryable}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+			c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 			if c.Broken() {
 				return
 			}
@@ -244,7 +236,7 @@ func TestR3_NonRetryableErrorRunsOnce(t *testing.T) {
 			if !c.Returned() {
 				t.Errorf("%s: Do must return after the attempt whose error Retryable rejects; after an hour of "+
 					"mock time it was still waiting to try again (attempts so far: %d)", tc.name, op.Calls())
-				c.Stop(cancel)
+				c.Stop()
 				return
 			}
 			_, err, ok := c.Finish("Do")
@@ -266,9 +258,7 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 		errs := testErrors(10)
 		op := &testOp{errs: errs}
 		p := Policy{MaxAttempts: 5, BaseDelay: 200 * ms}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 		if c.Broken() {
 			return
 		}
@@ -276,12 +266,12 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 		if op.Calls() != 1 {
 			t.Errorf("cancel during a pause: precondition failed: the first pause should be BaseDelay 200ms (R1), "+
 				"but after 100ms %d attempts had run", op.Calls())
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 
-		cancel()
-		instant, took := h.ReturnsAtOnce(c.Done(), 200*ms)
+		c.Cancel()
+		instant, took := c.ReturnsAtOnce(200 * ms)
 		if !instant {
 			if took < 200*ms {
 				t.Errorf("cancel during the 200ms pause after attempt 1 must return at once; Do returned only "+
@@ -291,7 +281,7 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 					"after 200ms of real time, with the mock clock stopped: select on ctx.Done() and the pause's " +
 					"timer together (clk.Sleep cannot be interrupted)")
 			}
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		_, err, ok := c.Finish("Do")
@@ -321,23 +311,22 @@ func TestR4_CancelBeforeOrDuringAnAttempt(t *testing.T) {
 			errs := testErrors(3)
 			op := &testOp{errs: errs, clk: h.Clk, took: tc.took}
 			p := Policy{MaxAttempts: 3, BaseDelay: 200 * ms}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
+			var opts []katatest.CtxOption
 			if tc.took == 0 {
-				cancel()
+				opts = append(opts, katatest.Cancelled())
 			}
-			c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op.call) })
+			c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) }, opts...)
 			if c.Broken() {
 				return
 			}
 			if tc.took > 0 {
 				h.Advance(10 * ms)
-				cancel() // op returns "flaky 1"
+				c.Cancel() // op returns "flaky 1"
 			}
-			if instant, _ := h.ReturnsAtOnce(c.Done(), 200*ms); !instant {
+			if instant, _ := c.ReturnsAtOnce(200 * ms); !instant {
 				t.Errorf("%s: after attempt %d failed Do must return at once, without pausing: the pause's select "+
 					"finds ctx.Done() ready", tc.name, op.Calls())
-				c.Stop(cancel)
+				c.Stop()
 				return
 			}
 			_, err, ok := c.Finish("Do")
@@ -393,29 +382,27 @@ func TestR5_CancelDuringAttemptIsNotRetried(t *testing.T) {
 		gate := katatest.NewGate()
 		hooks := &testHooks{}
 		p := Policy{MaxAttempts: 3, BaseDelay: 10 * ms, BeforeSleep: hooks.record}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
 		op := func(ctx context.Context) (string, error) {
 			if err := gate.Hold(ctx); err != nil {
 				return "", fmt.Errorf("fetch: %w", err)
 			}
 			return "ok", nil
 		}
-		c := katatest.Go(h, func() (string, error) { return Do(ctx, h.Clk, p, op) })
+		c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op) })
 		if c.Broken() {
 			return
 		}
 		if gate.Waiting() != 1 {
 			t.Errorf("precondition failed: the first attempt should be running; Do called op %d times", gate.Entered())
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 
-		cancel() // op returns "fetch: context canceled"
-		if instant, _ := h.ReturnsAtOnce(c.Done(), time.Second); !instant {
+		c.Cancel() // op returns "fetch: context canceled"
+		if instant, _ := c.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("the caller cancelled while op ran, and op returned the context error; Do must return at once " +
 				"instead of pausing to try again: a context error is never retried")
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		_, err, ok := c.Finish("Do")
@@ -618,21 +605,19 @@ func TestR7_ASuccessAfterTheCancelIsASuccess(t *testing.T) {
 		const ms = time.Millisecond
 		gate := katatest.NewGate()
 		p := Policy{MaxAttempts: 3, BaseDelay: 10 * ms}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
 		op := func(ctx context.Context) (testReply, error) {
 			_ = gate.Hold(ctx) // the reply arrives even though ctx was cancelled
 			return testReply{200, "in stock"}, nil
 		}
-		c := katatest.Go(h, func() (testReply, error) { return Do(ctx, h.Clk, p, op) })
+		c := katatest.Start(h, func(ctx context.Context) (testReply, error) { return Do(ctx, h.Clk, p, op) })
 		if c.Broken() {
 			return
 		}
 		require.Equal(t, 1, gate.Waiting(), "precondition: attempt 1 is running")
-		cancel()
-		if instant, _ := h.ReturnsAtOnce(c.Done(), time.Second); !instant {
+		c.Cancel()
+		if instant, _ := c.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("op succeeded right after the cancel, yet Do did not return at once: return the value as soon as op succeeds")
-			c.Stop(cancel)
+			c.Stop()
 			return
 		}
 		reply, err, ok := c.Finish("Do")

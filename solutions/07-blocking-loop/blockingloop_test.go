@@ -115,14 +115,12 @@ func TestR3_ACallerWhoLeavesReturnsAtOnceAndTheResultIsKept(t *testing.T) {
 		tb := testStart(h, 2, 0)
 		defer tb.close()
 		gate := tb.backend.hold("a")
-		ctx, leave := context.WithCancel(context.Background())
-		defer leave()
-		first := katatest.Go(h, func() (string, error) { return tb.cache.Get(ctx, "a") })
+		first := katatest.Start(h, func(ctx context.Context) (string, error) { return tb.cache.Get(ctx, "a") })
 		synctest.Wait()
 		require.Equal(t, 1, tb.backend.Calls("a"), "precondition: Get(\"a\"), a miss, should have started a lookup")
 
-		leave()
-		if instant, _ := h.ReturnsAtOnce(first.Done(), time.Second); !instant {
+		first.Cancel()
+		if instant, _ := first.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a caller whose ctx ended while its lookup ran must return at once; Get(\"a\") kept waiting " +
 				"for the lookup: select on ctx.Done() and the reply together")
 			return
@@ -271,7 +269,7 @@ func TestR5_StoppingCancelsLookupsAndWaitsForThem(t *testing.T) {
 		}
 		running := tb.backend.running.Now()
 
-		tb.stopRun() // the lookups see their ctx cancelled, then take a while to return
+		tb.run.Cancel() // the lookups see their ctx cancelled, then take a while to return
 		synctest.Wait()
 		for _, k := range keys {
 			if !calls[k].Returned() {
@@ -310,13 +308,13 @@ func TestR5_StoppingCancelsLookupsAndWaitsForThem(t *testing.T) {
 			return
 		}
 		cleanups["b"].Release()
-		if !testAnswered(tb.run) {
+		if !testAnswered(tb.run.Call) {
 			t.Errorf("Run did not return after its ctx had ended and every lookup had returned: keep receiving " +
 				"results until every running lookup has reported back. A lookup goroutine stuck sending its result " +
 				"to a loop that stopped receiving never ends, so Run (or a WaitGroup) waits forever")
 			return
 		}
-		_, err, ok := tb.run.Finish("Run")
+		err, ok := tb.run.Finish("Run")
 		if !ok {
 			return
 		}
@@ -463,7 +461,7 @@ func TestR5_QueuedLookupsNeverStartOnceStopped(t *testing.T) {
 			return
 		}
 
-		tb.stopRun()
+		tb.run.Cancel()
 		synctest.Wait()
 		for _, c := range []*katatest.Call[string]{a, b} {
 			if !c.Returned() {
@@ -489,7 +487,7 @@ func TestR5_QueuedLookupsNeverStartOnceStopped(t *testing.T) {
 				"sending its result to a loop that stopped receiving never ends)")
 			return
 		}
-		_, err, ok := tb.run.Finish("Run")
+		err, ok := tb.run.Finish("Run")
 		if ok {
 			assert.NoError(t, err, "Run stopped by its ctx, once every lookup has returned, must return nil")
 		}

@@ -85,16 +85,14 @@ func TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx(t *testing.T) {
 		defer tb.close()
 		ga := tb.backend.holdDeaf("a")
 		gb := tb.backend.holdDeaf("b")
-		ctx, leave := context.WithCancel(context.Background())
-		defer leave()
-		a := katatest.Go(h, func() (string, error) { return tb.cache.Get(ctx, "a") })
+		a := katatest.Start(h, func(ctx context.Context) (string, error) { return tb.cache.Get(ctx, "a") })
 		synctest.Wait()
 		tb.get("b")
 		synctest.Wait()
 		running := tb.backend.running.Now()
 
-		leave()
-		if instant, _ := h.ReturnsAtOnce(a.Done(), time.Second); !instant {
+		a.Cancel()
+		if instant, _ := a.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a caller whose ctx ended must return at once, even when its lookup ignores ctx; Get(\"a\") " +
 				"kept waiting: select on ctx.Done() and the reply together")
 			return
@@ -105,7 +103,7 @@ func TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx(t *testing.T) {
 		// Grace counts from the moment Run's ctx ends, not from Run's start.
 		h.Advance(3 * time.Second)
 		stoppedAt := h.Elapsed()
-		tb.stopRun() // the two lookups ignore it
+		tb.run.Cancel() // the two lookups ignore it
 		synctest.Wait()
 		if tb.run.Returned() {
 			t.Errorf("Run returned while two lookups that ignore their ctx were still running, as soon as its ctx "+
@@ -133,7 +131,7 @@ func TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx(t *testing.T) {
 				"R1 and R4 say more.)", running)
 			return
 		}
-		_, err = tb.run.Result()
+		err = tb.run.Err()
 		assert.ErrorIs(t, err, ErrAbandoned, "Run gave up on 2 lookups when Grace expired: its error must match ErrAbandoned")
 		if err != nil {
 			assert.Contains(t, err.Error(), "2", "Run's error must say how many lookups it abandoned (2)")

@@ -137,14 +137,12 @@ func (b *testBackend) releaseAll() {
 // testBed is a cache under test, its Run running, with a testBackend behind
 // it and its heartbeats recorded.
 type testBed struct {
-	h         *katatest.H
-	backend   *testBackend
-	ticks     *katatest.Recorder[Stats]
-	cache     *Cache
-	ctx       context.Context // for the test's Get and Stats calls
-	run       *katatest.Call[struct{}]
-	stopRun   context.CancelFunc
-	stopCalls context.CancelFunc
+	h       *katatest.H
+	backend *testBackend
+	ticks   *katatest.Recorder[Stats]
+	cache   *Cache
+	run     katatest.ErrCall
+	calls   []func() // cancel the test's Get and Stats calls
 }
 
 // testStart creates a cache on the mock clock with the given MaxInFlight
@@ -163,19 +161,16 @@ func testStartAt(h *katatest.H, maxInFlight int, grace time.Duration, freshStack
 	tb.cache = New(h.Clk, tb.backend.lookup, Config{
 		MaxInFlight: maxInFlight, Tick: testTick, OnTick: tb.ticks.Add, Grace: grace,
 	})
-	var runCtx context.Context
-	runCtx, tb.stopRun = context.WithCancel(context.Background())
-	tb.ctx, tb.stopCalls = context.WithCancel(context.Background())
-	tb.run = katatest.Go(h, func() (struct{}, error) {
+	tb.run = katatest.StartErr(h, func(ctx context.Context) error {
 		var err error
 		// A loop stack of its own in every run, so that the race detector
 		// reports R6's race in every run of the same test binary.
 		if freshStack {
-			katatest.AtFreshDepth(func() { err = tb.cache.Run(runCtx) })
+			katatest.AtFreshDepth(func() { err = tb.cache.Run(ctx) })
 		} else {
-			err = tb.cache.Run(runCtx)
+			err = tb.cache.Run(ctx)
 		}
-		return struct{}{}, err
+		return err
 	})
 	return tb
 }
@@ -183,8 +178,10 @@ func testStartAt(h *katatest.H, maxInFlight int, grace time.Duration, freshStack
 // close stops everything the test started: Run first, so the lookups it
 // cancels fail rather than store values, then the calls, then the gates.
 func (tb *testBed) close() {
-	tb.stopRun()
-	tb.stopCalls()
+	tb.run.Cancel()
+	for _, cancel := range tb.calls {
+		cancel()
+	}
 	tb.backend.releaseAll()
 	synctest.Wait()
 	if !tb.run.Returned() && !tb.h.T.Failed() {
@@ -195,12 +192,16 @@ func (tb *testBed) close() {
 
 // get calls Get(key) on a goroutine of its own.
 func (tb *testBed) get(key string) *katatest.Call[string] {
-	return katatest.Go(tb.h, func() (string, error) { return tb.cache.Get(tb.ctx, key) })
+	c := katatest.Start(tb.h, func(ctx context.Context) (string, error) { return tb.cache.Get(ctx, key) })
+	tb.calls = append(tb.calls, c.Cancel)
+	return c
 }
 
 // stats calls Stats on a goroutine of its own.
 func (tb *testBed) stats() *katatest.Call[Stats] {
-	return katatest.Go(tb.h, func() (Stats, error) { return tb.cache.Stats(tb.ctx) })
+	c := katatest.Start(tb.h, func(ctx context.Context) (Stats, error) { return tb.cache.Stats(ctx) })
+	tb.calls = append(tb.calls, c.Cancel)
+	return c
 }
 
 // fetch calls Get(key) for a key the backend answers at once, and reports

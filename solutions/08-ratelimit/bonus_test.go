@@ -69,7 +69,7 @@ func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
 		m := Combine(perSecond, perMinute)
 		require.True(t, m.Allow(), "precondition: two new limiters have a token each")
 
-		w := testGo(h, m.Wait)
+		w := katatest.StartErr(h, m.Wait)
 		if testBroken(h, w) {
 			return
 		}
@@ -78,18 +78,18 @@ func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
 			return
 		}
 
-		w = testGo(h, m.Wait) // the per-minute token is due at 40s
+		w = katatest.StartErr(h, m.Wait) // the per-minute token is due at 40s
 		if testBroken(h, w) {
 			return
 		}
 		h.Advance(10 * time.Second)
-		w.cancel()
-		if instant, _ := h.ReturnsAtOnce(w.Done(), time.Second); !instant {
+		w.Cancel()
+		if instant, _ := w.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("cancel during a combined Wait must return at once; it was still waiting with the mock clock stopped")
-			w.Stop(w.cancel)
+			w.Stop()
 			return
 		}
-		if _, err, ok := w.Finish("Wait"); !ok || !assert.ErrorIs(t, err, context.Canceled, "a cancelled Wait returns ctx.Err()") {
+		if err, ok := w.Finish("Wait"); !ok || !assert.ErrorIs(t, err, context.Canceled, "a cancelled Wait returns ctx.Err()") {
 			return
 		}
 		h.Advance(10*time.Second - 1)
@@ -101,19 +101,17 @@ func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
 		}
 
 		h.Advance(time.Second) // 41s: the per-second limit is full, the per-minute one empty until 60s
-		ctx, cancel := h.Clk.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		w = testGoCtx(h, ctx, cancel, m.Wait)
+		w = katatest.StartErr(h, m.Wait, katatest.Timeout(10*time.Second))
 		if testBroken(h, w) {
 			return
 		}
 		if !w.Returned() {
 			t.Errorf("the per-minute token is due in 19s, the deadline in 10s: a combined Wait must fail at once " +
 				"with ErrWouldExceedDeadline, not sleep into the deadline")
-			w.Stop(cancel)
+			w.Stop()
 			return
 		}
-		if _, err, ok := w.Finish("Wait"); !ok || !testIsDeadline(h, err, "a deadline before the latest token") {
+		if err, ok := w.Finish("Wait"); !ok || !testIsDeadline(h, err, "a deadline before the latest token") {
 			return
 		}
 		assert.True(t, perSecond.Allow(), "a combined Wait that failed on its deadline must take nothing: the "+
@@ -133,7 +131,7 @@ func TestB2_EveryKeyHasItsOwnBucket(t *testing.T) {
 		assert.True(t, k.Allow("bob"), "bob has a bucket of his own: alice emptying hers must not limit him")
 		assert.Equal(t, 2, k.Len(), "two keys in use")
 
-		w := testGo(h, func(ctx context.Context) error { return k.Wait(ctx, "alice") })
+		w := katatest.StartErr(h, func(ctx context.Context) error { return k.Wait(ctx, "alice") })
 		if testBroken(h, w) {
 			return
 		}

@@ -5,7 +5,6 @@ package ratelimit
 // "test" to stay clear of the learner's own identifiers.
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"time"
@@ -13,29 +12,13 @@ import (
 	"gokata/internal/katatest"
 )
 
-// testWaiter is a call of Wait running on its own goroutine, with a
-// context that only it uses.
-type testWaiter struct {
-	*katatest.Call[struct{}]
-	cancel context.CancelFunc
-}
-
-// testGo starts wait with a fresh cancellable context.
-func testGo(h *katatest.H, wait func(context.Context) error) *testWaiter {
-	ctx, cancel := context.WithCancel(context.Background())
-	return testGoCtx(h, ctx, cancel, wait)
-}
-
-// testGoCtx starts wait with ctx; cancel ends ctx.
-func testGoCtx(h *katatest.H, ctx context.Context, cancel context.CancelFunc, wait func(context.Context) error) *testWaiter {
-	c := katatest.Go(h, func() (struct{}, error) { return struct{}{}, wait(ctx) })
-	return &testWaiter{c, cancel}
-}
+// A waiter is a call of Wait started with katatest.StartErr: it runs on
+// its own goroutine, with a context that only it uses.
 
 // testSettle lets the code settle. If calls are stuck on the limiter's
 // mutex because a Wait holds it while it waits, it says so, releases the
 // waiters ws and returns false.
-func testSettle(h *katatest.H, what string, ws ...*testWaiter) bool {
+func testSettle(h *katatest.H, what string, ws ...katatest.ErrCall) bool {
 	h.T.Helper()
 	stuck := h.Settle()
 	if stuck == nil {
@@ -51,16 +34,16 @@ func testSettle(h *katatest.H, what string, ws ...*testWaiter) bool {
 // testRelease ends the waiters ws after a failure was reported: it
 // cancels them, moves the mock clock on while calls are stuck on a mutex
 // (which synctest cannot wait for), then stops each one.
-func testRelease(h *katatest.H, ws ...*testWaiter) {
+func testRelease(h *katatest.H, ws ...katatest.ErrCall) {
 	h.T.Helper()
 	for _, w := range ws {
-		w.cancel()
+		w.Cancel()
 	}
 	for i := 0; i < 100 && h.Settle() != nil; i++ {
 		h.Clk.Add(time.Hour)
 	}
 	for _, w := range ws {
-		if !w.Stop(w.cancel) {
+		if !w.Stop() {
 			return
 		}
 	}
@@ -68,7 +51,7 @@ func testRelease(h *katatest.H, ws ...*testWaiter) {
 
 // testBroken reports whether any of ws panicked (already reported); then
 // it releases the others.
-func testBroken(h *katatest.H, ws ...*testWaiter) bool {
+func testBroken(h *katatest.H, ws ...katatest.ErrCall) bool {
 	for _, w := range ws {
 		if w.Broken() {
 			testRelease(h, ws...)
@@ -81,7 +64,7 @@ func testBroken(h *katatest.H, ws ...*testWaiter) bool {
 // testTry calls allow on a goroutine of its own while waiters ws may be
 // waiting, so that an Allow stuck behind a Wait is reported instead of
 // hanging the test. ok is false if it did not answer at once (reported).
-func testTry(h *katatest.H, what string, allow func() bool, ws ...*testWaiter) (got, ok bool) {
+func testTry(h *katatest.H, what string, allow func() bool, ws ...katatest.ErrCall) (got, ok bool) {
 	h.T.Helper()
 	c := katatest.Go(h, func() (bool, error) { return allow(), nil })
 	if !testSettle(h, what, ws...) {
@@ -90,7 +73,7 @@ func testTry(h *katatest.H, what string, allow func() bool, ws ...*testWaiter) (
 	if !c.Returned() {
 		h.T.Errorf("%s: Allow did not answer at once, with the mock clock stopped: Allow never waits", what)
 		testRelease(h, ws...)
-		c.Stop(func() {})
+		c.Stop()
 		return false, false
 	}
 	if c.Panicked() {
@@ -102,7 +85,7 @@ func testTry(h *katatest.H, what string, allow func() bool, ws ...*testWaiter) (
 }
 
 // testReturned counts the waiters that have returned.
-func testReturned(ws []*testWaiter) int {
+func testReturned(ws []katatest.ErrCall) int {
 	n := 0
 	for _, w := range ws {
 		if w.Returned() {
@@ -115,7 +98,7 @@ func testReturned(ws []*testWaiter) int {
 // testWakesAt checks that w, which waits for a token due at mock time due
 // (counted from the start of the test), is still waiting 1ns before it
 // and has returned nil at due. why explains the due time.
-func testWakesAt(h *katatest.H, w *testWaiter, due time.Duration, why string) bool {
+func testWakesAt(h *katatest.H, w katatest.ErrCall, due time.Duration, why string) bool {
 	t := h.T
 	t.Helper()
 	if due > h.Elapsed() {
@@ -129,10 +112,10 @@ func testWakesAt(h *katatest.H, w *testWaiter, due time.Duration, why string) bo
 	if !w.Returned() {
 		t.Errorf("Wait was still waiting at %v, when its token was due (%s): wait on clk.Timer for "+
 			"exactly the due time minus clk.Now()", due, why)
-		w.Stop(w.cancel)
+		w.Stop()
 		return false
 	}
-	_, err, ok := w.Finish("Wait")
+	err, ok := w.Finish("Wait")
 	if ok && err != nil {
 		t.Errorf("Wait returned %q at %v, when its token was due; want nil", err, due)
 		return false

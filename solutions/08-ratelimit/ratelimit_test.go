@@ -150,12 +150,12 @@ func TestR3_WaitWakesExactlyWhenTheTokenIsDue(t *testing.T) {
 			l := New(h.Clk, tc.rate, 1)
 			require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
 			for k, due := range tc.due {
-				w := testGo(h, l.Wait)
+				w := katatest.StartErr(h, l.Wait)
 				if testBroken(h, w) {
 					return
 				}
 				if i == 0 && k == 0 && !h.StandsStill(time.Second, "Wait returned", w.Returned) {
-					w.Stop(w.cancel)
+					w.Stop()
 					return
 				}
 				if !testWakesAt(h, w, start+due, tc.why) {
@@ -170,17 +170,17 @@ func TestR3_WaitReturnsAtOnceWhenATokenIsThere(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		l := New(h.Clk, 10, 2)
 		for i := 1; i <= 2; i++ {
-			w := testGo(h, l.Wait)
+			w := katatest.StartErr(h, l.Wait)
 			if testBroken(h, w) {
 				return
 			}
 			if !w.Returned() {
 				t.Errorf("Wait %d on a new limiter with burst 2 did not return with the mock clock stopped: "+
 					"a token was there, so Wait returns at once without a timer", i)
-				w.Stop(w.cancel)
+				w.Stop()
 				return
 			}
-			_, err, ok := w.Finish("Wait")
+			err, ok := w.Finish("Wait")
 			if !ok {
 				return
 			}
@@ -197,7 +197,7 @@ func TestR4_ConcurrentWaitersAreSpacedOneIntervalApart(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		l := New(h.Clk, 10, 1)
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
-		ws := []*testWaiter{testGo(h, l.Wait), testGo(h, l.Wait), testGo(h, l.Wait)}
+		ws := []katatest.ErrCall{katatest.StartErr(h, l.Wait), katatest.StartErr(h, l.Wait), katatest.StartErr(h, l.Wait)}
 		if !testSettle(h, "three Waits on an empty bucket", ws...) || testBroken(h, ws...) {
 			return
 		}
@@ -234,7 +234,7 @@ func TestR4_ConcurrentWaitersAreSpacedOneIntervalApart(t *testing.T) {
 			}
 		}
 		for _, w := range ws {
-			_, err, ok := w.Finish("Wait")
+			err, ok := w.Finish("Wait")
 			if !ok {
 				return
 			}
@@ -247,12 +247,12 @@ func TestR5_CancelReturnsAtOnceAndGivesTheTokenBack(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		l := New(h.Clk, 10, 1)
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
-		w := testGo(h, l.Wait)
+		w := katatest.StartErr(h, l.Wait)
 		if testBroken(h, w) {
 			return
 		}
 		if !h.StandsStill(time.Second, "Wait returned", w.Returned) {
-			w.Stop(w.cancel)
+			w.Stop()
 			return
 		}
 		h.Advance(50 * testMs)
@@ -260,14 +260,14 @@ func TestR5_CancelReturnsAtOnceAndGivesTheTokenBack(t *testing.T) {
 			t.Errorf("precondition: Wait returned at 50ms, but its token is due at 100ms (R3)")
 			return
 		}
-		w.cancel()
-		if instant, _ := h.ReturnsAtOnce(w.Done(), 100*testMs); !instant {
+		w.Cancel()
+		if instant, _ := w.ReturnsAtOnce(100 * testMs); !instant {
 			t.Errorf("cancel during Wait must return at once; Wait was still waiting with the mock clock stopped: " +
 				"select on ctx.Done() and the timer together")
-			w.Stop(w.cancel)
+			w.Stop()
 			return
 		}
-		_, err, ok := w.Finish("Wait")
+		err, ok := w.Finish("Wait")
 		if !ok {
 			return
 		}
@@ -297,18 +297,18 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 			start := h.Elapsed()
 			l := New(h.Clk, 10, 1)
 			require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
-			a := testGo(h, l.Wait)
+			a := katatest.StartErr(h, l.Wait)
 			if testBroken(h, a) {
 				return
 			}
-			b := testGo(h, l.Wait)
-			ab := []*testWaiter{a, b}
+			b := katatest.StartErr(h, l.Wait)
+			ab := []katatest.ErrCall{a, b}
 			if !testSettle(h, "a second Wait while one waits", ab...) || testBroken(h, ab...) {
 				return
 			}
 			gone, kept := ab[tc.cancel], ab[1-tc.cancel]
-			gone.cancel()
-			if instant, _ := h.ReturnsAtOnce(gone.Done(), 100*testMs); !instant {
+			gone.Cancel()
+			if instant, _ := gone.ReturnsAtOnce(100 * testMs); !instant {
 				t.Errorf("cancel during Wait must return at once; Wait was still waiting with the mock clock "+
 					"stopped: select on ctx.Done() and the timer together (%s)", tc.why)
 				testRelease(h, ab...)
@@ -318,13 +318,13 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 				testRelease(h, kept)
 				return
 			}
-			_, err := gone.Result() // not Finish: kept is still waiting
+			err := gone.Err() // not Finish: kept is still waiting
 			if !assert.ErrorIs(t, err, context.Canceled, "a cancelled Wait returns ctx.Err()") {
 				testRelease(h, kept)
 				return
 			}
-			c := testGo(h, l.Wait)
-			rest := []*testWaiter{kept, c}
+			c := katatest.StartErr(h, l.Wait)
+			rest := []katatest.ErrCall{kept, c}
 			if !testSettle(h, "a third Wait after a cancel", rest...) || testBroken(h, rest...) {
 				return
 			}
@@ -350,7 +350,7 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 				}
 			}
 			for _, w := range rest {
-				_, err, ok := w.Finish("Wait")
+				err, ok := w.Finish("Wait")
 				if !ok {
 					return
 				}
@@ -363,18 +363,16 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 func TestR5_DoneContextTakesNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		l := New(h.Clk, 10, 1)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		w := testGoCtx(h, ctx, cancel, l.Wait)
+		w := katatest.StartErr(h, l.Wait, katatest.Cancelled())
 		if testBroken(h, w) {
 			return
 		}
 		if !w.Returned() {
 			t.Errorf("Wait with a context that was already cancelled must return at once")
-			w.Stop(cancel)
+			w.Stop()
 			return
 		}
-		_, err, ok := w.Finish("Wait")
+		err, ok := w.Finish("Wait")
 		if !ok {
 			return
 		}
@@ -389,13 +387,11 @@ func TestR6_DeadlineBeforeTheTokenFailsAtOnce(t *testing.T) {
 		l := New(h.Clk, 10, 1)
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
 		// The deadline is on the mock clock: ctx.Deadline() is 1ns before the token.
-		ctx, cancel := h.Clk.WithTimeout(context.Background(), 100*testMs-1)
-		defer cancel()
-		w := testGoCtx(h, ctx, cancel, l.Wait)
+		w := katatest.StartErr(h, l.Wait, katatest.Timeout(100*testMs-1))
 		if testBroken(h, w) {
 			return
 		}
-		instant, took := h.ReturnsAtOnce(w.Done(), 200*testMs)
+		instant, took := w.ReturnsAtOnce(200 * testMs)
 		if !instant {
 			if took < 200*testMs {
 				t.Errorf("the token is due in 100ms but the ctx deadline is in 99.999999ms: Wait must fail at "+
@@ -407,10 +403,10 @@ func TestR6_DeadlineBeforeTheTokenFailsAtOnce(t *testing.T) {
 					"waiting with the mock clock stopped. Compare ctx.Deadline() with the token's due time before " +
 					"waiting")
 			}
-			w.Stop(cancel)
+			w.Stop()
 			return
 		}
-		_, err, ok := w.Finish("Wait")
+		err, ok := w.Finish("Wait")
 		if !ok {
 			return
 		}
@@ -425,14 +421,12 @@ func TestR6_DeadlineAfterTheTokenWaitsForIt(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		l := New(h.Clk, 10, 1)
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
-		ctx, cancel := h.Clk.WithTimeout(context.Background(), 100*testMs+1)
-		defer cancel()
-		w := testGoCtx(h, ctx, cancel, l.Wait)
+		w := katatest.StartErr(h, l.Wait, katatest.Timeout(100*testMs+1))
 		if testBroken(h, w) {
 			return
 		}
 		if w.Returned() {
-			_, err := w.Result()
+			err := w.Err()
 			t.Errorf("the token is due in 100ms and the ctx deadline is in 100.000001ms, but Wait returned at once "+
 				"(error: %v): a deadline after the token leaves time to wait for it; the deadline is an "+
 				"instant on the injected clock, compare it with clk.Now()", err)
@@ -515,9 +509,7 @@ func TestR6_DeadlineExactlyAtTheTokenIsTooLate(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		l := New(h.Clk, 10, 1)
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
-		ctx, cancel := h.Clk.WithTimeout(context.Background(), 100*testMs) // the token's due time
-		defer cancel()
-		w := testGoCtx(h, ctx, cancel, l.Wait)
+		w := katatest.StartErr(h, l.Wait, katatest.Timeout(100*testMs)) // the token's due time
 		if testBroken(h, w) {
 			return
 		}
@@ -525,10 +517,10 @@ func TestR6_DeadlineExactlyAtTheTokenIsTooLate(t *testing.T) {
 			t.Errorf("the token is due in 100ms and the ctx deadline is in exactly 100ms, but Wait did not fail " +
 				"at once: a ctx is done at its deadline, so a token due exactly then is too late. Fail when the " +
 				"token is due at or after the deadline (!due.Before(deadline)), not only after it")
-			w.Stop(cancel)
+			w.Stop()
 			return
 		}
-		_, err, ok := w.Finish("Wait")
+		err, ok := w.Finish("Wait")
 		if !ok {
 			return
 		}
@@ -569,19 +561,17 @@ func TestR6_AShortDeadlineIsFineWhenATokenIsThere(t *testing.T) {
 		l := New(h.Clk, 10, 2)
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 2 has a token")
 		// One token is left, due now; the deadline is 1ms away, far less than 1/r.
-		ctx, cancel := h.Clk.WithTimeout(context.Background(), testMs)
-		defer cancel()
-		w := testGoCtx(h, ctx, cancel, l.Wait)
+		w := katatest.StartErr(h, l.Wait, katatest.Timeout(testMs))
 		if testBroken(h, w) {
 			return
 		}
 		if !w.Returned() {
 			t.Errorf("Wait with a token there and a deadline 1ms away did not return at once: a token due now " +
 				"is taken at once, without a timer")
-			w.Stop(cancel)
+			w.Stop()
 			return
 		}
-		_, err, ok := w.Finish("Wait")
+		err, ok := w.Finish("Wait")
 		if !ok {
 			return
 		}

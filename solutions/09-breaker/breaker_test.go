@@ -607,7 +607,7 @@ func TestR6_CallerCancellationIsNotAFailure(t *testing.T) {
 		if late.c.Broken() {
 			return
 		}
-		late.cancel()
+		late.c.Cancel()
 		if got, ok := late.end(h, testErrDown, "a call whose caller cancelled while fn ran, and fn then failed"); !ok {
 			return
 		} else if !assert.ErrorIs(t, got, testErrDown, "fn returned 503 after its caller cancelled: Do returns fn's error as it is") {
@@ -629,8 +629,8 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 			inHook <- testChange{from, to}
 			<-leave
 		}})
-		trip := katatest.Go(h, func() (struct{}, error) {
-			return struct{}{}, b.Do(context.Background(), func(context.Context) error { return testErrDown })
+		trip := katatest.StartErr(h, func(ctx context.Context) error {
+			return b.Do(ctx, func(context.Context) error { return testErrDown })
 		})
 		if trip.Broken() {
 			close(leave)
@@ -654,7 +654,7 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 				"hook directly on the goroutine of the Do or State that made the transition (not with go), so that " +
 				"it has run when that call returns")
 		}
-		if _, _, ok := trip.Finish("Do"); !ok || t.Failed() {
+		if _, ok := trip.Finish("Do"); !ok || t.Failed() {
 			return
 		}
 

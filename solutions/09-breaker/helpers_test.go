@@ -141,7 +141,7 @@ func (r *testRig) settle(step string) bool {
 func (r *testRig) release() {
 	r.gaveUp.Do(func() { close(r.giveUp) })
 	for _, p := range r.held {
-		p.cancel()
+		p.c.Cancel()
 	}
 	for i := 0; i < 100 && r.h.Settle() != nil; i++ {
 	}
@@ -159,7 +159,7 @@ func (r *testRig) state(step string) (s State, ok bool) {
 	}
 	if !c.Returned() {
 		h.T.Errorf("%s: State did not return: State never waits for anything", step)
-		c.Stop(func() {})
+		c.Stop()
 		return 0, false
 	}
 	s, _ = c.Result()
@@ -173,10 +173,8 @@ func (r *testRig) call(err error, step string) (got error, ran bool, ok bool) {
 	h := r.h
 	h.T.Helper()
 	var calls atomic.Int32
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := katatest.Go(h, func() (struct{}, error) {
-		return struct{}{}, r.b.Do(ctx, func(context.Context) error {
+	c := katatest.StartErr(h, func(ctx context.Context) error {
+		return r.b.Do(ctx, func(context.Context) error {
 			calls.Add(1)
 			return err
 		})
@@ -187,14 +185,13 @@ func (r *testRig) call(err error, step string) (got error, ran bool, ok bool) {
 	if !c.Returned() {
 		h.T.Errorf("Do did not return, although the fn it was given returns %v at once: Do never waits for anything "+
 			"— it lets the call through or rejects it, runs fn, records the result and returns", err)
-		c.Stop(cancel)
+		c.Stop()
 		return nil, false, false
 	}
 	if c.Panicked() {
 		return nil, false, false
 	}
-	_, got = c.Result()
-	return got, calls.Load() > 0, true
+	return c.Err(), calls.Load() > 0, true
 }
 
 // run makes one call that the breaker must let through; fn returns err.
@@ -289,10 +286,9 @@ func (r *testRig) at() string { return "t=" + r.h.Elapsed().String() }
 // testHeld is a call of Do whose fn, once it runs, waits until the test
 // ends it (or the call's ctx is cancelled).
 type testHeld struct {
-	c      *katatest.Call[struct{}]
+	c      katatest.ErrCall
 	gate   *katatest.Gate
 	result error
-	cancel context.CancelFunc
 	deaf   bool // fn ignores its ctx: it returns only when the test ends it
 }
 
@@ -309,12 +305,9 @@ func (r *testRig) startDeaf() *testHeld {
 }
 
 func (r *testRig) begin(p *testHeld, peak *katatest.Peak) *testHeld {
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	r.h.T.Cleanup(cancel)
 	r.held = append(r.held, p)
-	p.c = katatest.Go(r.h, func() (struct{}, error) {
-		return struct{}{}, r.b.Do(ctx, func(ctx context.Context) error {
+	p.c = katatest.StartErr(r.h, func(ctx context.Context) error {
+		return r.b.Do(ctx, func(ctx context.Context) error {
 			if peak != nil {
 				defer peak.Enter()()
 			}
@@ -350,8 +343,7 @@ func (p *testHeld) rejectedWith() (error, bool) {
 	if !p.c.Returned() || p.gate.Entered() > 0 || p.c.Panicked() {
 		return nil, false
 	}
-	_, err := p.c.Result()
-	return err, true
+	return p.c.Err(), true
 }
 
 // end lets the call's fn return err and waits for Do to return; step names
@@ -368,7 +360,7 @@ func (p *testHeld) end(h *katatest.H, err error, step string) (got error, ok boo
 // and waits for Do to return.
 func (p *testHeld) stop(h *katatest.H, step string) (got error, ok bool) {
 	h.T.Helper()
-	p.cancel()
+	p.c.Cancel()
 	return p.collect(h, step, "the caller cancelled and fn returned the context error")
 }
 
@@ -382,8 +374,7 @@ func (p *testHeld) collect(h *katatest.H, step, what string) (error, bool) {
 	if p.c.Panicked() {
 		return nil, false
 	}
-	_, err := p.c.Result()
-	return err, true
+	return p.c.Err(), true
 }
 
 // testCount counts the calls that are running and those rejected with an

@@ -15,7 +15,7 @@ import (
 )
 
 // testRun starts Run(ctx, signals, grace) on the rig's Service.
-func testRun(r *testRig, signals <-chan os.Signal, grace time.Duration) *testCall[Report] {
+func testRun(r *testRig, signals <-chan os.Signal, grace time.Duration) *katatest.Call[Report] {
 	return testGo(r, func(ctx context.Context) (Report, error) { return r.svc.Run(ctx, signals, grace) })
 }
 
@@ -30,7 +30,7 @@ func TestB1_RunShutsDownOnTheFirstSignal(t *testing.T) {
 			!r.wantRunning("Run started; 2 jobs submitted", "job-1") {
 			return
 		}
-		if !r.advance(time.Hour, "Run with no signal") || run.broken(r) {
+		if !r.advance(time.Hour, "Run with no signal") || testBroken(r, run) {
 			return
 		}
 		if run.Returned() {
@@ -40,7 +40,7 @@ func TestB1_RunShutsDownOnTheFirstSignal(t *testing.T) {
 			return
 		}
 		signals <- syscall.SIGTERM
-		if !r.settle("Run after SIGTERM") || run.broken(r) {
+		if !r.settle("Run after SIGTERM") || testBroken(r, run) {
 			return
 		}
 		_, err, ok := testAsk(r, "Submit after SIGTERM", "Run must begin the shutdown when the first signal comes",
@@ -52,7 +52,7 @@ func TestB1_RunShutsDownOnTheFirstSignal(t *testing.T) {
 			r.unwind()
 			return
 		}
-		if !r.advance(grace-1, "Run with 1ns of grace left") || run.broken(r) {
+		if !r.advance(grace-1, "Run with 1ns of grace left") || testBroken(r, run) {
 			return
 		}
 		if run.Returned() || gates[0].Cancelled() > 0 {
@@ -91,7 +91,7 @@ func TestB1_SecondSignalEndsTheGraceAtOnce(t *testing.T) {
 			return
 		}
 		signals <- syscall.SIGTERM
-		if !r.advance(time.Second, "Run 1s after SIGTERM") || run.broken(r) {
+		if !r.advance(time.Second, "Run 1s after SIGTERM") || testBroken(r, run) {
 			return
 		}
 		if run.Returned() || gates[0].Cancelled() > 0 {
@@ -120,8 +120,8 @@ func TestB1_CancelledCtxStillDrainsWithGrace(t *testing.T) {
 		if !r.accept("Run started the workers", "job-1") {
 			return
 		}
-		run.cancel()
-		if !r.advance(5*time.Second, "Run 5s after its ctx was cancelled") || run.broken(r) {
+		run.Cancel()
+		if !r.advance(5*time.Second, "Run 5s after its ctx was cancelled") || testBroken(r, run) {
 			return
 		}
 		if gates[0].Cancelled() > 0 || run.Returned() {
@@ -164,7 +164,7 @@ func TestB2_ReadyFlipsAndIntakeLastsThePreDrainDelay(t *testing.T) {
 			return
 		}
 		sd := r.shutdownWithin(time.Minute)
-		if !r.settle("Shutdown with a pre-drain delay") || sd.broken(r) {
+		if !r.settle("Shutdown with a pre-drain delay") || testBroken(r, sd) {
 			return
 		}
 		if v, ok := ready("Ready after Shutdown began"); !ok || !assert.False(t, v, "Shutdown has begun: Ready must "+
@@ -224,7 +224,7 @@ func TestB3_HooksRunOnceAfterTheWorkersInReverseOrder(t *testing.T) {
 			return
 		}
 		sd := r.shutdown()
-		if !r.settle("Shutdown while job-1 ran") || sd.broken(r) {
+		if !r.settle("Shutdown while job-1 ran") || testBroken(r, sd) {
 			return
 		}
 		if got := calls.All(); len(got) > 0 {

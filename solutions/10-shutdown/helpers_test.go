@@ -54,7 +54,7 @@ type testRig struct {
 	starts katatest.Recorder[testStart]
 	ends   katatest.Recorder[string]
 	ended  katatest.Recorder[string] // jobs whose ctx ended while handle ran
-	undo   []context.CancelFunc      // contexts of the calls the test started
+	undo   []func()                  // cancel the contexts of the calls the test started
 }
 
 // testNew returns a rig around New(h.Clk, workers, queue, handle); the
@@ -231,29 +231,19 @@ func (r *testRig) unwind() {
 	}
 }
 
-// testCall is a call of a Service method running on its own goroutine.
-type testCall[T any] struct {
-	*katatest.Call[T]
-	cancel context.CancelFunc
-}
-
-// testGo starts f with a fresh cancellable context on its own goroutine.
-func testGo[T any](r *testRig, f func(ctx context.Context) (T, error)) *testCall[T] {
-	ctx, cancel := context.WithCancel(context.Background())
-	return testGoCtx(r, ctx, cancel, f)
-}
-
-// testGoCtx starts f with ctx on its own goroutine; cancel ends ctx.
-func testGoCtx[T any](r *testRig, ctx context.Context, cancel context.CancelFunc, f func(ctx context.Context) (T, error)) *testCall[T] {
+// testGo starts f on its own goroutine with a context of its own, which
+// unwind cancels.
+func testGo[T any](r *testRig, f func(ctx context.Context) (T, error), opts ...katatest.CtxOption) *katatest.Call[T] {
+	c := katatest.Start(r.h, f, opts...)
 	r.mu.Lock()
-	r.undo = append(r.undo, cancel)
+	r.undo = append(r.undo, c.Cancel)
 	r.mu.Unlock()
-	return &testCall[T]{katatest.Go(r.h, func() (T, error) { return f(ctx) }), cancel}
+	return c
 }
 
-// broken reports whether the call panicked (already reported); then it
+// testBroken reports whether c panicked (already reported); then it
 // unwinds. Call it after settle.
-func (c *testCall[T]) broken(r *testRig) bool {
+func testBroken[T any](r *testRig, c *katatest.Call[T]) bool {
 	if c.Returned() && c.Panicked() {
 		r.unwind()
 		return true
@@ -262,22 +252,21 @@ func (c *testCall[T]) broken(r *testRig) bool {
 }
 
 // submit starts Submit(ctx, j) with a fresh context.
-func (r *testRig) submit(id string) *testCall[struct{}] {
+func (r *testRig) submit(id string) *katatest.Call[struct{}] {
 	return testGo(r, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, r.svc.Submit(ctx, Job{ID: id, Payload: "resize " + id})
 	})
 }
 
 // shutdown starts Shutdown(ctx) with a fresh cancellable context.
-func (r *testRig) shutdown() *testCall[Report] {
+func (r *testRig) shutdown() *katatest.Call[Report] {
 	return testGo(r, r.svc.Shutdown)
 }
 
 // shutdownWithin starts Shutdown with a context whose deadline is grace
 // from now on the mock clock.
-func (r *testRig) shutdownWithin(grace time.Duration) *testCall[Report] {
-	ctx, cancel := r.h.Clk.WithTimeout(context.Background(), grace)
-	return testGoCtx(r, ctx, cancel, r.svc.Shutdown)
+func (r *testRig) shutdownWithin(grace time.Duration) *katatest.Call[Report] {
+	return testGo(r, r.svc.Shutdown, katatest.Timeout(grace))
 }
 
 // accept submits the jobs one by one, each of which must be accepted at
@@ -286,7 +275,7 @@ func (r *testRig) accept(what string, ids ...string) bool {
 	r.h.T.Helper()
 	for _, id := range ids {
 		c := r.submit(id)
-		if !r.settle(fmt.Sprintf("Submit of %s (%s)", id, what)) || c.broken(r) {
+		if !r.settle(fmt.Sprintf("Submit of %s (%s)", id, what)) || testBroken(r, c) {
 			return false
 		}
 		if !c.Returned() {
@@ -323,7 +312,7 @@ func (r *testRig) wantRunning(what string, want ...string) bool {
 func testAsk[T any](r *testRig, what, should string, f func() (T, error)) (v T, err error, ok bool) {
 	r.h.T.Helper()
 	c := testGo(r, func(context.Context) (T, error) { return f() })
-	if !r.settle(what) || c.broken(r) {
+	if !r.settle(what) || testBroken(r, c) {
 		return v, nil, false
 	}
 	if !c.Returned() {
@@ -337,7 +326,7 @@ func testAsk[T any](r *testRig, what, should string, f func() (T, error)) (v T, 
 
 // testFinish collects a call that must have returned by now, once nothing it
 // started is still running.
-func testFinish[T any](r *testRig, c *testCall[T], what, notReturned string) (v T, err error, ok bool) {
+func testFinish[T any](r *testRig, c *katatest.Call[T], what, notReturned string) (v T, err error, ok bool) {
 	r.h.T.Helper()
 	if !r.settle(what) {
 		return v, nil, false
@@ -345,7 +334,7 @@ func testFinish[T any](r *testRig, c *testCall[T], what, notReturned string) (v 
 	if !c.Returned() {
 		r.h.T.Errorf("%s: %s", what, notReturned)
 		r.unwind()
-		c.Stop(c.cancel)
+		c.Stop()
 		return v, nil, false
 	}
 	return c.Finish(what)

@@ -22,7 +22,7 @@ func TestR1_SubmitIsRefusedOnceShutdownBegins(t *testing.T) {
 			return
 		}
 		sd := r.shutdown() // it drains: job-1 is still running
-		if !r.settle("Shutdown while job-1 ran") || sd.broken(r) {
+		if !r.settle("Shutdown while job-1 ran") || testBroken(r, sd) {
 			return
 		}
 		_, err, ok := testAsk(r, "Submit of job-2 after Shutdown began", "once Shutdown has begun, Submit returns "+
@@ -61,7 +61,7 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 		}
 		cancelled := r.submit("job-3")
 		waiting := r.submit("job-4")
-		if !r.settle("Submit on a full queue") || cancelled.broken(r) || waiting.broken(r) {
+		if !r.settle("Submit on a full queue") || testBroken(r, cancelled) || testBroken(r, waiting) {
 			return
 		}
 		if cancelled.Returned() || waiting.Returned() {
@@ -72,8 +72,8 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 			r.unwind()
 			return
 		}
-		cancelled.cancel()
-		if !r.settle("Submit of job-3 on a full queue, after its ctx was cancelled") || cancelled.broken(r) {
+		cancelled.Cancel()
+		if !r.settle("Submit of job-3 on a full queue, after its ctx was cancelled") || testBroken(r, cancelled) {
 			return
 		}
 		if !cancelled.Returned() {
@@ -89,7 +89,7 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 			return
 		}
 		gates[0].Release() // job-1 ends, job-2 starts: room for job-4
-		if !r.settle("Submit of job-4 when room appeared") || waiting.broken(r) {
+		if !r.settle("Submit of job-4 when room appeared") || testBroken(r, waiting) {
 			return
 		}
 		if !waiting.Returned() {
@@ -119,7 +119,7 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 			return
 		}
 		blocked := r.submit("job-2")
-		if !r.settle("Submit with queue 0 while the only worker was busy") || blocked.broken(r) {
+		if !r.settle("Submit with queue 0 while the only worker was busy") || testBroken(r, blocked) {
 			return
 		}
 		if blocked.Returned() {
@@ -130,7 +130,7 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 			return
 		}
 		busy[0].Release()
-		if !r.settle("Submit with queue 0 once the worker was free") || blocked.broken(r) {
+		if !r.settle("Submit with queue 0 once the worker was free") || testBroken(r, blocked) {
 			return
 		}
 		if !blocked.Returned() {
@@ -155,7 +155,7 @@ func TestR1_WaitingSubmitIsReleasedWhenShutdownBegins(t *testing.T) {
 			return
 		}
 		waiting := r.submit("job-3")
-		if !r.settle("Submit on a full queue") || waiting.broken(r) {
+		if !r.settle("Submit on a full queue") || testBroken(r, waiting) {
 			return
 		}
 		if waiting.Returned() {
@@ -164,7 +164,7 @@ func TestR1_WaitingSubmitIsReleasedWhenShutdownBegins(t *testing.T) {
 			return
 		}
 		sd := r.shutdown()
-		if !r.settle("Shutdown while Submit of job-3 waited for room") || waiting.broken(r) || sd.broken(r) {
+		if !r.settle("Shutdown while Submit of job-3 waited for room") || testBroken(r, waiting) || testBroken(r, sd) {
 			return
 		}
 		if !waiting.Returned() {
@@ -202,7 +202,7 @@ func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
 		// which orders them (measured: 1 bubble in 300). Three bubbles make a
 		// miss rarer than one in ten million.
 		start := make(chan struct{})
-		subs := make([]*testCall[struct{}], submitters)
+		subs := make([]*katatest.Call[struct{}], submitters)
 		for i := range subs {
 			id := fmt.Sprintf("job-%d", i+1)
 			subs[i] = testGo(r, func(ctx context.Context) (struct{}, error) {
@@ -218,7 +218,7 @@ func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
 		if !r.settle(fmt.Sprintf("%d Submits racing Shutdown", submitters)) {
 			return
 		}
-		if sd.broken(r) || slices.ContainsFunc(subs, func(c *testCall[struct{}]) bool { return c.broken(r) }) {
+		if testBroken(r, sd) || slices.ContainsFunc(subs, func(c *katatest.Call[struct{}]) bool { return testBroken(r, c) }) {
 			return
 		}
 		var accepted []string
@@ -270,7 +270,7 @@ func TestR2_DrainsRunningAndQueuedJobs(t *testing.T) {
 		}
 		sd := r.shutdown()
 		for i := range ids {
-			if !r.settle("Shutdown while jobs remain") || sd.broken(r) {
+			if !r.settle("Shutdown while jobs remain") || testBroken(r, sd) {
 				return
 			}
 			if sd.Returned() {
@@ -351,7 +351,7 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 			return
 		}
 		sd := r.shutdownWithin(grace)
-		if !r.advance(grace-1, "Shutdown with 1ns of grace left") || sd.broken(r) {
+		if !r.advance(grace-1, "Shutdown with 1ns of grace left") || testBroken(r, sd) {
 			return
 		}
 		if sd.Returned() || gates[0].Cancelled()+gates[1].Cancelled()+gates[2].Cancelled() > 0 {
@@ -360,7 +360,7 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 			r.unwind()
 			return
 		}
-		if !r.advance(1, "Shutdown when the grace ran out") || sd.broken(r) {
+		if !r.advance(1, "Shutdown when the grace ran out") || testBroken(r, sd) {
 			return
 		}
 		if !sd.Returned() {
@@ -372,7 +372,7 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 			t.Errorf("the 10s grace ran out on the clock while job-1, job-2 and job-3 ran (their handle returns as soon "+
 				"as their ctx is cancelled), but %s", what)
 			r.unwind()
-			sd.Stop(sd.cancel)
+			sd.Stop()
 			return
 		}
 		rep, err, ok := sd.Finish("Shutdown")
@@ -425,7 +425,7 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 		}
 		sd = r.shutdownWithin(time.Second)
 		if !r.advance(time.Second, "Shutdown of 20 busy workers with 20 jobs queued when the grace ran out") ||
-			sd.broken(r) {
+			testBroken(r, sd) {
 			return
 		}
 		if _, _, ok := testFinish(r, sd, "Shutdown", "the grace ran out and every job returned when cancelled, but "+
@@ -501,8 +501,8 @@ func TestR4_ConcurrentShutdownsWaitForTheSameEnd(t *testing.T) {
 		if !r.accept("the queue was empty", "job-1", "job-2") {
 			return
 		}
-		calls := []*testCall[Report]{r.shutdown()}
-		if !r.settle("Shutdown while job-1 ran") || calls[0].broken(r) {
+		calls := []*katatest.Call[Report]{r.shutdown()}
+		if !r.settle("Shutdown while job-1 ran") || testBroken(r, calls[0]) {
 			return
 		}
 		calls = append(calls, r.shutdown(), r.shutdown())
@@ -510,7 +510,7 @@ func TestR4_ConcurrentShutdownsWaitForTheSameEnd(t *testing.T) {
 			return
 		}
 		for i, c := range calls {
-			if c.broken(r) {
+			if testBroken(r, c) {
 				return
 			}
 			if c.Returned() {
@@ -524,7 +524,7 @@ func TestR4_ConcurrentShutdownsWaitForTheSameEnd(t *testing.T) {
 		// A later call whose own ctx ends first gives up alone.
 		impatient := r.shutdownWithin(time.Second)
 		early := r.ctxEnded("job-1") // cancelled when Shutdown began: R6 reports that
-		if !r.advance(time.Second, "a later Shutdown whose own 1s ctx ended") || impatient.broken(r) {
+		if !r.advance(time.Second, "a later Shutdown whose own 1s ctx ended") || testBroken(r, impatient) {
 			return
 		}
 		if !early && r.ctxEnded("job-1") {
@@ -603,7 +603,7 @@ func TestR5_WaitsForJobsThatStopSlowly(t *testing.T) {
 			return
 		}
 		sd := r.shutdownWithin(5 * time.Second)
-		if !r.advance(5*time.Second, "Shutdown when the grace ran out") || sd.broken(r) {
+		if !r.advance(5*time.Second, "Shutdown when the grace ran out") || testBroken(r, sd) {
 			return
 		}
 		if sd.Returned() && slices.Contains(r.running(), "job-1") {
@@ -632,7 +632,7 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 			return
 		}
 		sub := r.submit("job-1")
-		if !r.settle("Submit of job-1 behind job-0") || sub.broken(r) {
+		if !r.settle("Submit of job-1 behind job-0") || testBroken(r, sub) {
 			return
 		}
 		if !sub.Returned() {
@@ -640,7 +640,7 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 			r.unwind()
 			return
 		}
-		sub.cancel() // the request that submitted job-1 is over
+		sub.Cancel() // the request that submitted job-1 is over
 		busy[0].Release()
 		if !r.settle("job-1 starting after its Submit's ctx was cancelled") {
 			return
@@ -663,7 +663,7 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 			return
 		}
 		sd := r.shutdownWithin(time.Minute)
-		if !r.advance(30*time.Second, "Shutdown with 30s of grace left") || sd.broken(r) {
+		if !r.advance(30*time.Second, "Shutdown with 30s of grace left") || testBroken(r, sd) {
 			return
 		}
 		if gates[0].Cancelled() > 0 {
@@ -674,7 +674,7 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 			return
 		}
 		gates[0].Release()
-		if !r.advance(10*time.Second, "Shutdown with 20s of grace left") || sd.broken(r) {
+		if !r.advance(10*time.Second, "Shutdown with 20s of grace left") || testBroken(r, sd) {
 			return
 		}
 		starts := r.starts.All()

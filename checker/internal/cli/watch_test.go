@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/cli"
+	"gokata/checker/internal/verify"
 )
 
 // watch grades at once, again on every save, and on a pass offers the
@@ -65,9 +67,13 @@ func after(t *testing.T, dir, slug string) catalog.Kata {
 func TestWatchVerbose(t *testing.T) {
 	dir := checkout(t)
 	k := kata(t, dir)
-	mutant := run(t, dir, "mutant", "06", "returnsvalue") // the reference with the mutant's patch applied
-	require.Equal(t, 0, mutant.code, mutant.stderr)
-	src := mutant.stdout
+	ms, err := verify.Mutants(k)
+	require.NoError(t, err)
+	i := slices.IndexFunc(ms, func(m verify.Mutant) bool { return m.Name == "returnsvalue" })
+	require.GreaterOrEqual(t, i, 0, "mutant returnsvalue")
+	srcs, err := ms[i].Sources(k)
+	require.NoError(t, err)
+	src := string(srcs[0].Data)
 	src = strings.Replace(src, "\t\tif p.BeforeSleep != nil {", "\t\tfmt.Println(\"about to pause\", pause)\n\t\tif p.BeforeSleep != nil {", 1)
 	write(t, filepath.Join(k.Exercise, "retry.go"), src)
 	w := start(t, dir, cli.Env{}, "watch", "06", "-v", "--poll=10ms", "--color=never")

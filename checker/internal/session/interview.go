@@ -244,7 +244,7 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	r.iv.Answered(r.Clock.Now(), progress(root, r.emitter).Kata(k.Slug).DecisionsRead)
 	r.emit(briefing(k, rel(root, k.Exercise)))
 	grader := *run.Grader
-	grader.Emit, grader.Left = run.Emit, func() time.Duration { return r.iv.Left(r.Clock.Now()) }
+	grader.Emit, grader.Left = r.graded, func() time.Duration { return r.iv.Left(r.Clock.Now()) }
 	r.g = grading{grader: &grader, poll: run.Poll}
 	if err := r.loop(ctx); err != nil {
 		return nil, err
@@ -267,12 +267,11 @@ func briefing(k catalog.Kata, exercise string) Briefed {
 
 // loop grades at once, then takes events until the interview ends.
 func (r *interviewer) loop(ctx context.Context) error {
-	res, stop, err := r.g.start(ctx, r.Kata)
+	_, stop, err := r.g.start(ctx, r.Kata)
 	if err != nil {
 		return stopped(ctx, err, r.Emit)
 	}
 	defer stop()
-	r.graded(res)
 	for {
 		over, err := r.step(ctx)
 		if over || err != nil {
@@ -311,20 +310,24 @@ func (r *interviewer) step(ctx context.Context) (over bool, err error) {
 
 // regrade grades a save; Ctrl-C during the grade ends the interview.
 func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
-	res, err := r.g.grader.Grade(ctx, r.Kata)
-	if err != nil {
+	if _, err := r.g.grader.Grade(ctx, r.Kata); err != nil {
 		if ctx.Err() != nil {
 			r.iv.Interrupted()
 			return true, nil
 		}
 		return true, err
 	}
-	r.graded(res)
 	return false, nil
 }
 
-func (r *interviewer) graded(res *grade.Result) {
-	r.iv.Graded(r.Clock.Now(), res)
+// graded passes on the grader's events, taking each grade into the
+// interview before it is drawn: whoever sees it (a test on a fake clock,
+// moving the clock on) knows it counts.
+func (r *interviewer) graded(e Event) {
+	if g, ok := e.(Graded); ok {
+		r.iv.Graded(r.Clock.Now(), g.Result)
+	}
+	r.emit(e)
 }
 
 // typed handles a line typed; ok is false at the end of input, after
@@ -368,11 +371,9 @@ func (r *interviewer) finish(ctx context.Context) error {
 	root, k := r.Grader.Root, r.Kata
 	r.iv.Ended(r.Clock.Now())
 	if ctx.Err() == nil && r.unsaved() {
-		res, err := r.g.grader.Grade(ctx, k) // the last save, not yet graded
-		if err != nil {
+		if _, err := r.g.grader.Grade(ctx, k); err != nil { // the last save, not yet graded
 			return err
 		}
-		r.graded(res)
 	}
 	// The hint verb may have shown hints meanwhile.
 	r.iv.HintsAfter = progress(root, r.emitter).Kata(k.Slug).HintsShown

@@ -1,0 +1,84 @@
+package katatest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The failing sides of Call (a call that hangs after the cancel, leaks, or
+// panics) are fixtures in katatest_test.go, run by TestHarnessCatches.
+
+func TestStartOwnsItsContext(t *testing.T) {
+	Run(t, func(h *H) {
+		c := Start(h, func(ctx context.Context) (string, error) { return "done", pause(ctx, h.Clk, time.Hour) })
+		h.Advance(time.Minute)
+		require.False(t, c.Returned(), "the pause runs until its hour is up or the ctx is cancelled")
+		c.Cancel()
+		instant, took := c.ReturnsAtOnce(time.Minute)
+		assert.True(t, instant, "a select on ctx.Done() returns at once")
+		assert.Zero(t, took)
+		v, err, ok := c.Finish("pause")
+		assert.True(t, ok, "no panic, no leak")
+		assert.Equal(t, "done", v)
+		assert.ErrorIs(t, err, context.Canceled, "Cancel cancels the context the call got")
+		assert.True(t, c.Stop(), "Stop after the return only confirms nothing is left")
+	})
+}
+
+func TestReturnDoesNotCancel(t *testing.T) {
+	var seen context.Context
+	Run(t, func(h *H) {
+		c := StartErr(h, func(ctx context.Context) error { seen = ctx; return nil })
+		err, ok := c.Finish("the call")
+		require.True(t, ok)
+		assert.NoError(t, err)
+		// Goroutines the call left waiting on ctx must still be there for
+		// the leak check, so the return alone does not cancel.
+		assert.NoError(t, seen.Err(), "the context stays live after the call returned")
+		assert.True(t, c.Stop(), "Stop on a call that returned by itself succeeds")
+		assert.ErrorIs(t, seen.Err(), context.Canceled, "Stop cancels the context")
+	})
+	require.NotNil(t, seen)
+}
+
+func TestContextEndsWithTheTest(t *testing.T) {
+	var seen context.Context
+	Run(t, func(h *H) {
+		StartErr(h, func(ctx context.Context) error { seen = ctx; return nil }).Err()
+	})
+	require.NotNil(t, seen)
+	assert.ErrorIs(t, seen.Err(), context.Canceled, "a call's context is cancelled when the test ends")
+}
+
+func TestCtxOptions(t *testing.T) {
+	Run(t, func(h *H) {
+		first := func(ctx context.Context) error { return ctx.Err() }
+		assert.ErrorIs(t, StartErr(h, first, Cancelled()).Err(), context.Canceled,
+			"Cancelled: the ctx is done before the call starts")
+		assert.ErrorIs(t, StartErr(h, first, Expired()).Err(), context.DeadlineExceeded,
+			"Expired: the deadline passed before the call starts")
+
+		c := StartErr(h, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, Timeout(time.Second))
+		h.Advance(time.Second - 1)
+		assert.False(t, c.Returned(), "Timeout(1s): the ctx is live 1ns before the second is up")
+		h.Advance(1)
+		require.True(t, c.Returned(), "Timeout(1s): the ctx ends when the mock clock reaches 1s")
+		assert.ErrorIs(t, c.Err(), context.DeadlineExceeded)
+	})
+}
+
+func TestGoHasNoContextToCancel(t *testing.T) {
+	Run(t, func(h *H) {
+		c := Go(h, func() (int, error) { h.Clk.Sleep(time.Hour); return 1, nil })
+		c.Cancel() // nothing to cancel
+		h.Advance(0)
+		assert.False(t, c.Returned(), "Cancel does not end a Go call")
+		assert.True(t, c.Stop(), "Stop moves the mock clock until the sleep ends")
+		v, _ := c.Result()
+		assert.Equal(t, 1, v)
+	})
+}
