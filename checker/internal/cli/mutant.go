@@ -141,7 +141,7 @@ func saveMutants(cat *catalog.Catalog, k catalog.Kata, files []string, env Env) 
 			return 0, &usageError{fmt.Sprintf("%s: %v", f, err), "start the file with // Mistake: …, // Fails: R4, // Expect: (?i)…, then an empty line"}
 		}
 		out := filepath.Join(mutant.Dir(k.Solution), name+mutant.Ext)
-		if err := writeAtomic(out, patch); err != nil {
+		if err := replaceFile(out, patch); err != nil {
 			return 0, err
 		}
 		fmt.Fprintf(env.Stdout, "saved %s (%d lines)\n", filepath.ToSlash(rel(cat.Root, out)), strings.Count(string(patch), "\n"))
@@ -179,7 +179,7 @@ func refreshMutants(katas []catalog.Kata, env Env) (int, error) {
 			if string(fresh) == string(old) {
 				continue
 			}
-			if err := writeAtomic(p, fresh); err != nil {
+			if err := replaceFile(p, fresh); err != nil {
 				return 0, err
 			}
 			refreshed++
@@ -209,25 +209,4 @@ func kataMutants(cat *catalog.Catalog, k catalog.Kata) ([]*mutant.Mutant, error)
 		ms = append(ms, m)
 	}
 	return ms, nil
-}
-
-// writeAtomic replaces path with data, never leaving half a file.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".mutant-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -200,11 +200,12 @@ func sameContent(p string, data []byte) bool {
 	return err == nil && bytes.Equal(cur, data)
 }
 
-// replaceFile puts a new regular file at p: written beside it, then
-// renamed over it, so that a link at p is replaced, never written through
-// into the file it points at.
+// replaceFile puts a new regular file at p (a reset stub, a saved mutant):
+// written beside it, then renamed over it, so that a link at p is
+// replaced, never written through into the file it points at, and no one
+// ever reads half a file.
 func replaceFile(p string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".reset-*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".checker-*.tmp")
 	if err != nil {
 		return err
 	}
