@@ -309,6 +309,9 @@ func gates(r *grade.Result) []gateLine {
 	case r.Build != nil:
 		vet.state, vet.note = gateUnknown, "not checked: the code does not compile"
 	case allowed.state == gateFailed:
+		// The gate refuses before anything is built: nothing is known of
+		// the build either.
+		compiles.state, compiles.note = gateUnknown, "not checked: the gate refused to build the code"
 		vet.state, vet.note = gateUnknown, "not checked: the gate refused to run the code"
 	}
 	if allowedList != "" { // once, after the imports it refused

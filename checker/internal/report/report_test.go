@@ -104,6 +104,15 @@ func results() map[string]*grade.Result {
 			Gate: []gate.Finding{{File: "exercises/06-retry/retry.go", Line: 31, Rule: gate.RuleVet,
 				Message: "go vet: WaitGroup.Add called from inside new goroutine. wg.Add runs inside the goroutine it counts, so Wait can return before that goroutine was counted: call wg.Add before the go statement (or use wg.Go)"}},
 			Items: []grade.ItemResult{item("R1", false, pass), item("R2", false, pass), item("R3", false, pass), item("B1", true, pass)}},
+		"refused": {Kata: kata(), Race: true, // the gate refuses before anything is built
+			Gate: []gate.Finding{{File: "exercises/06-retry/retry.go", Line: 5, Rule: gate.RuleForbidden,
+				Message: `import "golang.org/x/sync/errgroup" is not allowed in this kata`, Allowed: "the code may import only context, errors, sync"}},
+			Items: []grade.ItemResult{
+				item("R1", false, grade.Verdict{Kind: failure.Forbidden, Message: "not run: the code uses something the grader does not allow"}),
+				item("R2", false, grade.Verdict{Kind: failure.Forbidden, Message: "not run: the code uses something the grader does not allow"}),
+				item("R3", false, grade.Verdict{Kind: failure.Forbidden, Message: "not run: the code uses something the grader does not allow"}),
+				item("B1", true, grade.Verdict{Kind: failure.Forbidden, Message: "not run: the code uses something the grader does not allow"}),
+			}},
 		"passed": {Kata: kata(), Race: true, Items: []grade.ItemResult{
 			item("R1", false, pass), item("R2", false, pass), item("R3", false, pass),
 			item("B1", true, grade.Verdict{Kind: failure.Assertion, Message: "gave up too late"}),
