@@ -71,12 +71,6 @@ func Regular(dir string, tests bool) ([]string, error) {
 	return d.Files, err
 }
 
-// IsRegular reports whether p is a regular file, following links.
-func IsRegular(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
-}
-
 func kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
