@@ -34,6 +34,10 @@ func (t *terminal) show(e session.Event) {
 		t.graded(e)
 	case session.Watching:
 		t.watching(e)
+	case session.CatchProgress:
+		t.catchProgress(e)
+	case session.Caught:
+		t.caught(e)
 	case session.Stopped:
 		fmt.Fprintln(out, "\nStopped.")
 	default:

@@ -49,10 +49,12 @@ type Result struct {
 	NoRace string         // why not, when Race is false
 	Gate   []gate.Finding // the static gate's findings
 	Build  *BuildFailure  // why it did not build; nil when it did
-	Items  []ItemResult   // requirements, then bonus follow-ups
+	Items  []ItemResult   // requirements, then bonus follow-ups; none for a learner's own tests (Suite.Own)
+	Tests  []TestResult   // every test, in the order of the files
 	Runs   int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
 
 	scheduling map[string]bool // the tests whose scenario depends on scheduling
+	own        bool            // the tests are a learner's own: no Items
 	// Untouched: the graded code is the kata's untouched stub, so the
 	// items it passes are its declared stub passes (set by the caller,
 	// who can read git history; the report shows their reasons).
@@ -156,17 +158,25 @@ type grader struct {
 	root string
 	opt  Options
 	hung bool // a run has hit the time limit: later runs get less time
+	own  bool // the tests are a learner's own (Suite.Own): a pass needs no receipt
 }
 
 // Grade grades target t. An error means the grading itself failed (or
 // ctx ended); everything wrong with the graded code is in the Result.
 func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
-	g := &grader{tc: tc, root: root, opt: opt}
+	g := &grader{tc: tc, root: root, opt: opt, own: t.Suite != nil && t.Suite.Own}
 	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, Runs: g.repetitions()}
-	hid, err := readHidden(t.Kata)
+	var hid hidden
+	var err error
+	if t.Suite != nil {
+		hid, err = readTests(t.Kata, t.Suite.Files, t.Suite.Own)
+	} else {
+		hid, err = readHidden(t.Kata)
+	}
 	if err != nil {
 		return nil, err
 	}
+	res.own = g.own
 	names, itemOf := hid.names, hid.itemOf
 	res.scheduling = hid.scheduling
 	srcs, err := t.Sources()
@@ -334,6 +344,15 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 	bonus := map[string]bool{}
 	for _, b := range r.Kata.Bonus {
 		bonus[b.ID] = true
+	}
+	for _, n := range names {
+		tr := verdicts[n]
+		tr.Name = n
+		tr.Scheduling = r.scheduling[n]
+		r.Tests = append(r.Tests, tr)
+	}
+	if r.own {
+		return
 	}
 	for _, it := range r.Kata.Items() {
 		ir := ItemResult{Item: it, Bonus: bonus[it.ID]}

@@ -189,7 +189,7 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			case t == nil:
 			case t.Action == "fail" && t.Finished():
 				verdicts[name] = TestResult{Name: name, Verdict: classifyFailure(t.Output(), dir), Results: t.Results, Output: t.Printed()}
-			case t.Action == "pass" && ok && !e.receipts.Confirms(name, len(t.Results)):
+			case t.Action == "pass" && ok && !g.own && !e.receipts.Confirms(name, len(t.Results)):
 				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(e.receipts.Tests[name]), Output: t.Printed()}
 			case t.Action == "pass" && ok:
 				verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.Pass}, Results: t.Results, Output: t.Printed()}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gate"
@@ -26,6 +27,23 @@ type Target struct {
 	Overlay map[string]string // file in Dir → file whose content it gets ("" removes it)
 	Odd     []gofiles.Odd     // .go entries of Dir that are not regular files: refused, never opened
 	ModFile string            // a go.mod to build with instead of the module's (go build -modfile); "" for the module's own
+	// Suite, when set, is the tests run instead of the kata's hidden
+	// tests; nil runs the hidden tests.
+	Suite *Suite
+}
+
+// Suite is a set of test files graded test by test (package catch runs a
+// learner's own tests against the reference and the mutants this way).
+// The target's Overlay must put the files into the package, together with
+// a TestMain that calls katatest.Main: a run proves it ended with the
+// harness's end receipt, as the hidden tests do.
+type Suite struct {
+	Files []string // the test files, as they are on disk
+	// Own: the files are the learner's own tests, not the hidden tests.
+	// Each Test function is then graded on its own (Result.Tests; the
+	// result has no Items), and a pass needs no receipt of its own: the
+	// code under test is the kata's, and plain tests do not sign.
+	Own bool
 }
 
 // Learner grades the learner's exercise: the hidden tests are added and the
@@ -163,11 +181,20 @@ type hidden struct {
 const harnessPath = "gokata/internal/katatest"
 
 func readHidden(k catalog.Kata) (hidden, error) {
-	h := hidden{itemOf: map[string]string{}, scheduling: map[string]bool{}}
 	files, err := HiddenFiles(k)
 	if err != nil {
-		return h, err
+		return hidden{}, err
 	}
+	return readTests(k, files, false)
+}
+
+// readTests reads the test functions of the given files: the hidden tests
+// (TestR1_… named after a requirement, and a TestMain), or with own a
+// learner's tests (every TestXxx, each its own item; the grader supplies
+// the TestMain).
+func readTests(k catalog.Kata, files []string, own bool) (hidden, error) {
+	h := hidden{itemOf: map[string]string{}, scheduling: map[string]bool{}}
+	files = slices.Clone(files)
 	sort.Strings(files)
 	hasMain := false
 	fset := token.NewFileSet()
@@ -190,7 +217,11 @@ func readHidden(k catalog.Kata) (hidden, error) {
 				continue
 			}
 			funcs[fd.Name.Name] = append(funcs[fd.Name.Name], c)
-			if m := testNameRE.FindStringSubmatch(fd.Name.Name); m != nil {
+			if own && IsTestFunc(fd) {
+				h.names = append(h.names, fd.Name.Name)
+				h.itemOf[fd.Name.Name] = fd.Name.Name
+				tests = append(tests, c)
+			} else if m := testNameRE.FindStringSubmatch(fd.Name.Name); m != nil && !own {
 				h.names = append(h.names, fd.Name.Name)
 				h.itemOf[fd.Name.Name] = m[1]
 				tests = append(tests, c)
@@ -198,7 +229,7 @@ func readHidden(k catalog.Kata) (hidden, error) {
 			hasMain = hasMain || fd.Name.Name == "TestMain"
 		}
 	}
-	if !hasMain {
+	if !hasMain && !own {
 		// Without it the run never proves that it ended, and nothing passes.
 		return h, fmt.Errorf("kata %s: the hidden tests have no TestMain; add main_test.go with func TestMain(m *testing.M) { katatest.Main(m) }", k.Slug)
 	}
@@ -208,6 +239,25 @@ func readHidden(k catalog.Kata) (hidden, error) {
 		}
 	}
 	return h, nil
+}
+
+// IsTestFunc reports whether fd is a test the go command runs: TestXxx
+// (not TestMain), taking one *testing.T.
+func IsTestFunc(fd *ast.FuncDecl) bool {
+	name, ok := strings.CutPrefix(fd.Name.Name, "Test")
+	if !ok || fd.Recv != nil || name == "Main" || name != "" && unicode.IsLower([]rune(name)[0]) {
+		return false
+	}
+	ps := fd.Type.Params.List
+	if len(ps) != 1 || len(ps[0].Names) > 1 || fd.Type.Results != nil {
+		return false
+	}
+	star, ok := ps[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "T"
 }
 
 // callee is the body of a function of the hidden tests, and the name its

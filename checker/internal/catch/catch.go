@@ -1,0 +1,200 @@
+// Package catch grades tests by the mistakes they catch: a learner's own
+// tests for a kata (exercises/NN-slug/*_test.go), or the kata's hidden
+// tests, are run against the reference, where every test must pass (a
+// test that fails there is a false alarm), and against every mutant (the
+// reference with one known mistake, see package mutant), which a test
+// that passes on the reference and fails on the mutant catches.
+//
+// It is the one engine for both uses: `checker catch` grades a learner's
+// tests with it, and `checker verify` runs the hidden tests through it, so
+// that proving the mutants caught is also the self-check of catch.
+//
+// Each run is a grade (package grade): the tests are laid over the
+// exercise's directory with the reference's files, or the mutant's, in
+// place of the learner's code, built once under -race and run with a time
+// limit, so a panic, hang or leak in a test is a verdict on that test. The
+// learner's own tests first pass the gate, as the learner's code does
+// (CheckTests).
+package catch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/gofiles"
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/mutant"
+)
+
+// ErrNoTests is returned by Learner when the exercise has no test files.
+var ErrNoTests = errors.New("no tests of your own")
+
+// Suite is the tests run against the reference and the mutants.
+type Suite struct {
+	Kata  catalog.Kata
+	Files []string // the test files, as they are on disk
+	Own   bool     // the learner's own tests (else the kata's hidden tests)
+}
+
+// Learner is the learner's own tests of kata k: every _test.go file of
+// its exercise directory. None is ErrNoTests.
+func Learner(k catalog.Kata) (*Suite, error) {
+	fs, err := gofiles.Regular(k.Exercise, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) == 0 {
+		return nil, ErrNoTests
+	}
+	return &Suite{Kata: k, Files: fs, Own: true}, nil
+}
+
+// Hidden is the kata's hidden tests, run as if a learner had written them.
+func Hidden(k catalog.Kata) (*Suite, error) {
+	fs, err := grade.HiddenFiles(k)
+	if err != nil {
+		return nil, err
+	}
+	return &Suite{Kata: k, Files: fs}, nil
+}
+
+// mainFile is the TestMain laid beside a learner's tests: the harness's,
+// so that a run proves it ended (package receipt).
+const mainFile = "zz_catch_main_test.go"
+
+// target lays the suite and the code under test (file name in the
+// reference → path of its content) over the exercise directory: the
+// learner's code is left out, and so are the learner's tests unless they
+// are the suite. Nothing on disk changes; tmp holds generated files.
+func (s *Suite) target(code map[string]string, tmp string) (grade.Target, error) {
+	k := s.Kata
+	t := grade.Target{Kata: k, Dir: k.Exercise, Overlay: map[string]string{},
+		Suite: &grade.Suite{Files: s.Files, Own: s.Own}}
+	for _, tests := range []bool{false, true} {
+		d, err := gofiles.List(k.Exercise, tests)
+		if err != nil {
+			return t, err
+		}
+		if !tests || !s.Own {
+			for _, f := range d.Files {
+				t.Overlay[f] = ""
+			}
+		}
+		for _, f := range d.Dangling {
+			t.Overlay[f] = ""
+		}
+		for _, o := range d.Odd {
+			t.Overlay[o.Path] = ""
+		}
+	}
+	for name, src := range code {
+		t.Overlay[filepath.Join(k.Exercise, name)] = src
+	}
+	if !s.Own {
+		for _, f := range s.Files {
+			t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
+		}
+		return t, nil
+	}
+	main := filepath.Join(tmp, mainFile)
+	src := fmt.Sprintf("package %s\n\nimport (\n\t\"testing\"\n\n\t\"gokata/internal/katatest\"\n)\n\nfunc TestMain(m *testing.M) { katatest.Main(m) }\n", k.Package)
+	if err := os.WriteFile(main, []byte(src), 0o600); err != nil {
+		return t, err
+	}
+	t.Overlay[filepath.Join(k.Exercise, mainFile)] = main
+	return t, nil
+}
+
+// reference lists the reference's source files by name.
+func reference(k catalog.Kata) (map[string]string, error) {
+	fs, err := gofiles.Regular(k.Solution, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) == 0 {
+		return nil, fmt.Errorf("kata %s: no reference in %s", k.Slug, k.Solution)
+	}
+	code := map[string]string{}
+	for _, f := range fs {
+		code[filepath.Base(f)] = f
+	}
+	return code, nil
+}
+
+// Reference runs the suite against the reference.
+func (s *Suite) Reference(ctx context.Context, tc *grade.Toolchain, root string, opt grade.Options) (*grade.Result, error) {
+	code, err := reference(s.Kata)
+	if err != nil {
+		return nil, err
+	}
+	return s.grade(ctx, tc, root, code, opt)
+}
+
+// Mutant runs the suite against mutant m: the reference with m's patch
+// applied. A patch that no longer applies is an error (ErrStale).
+func (s *Suite) Mutant(ctx context.Context, tc *grade.Toolchain, root string, m *mutant.Mutant, opt grade.Options) (*grade.Result, error) {
+	code, err := reference(s.Kata)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := m.Apply(s.Kata.Solution)
+	if err != nil {
+		return nil, &StaleError{err}
+	}
+	tmp, err := os.MkdirTemp("", "mutant-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	for _, src := range srcs {
+		p := filepath.Join(tmp, src.Name)
+		if err := os.WriteFile(p, src.Data, 0o600); err != nil {
+			return nil, err
+		}
+		code[src.Name] = p
+	}
+	return s.grade(ctx, tc, root, code, opt)
+}
+
+// StaleError is a mutant whose patch no longer applies to the reference.
+type StaleError struct{ Err error }
+
+func (e *StaleError) Error() string { return e.Err.Error() }
+func (e *StaleError) Unwrap() error { return e.Err }
+
+func (s *Suite) grade(ctx context.Context, tc *grade.Toolchain, root string, code map[string]string, opt grade.Options) (*grade.Result, error) {
+	tmp, err := os.MkdirTemp("", "catch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	t, err := s.target(code, tmp)
+	if err != nil {
+		return nil, err
+	}
+	return grade.Grade(ctx, tc, root, t, opt)
+}
+
+// Mutants reads kata k's mutants, sorted by name.
+func Mutants(k catalog.Kata) ([]*mutant.Mutant, error) {
+	paths, err := mutant.Paths(k.Solution)
+	if err != nil {
+		return nil, err
+	}
+	var ms []*mutant.Mutant
+	for _, p := range paths {
+		m, err := mutant.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	slices.SortFunc(ms, func(a, b *mutant.Mutant) int { return strings.Compare(a.Name, b.Name) })
+	return ms, nil
+}

@@ -1,0 +1,226 @@
+package catch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/gate"
+	"gokata/checker/internal/grade"
+	"gokata/internal/failure"
+)
+
+// Report is the grade of a suite: the false alarms on the reference and
+// the verdict on every mutant.
+type Report struct {
+	Kata   catalog.Kata
+	Race   bool   // run under the race detector
+	NoRace string // why not, when Race is false
+	Runs   int    // runs of each test on each version (--repeat)
+	Tests  []string
+	// Gate holds what the gate found in the tests. A blocking finding
+	// means nothing ran.
+	Gate []gate.Finding
+	// Build is why the tests did not compile against the reference;
+	// nothing else ran then.
+	Build   *grade.BuildFailure
+	Alarms  []Alarm
+	Skipped []string
+	Mutants []Verdict
+}
+
+// Caught counts the mutants caught.
+func (r *Report) Caught() int {
+	n := 0
+	for _, v := range r.Mutants {
+		if v.Caught {
+			n++
+		}
+	}
+	return n
+}
+
+// Passed reports whether the tests ran, caught every mutant and raised no
+// false alarm, with nothing found at the gate.
+func (r *Report) Passed() bool {
+	return r.Build == nil && len(r.Gate) == 0 && len(r.Alarms) == 0 && len(r.Mutants) > 0 && r.Caught() == len(r.Mutants)
+}
+
+// Ran reports whether the tests were run at all.
+func (r *Report) Ran() bool { return r.Build == nil && !blocked(r.Gate) }
+
+// Progress is called as the work goes on: Done of Of versions of the
+// code tested (the reference is the first).
+type Progress func(done, of int)
+
+// Run grades the suite: the gate on the learner's tests, then the
+// reference, then every mutant, two at a time (each is a build and a
+// run). progress may be nil.
+func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt grade.Options, progress Progress) (*Report, error) {
+	k := s.Kata
+	r := &Report{Kata: k, Race: tc.Race, NoRace: tc.NoRace, Runs: max(1, opt.Repeat)}
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	if s.Own {
+		gs, err := CheckTests(root, s)
+		if err != nil {
+			return nil, err
+		}
+		r.Gate = gs
+		if bf := syntax(gs); bf != nil {
+			r.Build = bf
+			r.Gate = slices.DeleteFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleSyntax })
+			return r, nil
+		}
+		if blocked(r.Gate) {
+			return r, nil
+		}
+	}
+	ms, err := Mutants(k)
+	if err != nil {
+		return nil, err
+	}
+	progress(0, len(ms)+1)
+	ref, err := s.Reference(ctx, tc, root, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s reference: %w", k.Slug, err)
+	}
+	for _, t := range ref.Tests {
+		r.Tests = append(r.Tests, t.Name)
+	}
+	if ref.Build != nil {
+		r.Build = ref.Build
+		return r, nil
+	}
+	progress(1, len(ms)+1)
+	var trusted map[string]bool
+	r.Alarms, r.Skipped, trusted = Alarms(ref)
+	r.Mutants = make([]Verdict, len(ms))
+	errs := make([]error, len(ms))
+	sem := make(chan struct{}, 2)
+	var mu sync.Mutex
+	done := 1
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			res, err := s.Mutant(ctx, tc, root, m, opt)
+			var stale *StaleError
+			switch {
+			case errors.As(err, &stale):
+				r.Mutants[i] = header(m)
+				r.Mutants[i].Stale = true
+			case err != nil:
+				errs[i] = fmt.Errorf("%s mutant %s: %w", k.Slug, m.Name, err)
+			default:
+				r.Mutants[i] = Judge(m, trusted, res)
+			}
+			mu.Lock()
+			done++
+			progress(done, len(ms)+1)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// TestImports are what a learner's tests may import besides what the
+// kata's code may: the test framework, fake time, assertions, leak checks
+// and the harness the hidden tests use.
+var TestImports = []string{
+	"testing", "testing/synctest",
+	"github.com/stretchr/testify/assert", "github.com/stretchr/testify/require",
+	"go.uber.org/goleak", "gokata/internal/katatest",
+}
+
+// CheckTests is the gate on a learner's tests, as on the learner's code
+// (package gate): allowed imports, the injected clock, no files the go
+// command would compile that are not Go; and what catch needs of them:
+// the kata's package (not an external _test package) and no TestMain of
+// their own (catch runs them under the harness's).
+func CheckTests(root string, s *Suite) ([]gate.Finding, error) {
+	var srcs []gate.Source
+	for _, f := range s.Files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, gate.Source{Name: rel(root, f), Data: data})
+	}
+	fs := gate.Check(srcs, gate.NewAllowlist(append(slices.Clone(s.Kata.Imports), TestImports...)))
+	fset := token.NewFileSet()
+	for _, src := range srcs {
+		f, err := parser.ParseFile(fset, src.Name, src.Data, parser.SkipObjectResolution)
+		if err != nil {
+			continue // the gate has said so
+		}
+		if f.Name.Name != s.Kata.Package {
+			fs = append(fs, gate.Finding{File: src.Name, Line: fset.Position(f.Name.Pos()).Line, Rule: gate.RuleForbidden,
+				Message: fmt.Sprintf("package %s: write your tests in package %s, as the kata's code, so they can use everything it declares", f.Name.Name, s.Kata.Package)})
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
+				fs = append(fs, gate.Finding{File: src.Name, Line: fset.Position(fd.Pos()).Line, Rule: gate.RuleForbidden,
+					Message: "TestMain is not allowed: catch runs your tests under the harness's own TestMain; remove yours"})
+			}
+		}
+	}
+	entries, err := os.ReadDir(s.Kata.Exercise)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			names = append(names, rel(root, filepath.Join(s.Kata.Exercise, e.Name())))
+		}
+	}
+	return append(fs, gate.Foreign(names)...), nil
+}
+
+// blocked reports whether a finding keeps the tests from running.
+func blocked(fs []gate.Finding) bool {
+	return slices.ContainsFunc(fs, gate.Finding.Blocking)
+}
+
+// syntax is the build failure of test files that do not parse.
+func syntax(fs []gate.Finding) *grade.BuildFailure {
+	var lines []string
+	for _, f := range fs {
+		if f.Rule == gate.RuleSyntax {
+			lines = append(lines, f.String())
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return &grade.BuildFailure{Lines: lines, Kind: failure.Compile}
+}
+
+// rel shows path relative to root when it lies inside it.
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(r) {
+		return r
+	}
+	return path
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/catch"
+	"gokata/checker/internal/report"
+	"gokata/checker/internal/session"
+)
+
+// catchRepeat is how many times catch runs each test on each version by
+// default. A test that depends on scheduling usually goes either way about
+// half the time, so 5 runs show it with odds of 15 in 16; the runs cost
+// milliseconds each on fake time (the build of each version costs more).
+// A rarer flake needs --repeat 20.
+const catchRepeat = 5
+
+var catchVerb = verb{
+	name: "catch", args: "NN", section: learning, needs: needKata | needToolchain,
+	summary: "run your own tests (exercises/NN-slug/*_test.go) against the\nreference and every known mistake: caught k of n, false alarms 0",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		colorFlag(fs)
+		timeoutFlag(fs)
+		repeat := fs.Int("repeat", catchRepeat, "run each test `N` times on each version, shuffled: a test that\npasses and fails on the same code is flaky")
+		return func(c *call) (int, error) { return catchKata(c, *repeat) }
+	},
+}
+
+func catchKata(c *call, repeat int) (int, error) {
+	if repeat < 1 {
+		return 0, &usageError{"--repeat must be 1 or more", "checker catch " + c.kata.ID() + " --repeat=5"}
+	}
+	opt := c.opt
+	opt.Repeat, opt.CPU = repeat, ""
+	if c.tc.Kit == nil {
+		if err := catchAsCommitted(c.ctx, c.cat.Root, c.kata, c.env); err != nil {
+			return 0, err
+		}
+	}
+	t := &terminal{env: c.env, style: c.style}
+	ct := &session.Catcher{Toolchain: c.tc, Root: c.cat.Root, Options: opt, Emit: t.show}
+	r, err := ct.Catch(c.ctx, c.kata)
+	if errors.Is(err, catch.ErrNoTests) {
+		fmt.Fprintf(c.env.Stdout, "%s has no tests of yours yet: catch runs the _test.go files you write in %s.\n", c.kata.Slug, filepath.ToSlash(rel(c.cat.Root, c.kata.Exercise)))
+		fmt.Fprintf(c.env.Stdout, "Start with docs/catch.md: it shows how to test concurrent code on fake time, one worked example per tool.\n")
+		return ExitFail, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !r.Passed() {
+		return ExitFail, nil
+	}
+	return ExitPass, nil
+}
+
+// catchAsCommitted refuses to run catch when what it grades with (the
+// harness, go.mod, go.sum, the kata's reference and mutants) differs from
+// what is committed.
+func catchAsCommitted(ctx context.Context, root string, k catalog.Kata, env Env) error {
+	paths := []string{"internal", "go.mod", "go.sum"}
+	if sol := rel(root, k.Solution); !filepath.IsAbs(sol) {
+		sol = filepath.ToSlash(sol)
+		paths = append(paths, sol+"/*.go", sol+"/testdata/mutants")
+	}
+	return committed(ctx, root, env, paths, "not run",
+		fmt.Sprintf("catch runs your tests only against %s's reference and mutants as committed", k.Slug))
+}
+
+// catchProgress draws how far a catch run is, on a terminal only.
+func (t *terminal) catchProgress(e session.CatchProgress) {
+	if !t.env.StderrTerminal || t.env.get("TERM") == "dumb" {
+		return
+	}
+	if e.Done == e.Of {
+		fmt.Fprint(t.env.Stderr, "\r\x1b[K")
+		return
+	}
+	what := "the reference"
+	if e.Done > 0 {
+		what = fmt.Sprintf("mistake %d of %d", e.Done, e.Of-1)
+	}
+	fmt.Fprintf(t.env.Stderr, "\r\x1b[Kchecker: catch %s: testing %s…", e.Kata, what)
+}
+
+// caught draws a catch report.
+func (t *terminal) caught(e session.Caught) {
+	report.Catch(t.env.Stdout, e.Report, t.style)
+}
+
