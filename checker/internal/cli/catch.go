@@ -92,4 +92,3 @@ func (t *terminal) catchProgress(e session.CatchProgress) {
 func (t *terminal) caught(e session.Caught) {
 	report.Catch(t.env.Stdout, e.Report, t.style)
 }
-

@@ -27,6 +27,7 @@ import (
 	"sync"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/catch"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/mutant"
 	"gokata/internal/failure"
@@ -154,11 +155,22 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 	var jobs []job
 	mutants := 0
 	lines := make([][]line, len(katas))
+	// The reference and the mutants run through catch's engine, with the
+	// hidden tests as the suite: what they prove is also catch's
+	// self-check (selfCheck).
+	checks := make([]*selfCheck, len(katas))
 	for i, k := range katas {
 		lines[i] = append(lines[i], metadata(k))
+		suite, err := catch.Hidden(k)
+		if err != nil {
+			lines[i] = append(lines[i], line{false, err.Error()})
+			continue
+		}
+		sc := &selfCheck{}
+		checks[i] = sc
 		jobs = append(jobs,
 			job{i, "stub", func() (line, error) { return stub(ctx, tc, root, k, opt) }},
-			job{i, "reference", func() (line, error) { return reference(ctx, tc, root, k, vo.Correct) }})
+			job{i, "reference", func() (line, error) { return reference(ctx, tc, root, suite, vo.Correct, sc) }})
 		paths, err := mutant.Paths(k.Solution)
 		if err != nil {
 			return false, err
@@ -194,7 +206,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		}
 		mutants += len(paths)
 		for _, m := range ms {
-			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutantLine(ctx, tc, root, k, m, opt) }})
+			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutantLine(ctx, tc, root, suite, m, opt, sc) }})
 		}
 		as, err := Adapters(k)
 		if err != nil {
@@ -225,6 +237,12 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		}
 		lines[j.kata] = append(lines[j.kata], results[i])
 	}
+	total := catchTotal{}
+	for i, sc := range checks {
+		if sc != nil {
+			lines[i] = append(lines[i], sc.line(&total))
+		}
+	}
 	good, passed, failed := true, 0, 0
 	for i, k := range katas {
 		fmt.Fprintln(w, k.Slug)
@@ -244,6 +262,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(w, "verify: %s, %s: %s\n", plural(len(katas), "kata"), plural(mutants, "mutant"), verdict)
+	fmt.Fprintf(w, "verify: catch self-check: the hidden tests, run as a learner's, catch %d of %d mutants, %s\n", total.caught, total.mutants, alarmText(total.alarms))
 	fmt.Fprintf(w, "verify: %d passed, %d failed\n", passed, failed)
 	return good, nil
 }
@@ -324,8 +343,13 @@ func stub(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata,
 	return line{true, text}, nil
 }
 
-func reference(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, opt grade.Options) (line, error) {
-	return passesAll(ctx, tc, root, "reference", grade.Reference(k), opt)
+func reference(ctx context.Context, tc *grade.Toolchain, root string, s *catch.Suite, opt grade.Options, sc *selfCheck) (line, error) {
+	r, err := s.Reference(ctx, tc, root, opt)
+	if err != nil {
+		return line{}, err
+	}
+	sc.reference(r)
+	return passes(r, "reference", opt), nil
 }
 
 // alternative grades a correct solution in another design: like the
@@ -346,6 +370,11 @@ func passesAll(ctx context.Context, tc *grade.Toolchain, root, what string, t gr
 	if err != nil {
 		return line{}, err
 	}
+	return passes(r, what, opt), nil
+}
+
+// passes lists every way a correct solution's result falls short.
+func passes(r *grade.Result, what string, opt grade.Options) line {
 	var problems []string
 	for _, f := range r.Gate {
 		problems = append(problems, "gate: "+f.String())
@@ -359,40 +388,30 @@ func passesAll(ctx context.Context, tc *grade.Toolchain, root, what string, t gr
 		}
 	}
 	if len(problems) > 0 {
-		return line{false, what + ":\n      " + strings.Join(problems, "\n      ")}, nil
+		return line{false, what + ":\n      " + strings.Join(problems, "\n      ")}
 	}
-	return line{true, fmt.Sprintf("%s: passes all %d%s", what, len(r.Items), inRuns(r, opt))}, nil
+	return line{true, fmt.Sprintf("%s: passes all %d%s", what, len(r.Items), inRuns(r, opt))}
 }
 
-// mutantLine grades a mutant: the reference with its patch applied.
-func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata, m Mutant, opt grade.Options) (line, error) {
-	srcs, err := m.Sources(k)
+// mutantLine grades a mutant, the reference with its patch applied,
+// through catch's engine with the hidden tests as the suite.
+func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, s *catch.Suite, m Mutant, opt grade.Options, sc *selfCheck) (line, error) {
+	srcs, err := m.Sources(s.Kata)
 	if err != nil {
+		sc.stale(m.Patch)
 		return line{false, fmt.Sprintf("%v\n      the reference changed under the patch: make the change in the mutant too, and store it again (docs/authoring.md, Step 6)", err)}, nil
 	}
-	tmp, err := os.MkdirTemp("", "mutant-")
-	if err != nil {
-		return line{}, err
-	}
-	defer os.RemoveAll(tmp)
-	// The patched files take the place of the reference's, under the
-	// reference's names.
-	t := grade.Reference(k)
 	var unformatted []string
 	for _, s := range srcs {
 		if f, err := format.Source(s.Data); err != nil || !bytes.Equal(f, s.Data) {
 			unformatted = append(unformatted, s.Name)
 		}
-		p := filepath.Join(tmp, s.Name)
-		if err := os.WriteFile(p, s.Data, 0o644); err != nil {
-			return line{}, err
-		}
-		t.Overlay[filepath.Join(k.Solution, s.Name)] = p
 	}
-	r, err := grade.Grade(ctx, tc, root, t, opt)
+	r, err := s.Mutant(ctx, tc, root, m.Patch, opt)
 	if err != nil {
 		return line{}, err
 	}
+	sc.mutant(m.Patch, r)
 	var failed []string
 	var problems []string
 	for _, it := range r.Items {
