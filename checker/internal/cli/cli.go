@@ -278,7 +278,7 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 
 var verifyVerb = verb{
 	name: "verify", args: "[NN...]", section: maintainers, needs: needKatas | needToolchain,
-	kitless: "verify is for the katas' maintainers and needs the references and mutants, which a kit does not carry: run it in the kata repository",
+	kitless: "verify is for the katas' maintainers: run it in the kata repository",
 	summary: "stubs fail, references and alternatives pass, mutants are caught",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		timeoutFlag(fs)

@@ -99,13 +99,13 @@ func Alternatives(k catalog.Kata) ([]string, error) {
 // Mutants lists a kata's mutants; a patch file that cannot be read is an
 // error.
 func Mutants(k catalog.Kata) ([]Mutant, error) {
-	paths, err := mutant.Paths(k.Solution)
+	ps, err := mutant.All(k.Solution)
 	if err != nil {
 		return nil, err
 	}
 	var ms []Mutant
-	for _, p := range paths {
-		m, err := ParseMutant(p)
+	for _, p := range ps {
+		m, err := NewMutant(p)
 		if err != nil {
 			return nil, err
 		}
