@@ -150,4 +150,3 @@ func versionAtLeast(have, need string) bool {
 	}
 	return true
 }
-
