@@ -4,7 +4,8 @@
 // everything; and every mutant (a known-wrong implementation kept as a
 // patch against the reference in solutions/NN-slug/testdata/mutants, see
 // package mutant) applies and fails exactly the requirements its
-// header lists, with a message that matches its Expect pattern; and every
+// header lists, with a message that matches its Expect pattern, and has
+// the Symptom line a bug hunt starts from (package hunt); and every
 // alternative (a correct solution in another design, kept in
 // solutions/NN-slug/testdata/alternatives) passes everything; and every
 // library adapter (the kata's API built on a well-known library, kept in
@@ -28,6 +29,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
 	"gokata/internal/failure"
 )
@@ -126,6 +128,31 @@ func strays(k catalog.Kata) ([]line, error) {
 	return ls, err
 }
 
+// hunts checks what bug hunts read in the mutants' headers (package
+// hunt): exactly one Symptom each, and a Why that names a paragraph of
+// WHY.md. One line per problem, or one line that counts the hunts.
+func hunts(k catalog.Kata, ms []Mutant) []line {
+	var ls []line
+	n := 0
+	for _, m := range ms {
+		b, err := hunt.Read(m.Patch)
+		if err == nil {
+			_, err = hunt.Why(k.Solution, b)
+		}
+		if err != nil {
+			ls = append(ls, line{false, err.Error()})
+			continue
+		}
+		if b.NoHunt == "" {
+			n++
+		}
+	}
+	if len(ls) == 0 && len(ms) > 0 {
+		ls = append(ls, line{true, fmt.Sprintf("bug hunts: %d of %s have a symptom to hunt from", n, plural(len(ms), "mutant"))})
+	}
+	return ls
+}
+
 // line is one checked fact of the report.
 type line struct {
 	ok   bool
@@ -174,6 +201,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 			}
 			ms = append(ms, m)
 		}
+		lines[i] = append(lines[i], hunts(k, ms)...)
 		stray, err := strays(k)
 		if err != nil {
 			return false, err
