@@ -196,6 +196,83 @@ func Plant(dir string, b Bug) (map[string][]byte, error) {
 	return files, nil
 }
 
+// Reference returns the reference's files as Plant writes them, without
+// a bug: what a planted program is compared with.
+func Reference(dir string) (map[string][]byte, error) {
+	refs, err := mutant.Reference(dir)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, r := range refs {
+		if files[r.Name], err = dropBodyComments(r.Name, r.Data); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// API lists the exported names the files declare, sorted, methods as
+// Type.Method: what a bug report says the code offers.
+func API(files map[string][]byte) []string {
+	var names []string
+	fset := token.NewFileSet()
+	for name, data := range files {
+		f, err := parser.ParseFile(fset, name, data, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() {
+					continue
+				}
+				if d.Recv == nil {
+					names = append(names, d.Name.Name)
+				} else if t := recvType(d.Recv.List[0].Type); ast.IsExported(t) {
+					names = append(names, t+"."+d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					switch sp := sp.(type) {
+					case *ast.TypeSpec:
+						if sp.Name.IsExported() {
+							names = append(names, sp.Name.Name)
+						}
+					case *ast.ValueSpec:
+						for _, n := range sp.Names {
+							if n.IsExported() {
+								names = append(names, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// recvType is the name of a method's receiver type: *Service[T] → Service.
+func recvType(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
 // dropBodyComments removes the comments inside function bodies (function
 // literals included) and formats the file.
 func dropBodyComments(name string, src []byte) ([]byte, error) {
@@ -217,14 +294,38 @@ func dropBodyComments(name string, src []byte) ([]byte, error) {
 		}
 		return true
 	})
-	f.Comments = slices.DeleteFunc(f.Comments, func(g *ast.CommentGroup) bool {
-		return slices.ContainsFunc(bodies, func(s span) bool { return g.Pos() > s.from && g.End() <= s.to })
-	})
-	var buf bytes.Buffer
-	if err := format.Node(&buf, fset, f); err != nil {
-		return nil, err
+	// Cut from the source, not from the syntax tree, so that a comment on
+	// a line of its own leaves no empty line behind.
+	var cuts [][2]int // byte ranges, in order
+	for _, g := range f.Comments {
+		if !slices.ContainsFunc(bodies, func(s span) bool { return g.Pos() > s.from && g.End() <= s.to }) {
+			continue
+		}
+		for _, c := range g.List {
+			from, to := fset.Position(c.Pos()).Offset, fset.Position(c.End()).Offset
+			start := bytes.LastIndexByte(src[:from], '\n') + 1
+			end := to + bytes.IndexByte(src[to:], '\n')
+			if end < to { // the last line has no newline
+				end = len(src)
+			}
+			if len(bytes.TrimSpace(src[start:from])) == 0 && len(bytes.TrimSpace(src[to:end])) == 0 {
+				from, to = start, min(end+1, len(src)) // the whole line
+			}
+			cuts = append(cuts, [2]int{from, to})
+		}
 	}
-	return buf.Bytes(), nil
+	var out []byte
+	last := 0
+	for _, c := range cuts {
+		out = append(out, src[last:c[0]]...)
+		last = c[1]
+	}
+	out = append(out, src[last:]...)
+	clean, err := format.Source(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s without the comments in its functions: %w", name, err)
+	}
+	return clean, nil
 }
 
 // Fixed reports whether r, a grade of the planted code, shows the bug

@@ -59,7 +59,8 @@ func TestPlantStripsHeaderAndBodyComments(t *testing.T) {
 	assert.NotContains(t, got, "Symptom")
 	assert.NotContains(t, got, "never the difference", "a comment in a body would give the bug away")
 	assert.NotContains(t, got, "twice, not three times", "a comment in a function literal too")
-	assert.Contains(t, got, "// Add returns a+b.\nfunc Add", "doc comments stay")
+	assert.Contains(t, got, "// Add returns a+b.\nfunc Add(a, b int) int {\n\treturn a - b\n}", "doc comments stay; a comment's line goes with it")
+	assert.Contains(t, got, "\t\treturn a * 2\n", "a comment at the end of a line goes, the code stays")
 	assert.Contains(t, got, "// Package counter adds and doubles.\npackage counter")
 	formatted, err := format.Source(files["counter.go"])
 	require.NoError(t, err)
@@ -160,4 +161,21 @@ func TestEveryKataPlants(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, n, 4*len(cat.Katas))
+}
+
+func TestAPI(t *testing.T) {
+	files := map[string][]byte{
+		"a.go": []byte("package a\n\nconst Max, min = 1, 2\n\ntype Service[T any] struct{}\n\nfunc (s *Service[T]) Stop() {}\n\nfunc (s *Service[T]) drain() {}\n\ntype inner struct{}\n\nfunc (inner) Hidden() {}\n"),
+		"b.go": []byte("package a\n\nvar ErrClosed error\n\nfunc New() {}\n\nfunc helper() {}\n"),
+	}
+	assert.Equal(t, []string{"ErrClosed", "Max", "New", "Service", "Service.Stop"}, hunt.API(files))
+}
+
+func TestReferenceIsPlantWithoutTheBug(t *testing.T) {
+	ref, err := hunt.Reference(kata)
+	require.NoError(t, err)
+	planted, err := hunt.Plant(kata, bugs(t)[0])
+	require.NoError(t, err)
+	assert.Equal(t, "--- counter.go\n+++ counter.go\n@@ -3,7 +3,7 @@\n \n // Add returns a+b.\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b\n }\n \n // Double returns 2a.\n",
+		mutant.Diff("counter.go", planted["counter.go"], ref["counter.go"]))
 }
