@@ -1,16 +1,23 @@
-// Package bundle carries a candidate kit's hidden tests, and its own copy
-// of the harness, go.mod and go.sum, inside the kit's checker binary.
+// Package bundle carries what a candidate kit's checker needs from
+// solutions/ inside the kit's checker binary: each kata's hidden tests, its
+// reference solution, WHY.md and mutants (for bug hunts), what it reveals
+// on request and may import, and the grader's own copy of the harness,
+// go.mod and go.sum.
 //
 // Go cannot link tests compiled in advance against code written later, so
-// the tests travel as source: a gzip-compressed tar in a string constant,
+// the files travel as source: a gzip-compressed tar in a string constant,
 // which `checker pack` sets by building the checker with a -overlay that
 // replaces data.go. The kit's checker unpacks them into a temporary
-// directory for the length of one command and grades against them exactly
-// as the repository's checker grades against solutions/.
+// directory for the length of one command, laid out as solutions/ is
+// ("06-retry/retry_test.go", "06-retry/retry.go",
+// "06-retry/testdata/mutants/clksleep.patch"), and that directory stands in
+// for each kata's solution directory: the same code reads the reference and
+// the mutants in the repository and in a kit, and grading overlays only the
+// hidden _test.go files onto the learner's package, never the reference.
 //
-// This hides the tests from casual reading (they are not in the kit's
-// files, and `strings` on the binary shows compressed bytes); it does not
-// protect them: anyone who decompresses the constant has them.
+// This hides the tests and the reference from casual reading (they are not
+// in the kit's files, and `strings` on the binary shows compressed bytes);
+// it does not protect them: anyone who decompresses the constant has them.
 package bundle
 
 import (
@@ -45,9 +52,10 @@ type Settings struct {
 const ImportsFile = "imports.json"
 
 // Files returns the files packed into this binary: the hidden tests, keyed
-// by "06-retry/retry_test.go", each kata's allowed imports
-// ("06-retry/imports.json") and what it reveals on request
-// ("06-retry/reveal.json": decisions and hints), the grader's own copies
+// by "06-retry/retry_test.go", the reference ("06-retry/retry.go"), its
+// WHY.md and mutants ("06-retry/testdata/mutants/clksleep.patch"), each
+// kata's allowed imports ("06-retry/imports.json") and what it reveals on
+// request ("06-retry/reveal.json": decisions and hints), the grader's own copies
 // of the harness ("internal/katatest/katatest.go"), go.mod and go.sum,
 // and the kit's settings ("kit.json"); none in the repository's own
 // checker.
@@ -78,8 +86,7 @@ func decode(s string) (map[string][]byte, error) {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
 		name := path.Clean(h.Name)
-		if strings.HasPrefix(name, "../") || path.IsAbs(name) ||
-			strings.Count(name, "/") != 1 && name != "go.mod" && name != "go.sum" && name != SettingsFile && !strings.HasPrefix(name, "internal/") {
+		if !expected(name) {
 			return nil, fmt.Errorf("bundle: unexpected file %q", h.Name)
 		}
 		data, err := io.ReadAll(tr)
@@ -89,6 +96,27 @@ func decode(s string) (map[string][]byte, error) {
 		files[name] = data
 	}
 }
+
+// expected reports whether a bundle may hold a file of that (cleaned)
+// name: a kata's file, one of its mutants, the grader's go.mod, go.sum and
+// harness, or the kit's settings.
+func expected(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "../") || path.IsAbs(name):
+		return false
+	case name == "go.mod" || name == "go.sum" || name == SettingsFile || strings.HasPrefix(name, "internal/"):
+		return true
+	case strings.Count(name, "/") == 1:
+		return true
+	}
+	kata, rest, _ := strings.Cut(name, "/")
+	dir, file := path.Split(rest)
+	return kata != "internal" && dir == MutantsDir+"/" && strings.HasSuffix(file, ".patch")
+}
+
+// MutantsDir is where a kata's mutants are, inside its directory, in a
+// bundle as in solutions/.
+const MutantsDir = "testdata/mutants"
 
 // Source returns a data.go that packs files ("06-retry/retry_test.go" →
 // content): pack builds the kit's checker with it in place of data.go.

@@ -17,11 +17,13 @@ func TestRepositoryCheckerPacksNothing(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	files := map[string][]byte{
-		"06-retry/retry_test.go":   []byte("package retry\n\nfunc TestR1_Grows(t *testing.T) {}\n"),
-		"06-retry/helpers_test.go": []byte("package retry\n"),
-		"01-fanout/fanout_test.go": []byte("package fanout\n"),
-		"06-retry/reveal.json":     []byte(`{"decisions": ["**Attempts, not retries.**"], "hints": []}`),
-		SettingsFile:               []byte(`{"interview": true}`),
+		"06-retry/retry_test.go":                   []byte("package retry\n\nfunc TestR1_Grows(t *testing.T) {}\n"),
+		"06-retry/helpers_test.go":                 []byte("package retry\n"),
+		"01-fanout/fanout_test.go":                 []byte("package fanout\n"),
+		"06-retry/reveal.json":                     []byte(`{"decisions": ["**Attempts, not retries.**"], "hints": []}`),
+		"06-retry/retry.go":                        []byte("package retry\n\nfunc Do() {}\n"),
+		"06-retry/testdata/mutants/clksleep.patch": []byte("// Mistake: x\n\n--- retry.go\n"),
+		SettingsFile:                               []byte(`{"interview": true}`),
 	}
 	src, err := Source(files)
 	require.NoError(t, err)
@@ -36,7 +38,9 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRefusesPaths(t *testing.T) {
-	for _, name := range []string{"../evil_test.go", "/etc/x_test.go", "a/b/c_test.go", "top_test.go"} {
+	for _, name := range []string{"../evil_test.go", "/etc/x_test.go", "a/b/c_test.go", "top_test.go",
+		"06-retry/testdata/mutants/x.go", "06-retry/testdata/other/x.patch", "06-retry/testdata/mutants/a/x.patch",
+		"06-retry/../../x.patch", "internal/../../x.go"} {
 		src, err := Source(map[string][]byte{name: []byte("x")})
 		require.NoError(t, err)
 		m := regexp.MustCompile(`const packed = "([^"]*)"`).FindSubmatch(src)

@@ -1,5 +1,5 @@
 package bundle
 
-// packed holds the hidden tests of a candidate kit's checker (see Source);
-// the repository's checker reads them from solutions/ and packs nothing.
+// packed holds what a candidate kit's checker carries (see Source): the
+// repository's checker reads it all from solutions/ and packs nothing.
 const packed = ""

@@ -245,18 +245,22 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 	var results []*grade.Result
 	t := &terminal{env: c.env}
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, t)
+	var hunted *session.Hunt
 	g.Emit = func(e session.Event) { // the grades are drawn below, as text or JSON
-		if _, ok := e.(session.Graded); !ok {
+		if gr, ok := e.(session.Graded); ok {
+			hunted = gr.Hunt
+		} else {
 			t.show(e)
 		}
 	}
 	for i, k := range c.katas {
+		hunted = nil
 		r, err := g.Grade(c.ctx, k)
 		if err != nil {
 			return 0, err
 		}
 		results = append(results, r)
-		if !r.Passed() {
+		if !r.Passed() || hunted != nil && !hunted.Fixed {
 			code = ExitFail
 		}
 		if asJSON {
@@ -269,6 +273,7 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 			fmt.Fprintln(c.env.Stdout)
 		}
 		report.Text(c.env.Stdout, r, style)
+		huntVerdict(c.env.Stdout, k, hunted, r.Passed())
 	}
 	if len(results) > 1 && !asJSON {
 		summary(c.ctx, c.cat, results, style, c.env)
@@ -278,7 +283,7 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 
 var verifyVerb = verb{
 	name: "verify", args: "[NN...]", section: maintainers, needs: needKatas | needToolchain,
-	kitless: "verify is for the katas' maintainers and needs the references and mutants, which a kit does not carry: run it in the kata repository",
+	kitless: "verify is for the katas' maintainers: run it in the kata repository",
 	summary: "stubs fail, references and alternatives pass, mutants are caught",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		timeoutFlag(fs)

@@ -83,7 +83,7 @@ func doctor(ctx context.Context, cat *catalog.Catalog, style report.Style, env E
 	}
 	k := cat.Katas[0]
 	t, what := grade.Reference(k), "reference"
-	if !hasReference(k) { // a candidate kit
+	if hasPacked() { // a candidate kit: its reference is not in the module
 		t, err = grade.Learner(k)
 		if err != nil {
 			return 0, err
@@ -149,16 +149,4 @@ func versionAtLeast(have, need string) bool {
 		}
 	}
 	return true
-}
-
-// hasReference reports whether the kata's reference solution is here (a
-// candidate kit has only the hidden tests).
-func hasReference(k catalog.Kata) bool {
-	refs, _ := filepath.Glob(filepath.Join(k.Solution, "*.go"))
-	for _, f := range refs {
-		if !strings.HasSuffix(f, "_test.go") {
-			return true
-		}
-	}
-	return false
 }

@@ -63,7 +63,7 @@ func (st status) text(style report.Style) string {
 
 var listVerb = verb{
 	name: "list", section: learning, needs: needCatalog, inOrder: true,
-	summary: "the katas with your status: not started, k of n, passed, bonus k of m",
+	summary: "the katas with your status: not started, k of n, passed, bonus k of m,\nbug hunts solved",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		colorFlag(fs)
 		return func(c *call) (int, error) { return list(c.cat, c.style, c.env) }
@@ -80,7 +80,7 @@ func list(cat *catalog.Catalog, style report.Style, env Env) (int, error) {
 	for _, k := range cat.Katas {
 		st := statusOf(k, s)
 		pad := width - utf8.RuneCountInString(k.Title)
-		fmt.Fprintf(env.Stdout, "%s  %s%*s  %-12s %3d min  %s\n", k.ID(), k.Title, pad, "", k.Difficulty, k.Minutes, st.text(style))
+		fmt.Fprintf(env.Stdout, "%s  %s%*s  %-12s %3d min  %s%s\n", k.ID(), k.Title, pad, "", k.Difficulty, k.Minutes, st.text(style), hunts(s.Kata(k.Slug)))
 		switch {
 		case st.passed:
 			passed++
@@ -105,6 +105,23 @@ func list(cat *catalog.Catalog, style report.Style, env Env) (int, error) {
 	}
 	fmt.Fprintln(env.Stdout, nextStep(cat, s))
 	return ExitPass, nil
+}
+
+// hunts is what list adds about a kata's bug hunts: how many were
+// solved, and whether one is under way.
+func hunts(k *state.Kata) string {
+	var t string
+	switch n := k.HuntsSolved(); n {
+	case 0:
+	case 1:
+		t = " · 1 bug hunt solved"
+	default:
+		t = fmt.Sprintf(" · %d bug hunts solved", n)
+	}
+	if k.Hunt() != nil {
+		t += " · bug hunt under way"
+	}
+	return t
 }
 
 // nextStep is where a learner goes next: the first kata, in order, whose

@@ -16,7 +16,7 @@ import (
 
 var mutantVerb = verb{
 	name: "mutant", args: "NN [NAME]", section: maintainers, needs: needCatalog,
-	kitless: "mutant is for the katas' maintainers and needs the references and mutants, which a kit does not carry: run it in the kata repository",
+	kitless: "mutant is for the katas' maintainers: run it in the kata repository",
 	summary: "the mutants of kata NN, or mutant NAME as a source file: the\nreference with its patch applied, the header on top",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		save := fs.Bool("save", false, "store each FILE.go after NN as testdata/mutants/FILE.patch")

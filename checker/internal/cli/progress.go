@@ -19,7 +19,7 @@ import (
 // drawn by t. In the repository it first refuses a changed harness; a kit
 // grades with its own copies.
 func grader(tc *grade.Toolchain, root string, opt grade.Options, env Env, t *terminal) *session.Grader {
-	g := &session.Grader{Toolchain: tc, Root: root, Options: opt, Vars: env.Vars, Emit: t.show}
+	g := &session.Grader{Toolchain: tc, Root: root, Options: opt, Vars: env.Vars, Emit: t.show, Now: env.clock().Now}
 	if tc.Kit == nil {
 		g.Check = func(ctx context.Context, k catalog.Kata) error { return asCommitted(ctx, root, k, env) }
 	}

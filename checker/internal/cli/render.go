@@ -59,6 +59,7 @@ func (t *terminal) graded(e session.Graded) {
 		fmt.Fprintf(out, "Interview · %s · %s left\n\n", e.Result.Kata.Slug, session.ClockText(e.Left))
 	}
 	report.Text(out, e.Result, t.style)
+	huntVerdict(out, e.Result.Kata, e.Hunt, e.Result.Passed())
 }
 
 // watching is the footer under a grade in watch: what to do next.

@@ -39,66 +39,97 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 	if err != nil {
 		return 0, err
 	}
-	mine, restore, remove, err := stubChanges(k, stub)
+	ch, err := changesTo(k, stub.Files)
 	if err != nil {
 		return 0, err
 	}
-	if len(restore)+len(remove) == 0 {
+	if ch.none() {
 		fmt.Fprintf(env.Stdout, "%s is already its untouched stub: nothing to reset.\n", k.Slug)
 		return ExitPass, nil
 	}
-	backup := filepath.Join(cat.Root, state.Dir, "backup", k.Slug+"-"+env.clock().Now().Format("20060102-150405"))
 	fmt.Fprintf(env.Stdout, "Reset %s to its stub:\n", k.Slug)
-	for _, n := range restore {
-		fmt.Fprintf(env.Stdout, "  restore %s\n", n)
+	backup, ok, err := ch.apply(cat, k, "restore", stub.Files, force, env)
+	if err != nil || !ok {
+		return ExitFail, err
 	}
-	for _, n := range remove {
+	saveProgress(cat.Root, env, func(s *state.State) {
+		s.Kata(k.Slug).Last = nil
+		s.Kata(k.Slug).EndHunt(env.clock().Now(), false)
+	})
+	fmt.Fprintf(env.Stdout, "Done: %s is the stub again; your files are in %s/.\n", k.Slug, rel(cat.Root, backup))
+	return ExitPass, nil
+}
+
+// change is how a kata's exercise differs from the files a verb puts
+// there (reset's stub, a bug hunt's planted code).
+type change struct {
+	mine    []string // the learner's .go files, to back up
+	restore []string // the files to write: missing, or with other content
+	remove  []string // the learner's files the new set does not have
+}
+
+func (c change) none() bool { return len(c.restore)+len(c.remove) == 0 }
+
+// apply shows the change (what is written, as verb, and what is removed),
+// asks unless force, copies the learner's .go files to a new directory
+// under .kata/backup, then writes files into the exercise. It returns the
+// backup's directory, and ok false when the learner said no.
+func (c change) apply(cat *catalog.Catalog, k catalog.Kata, verb string, files map[string][]byte, force bool, env Env) (string, bool, error) {
+	backup := filepath.Join(cat.Root, state.Dir, "backup", k.Slug+"-"+env.clock().Now().Format("20060102-150405"))
+	for _, n := range c.restore {
+		fmt.Fprintf(env.Stdout, "  %-7s %s\n", verb, n)
+	}
+	for _, n := range c.remove {
 		fmt.Fprintf(env.Stdout, "  remove  %s (yours)\n", n)
 	}
 	fmt.Fprintf(env.Stdout, "A copy of your .go files goes to %s/.\n", rel(cat.Root, backup))
 	if !force && !confirm(env, "Go ahead? [y/N] ") {
 		fmt.Fprintln(env.Stdout, "Nothing changed. (Answer y, or use --force.)")
-		return ExitFail, nil
+		return "", false, nil
 	}
-	backup, err = backUp(backup, mine)
+	backup, err := backUp(backup, c.mine)
 	if err != nil {
-		return 0, fmt.Errorf("back up %s: %w", k.Slug, err)
+		return "", false, fmt.Errorf("back up %s: %w", k.Slug, err)
 	}
-	for _, n := range restore {
-		if err := replaceFile(filepath.Join(k.Exercise, n), stub.Files[n]); err != nil {
-			return 0, err
+	for _, n := range c.restore {
+		if err := replaceFile(filepath.Join(k.Exercise, n), files[n]); err != nil {
+			return "", false, err
 		}
 	}
-	for _, n := range remove {
+	for _, n := range c.remove {
 		if err := os.Remove(filepath.Join(k.Exercise, n)); err != nil {
-			return 0, err
+			return "", false, err
 		}
 	}
-	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).Last = nil })
-	fmt.Fprintf(env.Stdout, "Done: %s is the stub again; your files are in %s/.\n", k.Slug, rel(cat.Root, backup))
-	return ExitPass, nil
+	return backup, true, nil
 }
 
-// stubChanges compares kata k's exercise with its stub: the learner's .go
-// files, the stub's files that differ or are missing (restore), and the
-// learner's files the stub does not have (remove).
-func stubChanges(k catalog.Kata, stub pristine.Stub) (mine, restore, remove []string, err error) {
-	mine, err = sourceEntries(k.Exercise)
-	if err != nil {
-		return nil, nil, nil, err
+// changesTo compares kata k's exercise with files (name → content): the
+// learner's .go files, the files that differ or are missing (restore),
+// and the learner's files that files does not have (remove).
+func changesTo(k catalog.Kata, files map[string][]byte) (change, error) {
+	var c change
+	var err error
+	if c.mine, err = sourceEntries(k.Exercise); err != nil {
+		return c, err
 	}
-	for _, name := range stub.Names() {
-		if !sameContent(filepath.Join(k.Exercise, name), stub.Files[name]) {
-			restore = append(restore, name)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !sameContent(filepath.Join(k.Exercise, name), files[name]) {
+			c.restore = append(c.restore, name)
 		}
 	}
-	for _, p := range mine {
-		if _, ok := stub.Files[filepath.Base(p)]; !ok {
-			remove = append(remove, filepath.Base(p))
+	for _, p := range c.mine {
+		if _, ok := files[filepath.Base(p)]; !ok {
+			c.remove = append(c.remove, filepath.Base(p))
 		}
 	}
-	sort.Strings(remove)
-	return mine, restore, remove, nil
+	sort.Strings(c.remove)
+	return c, nil
 }
 
 // untouched reports whether kata k's exercise is still its stub; false
@@ -108,8 +139,8 @@ func untouched(ctx context.Context, env Env, k catalog.Kata) bool {
 	if err != nil {
 		return false
 	}
-	_, restore, remove, err := stubChanges(k, stub)
-	return err == nil && len(restore)+len(remove) == 0
+	c, err := changesTo(k, stub.Files)
+	return err == nil && c.none()
 }
 
 // confirm asks a yes/no question on stdin; no answer is no.

@@ -18,7 +18,7 @@ import (
 // passed, or after an explicit give-up (which is remembered).
 var solutionVerb = verb{
 	name: "solution", args: "NN", section: learning, needs: needKata,
-	kitless: "this kit carries no reference solutions: ask whoever gave it to you for them",
+	kitless: "this kit does not show the reference solutions: ask whoever gave it to you for them",
 	summary: "the reference and its WHY, once your code passed",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		giveUp := fs.Bool("give-up", false, "show it now, before a pass, and remember that you gave up")

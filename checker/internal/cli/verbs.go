@@ -73,7 +73,7 @@ var verbs []verb
 
 func init() {
 	verbs = []verb{
-		listVerb, checkVerb, watchVerb, catchVerb, hintVerb, decisionsVerb, solutionVerb, resetVerb, helpVerb,
+		listVerb, checkVerb, watchVerb, hintVerb, decisionsVerb, solutionVerb, resetVerb, bughuntVerb, catchVerb, helpVerb,
 		interviewVerb, reportVerb, packVerb, doctorVerb,
 		verifyVerb, mutantVerb,
 	}

@@ -150,3 +150,15 @@ func writeFileDiff(b *strings.Builder, fd FileDiff) {
 		}
 	}
 }
+
+// Diff returns the unified diff (as diff -u writes it, under the name
+// name on both sides) that turns from into to; "" when they are equal.
+func Diff(name string, from, to []byte) string {
+	hs := diff(splitLines(from), splitLines(to))
+	if len(hs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	writeFileDiff(&b, FileDiff{Name: name, Hunks: hs})
+	return b.String()
+}

@@ -38,6 +38,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"gokata/checker/internal/gofiles"
 )
 
 // Ext is the extension of a mutant's file.
@@ -249,4 +251,46 @@ func (m *Mutant) Refresh(dir string) ([]byte, error) {
 		}
 	}
 	return Format(ref, srcs)
+}
+
+// Reference reads the reference's source files (its .go files that are not
+// tests) in the kata's solution directory dir, sorted by name. dir is
+// solutions/NN-slug in the repository; in a candidate kit it is where the
+// kit's checker unpacked what it carries, laid out the same way, so one
+// code path reads both.
+func Reference(dir string) ([]Source, error) {
+	files, err := gofiles.Regular(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []Source
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Source{filepath.Base(f), data})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no reference solution in %s", dir)
+	}
+	return out, nil
+}
+
+// All loads every mutant of the kata whose solution directory is dir (see
+// Reference), sorted by name; a patch that cannot be read is an error.
+func All(dir string) ([]*Mutant, error) {
+	paths, err := Paths(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ms []*Mutant
+	for _, p := range paths {
+		m, err := Load(p)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
 }

@@ -279,3 +279,9 @@ func edit(r *rand.Rand, s string) string {
 	}
 	return out
 }
+
+func TestDiff(t *testing.T) {
+	from := []byte("a\nb\nc\n")
+	assert.Equal(t, "", mutant.Diff("x.go", from, from))
+	assert.Equal(t, "--- x.go\n+++ x.go\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", mutant.Diff("x.go", from, []byte("a\nB\nc\n")))
+}

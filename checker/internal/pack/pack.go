@@ -8,9 +8,10 @@
 // under internal/ that the hidden tests import (without its own tests),
 // go.mod and go.sum, a README for the candidate, a Makefile, and
 // bin/checker: the checker built with the hidden tests packed inside it
-// (package bundle), each kata's decisions and hints, and its own copies of
-// the harness, go.mod and go.sum, which it grades with instead of the
-// kit's files. It has no solutions/ directory and no _test.go file. The
+// (package bundle), each kata's decisions and hints, its reference, WHY.md
+// and mutants (for bug hunts), and its own copies of the harness, go.mod
+// and go.sum, which it grades with instead of the kit's files. It has no
+// solutions/ directory, no _test.go file and no reference code as a file. The
 // checker is built for this machine's system or another one (Kit.OS,
 // Kit.Arch; bin/checker.exe for Windows), without cgo, which it does not
 // need.
@@ -35,6 +36,7 @@ import (
 	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/pristine"
 )
 
@@ -116,6 +118,9 @@ func Build(ctx context.Context, kit Kit) error {
 			return err
 		}
 		hidden[k.Slug+"/"+catalog.RevealFile] = reveal
+		if err := solution(hidden, k); err != nil {
+			return fmt.Errorf("kata %s: %w", k.Slug, err)
+		}
 	}
 	settings, err := json.Marshal(bundle.Settings{Interview: kit.Interview})
 	if err != nil {
@@ -154,6 +159,36 @@ func Build(ctx context.Context, kit Kit) error {
 		return err
 	}
 	return kit.commit(ctx)
+}
+
+// solution adds to files what bug hunts need, laid out as in solutions/:
+// the reference, WHY.md and the mutants. They travel inside the checker
+// only, never as files of the kit.
+func solution(files map[string][]byte, k catalog.Kata) error {
+	refs, err := mutant.Reference(k.Solution)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		files[k.Slug+"/"+r.Name] = r.Data
+	}
+	why, err := os.ReadFile(filepath.Join(k.Solution, "WHY.md"))
+	if err != nil {
+		return err
+	}
+	files[k.Slug+"/WHY.md"] = why
+	patches, err := mutant.Paths(k.Solution)
+	if err != nil {
+		return err
+	}
+	for _, p := range patches {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[k.Slug+"/"+bundle.MutantsDir+"/"+filepath.Base(p)] = data
+	}
+	return nil
 }
 
 // exercise writes a kata's task and metadata, and its stub from git.

@@ -37,6 +37,7 @@ type Graded struct {
 	Result *grade.Result
 	Timed  bool
 	Left   time.Duration
+	Hunt   *Hunt // the bug hunt under way on the kata; nil for none
 }
 
 // Warning is something that went wrong without stopping the session, such

@@ -1,7 +1,7 @@
 // Package state keeps a learner's progress between runs of the checker: the
 // last grade of each kata, how many hints were shown, whether the decisions
-// were read on request, whether the kata ever passed and whether the
-// learner gave up on it.
+// were read on request, whether the kata ever passed, whether the
+// learner gave up on it, and its bug hunts.
 //
 // It lives in .kata/state.json at the root of the checkout, a directory git
 // ignores, so no verb that records progress writes the learner's files.
@@ -18,7 +18,12 @@
 //	      "passedOnce": false,   // some grade passed every requirement
 //	      "hintsShown": 2,       // the highest hint number shown
 //	      "decisionsRead": "2026-03-01T09:12:00Z", // when decisions NN first showed them
-//	      "gaveUp": false        // solution --give-up was run
+//	      "gaveUp": false,       // solution --give-up was run
+//	      "hunts": [             // bug hunts, oldest first; the last is under way until it ends
+//	        {"mutant": "clksleep", "started": "2026-03-01T09:30:00Z",
+//	         "solved": "2026-03-01T09:41:00Z", "ended": "2026-03-01T09:41:00Z"},
+//	        {"mutant": "sleeplast", "started": "…", "ended": "…", "gaveUp": true}
+//	      ]
 //	    }
 //	  }
 //	}
@@ -74,6 +79,73 @@ type Kata struct {
 	// DecisionsRead is when the decisions verb first showed the kata's
 	// decisions (an interview's own reveal is not counted); nil: never.
 	DecisionsRead *time.Time `json:"decisionsRead,omitempty"`
+	// Hunts are the kata's bug hunts, oldest first; the last is under way
+	// until it ends.
+	Hunts []Hunt `json:"hunts,omitempty"`
+}
+
+// Hunt is one bug hunt: which mutant was planted, and how it went.
+type Hunt struct {
+	Mutant  string    `json:"mutant"`
+	Started time.Time `json:"started"`
+	// Solved is when a check first showed the planted mistake fixed.
+	Solved *time.Time `json:"solved,omitempty"`
+	// Ended is when the hunt ended: solved, given up or reset.
+	Ended  *time.Time `json:"ended,omitempty"`
+	GaveUp bool       `json:"gaveUp,omitempty"`
+}
+
+// Hunt returns the kata's hunt under way, or nil.
+func (k *Kata) Hunt() *Hunt {
+	if n := len(k.Hunts); n > 0 && k.Hunts[n-1].Ended == nil {
+		return &k.Hunts[n-1]
+	}
+	return nil
+}
+
+// LastHunt is the mutant of the kata's latest hunt, ended or not; "" for
+// none.
+func (k *Kata) LastHunt() string {
+	if n := len(k.Hunts); n > 0 {
+		return k.Hunts[n-1].Mutant
+	}
+	return ""
+}
+
+// HuntsSolved counts the kata's hunts that were solved.
+func (k *Kata) HuntsSolved() int {
+	n := 0
+	for _, h := range k.Hunts {
+		if h.Solved != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// StartHunt ends the hunt under way, if any, and starts one of mutant.
+func (k *Kata) StartHunt(mutant string, now time.Time) {
+	k.EndHunt(now, false)
+	k.Hunts = append(k.Hunts, Hunt{Mutant: mutant, Started: now})
+}
+
+// SolveHunt marks the hunt under way solved and ended; it reports whether
+// there was one.
+func (k *Kata) SolveHunt(now time.Time) bool {
+	h := k.Hunt()
+	if h == nil {
+		return false
+	}
+	h.Solved, h.Ended = &now, &now
+	return true
+}
+
+// EndHunt ends the hunt under way, if any, unsolved; gaveUp records that
+// the learner asked for the answer.
+func (k *Kata) EndHunt(now time.Time, gaveUp bool) {
+	if h := k.Hunt(); h != nil {
+		h.Ended, h.GaveUp = &now, gaveUp
+	}
 }
 
 // State is the progress on every kata, by slug ("06-retry").

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,4 +118,39 @@ func TestRecordKeepsRepeatedPassOfTheSameFiles(t *testing.T) {
 	s.Record("06-retry", state.Grade{Fingerprint: "f2", Passed: true, Runs: 15})
 	s.Record("06-retry", state.Grade{Fingerprint: "f2", Passed: false, Runs: 1})
 	assert.False(t, s.Kata("06-retry").Last.Repeated(), "a failure of the same files is news")
+}
+
+func TestHunts(t *testing.T) {
+	root := t.TempDir()
+	t0 := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+	require.NoError(t, state.Update(root, func(s *state.State) error {
+		k := s.Kata("06-retry")
+		assert.Nil(t, k.Hunt())
+		assert.False(t, k.SolveHunt(t0), "no hunt to solve")
+		k.StartHunt("clksleep", t0)
+		return nil
+	}))
+	s, err := state.Load(root)
+	require.NoError(t, err)
+	k := s.Kata("06-retry")
+	require.NotNil(t, k.Hunt(), "a hunt under way survives the round trip")
+	assert.Equal(t, "clksleep", k.Hunt().Mutant)
+	assert.True(t, k.Hunt().Started.Equal(t0))
+
+	assert.True(t, k.SolveHunt(t0.Add(time.Minute)))
+	assert.Nil(t, k.Hunt(), "a solved hunt is over")
+	assert.Equal(t, 1, k.HuntsSolved())
+	assert.Equal(t, "clksleep", k.LastHunt())
+
+	k.StartHunt("sleeplast", t0.Add(2*time.Minute))
+	k.StartHunt("ctxfirst", t0.Add(3*time.Minute))
+	assert.Len(t, k.Hunts, 3)
+	assert.NotNil(t, k.Hunts[1].Ended, "a new hunt ends the one under way")
+	assert.False(t, k.Hunts[1].GaveUp)
+	k.EndHunt(t0.Add(4*time.Minute), true)
+	assert.Nil(t, k.Hunt())
+	assert.True(t, k.Hunts[2].GaveUp)
+	assert.Nil(t, k.Hunts[2].Solved)
+	assert.Equal(t, 1, k.HuntsSolved())
+	assert.Equal(t, "ctxfirst", k.LastHunt())
 }

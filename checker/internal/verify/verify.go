@@ -4,7 +4,8 @@
 // everything; and every mutant (a known-wrong implementation kept as a
 // patch against the reference in solutions/NN-slug/testdata/mutants, see
 // package mutant) applies and fails exactly the requirements its
-// header lists, with a message that matches its Expect pattern; and every
+// header lists, with a message that matches its Expect pattern, and has
+// the Symptom line a bug hunt starts from (package hunt); and every
 // alternative (a correct solution in another design, kept in
 // solutions/NN-slug/testdata/alternatives) passes everything; and every
 // library adapter (the kata's API built on a well-known library, kept in
@@ -29,6 +30,7 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/catch"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
 	"gokata/internal/failure"
 )
@@ -100,13 +102,13 @@ func Alternatives(k catalog.Kata) ([]string, error) {
 // Mutants lists a kata's mutants; a patch file that cannot be read is an
 // error.
 func Mutants(k catalog.Kata) ([]Mutant, error) {
-	paths, err := mutant.Paths(k.Solution)
+	ps, err := mutant.All(k.Solution)
 	if err != nil {
 		return nil, err
 	}
 	var ms []Mutant
-	for _, p := range paths {
-		m, err := ParseMutant(p)
+	for _, p := range ps {
+		m, err := NewMutant(p)
 		if err != nil {
 			return nil, err
 		}
@@ -125,6 +127,31 @@ func strays(k catalog.Kata) ([]line, error) {
 			filepath.Base(g), k.Slug[:2], filepath.ToSlash(filepath.Join("solutions", k.Slug, "testdata", "mutants", filepath.Base(g))))})
 	}
 	return ls, err
+}
+
+// hunts checks what bug hunts read in the mutants' headers (package
+// hunt): exactly one Symptom each, and a Why that names a paragraph of
+// WHY.md. One line per problem, or one line that counts the hunts.
+func hunts(k catalog.Kata, ms []Mutant) []line {
+	var ls []line
+	n := 0
+	for _, m := range ms {
+		b, err := hunt.Read(m.Patch)
+		if err == nil {
+			_, err = hunt.Why(k.Solution, b)
+		}
+		if err != nil {
+			ls = append(ls, line{false, err.Error()})
+			continue
+		}
+		if b.NoHunt == "" {
+			n++
+		}
+	}
+	if len(ls) == 0 && len(ms) > 0 {
+		ls = append(ls, line{true, fmt.Sprintf("bug hunts: %d of %s have a symptom to hunt from", n, plural(len(ms), "mutant"))})
+	}
+	return ls
 }
 
 // line is one checked fact of the report.
@@ -186,6 +213,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 			}
 			ms = append(ms, m)
 		}
+		lines[i] = append(lines[i], hunts(k, ms)...)
 		stray, err := strays(k)
 		if err != nil {
 			return false, err

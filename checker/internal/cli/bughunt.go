@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/hunt"
+	"gokata/checker/internal/mutant"
+	"gokata/checker/internal/session"
+	"gokata/checker/internal/state"
+)
+
+// bughunt writes a kata's reference with one of its mutants planted into
+// the exercise, after backing up the learner's files as reset does, and
+// prints the bug report; --give-up shows the planted change and ends the
+// hunt.
+var bughuntVerb = verb{
+	name: "bughunt", args: "NN", section: learning, needs: needKata,
+	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are kept in .kata/backup",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		force := fs.Bool("force", false, "do not ask before replacing your files")
+		pick := fs.String("pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\nchecker mutant NN lists them)")
+		giveUp := fs.Bool("give-up", false, "end the hunt under way and show the planted change against the reference")
+		return func(c *call) (int, error) {
+			if *giveUp {
+				return giveUpHunt(c.cat, c.kata, c.env)
+			}
+			return plantHunt(c.cat, c.kata, *pick, *force, c.env)
+		}
+	},
+}
+
+func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, env Env) (int, error) {
+	bugs, err := hunt.Bugs(k.Solution)
+	if err != nil {
+		return 0, err
+	}
+	p := progress(cat.Root, env).Kata(k.Slug)
+	var b hunt.Bug
+	if pick != "" {
+		b, err = hunt.Find(bugs, pick)
+		if err != nil {
+			return 0, &usageError{err.Error(), ""}
+		}
+	} else if b, err = hunt.Pick(bugs, p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
+		return 0, fmt.Errorf("kata %s: %w", k.Slug, err)
+	} else if err != nil {
+		return 0, err
+	}
+	files, err := hunt.Plant(k.Solution, b)
+	if err != nil {
+		return 0, err
+	}
+	ch, err := changesTo(k, files)
+	if err != nil {
+		return 0, err
+	}
+	unseen := !p.PassedOnce && !p.GaveUp
+	fmt.Fprintf(env.Stdout, "Bug hunt in %s: your code is replaced by a working solution with one mistake planted in it.\n", k.Slug)
+	if unseen {
+		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its solution. Going ahead counts\nas giving up on the kata (as solution --give-up does); to solve it first: make check EX=%s\n", k.Slug, k.ID())
+	}
+	backup, ok, err := ch.apply(cat, k, "write", files, force, env)
+	if err != nil || !ok {
+		return ExitFail, err
+	}
+	now := env.clock().Now()
+	saveProgress(cat.Root, env, func(s *state.State) {
+		sk := s.Kata(k.Slug)
+		sk.Last = nil
+		sk.StartHunt(b.Name, now)
+		if unseen {
+			sk.GaveUp = true
+		}
+	})
+	if backup != "" {
+		fmt.Fprintf(env.Stdout, "Your files are in %s/.\n", rel(cat.Root, backup))
+	}
+	bugReport(env.Stdout, cat.Root, k, b, files)
+	return ExitPass, nil
+}
+
+// bugReport is what the learner starts from: the kata, its API, the
+// symptom in a user's words, and what to do.
+func bugReport(w io.Writer, root string, k catalog.Kata, b hunt.Bug, files map[string][]byte) {
+	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
+	fmt.Fprintf(w, "The code: %s in %s (the API and its contract: the doc comments, and README.md).\n",
+		strings.Join(hunt.API(files), ", "), rel(root, k.Exercise))
+	fmt.Fprintf(w, "What a user saw:\n\n    %s\n\n", b.Symptom)
+	fmt.Fprintln(w, "Find the mistake and fix it; the hidden tests know the bug.")
+	fmt.Fprintf(w, "  make check EX=%s             grade your fix\n", k.ID())
+	fmt.Fprintf(w, "  make bughunt EX=%s GIVEUP=1  give up: the planted change, and the hunt ends\n", k.ID())
+}
+
+// giveUpHunt ends the hunt under way and shows what was planted: the diff
+// from the planted code to the reference, and the mistake.
+func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
+	h := progress(cat.Root, env).Kata(k.Slug).Hunt()
+	if h == nil {
+		fmt.Fprintf(env.Stderr, "No bug hunt is under way in %s: make bughunt EX=%s starts one.\n", k.Slug, k.ID())
+		return ExitFail, nil
+	}
+	b, err := session.HuntBug(k, h.Mutant)
+	if err != nil {
+		return 0, err
+	}
+	planted, err := hunt.Plant(k.Solution, b)
+	if err != nil {
+		return 0, err
+	}
+	ref, err := hunt.Reference(k.Solution)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(env.Stdout, "The planted mistake in %s (%s): %s\n\nThe fix, from the planted code to the reference:\n\n", k.Slug, b.Name, b.Mistake)
+	names := make([]string, 0, len(planted))
+	for n := range planted {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprint(env.Stdout, mutant.Diff(n, planted[n], ref[n]))
+	}
+	if why, err := hunt.Why(k.Solution, b); err == nil && why != "" {
+		fmt.Fprintf(env.Stdout, "\nFrom WHY.md:\n\n%s\n", why)
+	}
+	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).EndHunt(env.clock().Now(), true) })
+	fmt.Fprintf(env.Stdout, "\nThe hunt is over; your files are as you left them. Another one: make bughunt EX=%s\n", k.ID())
+	return ExitPass, nil
+}
+
+// huntVerdict follows a grade of a kata with a bug hunt under way: once
+// fixed, the planted mistake and why it matters.
+func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed bool) {
+	switch {
+	case h == nil:
+	case h.Fixed:
+		fmt.Fprintf(w, "\nBug hunt solved: you found and fixed the planted mistake (%s).\n  The mistake: %s\n", h.Mutant, h.Mistake)
+		if h.Why != "" {
+			fmt.Fprintf(w, "\nWhy it matters, from WHY.md:\n\n%s\n", h.Why)
+		}
+		fmt.Fprintf(w, "\nAnother hunt: make bughunt EX=%s · all of WHY.md and the reference: make solution EX=%s\n", k.ID(), k.ID())
+	case passed:
+		fmt.Fprintf(w, "\nBug hunt: every requirement passes, but the planted mistake also breaks %s: fix that too.\n", strings.Join(h.Bonus, ", "))
+	default:
+		fmt.Fprintf(w, "\nBug hunt under way in %s; to give up: make bughunt EX=%s GIVEUP=1\n", k.Slug, k.ID())
+	}
+}
