@@ -23,8 +23,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gofiles"
@@ -111,55 +109,33 @@ func (s *Suite) target(code map[string]string, tmp string) (grade.Target, error)
 	return t, nil
 }
 
-// reference lists the reference's source files by name.
-func reference(k catalog.Kata) (map[string]string, error) {
-	fs, err := gofiles.Regular(k.Solution, false)
-	if err != nil {
-		return nil, err
-	}
-	if len(fs) == 0 {
-		return nil, fmt.Errorf("kata %s: no reference in %s", k.Slug, k.Solution)
-	}
+// write puts the code under test into tmp: the reference's files, with
+// the mutant's in place of those it changes. It returns file name → path.
+func write(tmp string, srcs ...[]mutant.Source) (map[string]string, error) {
 	code := map[string]string{}
-	for _, f := range fs {
-		code[filepath.Base(f)] = f
+	for _, ss := range srcs {
+		for _, src := range ss {
+			p := filepath.Join(tmp, src.Name)
+			if err := os.WriteFile(p, src.Data, 0o600); err != nil {
+				return nil, err
+			}
+			code[src.Name] = p
+		}
 	}
 	return code, nil
 }
 
-// Reference runs the suite against the reference.
+// Reference runs the suite against the reference. In a kit, the
+// reference is what the checker carries (package bundle), unpacked into
+// a temporary directory; only there is it compiled from.
 func (s *Suite) Reference(ctx context.Context, tc *grade.Toolchain, root string, opt grade.Options) (*grade.Result, error) {
-	code, err := reference(s.Kata)
-	if err != nil {
-		return nil, err
-	}
-	return s.grade(ctx, tc, root, code, opt)
+	return s.grade(ctx, tc, root, nil, opt)
 }
 
 // Mutant runs the suite against mutant m: the reference with m's patch
-// applied. A patch that no longer applies is an error (ErrStale).
+// applied. A patch that no longer applies is a *StaleError.
 func (s *Suite) Mutant(ctx context.Context, tc *grade.Toolchain, root string, m *mutant.Mutant, opt grade.Options) (*grade.Result, error) {
-	code, err := reference(s.Kata)
-	if err != nil {
-		return nil, err
-	}
-	srcs, err := m.Apply(s.Kata.Solution)
-	if err != nil {
-		return nil, &StaleError{err}
-	}
-	tmp, err := os.MkdirTemp("", "mutant-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	for _, src := range srcs {
-		p := filepath.Join(tmp, src.Name)
-		if err := os.WriteFile(p, src.Data, 0o600); err != nil {
-			return nil, err
-		}
-		code[src.Name] = p
-	}
-	return s.grade(ctx, tc, root, code, opt)
+	return s.grade(ctx, tc, root, m, opt)
 }
 
 // StaleError is a mutant whose patch no longer applies to the reference.
@@ -168,12 +144,27 @@ type StaleError struct{ Err error }
 func (e *StaleError) Error() string { return e.Err.Error() }
 func (e *StaleError) Unwrap() error { return e.Err }
 
-func (s *Suite) grade(ctx context.Context, tc *grade.Toolchain, root string, code map[string]string, opt grade.Options) (*grade.Result, error) {
+// grade runs the suite against the reference, or mutant m if not nil.
+func (s *Suite) grade(ctx context.Context, tc *grade.Toolchain, root string, m *mutant.Mutant, opt grade.Options) (*grade.Result, error) {
+	ref, err := mutant.Reference(s.Kata.Solution)
+	if err != nil {
+		return nil, fmt.Errorf("kata %s: %w", s.Kata.Slug, err)
+	}
+	var patched []mutant.Source
+	if m != nil {
+		if patched, err = m.Apply(s.Kata.Solution); err != nil {
+			return nil, &StaleError{err}
+		}
+	}
 	tmp, err := os.MkdirTemp("", "catch-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	code, err := write(tmp, ref, patched)
+	if err != nil {
+		return nil, err
+	}
 	t, err := s.target(code, tmp)
 	if err != nil {
 		return nil, err
@@ -182,19 +173,4 @@ func (s *Suite) grade(ctx context.Context, tc *grade.Toolchain, root string, cod
 }
 
 // Mutants reads kata k's mutants, sorted by name.
-func Mutants(k catalog.Kata) ([]*mutant.Mutant, error) {
-	paths, err := mutant.Paths(k.Solution)
-	if err != nil {
-		return nil, err
-	}
-	var ms []*mutant.Mutant
-	for _, p := range paths {
-		m, err := mutant.Load(p)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	slices.SortFunc(ms, func(a, b *mutant.Mutant) int { return strings.Compare(a.Name, b.Name) })
-	return ms, nil
-}
+func Mutants(k catalog.Kata) ([]*mutant.Mutant, error) { return mutant.All(k.Solution) }
