@@ -213,7 +213,7 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
 			v := classifyCrash(run.Output(), dir, e, g.timeout())
-			if v.Kind == failure.Exit && e.receipts.Valid == 0 {
+			if v.Kind == failure.Exit && e.receipts.Valid == 0 && !g.own {
 				v = endedEarlyVerdict(e)
 			} else {
 				v.Message += " (before or between the tests: in an init function?)"
@@ -237,7 +237,11 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 			} else if v.Kind == failure.Panic {
 				// The harness recovers panics on the goroutines it runs,
 				// so this one came from a goroutine the code started.
-				v.Message = "a goroutine your code started panicked: " + strings.TrimPrefix(v.Message, "panic: ")
+				who := "a goroutine your code started"
+				if g.own {
+					who = "a goroutine" // the learner's tests' or the code's: both are under test
+				}
+				v.Message = who + " panicked: " + strings.TrimPrefix(v.Message, "panic: ")
 			}
 			verdicts[name] = TestResult{Name: name, Verdict: v, Output: run.Tests[name].Printed()}
 			g.hung = g.hung || v.Kind == failure.Timeout || v.Kind == failure.MutexHang

@@ -14,9 +14,12 @@ import (
 // next), and the score.
 func Catch(w io.Writer, r *catch.Report, s Style) {
 	k := r.Kata
-	fmt.Fprintf(w, "%s · catch · your tests against the reference and %d known mistakes\n\n", k.Slug, len(r.Mutants))
+	fmt.Fprintf(w, "%s · catch · your tests against the reference and %s\n", k.Slug, plural(len(r.Mutants), "known mistake"))
 	if !r.Race && r.NoRace != "" {
-		fmt.Fprintf(w, "%s\n\n", s.dim("run without the race detector: "+r.NoRace))
+		fmt.Fprintf(w, "\n%s\n", s.dim("run without the race detector: "+r.NoRace))
+	}
+	if len(r.Gate) > 0 || r.Build != nil {
+		fmt.Fprintln(w)
 	}
 	if len(r.Gate) > 0 {
 		fmt.Fprintf(w, "  %s gate: your tests use what the grader does not allow\n", s.bad())
@@ -35,7 +38,7 @@ func Catch(w io.Writer, r *catch.Report, s Style) {
 		return
 	}
 	if r.Runs > 1 {
-		fmt.Fprintf(w, "Each of your %d tests ran %d times, shuffled, on every version: a test must give the same answer every time.\n", len(r.Tests), r.Runs)
+		fmt.Fprintf(w, "\nEach of your %d tests ran %d times, shuffled, on every version: a test must give the same answer every time.\n", len(r.Tests), r.Runs)
 	}
 	if len(r.Alarms) > 0 {
 		fmt.Fprintf(w, "\nFalse alarms: these tests fail on the correct code\n")
@@ -55,8 +58,11 @@ func Catch(w io.Writer, r *catch.Report, s Style) {
 			}
 		}
 	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "\nSkipped: these tests catch nothing\n")
+	}
 	for _, t := range r.Skipped {
-		fmt.Fprintf(w, "  %s %s skipped itself: it catches nothing\n", s.none(), t)
+		fmt.Fprintf(w, "  %s %s\n", s.none(), t)
 	}
 	var caught, missed []catch.Verdict
 	for _, v := range r.Mutants {
@@ -70,7 +76,7 @@ func Catch(w io.Writer, r *catch.Report, s Style) {
 		fmt.Fprintf(w, "\nCaught: the mistake each one made\n")
 		for _, v := range caught {
 			fmt.Fprintf(w, "  %s %s\n", s.ok(), v.Mistake)
-			fmt.Fprintf(w, "        %s\n", s.dim("by "+strings.Join(v.By, ", ")))
+			fmt.Fprintf(w, "        %s\n", s.dim("by "+names(v.By)))
 		}
 	}
 	if len(missed) > 0 {
@@ -110,4 +116,19 @@ func catchNext(r *catch.Report) string {
 		return "fix what the gate found, then make catch EX=" + r.Kata.ID() + " again."
 	}
 	return "pick a symptom above, write a test that fails on it and passes on correct code, then make catch EX=" + r.Kata.ID() + " again."
+}
+
+// names lists tests, the first three by name.
+func names(ts []string) string {
+	if len(ts) <= 3 {
+		return strings.Join(ts, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ts[:3], ", "), len(ts)-3)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
