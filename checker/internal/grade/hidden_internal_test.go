@@ -62,3 +62,26 @@ func TestReadHiddenOfTheKatas(t *testing.T) {
 	assert.True(t, h.scheduling["TestR1_RacingSubmittersNeverPanic"], "it repeats its scenario in fresh bubbles")
 	assert.False(t, h.scheduling["TestR4_RepeatedShutdownReturnsTheSameResult"])
 }
+
+// A learner's own tests (catch) are every test the go command would run,
+// each graded by itself, and need no TestMain: the grader brings one.
+func TestReadOwnTests(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "mine_test.go")
+	require.NoError(t, os.WriteFile(p, []byte(`package k
+import ("testing"; "gokata/internal/katatest")
+func TestRetry(t *testing.T) {}
+func TestR1_LikeHidden(t *testing.T) { katatest.Repeat(t, 3, func(h *katatest.H) {}) }
+func Test(t *testing.T) {}
+func Testable(t *testing.T) {}
+func TestTwo(t *testing.T, n int) {}
+func TestBench(b *testing.B) {}
+func BenchmarkX(b *testing.B) {}
+func helper(t *testing.T) {}
+`), 0o644))
+	h, err := readTests(catalog.Kata{Slug: "00-k", Solution: dir}, []string{p}, true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"TestRetry", "TestR1_LikeHidden", "Test"}, h.names)
+	assert.Equal(t, map[string]string{"TestRetry": "TestRetry", "TestR1_LikeHidden": "TestR1_LikeHidden", "Test": "Test"}, h.itemOf)
+	assert.Equal(t, map[string]bool{"TestR1_LikeHidden": true}, h.scheduling)
+}
