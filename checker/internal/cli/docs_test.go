@@ -28,6 +28,9 @@ import (
 //     copy of the checkout (one per guide, so state carries from block to
 //     block), with an empty HOME. A line "..." matches any number of lines;
 //     durations and make's Makefile line numbers are masked on both sides.
+//   - A ```go block whose info string names a file ("go file=PATH") is
+//     written to PATH in that copy before the blocks after it run: a guide's
+//     example test is real code that the next console block runs.
 //   - A ```sh block, and inline code that starts with "make " or
 //     "bin/checker ", shows commands that are not run here (interactive or
 //     slow ones). Each must name a real make target and variables, or a
@@ -63,6 +66,15 @@ func TestDocs(t *testing.T) {
 							}
 						}
 					}
+				case "go":
+					if path, ok := strings.CutPrefix(b.info, "file="); ok {
+						if repo == "" {
+							repo = freshRepo(t, root)
+						}
+						p := filepath.Join(repo, filepath.FromSlash(path))
+						require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+						require.NoError(t, os.WriteFile(p, []byte(strings.Join(b.lines, "\n")+"\n"), 0o644))
+					}
 				case "console":
 					if repo == "" {
 						repo = freshRepo(t, root)
@@ -83,6 +95,7 @@ func TestDocs(t *testing.T) {
 // block is a fenced code block: its info string and its lines.
 type block struct {
 	lang  string
+	info  string // what follows the language: "file=PATH"
 	line  int // of the opening fence, 1-based
 	lines []string
 }
@@ -102,7 +115,8 @@ func parseMarkdown(s string) (blocks []block, spans []span) {
 	for i, line := range strings.Split(s, "\n") {
 		if fence := strings.TrimSpace(line); strings.HasPrefix(fence, "```") {
 			if cur == nil {
-				cur = &block{lang: strings.TrimSpace(strings.TrimPrefix(fence, "```")), line: i + 1}
+				lang, info, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(fence, "```")), " ")
+				cur = &block{lang: lang, info: strings.TrimSpace(info), line: i + 1}
 			} else {
 				blocks, cur = append(blocks, *cur), nil
 			}
@@ -366,6 +380,11 @@ func TestDocsMatching(t *testing.T) {
 	assert.False(t, outputMatches([]string{"R6"}, "R1\n"))
 	assert.True(t, outputMatches([]string{"Score: 0/7"}, "checker: building 06-retry under the race detector: about a minute…\nchecker: built 06-retry in 41s\nScore: 0/7\n"),
 		"a slow build's progress lines depend on the machine's load")
+
+	blocks, _ := parseMarkdown("```go file=exercises/03-bounded/a_test.go\npackage bounded\n```\n```console\n$ ls\n```\n")
+	require.Len(t, blocks, 2)
+	assert.Equal(t, block{lang: "go", info: "file=exercises/03-bounded/a_test.go", line: 1, lines: []string{"package bounded"}}, blocks[0], "a Go example written to a file")
+	assert.Equal(t, "console", blocks[1].lang)
 
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)
