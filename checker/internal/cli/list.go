@@ -63,7 +63,7 @@ func (st status) text(style report.Style) string {
 
 var listVerb = verb{
 	name: "list", section: learning, needs: needCatalog, inOrder: true,
-	summary: "the katas with your status: not started, k of n, passed, bonus k of m,\nbug hunts solved",
+	summary: "the katas with your status: not started, k of n, passed, bonus k of m,\nbug hunts solved, what your own tests catch",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		colorFlag(fs)
 		return func(c *call) (int, error) { return list(c.cat, c.style, c.env) }
@@ -80,7 +80,7 @@ func list(cat *catalog.Catalog, style report.Style, env Env) (int, error) {
 	for _, k := range cat.Katas {
 		st := statusOf(k, s)
 		pad := width - utf8.RuneCountInString(k.Title)
-		fmt.Fprintf(env.Stdout, "%s  %s%*s  %-12s %3d min  %s%s\n", k.ID(), k.Title, pad, "", k.Difficulty, k.Minutes, st.text(style), hunts(s.Kata(k.Slug)))
+		fmt.Fprintf(env.Stdout, "%s  %s%*s  %-12s %3d min  %s%s\n", k.ID(), k.Title, pad, "", k.Difficulty, k.Minutes, st.text(style), hunts(s.Kata(k.Slug))+catchScore(s.Kata(k.Slug)))
 		switch {
 		case st.passed:
 			passed++
@@ -122,6 +122,21 @@ func hunts(k *state.Kata) string {
 		t += " · bug hunt under way"
 	}
 	return t
+}
+
+// catchScore is what list adds about the learner's own tests: the last
+// catch score.
+func catchScore(k *state.Kata) string {
+	c := k.Catch
+	switch {
+	case c == nil:
+		return ""
+	case c.FalseAlarms == 1:
+		return fmt.Sprintf(" · tests catch %d of %d, 1 false alarm", c.Caught, c.Mutants)
+	case c.FalseAlarms > 1:
+		return fmt.Sprintf(" · tests catch %d of %d, %d false alarms", c.Caught, c.Mutants, c.FalseAlarms)
+	}
+	return fmt.Sprintf(" · tests catch %d of %d", c.Caught, c.Mutants)
 }
 
 // nextStep is where a learner goes next: the first kata, in order, whose

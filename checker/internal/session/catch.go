@@ -6,6 +6,7 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/catch"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/state"
 )
 
 // Catcher runs a learner's own tests against the kata's reference and its
@@ -46,6 +47,19 @@ func (c *Catcher) Catch(ctx context.Context, k catalog.Kata) (*catch.Report, err
 	if err != nil {
 		return nil, err
 	}
+	if r.Ran() {
+		if err := recordCatch(c.Root, k.Slug, r); err != nil {
+			emit.emit(Warning{"catch score not saved: " + err.Error()})
+		}
+	}
 	emit.emit(Caught{Report: r})
 	return r, nil
+}
+
+// recordCatch writes the score of report r to the state file, for list.
+func recordCatch(root, slug string, r *catch.Report) error {
+	return state.Update(root, func(s *state.State) error {
+		s.Kata(slug).Catch = &state.Catch{Caught: r.Caught(), Mutants: len(r.Mutants), FalseAlarms: len(r.Alarms)}
+		return nil
+	})
 }

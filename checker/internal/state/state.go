@@ -1,7 +1,8 @@
 // Package state keeps a learner's progress between runs of the checker: the
 // last grade of each kata, how many hints were shown, whether the decisions
 // were read on request, whether the kata ever passed, whether the
-// learner gave up on it, and its bug hunts.
+// learner gave up on it, its bug hunts, and the last score of the
+// learner's own tests (catch).
 //
 // It lives in .kata/state.json at the root of the checkout, a directory git
 // ignores, so no verb that records progress writes the learner's files.
@@ -23,7 +24,8 @@
 //	        {"mutant": "clksleep", "started": "2026-03-01T09:30:00Z",
 //	         "solved": "2026-03-01T09:41:00Z", "ended": "2026-03-01T09:41:00Z"},
 //	        {"mutant": "sleeplast", "started": "…", "ended": "…", "gaveUp": true}
-//	      ]
+//	      ],
+//	      "catch": {"caught": 6, "mutants": 18, "falseAlarms": 0} // the last catch run of the learner's tests
 //	    }
 //	  }
 //	}
@@ -82,6 +84,17 @@ type Kata struct {
 	// Hunts are the kata's bug hunts, oldest first; the last is under way
 	// until it ends.
 	Hunts []Hunt `json:"hunts,omitempty"`
+	// Catch is the score of the last catch run that ran the learner's
+	// tests; nil: none.
+	Catch *Catch `json:"catch,omitempty"`
+}
+
+// Catch is the score of a catch run: the mutants the learner's tests
+// caught, and the tests that failed on the reference.
+type Catch struct {
+	Caught      int `json:"caught"`
+	Mutants     int `json:"mutants"`
+	FalseAlarms int `json:"falseAlarms"`
 }
 
 // Hunt is one bug hunt: which mutant was planted, and how it went.
