@@ -32,10 +32,7 @@ var catchVerb = verb{
 }
 
 func catchKata(c *call, repeat int) (int, error) {
-	if repeat < 1 {
-		return 0, &usageError{"--repeat must be 1 or more", "checker catch " + c.kata.ID() + " --repeat=5"}
-	}
-	opt := c.opt
+	opt := c.opt // --repeat checked with the other flags (repeatOptions)
 	opt.Repeat, opt.CPU = repeat, ""
 	if c.tc.Kit == nil {
 		if err := catchAsCommitted(c.ctx, c.cat.Root, c.kata, c.env); err != nil {

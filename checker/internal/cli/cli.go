@@ -298,7 +298,7 @@ func verifyKatas(c *call, repeatCorrect int, cpu string) (int, error) {
 	correct := c.opt
 	if repeatCorrect > 0 {
 		var err error
-		if correct, err = repeatOptions(c.opt.Timeout, repeatCorrect, cpu); err != nil {
+		if correct, err = repeatOptions(c.verb, c.opt.Timeout, repeatCorrect, cpu); err != nil {
 			return 0, err
 		}
 	}
@@ -319,16 +319,17 @@ func verifyKatas(c *call, repeatCorrect int, cpu string) (int, error) {
 
 var cpuListRE = regexp.MustCompile(`^[1-9][0-9]*(,[1-9][0-9]*)*$`)
 
-// repeatOptions checks the --timeout, --repeat and --cpu flags.
-func repeatOptions(timeout time.Duration, repeat int, cpu string) (grade.Options, error) {
+// repeatOptions checks the --timeout, --repeat and --cpu flags of verb.
+func repeatOptions(verb string, timeout time.Duration, repeat int, cpu string) (grade.Options, error) {
 	opt := grade.DefaultOptions
+	try := "checker " + verb + " " + nextMark
 	switch {
 	case timeout <= 0:
-		return opt, &usageError{"--timeout must be positive", "checker check " + nextMark + " --timeout=5s"}
+		return opt, &usageError{"--timeout must be positive", try + " --timeout=5s"}
 	case repeat < 1:
-		return opt, &usageError{"--repeat must be 1 or more", "checker check " + nextMark + " --repeat=20"}
+		return opt, &usageError{"--repeat must be 1 or more", try + " --repeat=20"}
 	case cpu != "" && !cpuListRE.MatchString(cpu):
-		return opt, &usageError{fmt.Sprintf("--cpu=%s: give GOMAXPROCS values like 1,2,4", cpu), "checker check " + nextMark + " --repeat=20 --cpu=1,2,4"}
+		return opt, &usageError{fmt.Sprintf("--cpu=%s: give GOMAXPROCS values like 1,2,4", cpu), try + " --repeat=20 --cpu=1,2,4"}
 	}
 	if repeat > 1 && cpu == "" {
 		cpu = "1,2,4"

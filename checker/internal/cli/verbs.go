@@ -181,7 +181,7 @@ func (c *call) commonFlags(fs *flag.FlagSet) error {
 		if f := fs.Lookup("cpu"); f != nil {
 			cpu = f.Value.String()
 		}
-		c.opt, err = repeatOptions(timeout, repeat, cpu)
+		c.opt, err = repeatOptions(c.verb, timeout, repeat, cpu)
 	}
 	return err
 }
