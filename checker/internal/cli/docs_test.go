@@ -96,7 +96,7 @@ func TestDocs(t *testing.T) {
 type block struct {
 	lang  string
 	info  string // what follows the language: "file=PATH"
-	line  int // of the opening fence, 1-based
+	line  int    // of the opening fence, 1-based
 	lines []string
 }
 
