@@ -14,7 +14,15 @@
 // place of the learner's code, built once under -race and run with a time
 // limit, so a panic, hang or leak in a test is a verdict on that test. The
 // learner's own tests first pass the gate, as the learner's code does
-// (CheckTests).
+// (CheckTests). With grade.Options.Repeat each test runs several times,
+// shuffled: one that passes and fails on the same code is flaky, a false
+// alarm on the reference and no catch on a mutant.
+//
+// The reference and the mutants are read from the kata's solution
+// directory: solutions/NN-slug in the repository, and in a candidate kit
+// the temporary directory where the kit's checker unpacked what it
+// carries (package bundle). Either way they are copied to a temporary
+// directory and laid over the exercise, never written into it.
 package catch
 
 import (
