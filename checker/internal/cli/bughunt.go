@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/hunt"
@@ -62,11 +63,11 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, en
 		return 0, err
 	}
 	unseen := !p.PassedOnce && !p.GaveUp
-	fmt.Fprintf(env.Stdout, "Bug hunt in %s: your code is replaced by a working solution with one mistake planted in it.\n", k.Slug)
+	fmt.Fprintf(env.Stdout, "Bug hunt in %s: a working solution with one real mistake planted in it\nreplaces your code.\n", k.Slug)
 	if unseen {
-		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its solution. Going ahead counts\nas giving up on the kata (as solution --give-up does); to solve it first: make check EX=%s\n", k.Slug, k.ID())
+		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", k.Slug, k.ID())
 	}
-	backup, ok, err := ch.apply(cat, k, "write", files, force, env)
+	_, ok, err := ch.apply(cat, k, "write", files, force, env)
 	if err != nil || !ok {
 		return ExitFail, err
 	}
@@ -79,9 +80,6 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, en
 			sk.GaveUp = true
 		}
 	})
-	if backup != "" {
-		fmt.Fprintf(env.Stdout, "Your files are in %s/.\n", rel(cat.Root, backup))
-	}
 	bugReport(env.Stdout, cat.Root, k, b, files)
 	return ExitPass, nil
 }
@@ -90,12 +88,38 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, en
 // symptom in a user's words, and what to do.
 func bugReport(w io.Writer, root string, k catalog.Kata, b hunt.Bug, files map[string][]byte) {
 	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
-	fmt.Fprintf(w, "The code: %s in %s (the API and its contract: the doc comments, and README.md).\n",
+	fmt.Fprintf(w, "The code: %s in %s\n(the contract: its doc comments, and README.md).\n\n",
 		strings.Join(hunt.API(files), ", "), rel(root, k.Exercise))
-	fmt.Fprintf(w, "What a user saw:\n\n    %s\n\n", b.Symptom)
+	fmt.Fprintf(w, "What a user saw:\n\n%s\n\n", indent(wrap(b.Symptom, 72), "    "))
 	fmt.Fprintln(w, "Find the mistake and fix it; the hidden tests know the bug.")
 	fmt.Fprintf(w, "  make check EX=%s             grade your fix\n", k.ID())
-	fmt.Fprintf(w, "  make bughunt EX=%s GIVEUP=1  give up: the planted change, and the hunt ends\n", k.ID())
+	fmt.Fprintf(w, "  make bughunt EX=%s GIVEUP=1  give up: see the planted change; the hunt ends\n", k.ID())
+}
+
+// wrap breaks text into lines of at most width characters, between words.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, word := range strings.Fields(text) {
+		l := utf8.RuneCountInString(word)
+		switch {
+		case n == 0:
+		case n+1+l > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += l
+	}
+	return b.String()
+}
+
+// indent puts prefix before every line of text.
+func indent(text, prefix string) string {
+	return prefix + strings.ReplaceAll(text, "\n", "\n"+prefix)
 }
 
 // giveUpHunt ends the hunt under way and shows what was planted: the diff
