@@ -24,7 +24,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint decisions solution reset doctor interview report pack verify mutant docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint decisions solution reset bughunt doctor interview report pack verify mutant docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -53,6 +53,9 @@ solution: $(CHECKER) ## the reference and its WHY after a pass: make solution EX
 
 reset: $(CHECKER) ## back to the untouched stub, your files backed up: make reset EX=06 (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
+
+bughunt: $(CHECKER) ## find and fix a real mistake planted in a working solution: make bughunt EX=06 (FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
+	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(GIVEUP),--give-up)
 
 doctor: ## first run: check Go, gcc and modules, warm the race build (about a minute)
 	@echo "Building the checker (the first time, this also fetches the Go modules)..."

@@ -26,7 +26,7 @@ var bughuntVerb = verb{
 	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are kept in .kata/backup",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		force := fs.Bool("force", false, "do not ask before replacing your files")
-		pick := fs.String("pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\nchecker mutant NN lists them)")
+		pick := fs.String("pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\na name that is not one lists them)")
 		giveUp := fs.Bool("give-up", false, "end the hunt under way and show the planted change against the reference")
 		return func(c *call) (int, error) {
 			if *giveUp {
