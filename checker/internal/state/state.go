@@ -18,7 +18,11 @@
 //	      "passedOnce": false,   // some grade passed every requirement
 //	      "hintsShown": 2,       // the highest hint number shown
 //	      "decisionsRead": "2026-03-01T09:12:00Z", // when decisions NN first showed them
-//	      "gaveUp": false        // solution --give-up was run
+//	      "gaveUp": false,       // solution --give-up was run
+//	      "gaveUpAt": "…",       // when (omitted in files written before it)
+//	      "solutionShown": "…",  // when solution NN first showed the reference
+//	      "hintLog": [{"n": 1, "at": "2026-03-01T09:20:00+01:00", "via": "hint"}]
+//	                             // every hint shown, by the hint verb or an interview
 //	    }
 //	  }
 //	}
@@ -30,8 +34,6 @@
 package state
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +42,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"gokata/checker/internal/gofiles"
+	"gokata/checker/internal/fingerprint"
 )
 
 // Dir is the directory, relative to the checkout's root, that holds the
@@ -74,6 +76,28 @@ type Kata struct {
 	// DecisionsRead is when the decisions verb first showed the kata's
 	// decisions (an interview's own reveal is not counted); nil: never.
 	DecisionsRead *time.Time `json:"decisionsRead,omitempty"`
+	// GaveUpAt is when solution --give-up was first run; nil in files
+	// written before it was kept, or without a give-up.
+	GaveUpAt *time.Time `json:"gaveUpAt,omitempty"`
+	// SolutionShown is when the solution verb first showed the reference.
+	SolutionShown *time.Time `json:"solutionShown,omitempty"`
+	// HintLog is every hint shown, in order: an interview's record lists
+	// them, whichever verb showed them.
+	HintLog []HintRead `json:"hintLog,omitempty"`
+}
+
+// HintRead is a hint shown: its number, when, and by which verb ("hint",
+// "interview").
+type HintRead struct {
+	N   int       `json:"n"`
+	At  time.Time `json:"at"`
+	Via string    `json:"via"`
+}
+
+// ShowHint notes that hint n was shown at at by verb via.
+func (k *Kata) ShowHint(n int, at time.Time, via string) {
+	k.HintsShown = max(k.HintsShown, n)
+	k.HintLog = append(k.HintLog, HintRead{N: n, At: at, Via: via})
 }
 
 // State is the progress on every kata, by slug ("06-retry").
@@ -172,24 +196,6 @@ func Update(root string, change func(*State) error) error {
 	return os.Rename(tmp.Name(), Path(root))
 }
 
-// Fingerprint hashes the names and contents of the non-test .go files of
-// dir: the files a grade reads.
-func Fingerprint(dir string) (string, error) {
-	d, err := gofiles.List(dir, false)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	for _, o := range d.Odd { // never opened: a named pipe would block
-		fmt.Fprintf(h, "%s %s\n", filepath.Base(o.Path), o.Kind)
-	}
-	for _, n := range d.Files {
-		data, err := os.ReadFile(n)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", filepath.Base(n), len(data))
-		h.Write(data)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// Fingerprint is the fingerprint of the non-test .go files of dir: the
+// files a grade reads (see package fingerprint).
+func Fingerprint(dir string) (string, error) { return fingerprint.Code(dir) }
