@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 )
 
@@ -37,6 +38,10 @@ type Graded struct {
 	Result *grade.Result
 	Timed  bool
 	Left   time.Duration
+	// Code is the learner's files as graded (name → content), read
+	// before the grade; Fingerprint is theirs and the hidden tests'.
+	Code        map[string][]byte
+	Fingerprint fingerprint.Pair
 }
 
 // Warning is something that went wrong without stopping the session, such
