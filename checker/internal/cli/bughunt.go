@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -77,7 +76,7 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, en
 		sk.Last = nil
 		sk.StartHunt(b.Name, now)
 		if unseen {
-			sk.GaveUp = true
+			sk.GaveUp, sk.GaveUpAt = true, &now
 		}
 	})
 	bugReport(env.Stdout, cat.Root, k, b, files)
@@ -143,14 +142,7 @@ func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
 		return 0, err
 	}
 	fmt.Fprintf(env.Stdout, "The planted mistake in %s (%s): %s\n\nThe fix, from the planted code to the reference:\n\n", k.Slug, b.Name, b.Mistake)
-	names := make([]string, 0, len(planted))
-	for n := range planted {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprint(env.Stdout, mutant.Diff(n, planted[n], ref[n]))
-	}
+	fmt.Fprint(env.Stdout, mutant.Diff(planted, ref))
 	if why, err := hunt.Why(k.Solution, b); err == nil && why != "" {
 		fmt.Fprintf(env.Stdout, "\nFrom WHY.md:\n\n%s\n", why)
 	}

@@ -195,5 +195,5 @@ func TestReferenceIsPlantWithoutTheBug(t *testing.T) {
 	planted, err := hunt.Plant(kata, bugs(t)[0])
 	require.NoError(t, err)
 	assert.Equal(t, "--- counter.go\n+++ counter.go\n@@ -3,7 +3,7 @@\n \n // Add returns a+b.\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b\n }\n \n // Double returns 2a.\n",
-		mutant.Diff("counter.go", planted["counter.go"], ref["counter.go"]))
+		mutant.Diff(planted, ref))
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 )
 
@@ -37,7 +38,11 @@ type Graded struct {
 	Result *grade.Result
 	Timed  bool
 	Left   time.Duration
-	Hunt   *Hunt // the bug hunt under way on the kata; nil for none
+	// Code is the learner's files as graded (name → content), read
+	// before the grade; Fingerprint is theirs and the hidden tests'.
+	Code        map[string][]byte
+	Fingerprint fingerprint.Pair
+	Hunt        *Hunt // the bug hunt under way on the kata; nil for none
 }
 
 // Warning is something that went wrong without stopping the session, such
