@@ -37,38 +37,50 @@ var bughuntVerb = verb{
 }
 
 func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, env Env) (int, error) {
+	b, files, ok, err := plant(cat, k, pick, force, false, env)
+	if err != nil || !ok {
+		return ExitFail, err
+	}
+	bugReport(env.Stdout, cat.Root, k, b, files)
+	return ExitPass, nil
+}
+
+// plant replaces kata k's exercise with a bug hunt's code (the mutant
+// named pick, or a random one): it shows the change, asks unless force,
+// backs up the learner's files, writes, and starts the hunt in the state
+// file. On a kata the learner has not passed, the planted code is nearly
+// its solution, so that counts as giving up on it, except in an interview
+// (inInterview), where the interviewer chose it. ok is false when the
+// learner said no.
+func plant(cat *catalog.Catalog, k catalog.Kata, pick string, force, inInterview bool, env Env) (b hunt.Bug, files map[string][]byte, ok bool, err error) {
 	bugs, err := hunt.Bugs(k.Solution)
 	if err != nil {
-		return 0, err
+		return b, nil, false, err
 	}
 	p := progress(cat.Root, env).Kata(k.Slug)
-	var b hunt.Bug
 	if pick != "" {
-		b, err = hunt.Find(bugs, pick)
-		if err != nil {
-			return 0, &usageError{err.Error(), ""}
+		if b, err = hunt.Find(bugs, pick); err != nil {
+			return b, nil, false, &usageError{err.Error(), ""}
 		}
 	} else if b, err = hunt.Pick(bugs, p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
-		return 0, fmt.Errorf("kata %s: %w", k.Slug, err)
+		return b, nil, false, fmt.Errorf("kata %s: %w", k.Slug, err)
 	} else if err != nil {
-		return 0, err
+		return b, nil, false, err
 	}
-	files, err := hunt.Plant(k.Solution, b)
-	if err != nil {
-		return 0, err
+	if files, err = hunt.Plant(k.Solution, b); err != nil {
+		return b, nil, false, err
 	}
 	ch, err := changesTo(k, files)
 	if err != nil {
-		return 0, err
+		return b, nil, false, err
 	}
-	unseen := !p.PassedOnce && !p.GaveUp
+	unseen := !p.PassedOnce && !p.GaveUp && !inInterview
 	fmt.Fprintf(env.Stdout, "Bug hunt in %s: a working solution with one real mistake planted in it\nreplaces your code.\n", k.Slug)
 	if unseen {
 		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", k.Slug, k.ID())
 	}
-	_, ok, err := ch.apply(cat, k, "write", files, force, env)
-	if err != nil || !ok {
-		return ExitFail, err
+	if _, ok, err = ch.apply(cat, k, "write", files, force, env); err != nil || !ok {
+		return b, nil, false, err
 	}
 	now := env.clock().Now()
 	saveProgress(cat.Root, env, func(s *state.State) {
@@ -79,8 +91,7 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, en
 			sk.GaveUp, sk.GaveUpAt = true, &now
 		}
 	})
-	bugReport(env.Stdout, cat.Root, k, b, files)
-	return ExitPass, nil
+	return b, files, true, nil
 }
 
 // bugReport is what the learner starts from: the kata, its API, the

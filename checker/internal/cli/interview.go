@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"time"
 
 	"gokata/checker/internal/session"
@@ -17,7 +18,24 @@ var interviewVerb = verb{
 		colorFlag(fs)
 		timeoutFlag(fs)
 		poll := pollFlag(fs)
-		return func(c *call) (int, error) { return interview(c, *name, *out, *minutes, *poll) }
+		bughunt := fs.Bool("bughunt", false, "a bug-hunt interview: plant a real mistake in a working solution\n(your .go files are kept in .kata/backup), give its bug report, and\ntime the fix")
+		pick := fs.String("pick", "", "with --bughunt, plant the mutant `NAME` instead of a random one")
+		return func(c *call) (int, error) {
+			if *pick != "" && !*bughunt {
+				return 0, &usageError{"--pick names the mistake of a bug hunt: add --bughunt", "checker interview " + nextMark + " --bughunt --pick=" + *pick}
+			}
+			var h *session.Planted
+			if *bughunt {
+				b, files, _, err := plant(c.cat, c.kata, *pick, true, true, c.env)
+				if err != nil {
+					return 0, err
+				}
+				bugReport(c.env.Stdout, c.cat.Root, c.kata, b, files)
+				fmt.Fprintln(c.env.Stdout)
+				h = &session.Planted{Mutant: b.Name, Mistake: b.Mistake, Symptom: b.Symptom, Files: files}
+			}
+			return interview(c, *name, *out, *minutes, *poll, h)
+		}
 	},
 }
 
@@ -25,7 +43,7 @@ var interviewVerb = verb{
 // candidate's questions, then the Decisions (the answers), a countdown
 // from the kata's minutes with a grade on every save, and at the end a
 // Markdown scorecard for the interviewer.
-func interview(c *call, name, out string, minutes int, poll time.Duration) (int, error) {
+func interview(c *call, name, out string, minutes int, poll time.Duration, h *session.Planted) (int, error) {
 	ctx, cat, k, tc, env, opt := c.ctx, c.cat, c.kata, c.tc, c.env, c.opt
 	style := c.style
 	style.Interview = true
@@ -41,14 +59,14 @@ func interview(c *call, name, out string, minutes int, poll time.Duration) (int,
 	}
 	iv, err := session.RunInterview(ctx, session.InterviewRun{
 		Grader: grader(tc, cat.Root, opt, env, t), Kata: k, Candidate: name, Minutes: minutes, Out: out, KeptBack: env.interviewKit(),
-		Clock: env.clock(), Poll: poll, Lines: readLines(env.Stdin), Emit: t.show,
+		Clock: env.clock(), Poll: poll, Lines: readLines(env.Stdin), Emit: t.show, Hunt: h,
 	})
 	switch {
 	case ctx.Err() != nil:
 		return ExitInterrupted, nil
 	case err != nil:
 		return 0, err
-	case iv.Last.Passed():
+	case iv.Last.Passed() && (h == nil || iv.HuntFixed != nil):
 		return ExitPass, nil
 	}
 	return ExitFail, nil

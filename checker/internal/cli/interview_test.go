@@ -115,3 +115,41 @@ func TestInterviewInterrupted(t *testing.T) {
 	iv.out.await(t, 0, "Press Enter")
 	assert.Equal(t, cli.ExitInterrupted, iv.stop(t))
 }
+
+// A bug-hunt interview: the planted code and its bug report before the
+// story, the hunt solved by a save, and the scorecard says which mistake
+// was planted and when it was fixed; the record's diff is the fix.
+func TestInterviewBugHunt(t *testing.T) {
+	dir := checkout(t)
+	k := kata(t, dir)
+	clk := clock.NewMock()
+	clk.Set(time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC))
+	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--bughunt", "--pick=clksleep", "--out", "card.md", "--poll=10ms", "--color=never")
+
+	at := iv.out.await(t, 0, "Press Enter when they have answered")
+	assert.Contains(t, iv.out.String(), "Bug report · 06-retry")
+	assert.Contains(t, iv.out.String(), "The customer cancelled 100ms into a 200ms pause")
+	assert.NotContains(t, iv.out.String(), "You have not passed", "an interview's hunt is the interviewer's choice, not a give-up")
+	assert.Contains(t, read(t, filepath.Join(k.Exercise, "retry.go")), "\tclk.Sleep(d)\n")
+
+	clk.Add(2 * time.Minute)
+	iv.typeLine(t, "")
+	at = iv.out.await(t, at, "Score: 6/7 required")
+	at = iv.out.await(t, at, "Bug hunt under way in 06-retry")
+
+	clk.Add(10 * time.Minute)
+	for _, f := range sources(t, k.Solution) {
+		write(t, filepath.Join(k.Exercise, filepath.Base(f)), read(t, f))
+	}
+	at = iv.out.await(t, at, "Bug hunt solved: you found and fixed the planted mistake (clksleep).")
+	iv.typeLine(t, "done")
+	assert.Equal(t, cli.ExitPass, iv.wait(t))
+	iv.out.await(t, at, "its scorecard in card.md")
+
+	card := read(t, filepath.Join(dir, "card.md"))
+	assert.Contains(t, card, "- **Bug hunt:** fixed after 12:00 · planted mistake (`clksleep`): pauses with clk.Sleep")
+	assert.Contains(t, card, "  Bug report given: The customer cancelled 100ms")
+	rec := read(t, filepath.Join(dir, "card.json"))
+	assert.Contains(t, rec, `"startCode": "stub"`, "the interview started from the planted code")
+	assert.Contains(t, rec, `+\tt := clk.Timer(d)`, "the diff is the candidate's fix")
+}

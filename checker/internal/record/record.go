@@ -81,6 +81,20 @@ type Record struct {
 	Final     *Grade    `json:"final"`
 	Diff      string    `json:"diff"`
 	Rubric    Rubric    `json:"rubric"`
+	// Hunt is the bug hunt the interview started from (interview
+	// --bughunt); nil for none. StartCode and Diff are then about the
+	// planted code, not the stub.
+	Hunt *Hunt `json:"hunt,omitempty"`
+}
+
+// Hunt is a bug-hunt interview's planted mistake, and when it was fixed.
+type Hunt struct {
+	Mutant  string `json:"mutant"`
+	Mistake string `json:"mistake"`
+	Symptom string `json:"symptom"`
+	// Fixed is how long into the interview a grade first showed the
+	// mistake fixed; nil when none did.
+	Fixed *time.Duration `json:"fixed,omitempty"`
 }
 
 // Item is a requirement or bonus item of the kata.

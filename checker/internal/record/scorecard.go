@@ -152,6 +152,13 @@ func writeFacts(b *strings.Builder, r *Record, id string) {
 	}
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "- **Decisions read before the interview showed them:** %s\n", decisionsEarly(r, id))
+	if h := r.Hunt; h != nil {
+		fixed := "not fixed"
+		if h.Fixed != nil {
+			fixed = "fixed after " + ClockText(*h.Fixed)
+		}
+		fmt.Fprintf(b, "- **Bug hunt:** %s · planted mistake (`%s`): %s\n  Bug report given: %s\n", fixed, h.Mutant, h.Mistake, h.Symptom)
+	}
 	fmt.Fprintf(b, "- **Grades:** %s\n", gradesText(r))
 	if g := r.last(); g != nil {
 		fmt.Fprintf(b, "- **Fingerprints:** code `%s` · hidden tests `%s`\n", short(g.Fingerprint.Code), short(g.Fingerprint.Tests))

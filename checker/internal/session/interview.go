@@ -46,6 +46,11 @@ type Interview struct {
 	// adds what the state file knows (hints read with the hint verb,
 	// a give-up) when it writes the record.
 	Events []record.Event
+	// Hunt is the bug hunt the interview started from, nil for none;
+	// HuntFixed is how long into the interview a grade first showed it
+	// fixed, nil until one did.
+	Hunt      *Planted
+	HuntFixed *time.Duration
 
 	notices []time.Duration // countdown notices not yet given, longest first
 }
@@ -81,6 +86,10 @@ func (iv *Interview) Graded(now time.Time, e Graded, via string) {
 		if _, seen := iv.FirstPass[it.ID]; it.Passed() && !seen {
 			iv.FirstPass[it.ID] = now.Sub(iv.Start)
 		}
+	}
+	if e.Hunt != nil && e.Hunt.Fixed && iv.HuntFixed == nil {
+		d := now.Sub(iv.Start)
+		iv.HuntFixed = &d
 	}
 	iv.log(record.Event{At: now, Kind: record.KindGrade, Via: via, Grade: recordGrade(e)})
 }
@@ -257,6 +266,9 @@ type InterviewRun struct {
 	Poll  time.Duration
 	Lines <-chan string
 	Emit  func(Event)
+	// Hunt, when set, makes it a bug-hunt interview: the code planted in
+	// the exercise stands in for the stub.
+	Hunt *Planted
 }
 
 // DefaultRepeat is how many times the final grade runs every test at each
@@ -288,6 +300,9 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	k := run.Kata
 	r.iv = NewInterview(k, run.Candidate, run.Clock.Now(), time.Duration(run.Minutes)*time.Minute)
 	r.iv.KeptBack = run.KeptBack
+	if run.Hunt != nil {
+		r.iv.Hunt, r.Stub = run.Hunt, run.Hunt.Files
+	}
 	story, err := readmeStory(k)
 	if err != nil {
 		return nil, err

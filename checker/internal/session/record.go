@@ -62,6 +62,9 @@ func (r *interviewer) toRecord(p *state.Kata) *record.Record {
 			rec.Final = e.Grade
 		}
 	}
+	if h := iv.Hunt; h != nil {
+		rec.Hunt = &record.Hunt{Mutant: h.Mutant, Mistake: h.Mistake, Symptom: h.Symptom, Fixed: iv.HuntFixed}
+	}
 	if last := lastCode(rec); last != nil && r.Stub != nil {
 		rec.Diff = mutant.Diff(r.Stub, last)
 	}
