@@ -14,16 +14,19 @@ import (
 	"strings"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/pristine"
+	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
 )
 
 // reset puts a kata's stub back, read from git history, after copying the
-// learner's .go files to a backup under .kata/backup. It asks first unless
-// --force.
+// learner's .go files to a backup under .kata/backup, and forgets the
+// kata's progress in the state file (grades, hints, give-up), so that the
+// next candidate starts afresh. It asks first unless --force.
 var resetVerb = verb{
 	name: "reset", args: "NN", section: learning, needs: needKata,
-	summary: "put the untouched stub back, from git history; your .go files\nare kept in .kata/backup",
+	summary: "put the untouched stub back, from git history, and forget the\nkata's progress (hints, give-up); your .go files are kept in\n.kata/backup",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		force := fs.Bool("force", false, "do not ask before resetting")
 		return func(c *call) (int, error) { return reset(c.ctx, c.cat, c.kata, *force, c.env) }
@@ -43,11 +46,12 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 	if err != nil {
 		return 0, err
 	}
-	if len(restore)+len(remove) == 0 {
-		fmt.Fprintf(env.Stdout, "%s is already its untouched stub: nothing to reset.\n", k.Slug)
+	_, hasProgress := progress(cat.Root, env).Katas[k.Slug]
+	if len(restore)+len(remove) == 0 && !hasProgress {
+		fmt.Fprintf(env.Stdout, "%s is already its untouched stub, with no progress: nothing to reset.\n", k.Slug)
 		return ExitPass, nil
 	}
-	backup := filepath.Join(cat.Root, state.Dir, "backup", k.Slug+"-"+env.clock().Now().Format("20060102-150405"))
+	backup, what := backupName(cat.Root, k, env)
 	fmt.Fprintf(env.Stdout, "Reset %s to its stub:\n", k.Slug)
 	for _, n := range restore {
 		fmt.Fprintf(env.Stdout, "  restore %s\n", n)
@@ -55,14 +59,20 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 	for _, n := range remove {
 		fmt.Fprintf(env.Stdout, "  remove  %s (yours)\n", n)
 	}
-	fmt.Fprintf(env.Stdout, "A copy of your .go files goes to %s/.\n", rel(cat.Root, backup))
+	if hasProgress {
+		fmt.Fprintf(env.Stdout, "  forget  its progress: grades, hints shown, decisions read, give-up\n")
+	}
+	if len(restore)+len(remove) > 0 {
+		fmt.Fprintf(env.Stdout, "A copy of your .go files goes to %s/%s.\n", rel(cat.Root, backup), what)
+	}
 	if !force && !confirm(env, "Go ahead? [y/N] ") {
 		fmt.Fprintln(env.Stdout, "Nothing changed. (Answer y, or use --force.)")
 		return ExitFail, nil
 	}
-	backup, err = backUp(backup, mine)
-	if err != nil {
-		return 0, fmt.Errorf("back up %s: %w", k.Slug, err)
+	if len(restore)+len(remove) > 0 {
+		if backup, err = backUp(backup, mine); err != nil {
+			return 0, fmt.Errorf("back up %s: %w", k.Slug, err)
+		}
 	}
 	for _, n := range restore {
 		if err := replaceFile(filepath.Join(k.Exercise, n), stub.Files[n]); err != nil {
@@ -74,9 +84,39 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 			return 0, err
 		}
 	}
-	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).Last = nil })
+	// The next candidate starts afresh: no grade, no hint shown, no
+	// give-up that would open the reference without a pass.
+	saveProgress(cat.Root, env, func(s *state.State) { delete(s.Katas, k.Slug) })
+	if len(restore)+len(remove) == 0 {
+		fmt.Fprintf(env.Stdout, "Done: %s is the stub, with no progress.\n", k.Slug)
+		return ExitPass, nil
+	}
 	fmt.Fprintf(env.Stdout, "Done: %s is the stub again; your files are in %s/.\n", k.Slug, rel(cat.Root, backup))
 	return ExitPass, nil
+}
+
+// backupName is where reset keeps the learner's files: named after the
+// interview whose record ends with this very code, when there is one
+// (what says so), else after the kata and the time.
+func backupName(root string, k catalog.Kata, env Env) (dir, what string) {
+	dir = filepath.Join(root, state.Dir, "backup", k.Slug+"-"+env.clock().Now().Format("20060102-150405"))
+	fp, err := fingerprint.Code(k.Exercise)
+	if err != nil {
+		return dir, ""
+	}
+	recs, _ := filepath.Glob(filepath.Join(root, state.Dir, "interviews", "*.json"))
+	sort.Sort(sort.Reverse(sort.StringSlice(recs))) // the newest first: names start with the time
+	for _, p := range recs {
+		rec, err := record.Load(p)
+		if err != nil || rec.Kata != k.Slug {
+			continue
+		}
+		if g := rec.Final; g != nil && g.Fingerprint.Code == fp {
+			name := strings.TrimSuffix(filepath.Base(p), ".json")
+			return filepath.Join(root, state.Dir, "backup", name), fmt.Sprintf(" (the final code of the interview in %s)", rel(root, p))
+		}
+	}
+	return dir, ""
 }
 
 // stubChanges compares kata k's exercise with its stub: the learner's .go

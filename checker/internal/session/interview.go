@@ -386,7 +386,8 @@ func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
 func (r *interviewer) graded(e Event) {
 	if g, ok := e.(Graded); ok {
 		if r.via == "final" {
-			r.iv.FinalGraded(r.Clock.Now(), g, cmp.Or(r.CPU, "1,2,4"))
+			_, cpu := r.finalRuns()
+			r.iv.FinalGraded(r.Clock.Now(), g, cpu)
 			return
 		}
 		r.iv.Graded(r.Clock.Now(), g, r.via)
@@ -482,7 +483,7 @@ func (r *interviewer) finish(ctx context.Context) error {
 // GOMAXPROCS value: the verdict on the record does not rest on one run.
 func (r *interviewer) finalGrade(ctx context.Context) error {
 	g := *r.g.grader
-	g.Options.Repeat, g.Options.CPU = cmp.Or(r.Repeat, DefaultRepeat), cmp.Or(r.CPU, "1,2,4")
+	g.Options.Repeat, g.Options.CPU = r.finalRuns()
 	r.emit(FinalGrading{Repeat: g.Options.Repeat, CPU: g.Options.CPU})
 	r.via = "final"
 	_, err := g.Grade(ctx, r.Kata)
@@ -490,6 +491,16 @@ func (r *interviewer) finalGrade(ctx context.Context) error {
 		return nil // Ctrl-C during the final grade: the record says there is none
 	}
 	return err
+}
+
+// finalRuns is how the final grade runs: Repeat times (DefaultRepeat
+// when 0) at each of the GOMAXPROCS values CPU (1,2,4 when repeated).
+func (r *interviewer) finalRuns() (repeat int, cpu string) {
+	repeat, cpu = cmp.Or(r.Repeat, DefaultRepeat), r.CPU
+	if cpu == "" && repeat > 1 {
+		cpu = "1,2,4"
+	}
+	return repeat, cpu
 }
 
 // unsaved reports whether the files changed since their last grade.
