@@ -245,10 +245,13 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 	var results []*grade.Result
 	t := &terminal{env: c.env}
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, t)
+	var graded session.Graded
 	g.Emit = func(e session.Event) { // the grades are drawn below, as text or JSON
-		if _, ok := e.(session.Graded); !ok {
-			t.show(e)
+		if ev, ok := e.(session.Graded); ok {
+			graded = ev
+			return
 		}
+		t.show(e)
 	}
 	for i, k := range c.katas {
 		r, err := g.Grade(c.ctx, k)
@@ -260,6 +263,7 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 			code = ExitFail
 		}
 		if asJSON {
+			meta.Time, meta.Fingerprint = c.env.clock().Now().Truncate(time.Second), graded.Fingerprint
 			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
 			}
