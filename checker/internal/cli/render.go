@@ -110,6 +110,8 @@ func (t *terminal) finished(e session.Finished) {
 	switch {
 	case e.Runs > 1:
 		fmt.Fprintf(w, " (every test ran %d times; a requirement counts only if it passed every run)\n", e.Runs)
+	case e.Runs == 1:
+		fmt.Fprintf(w, " (the final grade, one run)\n")
 	default:
 		fmt.Fprintf(w, " (the last grade)\n")
 	}

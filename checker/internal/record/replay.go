@@ -18,7 +18,11 @@ func Replay(w io.Writer, r *Record, next func()) {
 	if r.Candidate != "" {
 		fmt.Fprintf(w, " · %s", r.Candidate)
 	}
-	fmt.Fprintf(w, " · %d grades\n", len(r.Grades()))
+	fmt.Fprintf(w, " · %s", count(len(r.Grades()), "grade"))
+	if r.Final != nil {
+		fmt.Fprintf(w, ", then the final grade")
+	}
+	fmt.Fprintln(w)
 	var prev map[string][]byte
 	graded := false
 	for _, e := range r.Events {

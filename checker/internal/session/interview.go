@@ -471,7 +471,7 @@ func (r *interviewer) finish(ctx context.Context) error {
 	f := Finished{Ending: r.iv.Ending, Scorecard: card, Saved: rel(root, path), Record: rel(root, record.Path(path))}
 	last := r.iv.Last
 	if r.iv.Final != nil {
-		last, f.Runs = r.iv.Final, r.iv.Final.Runs
+		last, f.Runs = r.iv.Final, max(r.iv.Final.Runs, 1)
 	}
 	f.Passed = last.Passed()
 	f.Required, f.Total, f.Bonus, f.BonusOf = last.Score()
