@@ -201,9 +201,10 @@ type NoHints struct{}
 // UnknownCommand answers a line that is neither hint nor done.
 type UnknownCommand struct{ Line string }
 
-// FinalGrading says that the final grade started: the last code, every
-// test Repeat times at each GOMAXPROCS value of CPU.
+// FinalGrading says that the session ended and the final grade started:
+// the last code, every test Repeat times at each GOMAXPROCS value of CPU.
 type FinalGrading struct {
+	Ending string // how the session ended: "Done.", "Time is up."
 	Repeat int
 	CPU    string
 }
@@ -484,7 +485,7 @@ func (r *interviewer) finish(ctx context.Context) error {
 func (r *interviewer) finalGrade(ctx context.Context) error {
 	g := *r.g.grader
 	g.Options.Repeat, g.Options.CPU = r.finalRuns()
-	r.emit(FinalGrading{Repeat: g.Options.Repeat, CPU: g.Options.CPU})
+	r.emit(FinalGrading{Ending: r.iv.Ending, Repeat: g.Options.Repeat, CPU: g.Options.CPU})
 	r.via = "final"
 	_, err := g.Grade(ctx, r.Kata)
 	if err != nil && ctx.Err() != nil {

@@ -110,7 +110,7 @@ func TestRunInterview(t *testing.T) {
 		got = ev.since(5)
 		require.Len(t, got, 3, "the edit not yet graded is graded, then the final grade, then the end")
 		assert.True(t, got[0].(session.Graded).Result.Passed())
-		assert.Equal(t, session.FinalGrading{Repeat: 20, CPU: "1,2,4"}, got[1])
+		assert.Equal(t, session.FinalGrading{Ending: "Done.", Repeat: 20, CPU: "1,2,4"}, got[1])
 		fin := got[2].(session.Finished)
 		assert.Equal(t, "Done.", fin.Ending)
 		assert.True(t, fin.Passed)
