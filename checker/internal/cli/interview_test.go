@@ -64,7 +64,7 @@ func TestInterview(t *testing.T) {
 		"- **Date:** 2030-05-06 14:00 +00:00",
 		"- **Time used:** 25:00 of 30:00 (asking first: 3:00) · **ended:** done typed",
 		"- **Requirements passed:** 7 of 7 · **bonus:** 2 of 2 (final grade: 60 runs: 20 × GOMAXPROCS 1,2,4, 9 of 9 items passed every run)",
-		"- **Hints used in the interview:** 1 of 3 (hint 1 at 3:00 (typed in the interview))",
+		"- **Hints used in the interview:** 1 of 3 (hint 1 at 3:00, typed in the interview)",
 		"- **Decisions read before the interview showed them:** not with `decisions`; in this copy the task README shows them too",
 		"| ✔ | **R1** ",
 		" | 13:00 | 60 of 60 | pass |",

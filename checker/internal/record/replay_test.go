@@ -37,7 +37,7 @@ func TestReplay(t *testing.T) {
 	assert.Equal(t, 2, steps, "between the three grades")
 	assert.Equal(t, `Interview · 06-retry · 2030-05-06 14:00 +02:00 · Ada · 3 grades
 
-2030-05-06 13:00 +02:00  hint 1 of 3 (with the hint verb, outside the interview's screen)
+2030-05-06 13:00 +02:00  hint 1 of 3, read with the hint verb, outside the interview's screen
 
 0:00  started: the story shown, the clock running
 

@@ -121,7 +121,7 @@ func TestRunInterview(t *testing.T) {
 		assert.Equal(t, fin.Scorecard, string(card))
 		assert.Contains(t, fin.Scorecard, "- **Time used:** 25:00 of 30:00 (asking first: 2:00) · **ended:** done typed\n")
 		assert.Contains(t, fin.Scorecard, "- **Grades:** 2 (1 at the start, 1 of an edit not yet graded at the end), then the final grade\n")
-		assert.Contains(t, fin.Scorecard, "- **Hints used in the interview:** 1 of 2 (hint 1 at 2:00 (typed in the interview))\n")
+		assert.Contains(t, fin.Scorecard, "- **Hints used in the interview:** 1 of 2 (hint 1 at 2:00, typed in the interview)\n")
 		assert.Equal(t, 25*time.Minute, out.iv.FirstPass["R2"])
 	})
 }
