@@ -79,7 +79,7 @@ func plant(cat *catalog.Catalog, k catalog.Kata, pick string, force, inInterview
 	if unseen {
 		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", k.Slug, k.ID())
 	}
-	if _, ok, err = ch.apply(cat, k, "write", files, force, env); err != nil || !ok {
+	if _, ok, err = ch.apply(cat, k, "write", files, nil, force, env); err != nil || !ok {
 		return b, nil, false, err
 	}
 	now := env.clock().Now()

@@ -92,7 +92,11 @@ func (t *terminal) interview(e session.Event) {
 	case session.UnknownCommand:
 		fmt.Fprintln(w, "Type hint for a hint, or done to finish.")
 	case session.FinalGrading:
-		fmt.Fprintf(w, "\nGrading your last code once more, every test %d times at GOMAXPROCS %s…\n", e.Repeat, e.CPU)
+		fmt.Fprintf(w, "\n%s\n\nGrading your last code once more, every test %d times", e.Ending, e.Repeat)
+		if e.CPU != "" {
+			fmt.Fprintf(w, " at GOMAXPROCS %s", e.CPU)
+		}
+		fmt.Fprintln(w, "…")
 	case session.Finished:
 		t.finished(e)
 	}
@@ -104,13 +108,18 @@ func (t *terminal) interview(e session.Event) {
 // scorecard RECORD later).
 func (t *terminal) finished(e session.Finished) {
 	w := t.env.Stdout
-	fmt.Fprintf(w, "\n%s\n\nScore: %d/%d required", e.Ending, e.Required, e.Total)
+	if e.Runs == 0 { // else FinalGrading said how it ended
+		fmt.Fprintf(w, "\n%s\n", e.Ending)
+	}
+	fmt.Fprintf(w, "\nScore: %d/%d required", e.Required, e.Total)
 	if e.BonusOf > 0 {
 		fmt.Fprintf(w, " · bonus %d/%d", e.Bonus, e.BonusOf)
 	}
 	switch {
 	case e.Runs > 1:
 		fmt.Fprintf(w, " (every test ran %d times; a requirement counts only if it passed every run)\n", e.Runs)
+	case e.Runs == 1:
+		fmt.Fprintf(w, " (the final grade, one run)\n")
 	default:
 		fmt.Fprintf(w, " (the last grade)\n")
 	}

@@ -143,7 +143,7 @@ func writeFacts(b *strings.Builder, r *Record, id string) {
 	var hints []string
 	for _, e := range r.Events {
 		if e.Kind == KindHint && !e.At.Before(r.Start) {
-			hints = append(hints, fmt.Sprintf("hint %d at %s %s", e.Hint, ClockText(e.At.Sub(r.Start)), viaText[e.Via]))
+			hints = append(hints, fmt.Sprintf("hint %d at %s, %s", e.Hint, ClockText(e.At.Sub(r.Start)), viaText[e.Via]))
 		}
 	}
 	fmt.Fprintf(b, "- **Hints used in the interview:** %d of %d", len(hints), r.Hints)
@@ -167,7 +167,7 @@ func writeFacts(b *strings.Builder, r *Record, id string) {
 
 var endingText = map[string]string{Done: "done typed", TimeUp: "time up", Stopped: "stopped with Ctrl-C"}
 
-var viaText = map[string]string{"interview": "(typed in the interview)", "hint": "(with the hint verb, outside the interview's screen)"}
+var viaText = map[string]string{"interview": "typed in the interview", "hint": "read with the hint verb, outside the interview's screen"}
 
 // answered is when the decisions were shown; the end when they never were.
 func (r *Record) answered() time.Time {
@@ -301,7 +301,7 @@ func eventText(r *Record, e Event) string {
 	case KindGrade:
 		return gradeVia[e.Via] + ": " + score(e.Grade)
 	case KindHint:
-		return fmt.Sprintf("hint %d of %d %s", e.Hint, r.Hints, viaText[e.Via])
+		return fmt.Sprintf("hint %d of %d, %s", e.Hint, r.Hints, viaText[e.Via])
 	case KindDecisions:
 		return fmt.Sprintf("decisions read with `decisions %s`", id)
 	case KindGaveUp:

@@ -210,9 +210,10 @@ type NoHints struct{}
 // UnknownCommand answers a line that is neither hint nor done.
 type UnknownCommand struct{ Line string }
 
-// FinalGrading says that the final grade started: the last code, every
-// test Repeat times at each GOMAXPROCS value of CPU.
+// FinalGrading says that the session ended and the final grade started:
+// the last code, every test Repeat times at each GOMAXPROCS value of CPU.
 type FinalGrading struct {
+	Ending string // how the session ended: "Done.", "Time is up."
 	Repeat int
 	CPU    string
 }
@@ -401,7 +402,8 @@ func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
 func (r *interviewer) graded(e Event) {
 	if g, ok := e.(Graded); ok {
 		if r.via == "final" {
-			r.iv.FinalGraded(r.Clock.Now(), g, cmp.Or(r.CPU, "1,2,4"))
+			_, cpu := r.finalRuns()
+			r.iv.FinalGraded(r.Clock.Now(), g, cpu)
 			return
 		}
 		r.iv.Graded(r.Clock.Now(), g, r.via)
@@ -485,7 +487,7 @@ func (r *interviewer) finish(ctx context.Context) error {
 	f := Finished{Ending: r.iv.Ending, Scorecard: card, Saved: rel(root, path), Record: rel(root, record.Path(path))}
 	last := r.iv.Last
 	if r.iv.Final != nil {
-		last, f.Runs = r.iv.Final, r.iv.Final.Runs
+		last, f.Runs = r.iv.Final, max(r.iv.Final.Runs, 1)
 	}
 	f.Passed = last.Passed()
 	f.Required, f.Total, f.Bonus, f.BonusOf = last.Score()
@@ -497,14 +499,24 @@ func (r *interviewer) finish(ctx context.Context) error {
 // GOMAXPROCS value: the verdict on the record does not rest on one run.
 func (r *interviewer) finalGrade(ctx context.Context) error {
 	g := *r.g.grader
-	g.Options.Repeat, g.Options.CPU = cmp.Or(r.Repeat, DefaultRepeat), cmp.Or(r.CPU, "1,2,4")
-	r.emit(FinalGrading{Repeat: g.Options.Repeat, CPU: g.Options.CPU})
+	g.Options.Repeat, g.Options.CPU = r.finalRuns()
+	r.emit(FinalGrading{Ending: r.iv.Ending, Repeat: g.Options.Repeat, CPU: g.Options.CPU})
 	r.via = "final"
 	_, err := g.Grade(ctx, r.Kata)
 	if err != nil && ctx.Err() != nil {
 		return nil // Ctrl-C during the final grade: the record says there is none
 	}
 	return err
+}
+
+// finalRuns is how the final grade runs: Repeat times (DefaultRepeat
+// when 0) at each of the GOMAXPROCS values CPU (1,2,4 when repeated).
+func (r *interviewer) finalRuns() (repeat int, cpu string) {
+	repeat, cpu = cmp.Or(r.Repeat, DefaultRepeat), r.CPU
+	if cpu == "" && repeat > 1 {
+		cpu = "1,2,4"
+	}
+	return repeat, cpu
 }
 
 // unsaved reports whether the files changed since their last grade.

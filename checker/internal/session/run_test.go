@@ -110,7 +110,7 @@ func TestRunInterview(t *testing.T) {
 		got = ev.since(5)
 		require.Len(t, got, 3, "the edit not yet graded is graded, then the final grade, then the end")
 		assert.True(t, got[0].(session.Graded).Result.Passed())
-		assert.Equal(t, session.FinalGrading{Repeat: 20, CPU: "1,2,4"}, got[1])
+		assert.Equal(t, session.FinalGrading{Ending: "Done.", Repeat: 20, CPU: "1,2,4"}, got[1])
 		fin := got[2].(session.Finished)
 		assert.Equal(t, "Done.", fin.Ending)
 		assert.True(t, fin.Passed)
@@ -121,7 +121,7 @@ func TestRunInterview(t *testing.T) {
 		assert.Equal(t, fin.Scorecard, string(card))
 		assert.Contains(t, fin.Scorecard, "- **Time used:** 25:00 of 30:00 (asking first: 2:00) · **ended:** done typed\n")
 		assert.Contains(t, fin.Scorecard, "- **Grades:** 2 (1 at the start, 1 of an edit not yet graded at the end), then the final grade\n")
-		assert.Contains(t, fin.Scorecard, "- **Hints used in the interview:** 1 of 2 (hint 1 at 2:00 (typed in the interview))\n")
+		assert.Contains(t, fin.Scorecard, "- **Hints used in the interview:** 1 of 2 (hint 1 at 2:00, typed in the interview)\n")
 		assert.Equal(t, 25*time.Minute, out.iv.FirstPass["R2"])
 	})
 }
