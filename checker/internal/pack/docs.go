@@ -63,10 +63,10 @@ and the interview's scorecard notes that you read them first.
 ## About the hidden tests
 
 The tests that grade you are packed inside ` + "`bin/checker`" + `, compressed, and
-unpacked into a temporary directory only while it grades. So are the
-reference solutions and their known mistakes, which only bug hunts use.
-That keeps them out of sight, not secret: anyone determined can get them
-out. Reading them would only spoil the exercise.
+unpacked into a temporary directory only while it grades. That keeps them out
+of sight, not secret: anyone determined can get them out. Reading them would
+only spoil the exercise. The reference solutions and their known mistakes
+travel the same way, for bug hunts only.
 `)
 	first := firstKata(katas)
 	text := strings.NewReplacer("EX=NN", "EX="+first, " NN`", " "+first+"`").Replace(b.String())
