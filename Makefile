@@ -17,6 +17,9 @@ OUT     ?=
 OS      ?=
 ARCH    ?=
 INTERVIEW ?=
+MINUTES ?=
+FRESH   ?=
+FILE    ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -24,7 +27,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint decisions solution reset catch doctor interview report pack verify mutant docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint decisions solution reset bughunt catch doctor interview scorecard replay regrade report pack verify mutant docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -54,6 +57,9 @@ solution: $(CHECKER) ## the reference and its WHY after a pass: make solution EX
 reset: $(CHECKER) ## back to the untouched stub, your files backed up: make reset EX=06 (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
+bughunt: $(CHECKER) ## find and fix a real mistake planted in a working solution: make bughunt EX=06 (FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
+	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(GIVEUP),--give-up)
+
 catch: $(CHECKER) ## your own tests against the reference and every known mistake: make catch EX=06 (REPEAT=20: more runs to show a flaky test)
 	@$(CHECKER) catch $(EX) $(if $(REPEAT),--repeat=$(REPEAT))
 
@@ -62,8 +68,17 @@ doctor: ## first run: check Go, gcc and modules, warm the race build (about a mi
 	@$(GO) build -o $(CHECKER) ./checker
 	@$(CHECKER) doctor
 
-interview: $(CHECKER) ## a timed interview with a scorecard: make interview EX=06 NAME=Ada
-	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)")
+interview: $(CHECKER) ## a timed interview with a record and scorecard: make interview EX=06 NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first)
+	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh)
+
+scorecard: $(CHECKER) ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
+	@$(CHECKER) scorecard "$(FILE)"
+
+replay: $(CHECKER) ## step through an interview's record, grade by grade: make replay FILE=.kata/interviews/X.json
+	@$(CHECKER) replay --step "$(FILE)"
+
+regrade: $(CHECKER) ## grade returned work with the real hidden tests, with fingerprints: make regrade DIR=../returned/exercises/06-retry
+	@$(CHECKER) regrade "$(DIR)"
 
 report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)

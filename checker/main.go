@@ -5,8 +5,10 @@
 //	checker watch 06          grade again on every save
 //	checker hint 06 [N]       the next hint, or hint N
 //	checker solution 06       the reference and its WHY, after a pass (--give-up: before)
-//	checker reset 06          the untouched stub again, from git; your files backed up
-//	checker interview 06      a timed interview ending in a Markdown scorecard
+//	checker reset 06          the untouched stub again, from git; your files backed up, progress forgotten
+//	checker interview 06      a timed interview ending in a JSON record and its Markdown scorecard
+//	checker replay RECORD     an interview's record, grade by grade, with the code's diffs
+//	checker regrade DIR       returned work graded with the real hidden tests, with fingerprints
 //	checker report DIR        a workshop's room grid from participants' --json grades
 //	checker pack --out DIR    a candidate kit: no solutions, hidden tests inside the binary
 //	checker doctor            check Go, gcc and modules; warm the race build

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/hunt"
@@ -25,7 +25,7 @@ var bughuntVerb = verb{
 	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are kept in .kata/backup",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		force := fs.Bool("force", false, "do not ask before replacing your files")
-		pick := fs.String("pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\nchecker mutant NN lists them)")
+		pick := fs.String("pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\na name that is not one lists them)")
 		giveUp := fs.Bool("give-up", false, "end the hunt under way and show the planted change against the reference")
 		return func(c *call) (int, error) {
 			if *giveUp {
@@ -37,38 +37,50 @@ var bughuntVerb = verb{
 }
 
 func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, env Env) (int, error) {
+	b, files, ok, err := plant(cat, k, pick, force, false, env)
+	if err != nil || !ok {
+		return ExitFail, err
+	}
+	bugReport(env.Stdout, cat.Root, k, b, files)
+	return ExitPass, nil
+}
+
+// plant replaces kata k's exercise with a bug hunt's code (the mutant
+// named pick, or a random one): it shows the change, asks unless force,
+// backs up the learner's files, writes, and starts the hunt in the state
+// file. On a kata the learner has not passed, the planted code is nearly
+// its solution, so that counts as giving up on it, except in an interview
+// (inInterview), where the interviewer chose it. ok is false when the
+// learner said no.
+func plant(cat *catalog.Catalog, k catalog.Kata, pick string, force, inInterview bool, env Env) (b hunt.Bug, files map[string][]byte, ok bool, err error) {
 	bugs, err := hunt.Bugs(k.Solution)
 	if err != nil {
-		return 0, err
+		return b, nil, false, err
 	}
 	p := progress(cat.Root, env).Kata(k.Slug)
-	var b hunt.Bug
 	if pick != "" {
-		b, err = hunt.Find(bugs, pick)
-		if err != nil {
-			return 0, &usageError{err.Error(), ""}
+		if b, err = hunt.Find(bugs, pick); err != nil {
+			return b, nil, false, &usageError{err.Error(), ""}
 		}
 	} else if b, err = hunt.Pick(bugs, p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
-		return 0, fmt.Errorf("kata %s: %w", k.Slug, err)
+		return b, nil, false, fmt.Errorf("kata %s: %w", k.Slug, err)
 	} else if err != nil {
-		return 0, err
+		return b, nil, false, err
 	}
-	files, err := hunt.Plant(k.Solution, b)
-	if err != nil {
-		return 0, err
+	if files, err = hunt.Plant(k.Solution, b); err != nil {
+		return b, nil, false, err
 	}
 	ch, err := changesTo(k, files)
 	if err != nil {
-		return 0, err
+		return b, nil, false, err
 	}
-	unseen := !p.PassedOnce && !p.GaveUp
-	fmt.Fprintf(env.Stdout, "Bug hunt in %s: your code is replaced by a working solution with one mistake planted in it.\n", k.Slug)
+	unseen := !p.PassedOnce && !p.GaveUp && !inInterview
+	fmt.Fprintf(env.Stdout, "Bug hunt in %s: a working solution with one real mistake planted in it\nreplaces your code.\n", k.Slug)
 	if unseen {
-		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its solution. Going ahead counts\nas giving up on the kata (as solution --give-up does); to solve it first: make check EX=%s\n", k.Slug, k.ID())
+		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", k.Slug, k.ID())
 	}
-	backup, ok, err := ch.apply(cat, k, "write", files, force, env)
-	if err != nil || !ok {
-		return ExitFail, err
+	if _, ok, err = ch.apply(cat, k, "write", files, nil, force, env); err != nil || !ok {
+		return b, nil, false, err
 	}
 	now := env.clock().Now()
 	saveProgress(cat.Root, env, func(s *state.State) {
@@ -76,26 +88,48 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, en
 		sk.Last = nil
 		sk.StartHunt(b.Name, now)
 		if unseen {
-			sk.GaveUp = true
+			sk.GaveUp, sk.GaveUpAt = true, &now
 		}
 	})
-	if backup != "" {
-		fmt.Fprintf(env.Stdout, "Your files are in %s/.\n", rel(cat.Root, backup))
-	}
-	bugReport(env.Stdout, cat.Root, k, b, files)
-	return ExitPass, nil
+	return b, files, true, nil
 }
 
 // bugReport is what the learner starts from: the kata, its API, the
 // symptom in a user's words, and what to do.
 func bugReport(w io.Writer, root string, k catalog.Kata, b hunt.Bug, files map[string][]byte) {
 	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
-	fmt.Fprintf(w, "The code: %s in %s (the API and its contract: the doc comments, and README.md).\n",
+	fmt.Fprintf(w, "The code: %s in %s\n(the contract: its doc comments, and README.md).\n\n",
 		strings.Join(hunt.API(files), ", "), rel(root, k.Exercise))
-	fmt.Fprintf(w, "What a user saw:\n\n    %s\n\n", b.Symptom)
+	fmt.Fprintf(w, "What a user saw:\n\n%s\n\n", indent(wrap(b.Symptom, 72), "    "))
 	fmt.Fprintln(w, "Find the mistake and fix it; the hidden tests know the bug.")
 	fmt.Fprintf(w, "  make check EX=%s             grade your fix\n", k.ID())
-	fmt.Fprintf(w, "  make bughunt EX=%s GIVEUP=1  give up: the planted change, and the hunt ends\n", k.ID())
+	fmt.Fprintf(w, "  make bughunt EX=%s GIVEUP=1  give up: see the planted change; the hunt ends\n", k.ID())
+}
+
+// wrap breaks text into lines of at most width characters, between words.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, word := range strings.Fields(text) {
+		l := utf8.RuneCountInString(word)
+		switch {
+		case n == 0:
+		case n+1+l > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += l
+	}
+	return b.String()
+}
+
+// indent puts prefix before every line of text.
+func indent(text, prefix string) string {
+	return prefix + strings.ReplaceAll(text, "\n", "\n"+prefix)
 }
 
 // giveUpHunt ends the hunt under way and shows what was planted: the diff
@@ -119,14 +153,7 @@ func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
 		return 0, err
 	}
 	fmt.Fprintf(env.Stdout, "The planted mistake in %s (%s): %s\n\nThe fix, from the planted code to the reference:\n\n", k.Slug, b.Name, b.Mistake)
-	names := make([]string, 0, len(planted))
-	for n := range planted {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprint(env.Stdout, mutant.Diff(n, planted[n], ref[n]))
-	}
+	fmt.Fprint(env.Stdout, mutant.Diff(planted, ref))
 	if why, err := hunt.Why(k.Solution, b); err == nil && why != "" {
 		fmt.Fprintf(env.Stdout, "\nFrom WHY.md:\n\n%s\n", why)
 	}

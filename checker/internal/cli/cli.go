@@ -245,25 +245,26 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 	var results []*grade.Result
 	t := &terminal{env: c.env}
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, t)
-	var hunted *session.Hunt
+	var graded session.Graded
 	g.Emit = func(e session.Event) { // the grades are drawn below, as text or JSON
-		if gr, ok := e.(session.Graded); ok {
-			hunted = gr.Hunt
-		} else {
-			t.show(e)
+		if ev, ok := e.(session.Graded); ok {
+			graded = ev
+			return
 		}
+		t.show(e)
 	}
 	for i, k := range c.katas {
-		hunted = nil
+		graded = session.Graded{}
 		r, err := g.Grade(c.ctx, k)
 		if err != nil {
 			return 0, err
 		}
 		results = append(results, r)
-		if !r.Passed() || hunted != nil && !hunted.Fixed {
+		if !r.Passed() || graded.Hunt != nil && !graded.Hunt.Fixed {
 			code = ExitFail
 		}
 		if asJSON {
+			meta.Time, meta.Fingerprint = c.env.clock().Now().Truncate(time.Second), graded.Fingerprint
 			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
 			}
@@ -273,7 +274,7 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 			fmt.Fprintln(c.env.Stdout)
 		}
 		report.Text(c.env.Stdout, r, style)
-		huntVerdict(c.env.Stdout, k, hunted, r.Passed())
+		huntVerdict(c.env.Stdout, k, graded.Hunt, r.Passed())
 	}
 	if len(results) > 1 && !asJSON {
 		summary(c.ctx, c.cat, results, style, c.env)

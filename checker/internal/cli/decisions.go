@@ -35,7 +35,7 @@ func decisions(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, env En
 	for _, d := range k.Decisions {
 		fmt.Fprintf(env.Stdout, "- %s\n", d)
 	}
-	now := env.clock().Now().UTC().Truncate(time.Second)
+	now := env.clock().Now().Truncate(time.Second) // in its zone, as the record shows it
 	saveProgress(cat.Root, env, func(s *state.State) {
 		if p := s.Kata(k.Slug); p.DecisionsRead == nil {
 			p.DecisionsRead = &now

@@ -55,7 +55,7 @@ func helpFor(all bool) string {
 			writeFlag(&b, "  ", s.flag, "\nfor "+strings.Join(s.verbs, ", "))
 		}
 	}
-	b.WriteString("\nYour progress lives in .kata/ (git ignores it); no verb but reset writes your files.\n")
+	b.WriteString("\nYour progress lives in .kata/ (git ignores it); only reset and bughunt write your files.\n")
 	b.WriteString("Exit codes: 0 passed, 1 fell short, 2 usage error, 3 checker error, 130 interrupted.\n")
 	return b.String()
 }

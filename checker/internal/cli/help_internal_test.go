@@ -76,7 +76,7 @@ func TestKitHelp(t *testing.T) {
 			assert.Regexp(t, `(?m)^  `+v.name+`\b`, kit)
 		}
 	}
-	for _, gone := range []string{"--give-up", "--repeat-correct", "out of sight", "Maintainers:"} {
+	for _, gone := range []string{"show it now, before a pass", "--repeat-correct", "out of sight", "Maintainers:"} { // solution --give-up; a bug hunt's --give-up stays
 		assert.NotContains(t, kit, gone)
 	}
 	assert.Contains(t, kit, "Interviews and workshops:\n  interview NN")

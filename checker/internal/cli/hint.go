@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/state"
 )
 
 // hint shows hint N of a kata, or the next one not yet shown, and records
-// how many were shown (the interview scorecard counts them).
+// which were shown when (an interview's record lists them).
 var hintVerb = verb{
 	name: "hint", args: "NN [N]", section: learning, needs: needKata, inOrder: true,
 	summary: "the next hint of kata NN, or hint N",
@@ -38,12 +39,8 @@ func hint(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, nth string,
 			return 0, &usageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
 		}
 	}
-	if n > shown {
-		saveProgress(cat.Root, env, func(s *state.State) {
-			k := s.Kata(k.Slug)
-			k.HintsShown = max(k.HintsShown, n)
-		})
-	}
+	now := env.clock().Now().Truncate(time.Second)
+	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).ShowHint(n, now, "hint") })
 	h := k.Hints[n-1]
 	fmt.Fprintf(env.Stdout, "Hint %d of %d for %s (helps with %s)\n\n%s\n", n, len(k.Hints), k.Slug, strings.Join(h.Covers, ", "), h.Text)
 	switch {

@@ -2,54 +2,111 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"time"
 
+	"gokata/checker/internal/pristine"
 	"gokata/checker/internal/session"
 )
 
 var interviewVerb = verb{
 	name: "interview", args: "NN", section: workshops, needs: needKata | needToolchain,
-	summary: "the story, a pause to ask questions, the decisions, a countdown\nwith a grade on every save, then a Markdown scorecard\n(type hint or done)",
+	summary: "the story, a pause to ask questions, the decisions, a countdown\nwith a grade on every save (type hint or done), a final grade\nwith repeats, then a JSON record and its Markdown scorecard",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		name := fs.String("name", "", "the candidate's `NAME` on the scorecard")
-		out := fs.String("out", "", "write the scorecard to `FILE` (default: .kata/interviews/KATA-DATE.md)")
+		out := fs.String("out", "", "write the scorecard to `FILE`, the record beside it as .json\n(default: .kata/interviews/DATE-TIME-KATA-NAME.md)")
 		minutes := fs.Int("minutes", 0, "the time limit in `N` minutes (default: the kata's)")
+		fs.Int("repeat", session.DefaultRepeat, "the final grade runs every test `N` times at each --cpu value")
+		cpuFlag(fs)
+		fresh := fs.Bool("fresh", false, "first reset the kata for a new candidate: the stub back (your\nfiles backed up), its hints, give-up and progress cleared")
+		interviewer := fs.Bool("interviewer", false, "the interviewer runs the session: show the scorecard, with the\nfollow-up questions and their answers, at the end")
 		colorFlag(fs)
 		timeoutFlag(fs)
 		poll := pollFlag(fs)
-		return func(c *call) (int, error) { return interview(c, *name, *out, *minutes, *poll) }
+		bughunt := fs.Bool("bughunt", false, "a bug-hunt interview: plant a real mistake in a working solution\n(your .go files are kept in .kata/backup), give its bug report, and\ntime the fix")
+		pick := fs.String("pick", "", "with --bughunt, plant the mutant `NAME` instead of a random one")
+		return func(c *call) (int, error) {
+			if *pick != "" && !*bughunt {
+				return 0, &usageError{"--pick names the mistake of a bug hunt: add --bughunt", "checker interview " + nextMark + " --bughunt --pick=" + *pick}
+			}
+			return interview(c, interviewOptions{*name, *out, *minutes, *poll, *fresh, *interviewer, *bughunt, *pick})
+		}
 	},
+}
+
+type interviewOptions struct {
+	name, out   string
+	minutes     int
+	poll        time.Duration
+	fresh       bool
+	interviewer bool
+	bughunt     bool   // plant a bug hunt before the clock starts
+	pick        string // its mutant; "" for a random one
 }
 
 // interview runs a kata as a timed interview: the story, a pause for the
 // candidate's questions, then the Decisions (the answers), a countdown
-// from the kata's minutes with a grade on every save, and at the end a
-// Markdown scorecard for the interviewer.
-func interview(c *call, name, out string, minutes int, poll time.Duration) (int, error) {
-	ctx, cat, k, tc, env, opt := c.ctx, c.cat, c.kata, c.tc, c.env, c.opt
+// from the kata's minutes with a grade on every save, a final grade with
+// repeats, and at the end the record and its scorecard for the
+// interviewer. The candidate's screen shows a short summary.
+func interview(c *call, o interviewOptions) (int, error) {
+	ctx, cat, k, tc, env := c.ctx, c.cat, c.kata, c.tc, c.env
 	style := c.style
 	style.Interview = true
-	if minutes < 0 {
+	if o.minutes < 0 {
 		return 0, &usageError{"--minutes must be positive", "checker interview " + nextMark + " --minutes=45"}
 	}
-	if minutes == 0 {
-		minutes = k.Minutes
+	if o.minutes == 0 {
+		o.minutes = k.Minutes
 	}
-	t := &terminal{env: env, style: style}
-	if out != "" {
-		out = absPath(env.Dir, out)
+	if o.fresh {
+		if code, err := reset(ctx, cat, k, true, env); err != nil || code != ExitPass {
+			return code, err
+		}
+		env.Stdout.Write([]byte("\n"))
 	}
+	var hunt *session.Planted
+	if o.bughunt {
+		b, files, _, err := plant(cat, k, o.pick, true, true, env)
+		if err != nil {
+			return 0, err
+		}
+		bugReport(env.Stdout, cat.Root, k, b, files)
+		fmt.Fprintln(env.Stdout)
+		hunt = &session.Planted{Mutant: b.Name, Mistake: b.Mistake, Symptom: b.Symptom, Files: files}
+	}
+	t := &terminal{env: env, style: style, interviewer: o.interviewer}
+	if o.out != "" {
+		o.out = absPath(env.Dir, o.out)
+	}
+	var stub map[string][]byte
+	if s, err := pristine.Read(ctx, env.Vars, k); err == nil {
+		stub = s.Files
+	}
+	each := c.opt // every save is graded once; the final grade repeats
+	each.Repeat, each.CPU = 1, ""
 	iv, err := session.RunInterview(ctx, session.InterviewRun{
-		Grader: grader(tc, cat.Root, opt, env, t), Kata: k, Candidate: name, Minutes: minutes, Out: out, KeptBack: env.interviewKit(),
-		Clock: env.clock(), Poll: poll, Lines: readLines(env.Stdin), Emit: t.show,
+		Grader: grader(tc, cat.Root, each, env, t), Kata: k, Candidate: o.name, Minutes: o.minutes, Out: o.out,
+		KeptBack: env.interviewKit(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: stub,
+		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.show, Hunt: hunt,
 	})
 	switch {
 	case ctx.Err() != nil:
 		return ExitInterrupted, nil
 	case err != nil:
 		return 0, err
-	case iv.Last.Passed():
+	case finalPassed(iv) && (hunt == nil || iv.HuntFixed != nil):
 		return ExitPass, nil
 	}
 	return ExitFail, nil
+}
+
+// finalPassed is whether the interview's last word on the code is a pass:
+// the final grade, else the last one.
+func finalPassed(iv *session.Interview) bool {
+	r := iv.Last
+	if iv.Final != nil {
+		r = iv.Final
+	}
+	return r != nil && r.Passed()
 }

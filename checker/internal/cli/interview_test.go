@@ -14,8 +14,9 @@ import (
 )
 
 // An interview on a fake clock: the story and the ask-first pause, the
-// Decisions after it, a grade on every save, a hint, the countdown, and the
-// scorecard.
+// Decisions after it, a grade on every save, a hint, the countdown, the
+// final grade with repeats, a short summary on the candidate's screen,
+// and the record and its scorecard.
 func TestInterview(t *testing.T) {
 	dir := checkout(t)
 	k := kata(t, dir)
@@ -51,19 +52,24 @@ func TestInterview(t *testing.T) {
 	at = iv.out.await(t, at, "5:00 left.")
 	iv.typeLine(t, "done")
 	assert.Equal(t, cli.ExitPass, iv.wait(t))
-	iv.out.await(t, at, "Scorecard saved to card.md")
+	at = iv.out.await(t, at, "Grading your last code once more, every test 20 times at GOMAXPROCS 1,2,4")
+	at = iv.out.await(t, at, "Score: 7/7 required · bonus 2/2 (every test ran 60 times; a requirement counts only if it passed every run)")
+	iv.out.await(t, at, "The record of this interview is in card.json, its scorecard in card.md.")
+	assert.NotContains(t, iv.out.String(), "## Follow-up questions", "the candidate does not see the answers")
 
 	card := read(t, filepath.Join(dir, "card.md"))
 	for _, want := range []string{
 		"# Interview scorecard · 06 · " + k.Title,
 		"- **Candidate:** Ada Lovelace",
-		"- **Date:** 2030-05-06 14:00",
-		"- **Time used:** 25:00 of 30:00 (asking first: 3:00)",
-		"- **Requirements passed:** 7 of 7 · **bonus:** 2 of 2",
-		"- **Hints used:** 1 of 3",
+		"- **Date:** 2030-05-06 14:00 +00:00",
+		"- **Time used:** 25:00 of 30:00 (asking first: 3:00) · **ended:** done typed",
+		"- **Requirements passed:** 7 of 7 · **bonus:** 2 of 2 (final grade: 60 runs: 20 × GOMAXPROCS 1,2,4, 9 of 9 items passed every run)",
+		"- **Hints used in the interview:** 1 of 3 (hint 1 at 3:00, typed in the interview)",
 		"- **Decisions read before the interview showed them:** not with `decisions`; in this copy the task README shows them too",
 		"| ✔ | **R1** ",
-		" | 13:00 | pass |",
+		" | 13:00 | 60 of 60 | pass |",
+		"**R1** ✘ 3:00–13:00, ✔ from 13:00",
+		"## Rubric",
 		"## Did the candidate ask first?",
 		"- [ ] " + k.Ask[0],
 		"## Follow-up questions",
@@ -95,15 +101,15 @@ func TestInterviewTimeUp(t *testing.T) {
 	clk.Add(time.Minute)
 	assert.Equal(t, cli.ExitFail, iv.wait(t))
 	at = iv.out.await(t, at, "Time is up.")
-	iv.out.await(t, at, "Scorecard saved to .kata/interviews/06-retry-")
-	cards, err := filepath.Glob(filepath.Join(dir, ".kata", "interviews", "06-retry-*.md"))
+	iv.out.await(t, at, "its scorecard in .kata/interviews/20300506-093000-06-retry.md")
+	cards, err := filepath.Glob(filepath.Join(dir, ".kata", "interviews", "*-06-retry.md"))
 	require.NoError(t, err)
 	require.Len(t, cards, 1)
 	card := read(t, cards[0])
 	assert.Contains(t, card, "- **Time used:** 10:00 of 10:00")
 	assert.Contains(t, card, "- **Requirements passed:** 0 of 7")
-	assert.Contains(t, card, "- **Hints used:** 0 of 3")
-	assert.Contains(t, card, "- **Decisions read before the interview showed them:** yes, with `decisions 06` (first at 2030-05-05 18:30)")
+	assert.Contains(t, card, "- **Hints used in the interview:** 0 of 3")
+	assert.Contains(t, card, "- **Decisions read before the interview showed them:** yes, with `decisions 06` (first at 2030-05-05 18:30 +00:00)")
 	assert.Contains(t, card, "| ✘ | **R1** ")
 	assert.Contains(t, card, "not-implemented: ")
 }
@@ -114,4 +120,42 @@ func TestInterviewInterrupted(t *testing.T) {
 	iv := start(t, dir, cli.Env{Clock: clock.NewMock()}, "interview", "06")
 	iv.out.await(t, 0, "Press Enter")
 	assert.Equal(t, cli.ExitInterrupted, iv.stop(t))
+}
+
+// A bug-hunt interview: the planted code and its bug report before the
+// story, the hunt solved by a save, and the scorecard says which mistake
+// was planted and when it was fixed; the record's diff is the fix.
+func TestInterviewBugHunt(t *testing.T) {
+	dir := checkout(t)
+	k := kata(t, dir)
+	clk := clock.NewMock()
+	clk.Set(time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC))
+	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--bughunt", "--pick=clksleep", "--out", "card.md", "--poll=10ms", "--color=never")
+
+	at := iv.out.await(t, 0, "Press Enter when they have answered")
+	assert.Contains(t, iv.out.String(), "Bug report · 06-retry")
+	assert.Contains(t, iv.out.String(), "The customer cancelled 100ms into a 200ms pause")
+	assert.NotContains(t, iv.out.String(), "You have not passed", "an interview's hunt is the interviewer's choice, not a give-up")
+	assert.Contains(t, read(t, filepath.Join(k.Exercise, "retry.go")), "\tclk.Sleep(d)\n")
+
+	clk.Add(2 * time.Minute)
+	iv.typeLine(t, "")
+	at = iv.out.await(t, at, "Score: 6/7 required")
+	at = iv.out.await(t, at, "Bug hunt under way in 06-retry")
+
+	clk.Add(10 * time.Minute)
+	for _, f := range sources(t, k.Solution) {
+		write(t, filepath.Join(k.Exercise, filepath.Base(f)), read(t, f))
+	}
+	at = iv.out.await(t, at, "Bug hunt solved: you found and fixed the planted mistake (clksleep).")
+	iv.typeLine(t, "done")
+	assert.Equal(t, cli.ExitPass, iv.wait(t))
+	iv.out.await(t, at, "its scorecard in card.md")
+
+	card := read(t, filepath.Join(dir, "card.md"))
+	assert.Contains(t, card, "- **Bug hunt:** fixed after 12:00 · planted mistake (`clksleep`): pauses with clk.Sleep")
+	assert.Contains(t, card, "  Bug report given: The customer cancelled 100ms")
+	rec := read(t, filepath.Join(dir, "card.json"))
+	assert.Contains(t, rec, `"startCode": "stub"`, "the interview started from the planted code")
+	assert.Contains(t, rec, `+\tt := clk.Timer(d)`, "the diff is the candidate's fix")
 }

@@ -14,8 +14,11 @@ import (
 type terminal struct {
 	env   Env
 	style report.Style
-	drawn int    // reports drawn so far
-	built func() // ends the progress line of the build under way
+	drawn int // reports drawn so far
+	// interviewer: the interviewer runs the session, so the scorecard
+	// is shown at its end.
+	interviewer bool
+	built       func() // ends the progress line of the build under way
 }
 
 func (t *terminal) show(e session.Event) {
@@ -92,9 +95,42 @@ func (t *terminal) interview(e session.Event) {
 		fmt.Fprintln(w, "This kata has no hints.")
 	case session.UnknownCommand:
 		fmt.Fprintln(w, "Type hint for a hint, or done to finish.")
+	case session.FinalGrading:
+		fmt.Fprintf(w, "\n%s\n\nGrading your last code once more, every test %d times", e.Ending, e.Repeat)
+		if e.CPU != "" {
+			fmt.Fprintf(w, " at GOMAXPROCS %s", e.CPU)
+		}
+		fmt.Fprintln(w, "…")
 	case session.Finished:
-		fmt.Fprintf(w, "\n%s\n\n%s\nScorecard saved to %s\n", e.Ending, e.Scorecard, e.Saved)
+		t.finished(e)
 	}
+}
+
+// finished is the end of an interview: the candidate sees the score and
+// where the record went; the scorecard, with the follow-up questions and
+// their answers, only the interviewer (--interviewer, or checker
+// scorecard RECORD later).
+func (t *terminal) finished(e session.Finished) {
+	w := t.env.Stdout
+	if e.Runs == 0 { // else FinalGrading said how it ended
+		fmt.Fprintf(w, "\n%s\n", e.Ending)
+	}
+	fmt.Fprintf(w, "\nScore: %d/%d required", e.Required, e.Total)
+	if e.BonusOf > 0 {
+		fmt.Fprintf(w, " · bonus %d/%d", e.Bonus, e.BonusOf)
+	}
+	switch {
+	case e.Runs > 1:
+		fmt.Fprintf(w, " (every test ran %d times; a requirement counts only if it passed every run)\n", e.Runs)
+	case e.Runs == 1:
+		fmt.Fprintf(w, " (the final grade, one run)\n")
+	default:
+		fmt.Fprintf(w, " (the last grade)\n")
+	}
+	if t.interviewer {
+		fmt.Fprintf(w, "\n%s", e.Scorecard)
+	}
+	fmt.Fprintf(w, "\nThe record of this interview is in %s, its scorecard in %s.\n", e.Record, e.Saved)
 }
 
 // briefed shows what the ask-first pause reveals.

@@ -14,16 +14,19 @@ import (
 	"strings"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/pristine"
+	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
 )
 
 // reset puts a kata's stub back, read from git history, after copying the
-// learner's .go files to a backup under .kata/backup. It asks first unless
-// --force.
+// learner's .go files to a backup under .kata/backup, and forgets the
+// kata's progress in the state file (grades, hints, give-up), so that the
+// next candidate starts afresh. It asks first unless --force.
 var resetVerb = verb{
 	name: "reset", args: "NN", section: learning, needs: needKata,
-	summary: "put the untouched stub back, from git history; your .go files\nare kept in .kata/backup",
+	summary: "put the untouched stub back, from git history, and forget the\nkata's progress (hints, give-up); your .go files are kept in\n.kata/backup",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		force := fs.Bool("force", false, "do not ask before resetting")
 		return func(c *call) (int, error) { return reset(c.ctx, c.cat, c.kata, *force, c.env) }
@@ -43,19 +46,27 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 	if err != nil {
 		return 0, err
 	}
-	if ch.none() {
-		fmt.Fprintf(env.Stdout, "%s is already its untouched stub: nothing to reset.\n", k.Slug)
+	_, hasProgress := progress(cat.Root, env).Katas[k.Slug]
+	if ch.none() && !hasProgress {
+		fmt.Fprintf(env.Stdout, "%s is already its untouched stub, with no progress: nothing to reset.\n", k.Slug)
 		return ExitPass, nil
 	}
+	var notes []string
+	if hasProgress {
+		notes = append(notes, "  forget  its progress: grades, hints shown, decisions read, give-up, bug hunts")
+	}
 	fmt.Fprintf(env.Stdout, "Reset %s to its stub:\n", k.Slug)
-	backup, ok, err := ch.apply(cat, k, "restore", stub.Files, force, env)
+	backup, ok, err := ch.apply(cat, k, "restore", stub.Files, notes, force, env)
 	if err != nil || !ok {
 		return ExitFail, err
 	}
-	saveProgress(cat.Root, env, func(s *state.State) {
-		s.Kata(k.Slug).Last = nil
-		s.Kata(k.Slug).EndHunt(env.clock().Now(), false)
-	})
+	// The next candidate starts afresh: no grade, no hint shown, no
+	// give-up that would open the reference without a pass, no hunt.
+	saveProgress(cat.Root, env, func(s *state.State) { delete(s.Katas, k.Slug) })
+	if ch.none() {
+		fmt.Fprintf(env.Stdout, "Done: %s is the stub, with no progress.\n", k.Slug)
+		return ExitPass, nil
+	}
 	fmt.Fprintf(env.Stdout, "Done: %s is the stub again; your files are in %s/.\n", k.Slug, rel(cat.Root, backup))
 	return ExitPass, nil
 }
@@ -70,22 +81,31 @@ type change struct {
 
 func (c change) none() bool { return len(c.restore)+len(c.remove) == 0 }
 
-// apply shows the change (what is written, as verb, and what is removed),
-// asks unless force, copies the learner's .go files to a new directory
-// under .kata/backup, then writes files into the exercise. It returns the
-// backup's directory, and ok false when the learner said no.
-func (c change) apply(cat *catalog.Catalog, k catalog.Kata, verb string, files map[string][]byte, force bool, env Env) (string, bool, error) {
-	backup := filepath.Join(cat.Root, state.Dir, "backup", k.Slug+"-"+env.clock().Now().Format("20060102-150405"))
+// apply shows the change (what is written, as verb, what is removed, then
+// notes), asks unless force, copies the learner's .go files to a new
+// directory under .kata/backup (see backupName), then writes files into
+// the exercise. It returns the backup's directory ("" when nothing
+// changes), and ok false when the learner said no.
+func (c change) apply(cat *catalog.Catalog, k catalog.Kata, verb string, files map[string][]byte, notes []string, force bool, env Env) (string, bool, error) {
+	backup, what := backupName(cat.Root, k, env)
 	for _, n := range c.restore {
 		fmt.Fprintf(env.Stdout, "  %-7s %s\n", verb, n)
 	}
 	for _, n := range c.remove {
 		fmt.Fprintf(env.Stdout, "  remove  %s (yours)\n", n)
 	}
-	fmt.Fprintf(env.Stdout, "A copy of your .go files goes to %s/.\n", rel(cat.Root, backup))
+	for _, n := range notes {
+		fmt.Fprintln(env.Stdout, n)
+	}
+	if !c.none() {
+		fmt.Fprintf(env.Stdout, "A copy of your .go files goes to %s/%s.\n", rel(cat.Root, backup), what)
+	}
 	if !force && !confirm(env, "Go ahead? [y/N] ") {
 		fmt.Fprintln(env.Stdout, "Nothing changed. (Answer y, or use --force.)")
 		return "", false, nil
+	}
+	if c.none() {
+		return "", true, nil
 	}
 	backup, err := backUp(backup, c.mine)
 	if err != nil {
@@ -102,6 +122,30 @@ func (c change) apply(cat *catalog.Catalog, k catalog.Kata, verb string, files m
 		}
 	}
 	return backup, true, nil
+}
+
+// backupName is where reset keeps the learner's files: named after the
+// interview whose record ends with this very code, when there is one
+// (what says so), else after the kata and the time.
+func backupName(root string, k catalog.Kata, env Env) (dir, what string) {
+	dir = filepath.Join(root, state.Dir, "backup", k.Slug+"-"+env.clock().Now().Format("20060102-150405"))
+	fp, err := fingerprint.Code(k.Exercise)
+	if err != nil {
+		return dir, ""
+	}
+	recs, _ := filepath.Glob(filepath.Join(root, state.Dir, "interviews", "*.json"))
+	sort.Sort(sort.Reverse(sort.StringSlice(recs))) // the newest first: names start with the time
+	for _, p := range recs {
+		rec, err := record.Load(p)
+		if err != nil || rec.Kata != k.Slug {
+			continue
+		}
+		if g := rec.Final; g != nil && g.Fingerprint.Code == fp {
+			name := strings.TrimSuffix(filepath.Base(p), ".json")
+			return filepath.Join(root, state.Dir, "backup", name), fmt.Sprintf(" (the final code of the interview in %s)", rel(root, p))
+		}
+	}
+	return dir, ""
 }
 
 // changesTo compares kata k's exercise with files (name → content): the

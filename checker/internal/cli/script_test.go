@@ -38,6 +38,7 @@ import (
 //	[!] noprocs               no process is running a program from inside $WORK
 //	[!] emptydir DIR          DIR has no entries
 //	checkersource             copy the checker's source into $WORK, so that pack can build a kit
+//	samefingerprints A B      the --json grades in files A and B name the same code and tests
 func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{"checker": cli.Main}))
 }
@@ -60,16 +61,17 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"solve":    cmdSolve,
-			"replace":  cmdReplace,
-			"grades":   cmdGrades,
-			"size":     cmdSize,
-			"snapshot": cmdSnapshot,
-			"fifo":     cmdFifo,
-			"await":    cmdAwait,
-			"noprocs":  cmdNoProcs,
-			"killpid":  cmdKillPid,
-			"emptydir": cmdEmptyDir,
+			"solve":            cmdSolve,
+			"replace":          cmdReplace,
+			"grades":           cmdGrades,
+			"size":             cmdSize,
+			"snapshot":         cmdSnapshot,
+			"fifo":             cmdFifo,
+			"await":            cmdAwait,
+			"noprocs":          cmdNoProcs,
+			"killpid":          cmdKillPid,
+			"emptydir":         cmdEmptyDir,
+			"samefingerprints": cmdSameFingerprints,
 			"checkersource": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 0 {
 					ts.Fatalf("usage: checkersource")
@@ -308,5 +310,22 @@ func cmdEmptyDir(ts *testscript.TestScript, neg bool, args []string) {
 			names = append(names, e.Name())
 		}
 		ts.Fatalf("%s is not empty: %s", args[0], strings.Join(names, " "))
+	}
+}
+
+func cmdSameFingerprints(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: samefingerprints A B")
+	}
+	type grade struct{ Fingerprint struct{ Code, Tests string } }
+	var fps [2]grade
+	for i, a := range args {
+		ts.Check(json.Unmarshal([]byte(ts.ReadFile(a)), &fps[i]))
+		if len(fps[i].Fingerprint.Code) != 64 || len(fps[i].Fingerprint.Tests) != 64 {
+			ts.Fatalf("%s: fingerprints %+v are not two SHA-256 sums", a, fps[i].Fingerprint)
+		}
+	}
+	if fps[0] != fps[1] {
+		ts.Fatalf("%s has fingerprints %+v, %s has %+v", args[0], fps[0].Fingerprint, args[1], fps[1].Fingerprint)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/state"
@@ -51,9 +52,16 @@ func solution(cat *catalog.Catalog, k catalog.Kata, giveUp bool, env Env) (int, 
 		fmt.Fprintf(env.Stderr, "This copy of the katas has no reference for %s: ask whoever gave it to you.\n", k.Slug)
 		return ExitFail, nil
 	}
-	if giveUp && !p.GaveUp && !p.PassedOnce {
-		saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).GaveUp = true })
-	}
+	now := env.clock().Now().Truncate(time.Second)
+	saveProgress(cat.Root, env, func(s *state.State) {
+		p := s.Kata(k.Slug)
+		if giveUp && !p.GaveUp && !p.PassedOnce {
+			p.GaveUp, p.GaveUpAt = true, &now
+		}
+		if p.SolutionShown == nil { // an interview's record says when
+			p.SolutionShown = &now
+		}
+	})
 	why := filepath.Join(k.Solution, "WHY.md")
 	if _, err := os.Stat(why); err == nil {
 		shown = append(shown, why)

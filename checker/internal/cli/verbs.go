@@ -74,7 +74,7 @@ var verbs []verb
 func init() {
 	verbs = []verb{
 		listVerb, checkVerb, watchVerb, hintVerb, decisionsVerb, solutionVerb, resetVerb, bughuntVerb, catchVerb, helpVerb,
-		interviewVerb, reportVerb, packVerb, doctorVerb,
+		interviewVerb, scorecardVerb, replayVerb, regradeVerb, reportVerb, packVerb, doctorVerb,
 		verifyVerb, mutantVerb,
 	}
 }

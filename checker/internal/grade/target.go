@@ -348,3 +348,39 @@ func rel(root, path string) string {
 	}
 	return path
 }
+
+// Returned grades files that came back from elsewhere (a candidate's kit)
+// in place of the learner's: the non-test .go files of dir are laid over
+// kata k's exercise, whose own files are left out, with the hidden tests.
+// Nothing is copied: compiler errors name the returned files.
+func Returned(k catalog.Kata, dir string) (Target, error) {
+	t := Target{Kata: k, Dir: k.Exercise, Overlay: map[string]string{}}
+	for _, tests := range []bool{true, false} {
+		own, err := gofiles.List(k.Exercise, tests)
+		if err != nil {
+			return t, err
+		}
+		for _, f := range slices.Concat(own.Files, own.Dangling) {
+			t.Overlay[f] = ""
+		}
+		for _, o := range own.Odd {
+			t.Overlay[o.Path] = ""
+		}
+	}
+	theirs, err := gofiles.List(dir, false)
+	if err != nil {
+		return t, err
+	}
+	for _, f := range theirs.Files {
+		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
+	}
+	t.Odd = theirs.Odd
+	hidden, err := HiddenFiles(k)
+	if err != nil {
+		return t, err
+	}
+	for _, f := range hidden {
+		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
+	}
+	return t, nil
+}

@@ -163,6 +163,24 @@ func TestEveryKataPlants(t *testing.T) {
 	assert.GreaterOrEqual(t, n, 4*len(cat.Katas))
 }
 
+// Every mutant's hunt header reads, and its Why names a paragraph of its
+// kata's WHY.md (verify says the same, slower).
+func TestEveryHuntHeader(t *testing.T) {
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	cat, err := catalog.Load(root)
+	require.NoError(t, err)
+	for _, k := range cat.Katas {
+		bs, err := hunt.Bugs(k.Solution)
+		require.NoError(t, err, k.Slug)
+		assert.GreaterOrEqual(t, len(hunt.Huntable(bs)), 2, "%s: a new hunt differs from the last", k.Slug)
+		for _, b := range bs {
+			_, err := hunt.Why(k.Solution, b)
+			assert.NoError(t, err, k.Slug)
+		}
+	}
+}
+
 func TestAPI(t *testing.T) {
 	files := map[string][]byte{
 		"a.go": []byte("package a\n\nconst Max, min = 1, 2\n\ntype Service[T any] struct{}\n\nfunc (s *Service[T]) Stop() {}\n\nfunc (s *Service[T]) drain() {}\n\ntype inner struct{}\n\nfunc (inner) Hidden() {}\n"),
@@ -177,5 +195,5 @@ func TestReferenceIsPlantWithoutTheBug(t *testing.T) {
 	planted, err := hunt.Plant(kata, bugs(t)[0])
 	require.NoError(t, err)
 	assert.Equal(t, "--- counter.go\n+++ counter.go\n@@ -3,7 +3,7 @@\n \n // Add returns a+b.\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b\n }\n \n // Double returns 2a.\n",
-		mutant.Diff("counter.go", planted["counter.go"], ref["counter.go"]))
+		mutant.Diff(planted, ref))
 }

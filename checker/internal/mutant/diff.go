@@ -2,6 +2,7 @@ package mutant
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -151,14 +152,27 @@ func writeFileDiff(b *strings.Builder, fd FileDiff) {
 	}
 }
 
-// Diff returns the unified diff (as diff -u writes it, under the name
-// name on both sides) that turns from into to; "" when they are equal.
-func Diff(name string, from, to []byte) string {
-	hs := diff(splitLines(from), splitLines(to))
-	if len(hs) == 0 {
-		return ""
+// Diff is the unified diff that turns the files old into the files new
+// (name → content): a section per file that differs, in name order, a
+// file only on one side diffed against nothing. "" when they are the same.
+func Diff(old, new map[string][]byte) string {
+	names := map[string]bool{}
+	for n := range old {
+		names[n] = true
 	}
+	for n := range new {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
 	var b strings.Builder
-	writeFileDiff(&b, FileDiff{Name: name, Hunks: hs})
+	for _, n := range sorted {
+		if hs := diff(splitLines(old[n]), splitLines(new[n])); len(hs) > 0 {
+			writeFileDiff(&b, FileDiff{Name: n, Hunks: hs})
+		}
+	}
 	return b.String()
 }

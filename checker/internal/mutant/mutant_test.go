@@ -280,8 +280,26 @@ func edit(r *rand.Rand, s string) string {
 	return out
 }
 
-func TestDiff(t *testing.T) {
-	from := []byte("a\nb\nc\n")
-	assert.Equal(t, "", mutant.Diff("x.go", from, from))
-	assert.Equal(t, "--- x.go\n+++ x.go\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", mutant.Diff("x.go", from, []byte("a\nB\nc\n")))
+// Diff of two sets of files: a file changed, one added, one removed, one
+// the same; the same sets give no diff.
+func TestDiffOfFileSets(t *testing.T) {
+	old := map[string][]byte{"a.go": []byte("package a\n\nfunc A() {}\n"), "gone.go": []byte("package a\n"), "same.go": []byte("package a\n")}
+	new := map[string][]byte{"a.go": []byte("package a\n\nfunc A() { panic(1) }\n"), "new.go": []byte("package a\n"), "same.go": []byte("package a\n")}
+	assert.Equal(t, `--- a.go
++++ a.go
+@@ -1,3 +1,3 @@
+ package a
+ 
+-func A() {}
++func A() { panic(1) }
+--- gone.go
++++ gone.go
+@@ -1 +0,0 @@
+-package a
+--- new.go
++++ new.go
+@@ -0,0 +1 @@
++package a
+`, mutant.Diff(old, new))
+	assert.Empty(t, mutant.Diff(new, new))
 }

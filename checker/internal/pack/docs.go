@@ -47,6 +47,7 @@ takes about a second.
 | ` + "`make hint EX=NN`" + ` | the next hint |
 | ` + "`make decisions EX=NN`" + ` | the decisions: the answers the hidden tests assume |
 | ` + "`make reset EX=NN`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
+| ` + "`make bughunt EX=NN`" + ` | a working solution with one real mistake planted in it replaces your code (kept in .kata/backup), with a user's bug report: find and fix it |
 
 ` + "`bin/checker help`" + ` lists everything the checker does.
 `)
@@ -64,7 +65,8 @@ and the interview's scorecard notes that you read them first.
 The tests that grade you are packed inside ` + "`bin/checker`" + `, compressed, and
 unpacked into a temporary directory only while it grades. That keeps them out
 of sight, not secret: anyone determined can get them out. Reading them would
-only spoil the exercise. The reference solutions are not in this kit.
+only spoil the exercise. The reference solutions and their known mistakes
+travel the same way, for bug hunts only.
 `)
 	first := firstKata(katas)
 	text := strings.NewReplacer("EX=NN", "EX="+first, " NN`", " "+first+"`").Replace(b.String())
@@ -135,6 +137,8 @@ const makefileTemplate = `# Go concurrency katas. ` + "`make help`" + ` lists th
 EX      ?=
 N       ?=
 FORCE   ?=
+NAME    ?=
+GIVEUP  ?=
 CHECKER := bin/checker
 
 export GOFLAGS     := -mod=readonly
@@ -142,7 +146,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help list check watch hint decisions reset doctor
+.PHONY: help list check watch hint decisions reset bughunt doctor
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -165,6 +169,9 @@ decisions: ## the answers the hidden tests assume: make decisions EX=NN
 
 reset: ## back to the untouched stub: make reset EX=NN (FORCE=1: do not ask)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
+
+bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (FORCE=1; GIVEUP=1 shows it)
+	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(GIVEUP),--give-up)
 
 doctor: ## check Go and gcc, and warm the build (about a minute the first time)
 	@$(CHECKER) doctor

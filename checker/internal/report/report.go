@@ -5,6 +5,9 @@
 //	{
 //	  "schema": 1,
 //	  "participant": "Ada Lovelace",   // check --name, else git's user.name, else ""
+//	  "time": "2030-05-06T14:02:11+02:00", // when it was graded, RFC 3339 with the zone
+//	  "fingerprint": {"code": "…",     // SHA-256 of the code graded and of the hidden tests
+//	                  "tests": "…"},   // that graded it (package fingerprint): regrade prints both
 //	  "kata": "06-retry", "title": "…",
 //	  "passed": false,                 // every requirement passed and every gate held
 //	  "score": {"required": 3, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2},
@@ -46,8 +49,10 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
 	"gokata/internal/failure"
@@ -402,6 +407,8 @@ func next(r *grade.Result, s Style) string {
 // Meta is what a JSON grade says beyond the grade itself.
 type Meta struct {
 	Participant string // who was graded, for a workshop's room report
+	Time        time.Time
+	Fingerprint fingerprint.Pair
 }
 
 // JSON writes the grade as data (see the package doc for the schema).
@@ -409,23 +416,28 @@ func JSON(w io.Writer, r *grade.Result, m Meta) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	g := toJSON(r)
-	g.Participant = m.Participant
+	g.Participant, g.Fingerprint = m.Participant, m.Fingerprint
+	if !m.Time.IsZero() {
+		g.Time = m.Time.Format(time.RFC3339)
+	}
 	return enc.Encode(g)
 }
 
 type jsonGrade struct {
-	Schema      int        `json:"schema"`
-	Participant string     `json:"participant"`
-	Kata        string     `json:"kata"`
-	Title       string     `json:"title"`
-	Passed      bool       `json:"passed"`
-	Score       jsonScore  `json:"score"`
-	Race        bool       `json:"race"`
-	NoRace      string     `json:"noRace"`
-	Runs        int        `json:"runs"`
-	Gates       []jsonGate `json:"gates"`
-	Build       *jsonBuild `json:"build"`
-	Items       []jsonItem `json:"items"`
+	Schema      int              `json:"schema"`
+	Participant string           `json:"participant"`
+	Time        string           `json:"time,omitempty"`
+	Fingerprint fingerprint.Pair `json:"fingerprint"`
+	Kata        string           `json:"kata"`
+	Title       string           `json:"title"`
+	Passed      bool             `json:"passed"`
+	Score       jsonScore        `json:"score"`
+	Race        bool             `json:"race"`
+	NoRace      string           `json:"noRace"`
+	Runs        int              `json:"runs"`
+	Gates       []jsonGate       `json:"gates"`
+	Build       *jsonBuild       `json:"build"`
+	Items       []jsonItem       `json:"items"`
 }
 
 type jsonScore struct {

@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
@@ -178,10 +180,18 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestJSONParticipant(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, report.JSON(&b, results()["passed"], report.Meta{Participant: "Ada Lovelace"}))
-	var g struct{ Participant string }
+	at := time.Date(2030, 5, 6, 14, 2, 11, 0, time.FixedZone("CEST", 2*60*60))
+	require.NoError(t, report.JSON(&b, results()["passed"], report.Meta{Participant: "Ada Lovelace", Time: at,
+		Fingerprint: fingerprint.Pair{Code: "c0de", Tests: "7e57"}}))
+	var g struct {
+		Participant, Time string
+		Fingerprint       struct{ Code, Tests string }
+	}
 	require.NoError(t, json.Unmarshal(b.Bytes(), &g))
 	assert.Equal(t, "Ada Lovelace", g.Participant)
+	assert.Equal(t, "2030-05-06T14:02:11+02:00", g.Time, "with its zone")
+	assert.Equal(t, "c0de", g.Fingerprint.Code)
+	assert.Equal(t, "7e57", g.Fingerprint.Tests)
 }
 
 // On the untouched stub, a declared stub pass says why it passes; once

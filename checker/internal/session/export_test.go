@@ -14,3 +14,11 @@ func FakeGrades(g *Grader, f func(ctx context.Context, k catalog.Kata) *grade.Re
 		return f(ctx, k), nil
 	}
 }
+
+// FakeGradesWith is FakeGrades for a fake that sees the grade's options
+// (the final grade's repeats).
+func FakeGradesWith(g *Grader, f func(ctx context.Context, k catalog.Kata, opt grade.Options) *grade.Result) {
+	g.gradeFunc = func(ctx context.Context, k catalog.Kata, opt grade.Options) (*grade.Result, error) {
+		return f(ctx, k, opt), nil
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/pristine"
 	"gokata/checker/internal/state"
@@ -32,7 +33,8 @@ type Grader struct {
 }
 
 // Grade grades kata k: Building and Built around a build, Warning when
-// the grade cannot be recorded, then Graded. The fingerprint is taken
+// the grade cannot be recorded, then Graded with the code graded and the
+// fingerprints of the code and the hidden tests. The code is read
 // before grading, so a file saved while the grade runs makes the recorded
 // grade stale, not wrong. A state file that cannot be written costs a
 // warning, never the grade.
@@ -42,7 +44,7 @@ func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, erro
 			return nil, err
 		}
 	}
-	fp, fpErr := state.Fingerprint(k.Exercise)
+	code, fp, fpErr := fingerprint.Read(k.Exercise)
 	opt := g.Options
 	opt.Building = func() func() {
 		g.emit(Building{Kata: k.Slug, Race: g.Toolchain.Race})
@@ -54,12 +56,12 @@ func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, erro
 	}
 	r.Untouched = stubPassesOnly(ctx, r, g.Vars)
 	if fpErr == nil {
-		fpErr = record(g.Root, k.Slug, fp, r)
+		fpErr = recordState(g.Root, k.Slug, fp, r)
 	}
 	if fpErr != nil {
 		g.emit(Warning{"progress not saved: " + fpErr.Error()})
 	}
-	ev := Graded{Result: r}
+	ev := Graded{Result: r, Code: code, Fingerprint: fingerprint.Pair{Code: fp, Tests: TestsFingerprint(k)}}
 	if ev.Hunt, err = g.hunt(k, r); err != nil {
 		g.emit(Warning{"bug hunt: " + err.Error()})
 	}
@@ -68,6 +70,20 @@ func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, erro
 	}
 	g.emit(ev)
 	return r, nil
+}
+
+// TestsFingerprint is the fingerprint of kata k's hidden tests; "" when
+// they cannot be read.
+func TestsFingerprint(k catalog.Kata) string {
+	files, err := grade.HiddenFiles(k)
+	if err != nil {
+		return ""
+	}
+	fp, err := fingerprint.Paths(files)
+	if err != nil {
+		return ""
+	}
+	return fp
 }
 
 // grade builds and runs the hidden tests against the learner's code.
@@ -114,8 +130,8 @@ func stubPassesOnly(ctx context.Context, r *grade.Result, vars []string) bool {
 	return err == nil && untouched
 }
 
-// record writes grade r of the files with fingerprint fp to the state file.
-func record(root, slug, fp string, r *grade.Result) error {
+// recordState writes grade r of the files with fingerprint fp to the state file.
+func recordState(root, slug, fp string, r *grade.Result) error {
 	req, total, bonus, btotal := r.Score()
 	return state.Update(root, func(s *state.State) error {
 		s.Record(slug, state.Grade{Fingerprint: fp, Passed: r.Passed(),

@@ -66,3 +66,11 @@ func HuntBug(k catalog.Kata, name string) (hunt.Bug, error) {
 	}
 	return hunt.Read(m)
 }
+
+// Planted is the bug hunt an interview starts from (interview --bughunt):
+// planted before the clock starts, so the record diffs the candidate's
+// fix from the planted code, and the scorecard says when it was fixed.
+type Planted struct {
+	Mutant, Mistake, Symptom string
+	Files                    map[string][]byte // the planted code, name → content
+}

@@ -1,42 +1,56 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/benbjohnson/clock"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
 )
 
 // Interview is the state of a timed interview, changed by one method per
 // event: the ask-first pause answered, a grade, a line typed, the clock.
 // It does no I/O; RunInterview drives it and does the grading and the
-// writing. Its fields are what the scorecard reports.
+// writing. Its fields, and the events it logs, make the record.
 type Interview struct {
-	Kata        catalog.Kata
-	Candidate   string
-	Start       time.Time
-	Limit       time.Duration
-	Asked       time.Duration // the ask-first pause
-	Used        time.Duration
-	Last        *grade.Result
-	Grades      int
-	FirstPass   map[string]time.Duration // item → time into the interview it first passed
-	Hints       int                      // asked for in the session
-	HintsBefore int                      // shown before the interview (state file)
-	HintsAfter  int
-	Ending      string // how it ended: "Done.", "Time is up.", "Interview stopped."
+	Kata      catalog.Kata
+	Candidate string
+	Start     time.Time
+	Limit     time.Duration
+	Asked     time.Duration // the ask-first pause
+	Used      time.Duration
+	Last      *grade.Result
+	Grades    int
+	FirstPass map[string]time.Duration // item → time into the interview it first passed
+	Hints     int                      // asked for in the session
+	Ending    string                   // how it ended: "Done.", "Time is up.", "Interview stopped."
+	How       string                   // the same for the record: record.Done, TimeUp or Stopped
 	// DecisionsRead is when the decisions verb first showed them, as it
 	// stood when the interview revealed them; KeptBack: the READMEs do
 	// not show them (an interview kit).
 	DecisionsRead *time.Time
 	KeptBack      bool
+	// Final is the last code graded again with repeats at the end; nil
+	// when it was not (Ctrl-C).
+	Final *grade.Result
+	// Events is what happened in the session, in order; RunInterview
+	// adds what the state file knows (hints read with the hint verb,
+	// a give-up) when it writes the record.
+	Events []record.Event
+	// Hunt is the bug hunt the interview started from, nil for none;
+	// HuntFixed is how long into the interview a grade first showed it
+	// fixed, nil until one did.
+	Hunt      *Planted
+	HuntFixed *time.Duration
 
 	notices []time.Duration // countdown notices not yet given, longest first
 }
@@ -45,9 +59,10 @@ type Interview struct {
 var Notices = []time.Duration{5 * time.Minute, time.Minute}
 
 // NewInterview is the state of an interview of kata k starting at start.
-func NewInterview(k catalog.Kata, candidate string, start time.Time, limit time.Duration, hintsBefore int) *Interview {
-	return &Interview{Kata: k, Candidate: candidate, Start: start, Limit: limit, HintsBefore: hintsBefore,
-		FirstPass: map[string]time.Duration{}, notices: append([]time.Duration(nil), Notices...)}
+func NewInterview(k catalog.Kata, candidate string, start time.Time, limit time.Duration) *Interview {
+	return &Interview{Kata: k, Candidate: candidate, Start: start, Limit: limit,
+		FirstPass: map[string]time.Duration{}, notices: append([]time.Duration(nil), Notices...),
+		Events: []record.Event{{At: start, Kind: record.KindStart}}}
 }
 
 // Left is the time left at now.
@@ -58,18 +73,37 @@ func (iv *Interview) Left(now time.Time) time.Duration { return iv.Limit - now.S
 // nil if it never did.
 func (iv *Interview) Answered(now time.Time, decisionsRead *time.Time) {
 	iv.Asked, iv.DecisionsRead = now.Sub(iv.Start), decisionsRead
+	iv.log(record.Event{At: now, Kind: record.KindAnswered})
 }
 
-// Graded takes grade r made at now: it counts, and the items it passes
-// for the first time get their time.
-func (iv *Interview) Graded(now time.Time, r *grade.Result) {
+// Graded takes grade e made at now, made because of via ("start", "save",
+// "end"): it counts, the items it passes for the first time get their
+// time, and the record gets it with the code it graded.
+func (iv *Interview) Graded(now time.Time, e Graded, via string) {
+	r := e.Result
 	iv.Last, iv.Grades = r, iv.Grades+1
 	for _, it := range r.Items {
 		if _, seen := iv.FirstPass[it.ID]; it.Passed() && !seen {
 			iv.FirstPass[it.ID] = now.Sub(iv.Start)
 		}
 	}
+	if e.Hunt != nil && e.Hunt.Fixed && iv.HuntFixed == nil {
+		d := now.Sub(iv.Start)
+		iv.HuntFixed = &d
+	}
+	iv.log(record.Event{At: now, Kind: record.KindGrade, Via: via, Grade: recordGrade(e)})
 }
+
+// FinalGraded takes the final grade, made at now with repeats at the
+// GOMAXPROCS values cpu.
+func (iv *Interview) FinalGraded(now time.Time, e Graded, cpu string) {
+	iv.Final = e.Result
+	g := recordGrade(e)
+	g.CPU = cpu
+	iv.log(record.Event{At: now, Kind: record.KindFinal, Grade: g})
+}
+
+func (iv *Interview) log(e record.Event) { iv.Events = append(iv.Events, e) }
 
 // Tick is the clock's event at now: whether the countdown is announced
 // now (every notice reached is given once), and how long until the next
@@ -77,7 +111,7 @@ func (iv *Interview) Graded(now time.Time, r *grade.Result) {
 func (iv *Interview) Tick(now time.Time) (announce bool, wake time.Duration, over bool) {
 	rest := iv.Left(now)
 	if rest <= 0 {
-		iv.Ending = "Time is up."
+		iv.Ending, iv.How = "Time is up.", record.TimeUp
 		return false, 0, true
 	}
 	for len(iv.notices) > 0 && rest <= iv.notices[0] {
@@ -110,34 +144,33 @@ func (iv *Interview) Typed(line string) Command {
 		iv.Hints++
 		return AskHint
 	case "done":
-		iv.Ending = "Done."
+		iv.Ending, iv.How = "Done.", record.Done
 		return Finish
 	}
 	return Unknown
 }
 
 // Interrupted ends the interview on Ctrl-C.
-func (iv *Interview) Interrupted() { iv.Ending = "Interview stopped." }
+func (iv *Interview) Interrupted() { iv.Ending, iv.How = "Interview stopped.", record.Stopped }
 
-// Hint is the hint the latest request shows: the next one, or the last
-// again; false when the kata has none.
-func (iv *Interview) Hint() (HintShown, bool) {
+// Hint is the hint a request at now shows, when shown hints were shown
+// already (by this interview or the hint verb, as the state file says):
+// the next one, or the last again; false when the kata has none.
+func (iv *Interview) Hint(now time.Time, shown int) (HintShown, bool) {
 	k := iv.Kata
 	if len(k.Hints) == 0 {
 		return HintShown{}, false
 	}
-	n := min(iv.Hints, len(k.Hints))
+	n := min(shown+1, len(k.Hints))
 	h := k.Hints[n-1]
+	iv.log(record.Event{At: now, Kind: record.KindHint, Hint: n, Via: "interview"})
 	return HintShown{N: n, Of: len(k.Hints), Covers: h.Covers, Text: h.Text}, true
 }
 
 // Ended records the end at now.
-func (iv *Interview) Ended(now time.Time) { iv.Used = min(now.Sub(iv.Start), iv.Limit) }
-
-// HintsUsed counts hints asked for in the session and those read with the
-// hint verb meanwhile.
-func (iv *Interview) HintsUsed() int {
-	return min(len(iv.Kata.Hints), max(iv.Hints, iv.HintsAfter-iv.HintsBefore))
+func (iv *Interview) Ended(now time.Time) {
+	iv.Used = min(now.Sub(iv.Start), iv.Limit)
+	iv.log(record.Event{At: now, Kind: record.KindEnd, Via: iv.How})
 }
 
 // The events of an interview.
@@ -177,13 +210,30 @@ type NoHints struct{}
 // UnknownCommand answers a line that is neither hint nor done.
 type UnknownCommand struct{ Line string }
 
-// Finished ends an interview: how, the Markdown scorecard, and where it
-// was saved (relative to the checkout when inside it).
+// FinalGrading says that the session ended and the final grade started:
+// the last code, every test Repeat times at each GOMAXPROCS value of CPU.
+type FinalGrading struct {
+	Ending string // how the session ended: "Done.", "Time is up."
+	Repeat int
+	CPU    string
+}
+
+// Finished ends an interview: how, a short summary for the candidate's
+// screen (the score of the final grade), and where the record and the
+// scorecard were saved (relative to the checkout when inside it). The
+// scorecard, with the follow-up questions and their answers, is for the
+// interviewer: the terminal shows it only when asked to.
 type Finished struct {
 	Ending    string
-	Scorecard string
-	Saved     string
 	Passed    bool
+	Required  int
+	Total     int
+	Bonus     int
+	BonusOf   int
+	Runs      int // of the final grade; 0 when there was none (Ctrl-C)
+	Scorecard string
+	Saved     string // the scorecard
+	Record    string // the record (JSON)
 }
 
 func (InterviewStarted) event() {}
@@ -193,6 +243,7 @@ func (HintShown) event()        {}
 func (NoHints) event()          {}
 func (UnknownCommand) event()   {}
 func (Finished) event()         {}
+func (FinalGrading) event()     {}
 
 // InterviewRun is what RunInterview needs.
 type InterviewRun struct {
@@ -200,13 +251,31 @@ type InterviewRun struct {
 	Kata      catalog.Kata
 	Candidate string
 	Minutes   int
-	Out       string // the scorecard's path; "": .kata/interviews/SLUG-DATE.md
-	KeptBack  bool   // the READMEs keep the decisions back (an interview kit)
-	Clock     clock.Clock
-	Poll      time.Duration
-	Lines     <-chan string
-	Emit      func(Event)
+	// Out is the scorecard's path, the record beside it with .json; "":
+	// .kata/interviews/DATE-TIME-SLUG-NAME.md.
+	Out      string
+	KeptBack bool // the READMEs keep the decisions back (an interview kit)
+	// Repeat and CPU are how the final grade runs every test: Repeat
+	// times (0: DefaultRepeat) at each GOMAXPROCS value (default 1,2,4).
+	Repeat int
+	CPU    string
+	// Stub is the kata's untouched stub (file name → content); nil when
+	// it cannot be read (no git history): the record then cannot say
+	// whether the code at the start was the stub, nor diff from it.
+	Stub  map[string][]byte
+	Clock clock.Clock
+	Poll  time.Duration
+	Lines <-chan string
+	Emit  func(Event)
+	// Hunt, when set, makes it a bug-hunt interview: the code planted in
+	// the exercise stands in for the stub.
+	Hunt *Planted
 }
+
+// DefaultRepeat is how many times the final grade runs every test at each
+// GOMAXPROCS value: 20 × 1,2,4 is 60 runs, enough that a scenario that
+// depends on scheduling does not pass by luck.
+const DefaultRepeat = 20
 
 // interviewer drives an Interview: it waits for the next event, hands it
 // to the state, and does what follows (grading, saving hint progress).
@@ -216,21 +285,25 @@ type interviewer struct {
 	g       grading
 	lines   <-chan string
 	emitter emitter
+	via     string // what made the grade under way: start, save, end, or final
 }
 
 // RunInterview runs a timed interview: InterviewStarted, a pause for the
 // candidate's questions until a line is typed (or input ends), Briefed, a
 // grade now and on every save with a Countdown at each notice, hints and
-// done typed, and at the end the scorecard written and Finished. Ctrl-C
-// during the pause stops it (Stopped, ctx.Err()); later it ends the
-// interview with its scorecard, and the error is ctx.Err().
+// done typed, and at the end the final grade with repeats (FinalGrading),
+// the record and its scorecard written, and Finished. Ctrl-C during the
+// pause stops it (Stopped, ctx.Err()); later it ends the interview with
+// its record, without the final grade, and the error is ctx.Err().
 func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	root := run.Grader.Root
 	r := &interviewer{InterviewRun: run, lines: run.Lines, emitter: emitter(run.Emit)}
 	k := run.Kata
-	r.iv = NewInterview(k, run.Candidate, run.Clock.Now(), time.Duration(run.Minutes)*time.Minute,
-		progress(root, r.emitter).Kata(k.Slug).HintsShown)
+	r.iv = NewInterview(k, run.Candidate, run.Clock.Now(), time.Duration(run.Minutes)*time.Minute)
 	r.iv.KeptBack = run.KeptBack
+	if run.Hunt != nil {
+		r.iv.Hunt, r.Stub = run.Hunt, run.Hunt.Files
+	}
 	story, err := readmeStory(k)
 	if err != nil {
 		return nil, err
@@ -267,6 +340,7 @@ func briefing(k catalog.Kata, exercise string) Briefed {
 
 // loop grades at once, then takes events until the interview ends.
 func (r *interviewer) loop(ctx context.Context) error {
+	r.via = "start"
 	_, stop, err := r.g.start(ctx, r.Kata)
 	if err != nil {
 		return stopped(ctx, err, r.Emit)
@@ -310,6 +384,7 @@ func (r *interviewer) step(ctx context.Context) (over bool, err error) {
 
 // regrade grades a save; Ctrl-C during the grade ends the interview.
 func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
+	r.via = "save"
 	if _, err := r.g.grader.Grade(ctx, r.Kata); err != nil {
 		if ctx.Err() != nil {
 			r.iv.Interrupted()
@@ -322,10 +397,16 @@ func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
 
 // graded passes on the grader's events, taking each grade into the
 // interview before it is drawn: whoever sees it (a test on a fake clock,
-// moving the clock on) knows it counts.
+// moving the clock on) knows it counts. The final grade is recorded, not
+// drawn: the candidate sees its summary in Finished.
 func (r *interviewer) graded(e Event) {
 	if g, ok := e.(Graded); ok {
-		r.iv.Graded(r.Clock.Now(), g.Result)
+		if r.via == "final" {
+			_, cpu := r.finalRuns()
+			r.iv.FinalGraded(r.Clock.Now(), g, cpu)
+			return
+		}
+		r.iv.Graded(r.Clock.Now(), g, r.via)
 	}
 	r.emit(e)
 }
@@ -348,16 +429,18 @@ func (r *interviewer) typed(line string, ok bool) (over bool) {
 	return false
 }
 
+// showHint shows the hint after the last one shown, by this interview or
+// by the hint verb in another terminal, and notes it in the state file.
 func (r *interviewer) showHint() {
-	h, ok := r.iv.Hint()
+	now := r.Clock.Now()
+	h, ok := r.iv.Hint(now, progress(r.Grader.Root, r.emitter).Kata(r.Kata.Slug).HintsShown)
 	if !ok {
 		r.emit(NoHints{})
 		return
 	}
 	r.emit(h)
 	err := state.Update(r.Grader.Root, func(s *state.State) error {
-		p := s.Kata(r.Kata.Slug)
-		p.HintsShown = max(p.HintsShown, h.N)
+		s.Kata(r.Kata.Slug).ShowHint(h.N, now, "interview")
 		return nil
 	})
 	if err != nil {
@@ -365,31 +448,75 @@ func (r *interviewer) showHint() {
 	}
 }
 
-// finish grades the last save if it was not graded yet (not after
-// Ctrl-C), writes the scorecard and emits Finished.
+// finish grades the last save if it was not graded yet, then the final
+// code with repeats (neither after Ctrl-C), writes the record and its
+// scorecard and emits Finished.
 func (r *interviewer) finish(ctx context.Context) error {
 	root, k := r.Grader.Root, r.Kata
 	r.iv.Ended(r.Clock.Now())
 	if ctx.Err() == nil && r.unsaved() {
+		r.via = "end"
 		if _, err := r.g.grader.Grade(ctx, k); err != nil { // the last save, not yet graded
 			return err
 		}
 	}
-	// The hint verb may have shown hints meanwhile.
-	r.iv.HintsAfter = progress(root, r.emitter).Kata(k.Slug).HintsShown
-	card := Scorecard(r.iv)
+	if ctx.Err() == nil {
+		if err := r.finalGrade(ctx); err != nil {
+			return err
+		}
+	}
+	rec := r.toRecord(progress(root, r.emitter).Kata(k.Slug))
+	card := record.Scorecard(rec)
 	path := r.Out
 	if path == "" {
-		path = filepath.Join(root, state.Dir, "interviews", k.Slug+"-"+r.iv.Start.Format("20060102-150405")+".md")
+		name := r.iv.Start.Format("20060102-150405") + "-" + k.Slug
+		if n := nameSlug(r.Candidate); n != "" {
+			name += "-" + n
+		}
+		path = filepath.Join(root, state.Dir, "interviews", name+".md")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := record.Save(record.Path(path), rec); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, []byte(card), 0o644); err != nil {
 		return err
 	}
-	r.emit(Finished{Ending: r.iv.Ending, Scorecard: card, Saved: rel(root, path), Passed: r.iv.Last.Passed()})
+	f := Finished{Ending: r.iv.Ending, Scorecard: card, Saved: rel(root, path), Record: rel(root, record.Path(path))}
+	last := r.iv.Last
+	if r.iv.Final != nil {
+		last, f.Runs = r.iv.Final, max(r.iv.Final.Runs, 1)
+	}
+	f.Passed = last.Passed()
+	f.Required, f.Total, f.Bonus, f.BonusOf = last.Score()
+	r.emit(f)
 	return ctx.Err()
+}
+
+// finalGrade grades the last code again, every test Repeat times at each
+// GOMAXPROCS value: the verdict on the record does not rest on one run.
+func (r *interviewer) finalGrade(ctx context.Context) error {
+	g := *r.g.grader
+	g.Options.Repeat, g.Options.CPU = r.finalRuns()
+	r.emit(FinalGrading{Ending: r.iv.Ending, Repeat: g.Options.Repeat, CPU: g.Options.CPU})
+	r.via = "final"
+	_, err := g.Grade(ctx, r.Kata)
+	if err != nil && ctx.Err() != nil {
+		return nil // Ctrl-C during the final grade: the record says there is none
+	}
+	return err
+}
+
+// finalRuns is how the final grade runs: Repeat times (DefaultRepeat
+// when 0) at each of the GOMAXPROCS values CPU (1,2,4 when repeated).
+func (r *interviewer) finalRuns() (repeat int, cpu string) {
+	repeat, cpu = cmp.Or(r.Repeat, DefaultRepeat), r.CPU
+	if cpu == "" && repeat > 1 {
+		cpu = "1,2,4"
+	}
+	return repeat, cpu
 }
 
 // unsaved reports whether the files changed since their last grade.
@@ -400,4 +527,23 @@ func (r *interviewer) unsaved() bool {
 	}
 	last := progress(r.Grader.Root, r.emitter).Kata(r.Kata.Slug).Last
 	return last == nil || last.Fingerprint != fp
+}
+
+// nameSlug makes a candidate's name fit a file name: "Ada Lovelace" →
+// "ada-lovelace".
+func nameSlug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(name) {
+		if unicode.IsLetter(c) || unicode.IsDigit(c) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(c)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	return b.String()
 }

@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +44,7 @@ func result(k catalog.Kata, passing ...string) *grade.Result {
 // The countdown, on fixed instants: a notice at 5:00 and at 1:00 left,
 // each given once, the timer set for the next one, then the time is up.
 func TestInterviewCountdown(t *testing.T) {
-	iv := session.NewInterview(kata(), "", t0, 30*time.Minute, 0)
+	iv := session.NewInterview(kata(), "", t0, 30*time.Minute)
 	for _, step := range []struct {
 		at       time.Duration
 		announce bool
@@ -71,7 +70,7 @@ func TestInterviewCountdown(t *testing.T) {
 // An interview shorter than a notice announces its time at once, and only
 // the notices still ahead after that.
 func TestInterviewShortCountdown(t *testing.T) {
-	iv := session.NewInterview(kata(), "", t0, 3*time.Minute, 0)
+	iv := session.NewInterview(kata(), "", t0, 3*time.Minute)
 	announce, wake, _ := iv.Tick(t0)
 	assert.True(t, announce, "3:00 left is announced at the start")
 	assert.Equal(t, 2*time.Minute, wake, "the next notice is 1:00 left")
@@ -83,11 +82,11 @@ func TestInterviewShortCountdown(t *testing.T) {
 // A grade counts; an item gets the time it first passed, and keeps it.
 func TestInterviewGrades(t *testing.T) {
 	k := kata()
-	iv := session.NewInterview(k, "", t0, 30*time.Minute, 0)
-	iv.Graded(t0.Add(2*time.Minute), result(k))
-	iv.Graded(t0.Add(7*time.Minute), result(k, "R1"))
-	iv.Graded(t0.Add(9*time.Minute), result(k, "R2"))
-	iv.Graded(t0.Add(12*time.Minute), result(k, "R1", "R2"))
+	iv := session.NewInterview(k, "", t0, 30*time.Minute)
+	iv.Graded(t0.Add(2*time.Minute), session.Graded{Result: result(k)}, "start")
+	iv.Graded(t0.Add(7*time.Minute), session.Graded{Result: result(k, "R1")}, "save")
+	iv.Graded(t0.Add(9*time.Minute), session.Graded{Result: result(k, "R2")}, "save")
+	iv.Graded(t0.Add(12*time.Minute), session.Graded{Result: result(k, "R1", "R2")}, "save")
 	assert.Equal(t, 4, iv.Grades)
 	assert.Equal(t, map[string]time.Duration{"R1": 7 * time.Minute, "R2": 9 * time.Minute}, iv.FirstPass)
 	assert.True(t, iv.Last.Passed())
@@ -95,80 +94,24 @@ func TestInterviewGrades(t *testing.T) {
 
 // What a typed line asks for; hints in order, the last one again after it.
 func TestInterviewTyped(t *testing.T) {
-	iv := session.NewInterview(kata(), "", t0, 30*time.Minute, 0)
+	iv := session.NewInterview(kata(), "", t0, 30*time.Minute)
 	assert.Equal(t, session.Nothing, iv.Typed("  "))
 	assert.Equal(t, session.Unknown, iv.Typed("help me"))
-	for _, want := range []int{1, 2, 2} {
+	for shown, want := range []int{1, 2, 2} {
 		assert.Equal(t, session.AskHint, iv.Typed(" Hint "))
-		h, ok := iv.Hint()
+		h, ok := iv.Hint(t0, shown)
 		assert.True(t, ok)
-		assert.Equal(t, want, h.N)
+		assert.Equal(t, want, h.N, "after %d shown", shown)
 		assert.Equal(t, 2, h.Of)
 	}
-	assert.Equal(t, "select", func() string { h, _ := iv.Hint(); return h.Text }())
+	assert.Equal(t, "select", func() string { h, _ := iv.Hint(t0, 1); return h.Text }())
 	assert.Equal(t, session.Finish, iv.Typed("DONE"))
 	assert.Equal(t, "Done.", iv.Ending)
 
-	none := session.NewInterview(catalog.Kata{Slug: "99-none"}, "", t0, time.Minute, 0)
+	none := session.NewInterview(catalog.Kata{Slug: "99-none"}, "", t0, time.Minute)
 	none.Typed("hint")
-	_, ok := none.Hint()
+	_, ok := none.Hint(t0, 0)
 	assert.False(t, ok, "a kata without hints has none to show")
-}
-
-// Hints used are those asked for in the interview, or read with the hint
-// verb meanwhile (the state file's count went up), never more than the
-// kata has.
-func TestInterviewHintsUsed(t *testing.T) {
-	iv := session.NewInterview(kata(), "", t0, 30*time.Minute, 1)
-	iv.Typed("hint")
-	iv.HintsAfter = 1
-	assert.Equal(t, 1, iv.HintsUsed(), "asked for once")
-	iv.HintsAfter = 3
-	assert.Equal(t, 2, iv.HintsUsed(), "two more read with the hint verb")
-	iv.HintsAfter = 9
-	assert.Equal(t, 2, iv.HintsUsed(), "the kata has two")
-}
-
-func TestScorecard(t *testing.T) {
-	k := kata()
-	iv := session.NewInterview(k, "Ada", t0, 30*time.Minute, 0)
-	iv.Answered(t0.Add(3*time.Minute), nil)
-	iv.Graded(t0.Add(13*time.Minute), result(k, "R1", "B1"))
-	iv.Typed("hint")
-	iv.Ended(t0.Add(40 * time.Minute))
-	card := session.Scorecard(iv)
-	for _, want := range []string{
-		"# Interview scorecard · 06 · Retry\n",
-		"- **Candidate:** Ada\n",
-		"- **Date:** 2030-05-06 14:00\n",
-		"- **Time used:** 30:00 of 30:00 (asking first: 3:00)\n", // never more than the limit
-		"- **Requirements passed:** 1 of 2 · **bonus:** 1 of 1\n",
-		"- **Hints used:** 1 of 2\n",
-		"- **Decisions read before the interview showed them:** not with `decisions`; in this copy the task README shows them too",
-		"- **Grades:** 1 (one per save)\n",
-		"| ✔ | **R1** retries | 13:00 | pass |\n",
-		"| ✘ | **R2** stops on cancel |  | assertion: want 3 attempts |\n",
-		"## Bonus",
-		"- [ ] How many attempts?\n",
-		"This copy has no solutions/06-retry/WHY.md.",
-	} {
-		assert.Contains(t, card, want)
-	}
-	assert.False(t, strings.Contains(card, "Last code"), "the code compiled")
-}
-
-// The scorecard says whether the decisions were read before the interview
-// showed them: with the decisions verb, or not at all in an interview kit.
-func TestScorecardDecisionsRead(t *testing.T) {
-	k := kata()
-	iv := session.NewInterview(k, "", t0, 30*time.Minute, 0)
-	read := t0.Add(-20 * time.Hour)
-	iv.Answered(t0.Add(time.Minute), &read)
-	iv.Graded(t0.Add(2*time.Minute), result(k))
-	assert.Contains(t, session.Scorecard(iv), "- **Decisions read before the interview showed them:** yes, with `decisions 06` (first at 2030-05-05 18:00)\n")
-	iv.Answered(t0.Add(time.Minute), nil)
-	iv.KeptBack = true
-	assert.Contains(t, session.Scorecard(iv), "- **Decisions read before the interview showed them:** no\n")
 }
 
 func TestClockText(t *testing.T) {

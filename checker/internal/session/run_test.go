@@ -89,7 +89,11 @@ func TestRunInterview(t *testing.T) {
 		got := ev.since(1)
 		require.Len(t, got, 2)
 		assert.Equal(t, "exercises/06-retry", got[0].(session.Briefed).Exercise)
-		assert.Equal(t, session.Graded{Result: result(k), Timed: true, Left: 28 * time.Minute}, got[1])
+		graded := got[1].(session.Graded)
+		assert.Equal(t, result(k), graded.Result)
+		assert.Equal(t, 28*time.Minute, graded.Left)
+		assert.True(t, graded.Timed)
+		assert.Equal(t, map[string][]byte{"retry.go": []byte("package retry\n")}, graded.Code, "the code graded")
 
 		lines <- "hint"
 		synctest.Wait()
@@ -104,18 +108,20 @@ func TestRunInterview(t *testing.T) {
 		out := <-done
 		require.NoError(t, out.err)
 		got = ev.since(5)
-		require.Len(t, got, 2, "the edit not yet graded is graded, then the end")
+		require.Len(t, got, 3, "the edit not yet graded is graded, then the final grade, then the end")
 		assert.True(t, got[0].(session.Graded).Result.Passed())
-		fin := got[1].(session.Finished)
+		assert.Equal(t, session.FinalGrading{Ending: "Done.", Repeat: 20, CPU: "1,2,4"}, got[1])
+		fin := got[2].(session.Finished)
 		assert.Equal(t, "Done.", fin.Ending)
 		assert.True(t, fin.Passed)
-		assert.Regexp(t, `^\.kata/interviews/06-retry-20300506-140000\.md$`, fin.Saved)
+		assert.Equal(t, ".kata/interviews/20300506-140000-06-retry-ada.md", fin.Saved)
+		assert.Equal(t, ".kata/interviews/20300506-140000-06-retry-ada.json", fin.Record)
 		card, err := os.ReadFile(filepath.Join(root, fin.Saved))
 		require.NoError(t, err)
 		assert.Equal(t, fin.Scorecard, string(card))
-		assert.Contains(t, fin.Scorecard, "- **Time used:** 25:00 of 30:00 (asking first: 2:00)")
-		assert.Contains(t, fin.Scorecard, "- **Grades:** 2 (one per save)")
-		assert.Contains(t, fin.Scorecard, "- **Hints used:** 1 of 2")
+		assert.Contains(t, fin.Scorecard, "- **Time used:** 25:00 of 30:00 (asking first: 2:00) · **ended:** done typed\n")
+		assert.Contains(t, fin.Scorecard, "- **Grades:** 2 (1 at the start, 1 of an edit not yet graded at the end), then the final grade\n")
+		assert.Contains(t, fin.Scorecard, "- **Hints used in the interview:** 1 of 2 (hint 1 at 2:00, typed in the interview)\n")
 		assert.Equal(t, 25*time.Minute, out.iv.FirstPass["R2"])
 	})
 }
@@ -171,7 +177,7 @@ func TestRunInterviewTimeUp(t *testing.T) {
 		}
 		iv := <-done
 		assert.Equal(t, "Time is up.", iv.Ending)
-		assert.Equal(t, 1, grades, "the one save was graded")
+		assert.Equal(t, 2, grades, "the one save was graded, then the final grade")
 		var countdown []time.Duration
 		for _, e := range ev.since(0) {
 			if c, ok := e.(session.Countdown); ok {

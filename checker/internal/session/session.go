@@ -1,6 +1,7 @@
 // Package session is the checker's application layer: grading a learner's
-// code, a watch session that grades again on every save, and a timed
-// interview. Each reports what happens as events, plain data that a front
+// code (and what a grade means for a bug hunt under way), a watch session
+// that grades again on every save, and a timed interview, a bug hunt's
+// included. Each reports what happens as events, plain data that a front
 // end renders: the command line draws them on a terminal, a web board
 // could send them to a browser. Nothing here writes to a terminal.
 //
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 )
 
@@ -37,7 +39,11 @@ type Graded struct {
 	Result *grade.Result
 	Timed  bool
 	Left   time.Duration
-	Hunt   *Hunt // the bug hunt under way on the kata; nil for none
+	// Code is the learner's files as graded (name → content), read
+	// before the grade; Fingerprint is theirs and the hidden tests'.
+	Code        map[string][]byte
+	Fingerprint fingerprint.Pair
+	Hunt        *Hunt // the bug hunt under way on the kata; nil for none
 }
 
 // Warning is something that went wrong without stopping the session, such

@@ -20,6 +20,10 @@
 //	      "hintsShown": 2,       // the highest hint number shown
 //	      "decisionsRead": "2026-03-01T09:12:00Z", // when decisions NN first showed them
 //	      "gaveUp": false,       // solution --give-up was run
+//	      "gaveUpAt": "…",       // when (omitted in files written before it)
+//	      "solutionShown": "…",  // when solution NN first showed the reference
+//	      "hintLog": [{"n": 1, "at": "2026-03-01T09:20:00+01:00", "via": "hint"}]
+//	                             // every hint shown, by the hint verb or an interview
 //	      "hunts": [             // bug hunts, oldest first; the last is under way until it ends
 //	        {"mutant": "clksleep", "started": "2026-03-01T09:30:00Z",
 //	         "solved": "2026-03-01T09:41:00Z", "ended": "2026-03-01T09:41:00Z"},
@@ -37,8 +41,6 @@
 package state
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +49,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"gokata/checker/internal/gofiles"
+	"gokata/checker/internal/fingerprint"
 )
 
 // Dir is the directory, relative to the checkout's root, that holds the
@@ -81,6 +83,14 @@ type Kata struct {
 	// DecisionsRead is when the decisions verb first showed the kata's
 	// decisions (an interview's own reveal is not counted); nil: never.
 	DecisionsRead *time.Time `json:"decisionsRead,omitempty"`
+	// GaveUpAt is when solution --give-up was first run; nil in files
+	// written before it was kept, or without a give-up.
+	GaveUpAt *time.Time `json:"gaveUpAt,omitempty"`
+	// SolutionShown is when the solution verb first showed the reference.
+	SolutionShown *time.Time `json:"solutionShown,omitempty"`
+	// HintLog is every hint shown, in order: an interview's record lists
+	// them, whichever verb showed them.
+	HintLog []HintRead `json:"hintLog,omitempty"`
 	// Hunts are the kata's bug hunts, oldest first; the last is under way
 	// until it ends.
 	Hunts []Hunt `json:"hunts,omitempty"`
@@ -95,6 +105,20 @@ type Catch struct {
 	Caught      int `json:"caught"`
 	Mutants     int `json:"mutants"`
 	FalseAlarms int `json:"falseAlarms"`
+}
+
+// HintRead is a hint shown: its number, when, and by which verb ("hint",
+// "interview").
+type HintRead struct {
+	N   int       `json:"n"`
+	At  time.Time `json:"at"`
+	Via string    `json:"via"`
+}
+
+// ShowHint notes that hint n was shown at at by verb via.
+func (k *Kata) ShowHint(n int, at time.Time, via string) {
+	k.HintsShown = max(k.HintsShown, n)
+	k.HintLog = append(k.HintLog, HintRead{N: n, At: at, Via: via})
 }
 
 // Hunt is one bug hunt: which mutant was planted, and how it went.
@@ -257,24 +281,6 @@ func Update(root string, change func(*State) error) error {
 	return os.Rename(tmp.Name(), Path(root))
 }
 
-// Fingerprint hashes the names and contents of the non-test .go files of
-// dir: the files a grade reads.
-func Fingerprint(dir string) (string, error) {
-	d, err := gofiles.List(dir, false)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	for _, o := range d.Odd { // never opened: a named pipe would block
-		fmt.Fprintf(h, "%s %s\n", filepath.Base(o.Path), o.Kind)
-	}
-	for _, n := range d.Files {
-		data, err := os.ReadFile(n)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", filepath.Base(n), len(data))
-		h.Write(data)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// Fingerprint is the fingerprint of the non-test .go files of dir: the
+// files a grade reads (see package fingerprint).
+func Fingerprint(dir string) (string, error) { return fingerprint.Code(dir) }

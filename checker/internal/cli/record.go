@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+
+	"gokata/checker/internal/record"
+)
+
+// scorecard renders an interview's record again, after the interviewer
+// has filled in its rubric.
+var scorecardVerb = verb{
+	name: "scorecard", args: "RECORD", section: workshops,
+	summary: "print the Markdown scorecard of an interview's record (the .json\nbeside the scorecard), e.g. after filling in its rubric",
+	setup: func(*flag.FlagSet) func(*call) (int, error) {
+		return func(c *call) (int, error) {
+			r, err := loadRecord(c)
+			if err != nil {
+				return 0, err
+			}
+			fmt.Fprint(c.env.Stdout, record.Scorecard(r))
+			return ExitPass, nil
+		}
+	},
+}
+
+// replay steps through an interview's record: each grade's time, its
+// verdicts and what changed in the code.
+var replayVerb = verb{
+	name: "replay", args: "RECORD", section: workshops,
+	summary: "step through an interview's record: each grade's time, its\nverdicts and the code's diff from the grade before",
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		step := fs.Bool("step", false, "wait for Enter before each grade")
+		return func(c *call) (int, error) {
+			r, err := loadRecord(c)
+			if err != nil {
+				return 0, err
+			}
+			var next func()
+			if *step && c.env.Stdin != nil {
+				in := bufio.NewReader(c.env.Stdin)
+				next = func() {
+					fmt.Fprint(c.env.Stdout, "\n[Enter: the next grade]")
+					if _, err := in.ReadString('\n'); err != nil {
+						next = nil // input ended: the rest without waiting
+					}
+				}
+			}
+			record.Replay(c.env.Stdout, r, func() {
+				if next != nil {
+					next()
+				}
+			})
+			return ExitPass, nil
+		}
+	},
+}
+
+// loadRecord reads the record named by the one argument; a missing or
+// malformed one is a usage error of one line.
+func loadRecord(c *call) (*record.Record, error) {
+	if len(c.args) != 1 {
+		return nil, &usageError{c.verb + " takes one record: the .json an interview wrote", "checker " + c.verb + " .kata/interviews/FILE.json"}
+	}
+	r, err := record.Load(absPath(c.env.Dir, c.args[0]))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &usageError{fmt.Sprintf("%s does not exist", c.args[0]), "ls .kata/interviews"}
+	}
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("%s: %v", c.args[0], err), ""}
+	}
+	return r, nil
+}

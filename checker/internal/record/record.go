@@ -1,0 +1,233 @@
+// Package record is the written record of an interview: what happened,
+// when, and the code at every grade, kept as JSON beside the Markdown
+// scorecard rendered from it (Scorecard). A hiring committee reads the
+// scorecard; replay steps through the record; regrade compares its
+// fingerprints with the returned files.
+//
+// # JSON schema (version 1)
+//
+//	{
+//	  "schema": 1,
+//	  "kata": "06-retry", "title": "…", "candidate": "Ada Lovelace",
+//	  "minutes": 30,                        // the time limit
+//	  "start": "2030-05-06T14:00:00+02:00", // every time is RFC 3339, with its zone
+//	  "end": "…",
+//	  "ending": "done",                     // done, time-up or stopped (Ctrl-C)
+//	  "keptBack": false,                    // an interview kit: the READMEs keep the decisions back
+//	  "race": true, "noRace": "",           // graded under the race detector; why not
+//	  "items": [{"id": "R1", "text": "…", "bonus": false}],
+//	  "hints": 3,                           // how many the kata has
+//	  "ask": ["…"],                         // its Ask-first questions
+//	  "followUps": "…",                     // WHY.md's "What an interviewer asks next" ("" in a kit)
+//	  "startCode": "stub",                  // stub, changed (graded at the start) or unknown (no git history)
+//	  "events": [{"at": "…", "kind": "grade", …}], // in time order, see Event
+//	  "final": {…},                         // a Grade: the last code graded repeat × cpu times
+//	                                        // (null when Ctrl-C ended the session)
+//	  "diff": "--- retry.go\n…",            // the final code's diff from the stub ("" if unknown)
+//	  "rubric": {…}                         // for the interviewer to fill, see Rubric
+//	}
+//
+// Fields are only ever added within a schema version.
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"gokata/checker/internal/fingerprint"
+)
+
+// Schema is the version of the format this package writes and reads.
+const Schema = 1
+
+// The endings of an interview.
+const (
+	Done    = "done"
+	TimeUp  = "time-up"
+	Stopped = "stopped"
+)
+
+// What the exercise held when the interview began.
+const (
+	StartStub    = "stub"
+	StartChanged = "changed"
+	StartUnknown = "unknown"
+)
+
+// Record is one interview.
+type Record struct {
+	Schema    int       `json:"schema"`
+	Kata      string    `json:"kata"`
+	Title     string    `json:"title"`
+	Candidate string    `json:"candidate"`
+	Minutes   int       `json:"minutes"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Ending    string    `json:"ending"`
+	KeptBack  bool      `json:"keptBack"`
+	Race      bool      `json:"race"`
+	NoRace    string    `json:"noRace,omitempty"`
+	Items     []Item    `json:"items"`
+	Hints     int       `json:"hints"`
+	Ask       []string  `json:"ask"`
+	FollowUps string    `json:"followUps"`
+	StartCode string    `json:"startCode"`
+	Events    []Event   `json:"events"`
+	Final     *Grade    `json:"final"`
+	Diff      string    `json:"diff"`
+	Rubric    Rubric    `json:"rubric"`
+	// Hunt is the bug hunt the interview started from (interview
+	// --bughunt); nil for none. StartCode and Diff are then about the
+	// planted code, not the stub.
+	Hunt *Hunt `json:"hunt,omitempty"`
+}
+
+// Hunt is a bug-hunt interview's planted mistake, and when it was fixed.
+type Hunt struct {
+	Mutant  string `json:"mutant"`
+	Mistake string `json:"mistake"`
+	Symptom string `json:"symptom"`
+	// Fixed is how long into the interview a grade first showed the
+	// mistake fixed; nil when none did.
+	Fixed *time.Duration `json:"fixed,omitempty"`
+}
+
+// Item is a requirement or bonus item of the kata.
+type Item struct {
+	ID    string `json:"id"`
+	Text  string `json:"text"`
+	Bonus bool   `json:"bonus"`
+}
+
+// The kinds of Event.
+const (
+	KindStart     = "start"     // the story shown, the clock started
+	KindAnswered  = "answered"  // the ask-first pause ended: the decisions shown
+	KindGrade     = "grade"     // Grade holds it; Via: start, save, end (an unsaved edit at the end)
+	KindHint      = "hint"      // hint Hint shown; Via: interview, or hint (the hint verb, in any terminal)
+	KindDecisions = "decisions" // the decisions verb first showed them
+	KindGaveUp    = "give-up"   // solution --give-up
+	KindSolution  = "solution"  // the solution verb first showed the reference
+	KindEnd       = "end"       // Via: done, time-up, stopped
+	KindFinal     = "final"     // the final repeated grade (Record.Final) was made
+)
+
+// Event is something that happened, at a time; events from before the
+// start (a hint read the day before) keep their own time.
+type Event struct {
+	At    time.Time `json:"at"`
+	Kind  string    `json:"kind"`
+	Hint  int       `json:"hint,omitempty"`
+	Via   string    `json:"via,omitempty"`
+	Grade *Grade    `json:"grade,omitempty"`
+}
+
+// Grade is one grade: its score, each item's verdict, what the gate and
+// the compiler said, and the code it graded.
+type Grade struct {
+	Passed        bool              `json:"passed"`
+	Required      int               `json:"required"`
+	RequiredTotal int               `json:"requiredTotal"`
+	Bonus         int               `json:"bonus"`
+	BonusTotal    int               `json:"bonusTotal"`
+	Runs          int               `json:"runs"`          // runs of every test: repeat × GOMAXPROCS values
+	CPU           string            `json:"cpu,omitempty"` // those values, when repeated
+	Build         []string          `json:"build,omitempty"`
+	Gate          []string          `json:"gate,omitempty"`
+	Items         []Verdict         `json:"items"`
+	Fingerprint   fingerprint.Pair  `json:"fingerprint"`
+	Code          map[string]string `json:"code"` // the learner's .go files, not tests: name → content
+}
+
+// Verdict is one item's outcome in a grade.
+type Verdict struct {
+	ID      string `json:"id"`
+	Passed  bool   `json:"passed"`
+	Kind    string `json:"kind"` // as in check --json
+	Message string `json:"message,omitempty"`
+	Runs    int    `json:"runs"`
+	Passes  int    `json:"passes"`
+}
+
+// Files is the graded code as files.
+func (g *Grade) Files() map[string][]byte {
+	m := map[string][]byte{}
+	for n, c := range g.Code {
+		m[n] = []byte(c)
+	}
+	return m
+}
+
+// Grades returns the grades made during the session, in order.
+func (r *Record) Grades() []Event {
+	var out []Event
+	for _, e := range r.Events {
+		if e.Kind == KindGrade {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Path is where the record of an interview goes: beside the scorecard,
+// with .json for its .md.
+func Path(scorecard string) string {
+	if n := len(scorecard) - len(".md"); n > 0 && scorecard[n:] == ".md" {
+		return scorecard[:n] + ".json"
+	}
+	return scorecard + ".json"
+}
+
+// Save writes r to path as indented JSON.
+func Save(path string, r *Record) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// Load reads a record; anything that is not one is an error of one line.
+func Load(path string) (*Record, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
+// Parse reads a record from data, checking what the scorecard and replay
+// rely on.
+func Parse(data []byte) (*Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	r := &Record{}
+	if err := dec.Decode(r); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("not an interview record: bad JSON at byte %d: %v", se.Offset, se)
+		}
+		return nil, fmt.Errorf("not an interview record: %v", err)
+	}
+	switch {
+	case r.Schema != Schema:
+		return nil, fmt.Errorf("not an interview record of schema %d (it says schema %d)", Schema, r.Schema)
+	case r.Kata == "" || r.Start.IsZero():
+		return nil, errors.New("not an interview record: no kata or start time")
+	case !slices.Contains([]string{Done, TimeUp, Stopped}, r.Ending):
+		return nil, fmt.Errorf("not an interview record: ending %q is none of done, time-up, stopped", r.Ending)
+	}
+	for i, e := range r.Events {
+		if e.Kind == KindGrade && e.Grade == nil {
+			return nil, fmt.Errorf("not an interview record: event %d is a grade without its verdicts", i+1)
+		}
+	}
+	if err := r.Rubric.check(); err != nil {
+		return nil, fmt.Errorf("the rubric: %v", err)
+	}
+	return r, nil
+}

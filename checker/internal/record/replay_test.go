@@ -1,0 +1,81 @@
+package record_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"gokata/checker/internal/record"
+)
+
+// Replay shows each grade with its time, its verdicts and what changed in
+// the code since the grade before, the other events as a line each, and
+// calls next between grades.
+func TestReplay(t *testing.T) {
+	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.FixedZone("", 2*60*60))
+	grade := func(code string, passed bool, build ...string) *record.Grade {
+		v, req := record.Verdict{ID: "R1", Passed: passed, Kind: "pass", Runs: 1, Passes: 1}, 1
+		if !passed {
+			v, req = record.Verdict{ID: "R1", Kind: "assertion", Message: "want 3 attempts", Runs: 1}, 0
+		}
+		return &record.Grade{Build: build, Required: req, RequiredTotal: 1, Items: []record.Verdict{v}, Code: map[string]string{"retry.go": code}}
+	}
+	r := &record.Record{Schema: 1, Kata: "06-retry", Candidate: "Ada", Start: start, Ending: record.Done, Hints: 3,
+		Events: []record.Event{
+			{At: start.Add(-time.Hour), Kind: record.KindHint, Hint: 1, Via: "hint"},
+			{At: start, Kind: record.KindStart},
+			{At: start.Add(time.Minute), Kind: record.KindGrade, Via: "start", Grade: grade("package retry\n", false)},
+			{At: start.Add(2 * time.Minute), Kind: record.KindGrade, Via: "save", Grade: grade("package retry\nx\n", false, "retry.go:2:1: syntax error")},
+			{At: start.Add(3 * time.Minute), Kind: record.KindGrade, Via: "save", Grade: grade("package retry\nfunc Do() {}\n", true)},
+			{At: start.Add(3*time.Minute + 30*time.Second), Kind: record.KindEnd, Via: record.Done},
+		}}
+	var b strings.Builder
+	steps := 0
+	record.Replay(&b, r, func() { steps++; b.WriteString("[next]\n") })
+	assert.Equal(t, 2, steps, "between the three grades")
+	assert.Equal(t, `Interview · 06-retry · 2030-05-06 14:00 +02:00 · Ada · 3 grades
+
+2030-05-06 13:00 +02:00  hint 1 of 3, read with the hint verb, outside the interview's screen
+
+0:00  started: the story shown, the clock running
+
+── 1:00 · graded at the start: 0 of 1 ──
+  ✘ R1 assertion: want 3 attempts
+
+The code:
+
+    --- retry.go
+    +++ retry.go
+    @@ -0,0 +1 @@
+    +package retry
+[next]
+
+── 2:00 · saved: does not compile: retry.go:2:1: syntax error ──
+  retry.go:2:1: syntax error
+
+What changed:
+
+    --- retry.go
+    +++ retry.go
+    @@ -1 +1,2 @@
+     package retry
+    +x
+[next]
+
+── 3:00 · saved: 1 of 1 ──
+  ✔ R1
+
+What changed:
+
+    --- retry.go
+    +++ retry.go
+    @@ -1,2 +1,2 @@
+     package retry
+    -x
+    +func Do() {}
+
+3:30  ended: done typed
+`, b.String())
+}

@@ -1,0 +1,131 @@
+package record
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Rubric is the interviewer's judgement, filled in by hand in the record's
+// JSON: a level and notes per competency, and a recommendation. A new
+// record has every competency at level 0 (not assessed) and no
+// recommendation.
+type Rubric struct {
+	Competencies   []Assessment `json:"competencies"`
+	Recommendation string       `json:"recommendation"` // "", or one of Recommendations
+	Notes          string       `json:"notes"`
+}
+
+// Assessment is the level and the notes given to one competency.
+type Assessment struct {
+	Competency string `json:"competency"` // a Competency's Key
+	Level      int    `json:"level"`      // 0: not assessed; 1 to 4 (Levels)
+	Notes      string `json:"notes"`
+}
+
+// Competency is what the interviewer assesses, with what each level
+// looks like.
+type Competency struct {
+	Key, Name string
+	Levels    [4]string // what levels 1 to 4 look like
+}
+
+// Levels names the levels 1 to 4.
+var Levels = [4]string{"concern", "mixed", "solid", "strong"}
+
+// Recommendations are the values the recommendation may take.
+var Recommendations = []string{"strong no", "no", "yes", "strong yes"}
+
+// Competencies is the scale, written here once: the record carries it,
+// the scorecard shows it and the interviewer guide shows the scorecard.
+var Competencies = []Competency{
+	{"clarifying-questions", "Clarifying questions", [4]string{
+		"started coding without asking anything",
+		"asked one of the Ask-first questions, or asked only after a verdict showed the gap",
+		"asked most of them before coding and said the contract back in their own words",
+		"asked them all, plus what happens on cancel, when something is full or fails, and kept to the answers",
+	}},
+	{"correctness", "Correctness", [4]string{
+		"fewer than half of the requirements pass",
+		"half or more pass",
+		"all but one pass, in every run of the final grade",
+		"all pass, in every run of the final grade",
+	}},
+	{"concurrency-safety", "Concurrency safety", [4]string{
+		"the final code races, leaks a goroutine or deadlocks",
+		"safe only after a verdict pointed at the race or the leak",
+		"safe in the final code, and they can say why",
+		"safe from the first grade that compiled, and they can say what change would break it",
+	}},
+	{"testing-instinct", "Testing instinct", [4]string{
+		"saved and waited for the grader to say what is wrong",
+		"read the verdicts and reasoned from them",
+		"named the failing case before the grade showed it",
+		"named the cases that depend on scheduling or time, and how to test them on a fake clock",
+	}},
+	{"communication", "Communication", [4]string{
+		"silent, or hard to follow",
+		"explained when asked",
+		"thought aloud and used a hint well",
+		"laid out the trade-offs clearly enough to teach the design",
+	}},
+}
+
+// NewRubric is the empty rubric a record starts with.
+func NewRubric() Rubric {
+	r := Rubric{}
+	for _, c := range Competencies {
+		r.Competencies = append(r.Competencies, Assessment{Competency: c.Key})
+	}
+	return r
+}
+
+func (r Rubric) check() error {
+	for _, a := range r.Competencies {
+		if !slices.ContainsFunc(Competencies, func(c Competency) bool { return c.Key == a.Competency }) {
+			return fmt.Errorf("no competency %q", a.Competency)
+		}
+		if a.Level < 0 || a.Level > len(Levels) {
+			return fmt.Errorf("%s: level %d is not 0 (not assessed) to %d", a.Competency, a.Level, len(Levels))
+		}
+	}
+	if r.Recommendation != "" && !slices.Contains(Recommendations, r.Recommendation) {
+		return fmt.Errorf("recommendation %q is none of: %s", r.Recommendation, strings.Join(Recommendations, ", "))
+	}
+	return nil
+}
+
+// writeRubric is the scorecard's rubric: each competency's level (or a
+// blank to fill), its notes, and the scale.
+func writeRubric(b *strings.Builder, r Rubric) {
+	fmt.Fprintf(b, "\n## Rubric\n\nFill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again with `checker scorecard RECORD`.\n\n")
+	fmt.Fprintf(b, "| competency | level | notes |\n| --- | --- | --- |\n")
+	for _, c := range Competencies {
+		level, notes := "_", ""
+		for _, a := range r.Competencies {
+			if a.Competency == c.Key {
+				if a.Level > 0 {
+					level = fmt.Sprintf("%d %s", a.Level, Levels[a.Level-1])
+				}
+				notes = a.Notes
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", c.Name, level, cell(notes))
+	}
+	rec := r.Recommendation
+	if rec == "" {
+		rec = "_ (" + strings.Join(Recommendations, ", ") + ")"
+	}
+	fmt.Fprintf(b, "\n**Recommendation:** %s\n", rec)
+	if r.Notes != "" {
+		fmt.Fprintf(b, "\n%s\n", r.Notes)
+	}
+	fmt.Fprintf(b, "\nThe scale:\n\n")
+	for _, c := range Competencies {
+		fmt.Fprintf(b, "- **%s.**", c.Name)
+		for i, l := range c.Levels {
+			fmt.Fprintf(b, " %d %s: %s.", i+1, Levels[i], l)
+		}
+		fmt.Fprintln(b)
+	}
+}

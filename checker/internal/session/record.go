@@ -1,0 +1,111 @@
+package session
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+
+	"gokata/checker/internal/mutant"
+	"gokata/checker/internal/record"
+	"gokata/checker/internal/state"
+)
+
+// toRecord is the ended interview as its record: the session's events, with
+// what the state file p knows merged in (hints read with the hint verb,
+// before or during the session; the decisions read; a give-up; the
+// reference shown), in time order.
+func (r *interviewer) toRecord(p *state.Kata) *record.Record {
+	iv, k := r.iv, r.Kata
+	rec := &record.Record{Schema: record.Schema, Kata: k.Slug, Title: k.Title, Candidate: iv.Candidate,
+		Minutes: int(iv.Limit.Minutes()), Start: iv.Start, Ending: iv.How, KeptBack: iv.KeptBack,
+		Hints: len(k.Hints), Ask: k.Ask, FollowUps: followUps(k), Rubric: record.NewRubric()}
+	if rec.Ask == nil {
+		rec.Ask = []string{}
+	}
+	for _, it := range k.Items() {
+		rec.Items = append(rec.Items, record.Item{ID: it.ID, Text: it.Text, Bonus: slices.Contains(k.Bonus, it)})
+	}
+	events := slices.Clone(iv.Events)
+	for _, h := range p.HintLog {
+		if h.Via != "interview" || h.At.Before(iv.Start) { // this session's own are in events already
+			events = append(events, record.Event{At: h.At, Kind: record.KindHint, Hint: h.N, Via: h.Via})
+		}
+	}
+	if p.DecisionsRead != nil {
+		events = append(events, record.Event{At: *p.DecisionsRead, Kind: record.KindDecisions})
+	}
+	if p.GaveUp && p.GaveUpAt != nil {
+		events = append(events, record.Event{At: *p.GaveUpAt, Kind: record.KindGaveUp})
+	}
+	if p.SolutionShown != nil && (p.GaveUpAt == nil || !p.SolutionShown.Equal(*p.GaveUpAt)) {
+		events = append(events, record.Event{At: *p.SolutionShown, Kind: record.KindSolution})
+	}
+	slices.SortStableFunc(events, func(a, b record.Event) int { return a.At.Compare(b.At) })
+	rec.Events = events
+	for _, e := range events {
+		if e.Kind == record.KindEnd {
+			rec.End = e.At
+		}
+	}
+	rec.StartCode = record.StartUnknown
+	if gs := rec.Grades(); len(gs) > 0 && r.Stub != nil {
+		rec.StartCode = record.StartChanged
+		if sameFiles(gs[0].Grade.Files(), r.Stub) {
+			rec.StartCode = record.StartStub
+		}
+	}
+	if iv.Last != nil {
+		rec.Race, rec.NoRace = iv.Last.Race, iv.Last.NoRace
+	}
+	for _, e := range events {
+		if e.Kind == record.KindFinal {
+			rec.Final = e.Grade
+		}
+	}
+	if h := iv.Hunt; h != nil {
+		rec.Hunt = &record.Hunt{Mutant: h.Mutant, Mistake: h.Mistake, Symptom: h.Symptom, Fixed: iv.HuntFixed}
+	}
+	if last := lastCode(rec); last != nil && r.Stub != nil {
+		rec.Diff = mutant.Diff(r.Stub, last)
+	}
+	return rec
+}
+
+// lastCode is the code of the final grade, else of the last grade.
+func lastCode(rec *record.Record) map[string][]byte {
+	if rec.Final != nil {
+		return rec.Final.Files()
+	}
+	if gs := rec.Grades(); len(gs) > 0 {
+		return gs[len(gs)-1].Grade.Files()
+	}
+	return nil
+}
+
+func sameFiles(a, b map[string][]byte) bool {
+	return maps.EqualFunc(a, b, bytes.Equal)
+}
+
+// recordGrade is a grade as the record keeps it.
+func recordGrade(e Graded) *record.Grade {
+	res := e.Result
+	g := &record.Grade{Passed: res.Passed(), Runs: max(res.Runs, 1), Fingerprint: e.Fingerprint, Code: map[string]string{}}
+	g.Required, g.RequiredTotal, g.Bonus, g.BonusTotal = res.Score()
+	if res.Build != nil {
+		g.Build = res.Build.Lines
+		if len(g.Build) == 0 {
+			g.Build = []string{string(res.Build.Kind)}
+		}
+	}
+	for _, f := range res.Gate {
+		g.Gate = append(g.Gate, f.String())
+	}
+	for _, it := range res.Items {
+		g.Items = append(g.Items, record.Verdict{ID: it.ID, Passed: it.Passed(), Kind: string(it.Kind),
+			Message: it.Message, Runs: it.Runs, Passes: it.Passes})
+	}
+	for n, c := range e.Code {
+		g.Code[n] = string(c)
+	}
+	return g
+}

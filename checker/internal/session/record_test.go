@@ -1,0 +1,240 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/fingerprint"
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/record"
+	"gokata/checker/internal/session"
+	"gokata/checker/internal/state"
+	"gokata/internal/failure"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of the scripted interview")
+
+// The candidate's code at each step of the scripted interview, and the
+// grade the fake grader gives it.
+const (
+	stubCode    = "package retry\n\nfunc Do() { panic(\"TODO\") }\n"
+	startCode   = "package retry\n\nfunc Do() { /* written the day before */ }\n"
+	brokenCode  = "package retry\n\nfunc Do() { x }\n"
+	overflowBug = "package retry\n\nfunc Do() { /* 1 << n */ }\n"
+	breaksR2    = "package retry\n\nfunc Do() { /* no select */ }\n"
+	fixedCode   = "package retry\n\nfunc Do() { /* capped */ }\n"
+	lastEdit    = "package retry\n\n// Do retries.\nfunc Do() { /* capped */ }\n"
+)
+
+// A scripted 30-minute interview of a candidate who read a hint and gave
+// up before it began, with code already written, on a machine without
+// cgo: a save that does not compile, a hint typed, a hint read with the
+// hint verb in another terminal, a pass that breaks and is fixed, an edit
+// not yet graded when done is typed, and the final grade with repeats.
+// The record and the scorecard rendered from it are compared whole with
+// golden files (go test -run TestInterviewRecord -update rewrites them),
+// and the facts the issue names are asserted one by one below.
+func TestInterviewRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		zone := time.FixedZone("CEST", 2*60*60)
+		start := time.Date(2030, 5, 6, 14, 0, 0, 0, zone)
+		root, k := checkout(t)
+		write := func(code string) {
+			require.NoError(t, os.WriteFile(filepath.Join(k.Exercise, "retry.go"), []byte(code), 0o644))
+		}
+		write(startCode)
+		require.NoError(t, os.MkdirAll(k.Solution, 0o755))
+		hidden := []byte("package retry\n\nfunc TestR1_Retries(t *testing.T) {}\n")
+		require.NoError(t, os.WriteFile(filepath.Join(k.Solution, "retry_test.go"), hidden, 0o644))
+		at := func(d time.Duration) *time.Time { t := start.Add(d); return &t }
+		require.NoError(t, state.Update(root, func(s *state.State) error {
+			p := s.Kata(k.Slug)
+			p.DecisionsRead = at(-20 * time.Hour)
+			p.ShowHint(1, *at(-time.Hour), "hint")
+			p.GaveUp, p.GaveUpAt, p.SolutionShown = true, at(-30*time.Minute), at(-30*time.Minute)
+			return nil
+		}))
+
+		mock := clock.NewMock()
+		mock.Set(start)
+		g := &session.Grader{Root: root}
+		var finalOpt grade.Options
+		session.FakeGradesWith(g, func(_ context.Context, k catalog.Kata, opt grade.Options) *grade.Result {
+			code, err := os.ReadFile(filepath.Join(k.Exercise, "retry.go"))
+			require.NoError(t, err)
+			var r *grade.Result
+			switch string(code) {
+			case startCode:
+				r = result(k)
+			case brokenCode:
+				r = result(k)
+				r.Build = &grade.BuildFailure{Kind: failure.Compile, Lines: []string{"exercises/06-retry/retry.go:3:13: undefined: x"}}
+				for i := range r.Items {
+					r.Items[i].Verdict = grade.Verdict{Kind: failure.Compile, Message: "does not compile"}
+				}
+			case overflowBug:
+				r = result(k, "R2")
+			case breaksR2:
+				r = result(k, "R1", "B1")
+			default:
+				r = result(k, "R1", "R2", "B1")
+			}
+			r.NoRace = "cgo is off (CGO_ENABLED=0)"
+			if opt.Repeat > 1 {
+				finalOpt = opt
+				r.Runs = 60
+				for i := range r.Items {
+					r.Items[i].Runs, r.Items[i].Passes = 60, 60
+				}
+				r.Items[2].Verdict = grade.Verdict{Kind: failure.Assertion, Message: "jitter out of range"}
+				r.Items[2].Passes = 57
+			}
+			return r
+		})
+		lines := make(chan string)
+		var ev events
+		type outcome struct {
+			iv  *session.Interview
+			err error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			iv, err := session.RunInterview(context.Background(), session.InterviewRun{
+				Grader: g, Kata: k, Candidate: "Ada Lovelace", Minutes: 30, KeptBack: true,
+				Stub:  map[string][]byte{"retry.go": []byte(stubCode)},
+				Clock: mock, Lines: lines, Emit: ev.emit,
+			})
+			done <- outcome{iv, err}
+		}()
+		// save writes code at d into the interview and waits for its grade.
+		save := func(d time.Duration, code string) {
+			synctest.Wait()
+			mock.Set(start.Add(d))
+			write(code)
+			time.Sleep(time.Second) // bubble time: the watcher sees the save settle
+			synctest.Wait()
+		}
+		synctest.Wait()
+		mock.Add(2 * time.Minute) // the candidate asks
+		lines <- ""
+		save(5*time.Minute, brokenCode)
+		mock.Set(start.Add(6 * time.Minute))
+		lines <- "hint"
+		synctest.Wait()
+		mock.Set(start.Add(8 * time.Minute)) // hint 2 again, with the hint verb
+		require.NoError(t, state.Update(root, func(s *state.State) error {
+			s.Kata(k.Slug).ShowHint(2, mock.Now(), "hint")
+			return nil
+		}))
+		save(9*time.Minute, overflowBug)
+		save(12*time.Minute, breaksR2)
+		save(14*time.Minute, fixedCode)
+		mock.Set(start.Add(15 * time.Minute))
+		write(lastEdit)
+		lines <- "done"
+		out := <-done
+		require.NoError(t, out.err)
+
+		assert.Equal(t, 20, finalOpt.Repeat, "the final grade: 20 runs")
+		assert.Equal(t, "1,2,4", finalOpt.CPU, "at GOMAXPROCS 1, 2 and 4")
+		var fin session.Finished
+		for _, e := range ev.since(0) {
+			if f, ok := e.(session.Finished); ok {
+				fin = f
+			}
+			if g, ok := e.(session.Graded); ok {
+				assert.Equal(t, 1, max(g.Result.Runs, 1), "the final grade is recorded, not drawn")
+			}
+		}
+		assert.Equal(t, session.Finished{Ending: "Done.", Passed: true, Required: 2, Total: 2, Bonus: 0, BonusOf: 1, Runs: 60,
+			Scorecard: fin.Scorecard, Saved: ".kata/interviews/20300506-140000-06-retry-ada-lovelace.md",
+			Record: ".kata/interviews/20300506-140000-06-retry-ada-lovelace.json"}, fin)
+
+		rec, err := record.Load(filepath.Join(root, fin.Record))
+		require.NoError(t, err)
+		card, err := os.ReadFile(filepath.Join(root, fin.Saved))
+		require.NoError(t, err)
+		assert.Equal(t, record.Scorecard(rec), string(card), "the scorecard is rendered from the record")
+		assert.Equal(t, fin.Scorecard, string(card))
+		data, err := os.ReadFile(filepath.Join(root, fin.Record))
+		require.NoError(t, err)
+		golden(t, "record.golden.json", data)
+		golden(t, "scorecard.golden.md", card)
+
+		// The facts, one by one.
+		assert.Equal(t, "2030-05-06T14:00:00+02:00", rec.Start.Format(time.RFC3339), "times keep their zone")
+		assert.True(t, start.Add(15*time.Minute).Equal(rec.End), "ended at 15:00")
+		assert.Equal(t, record.Done, rec.Ending)
+		assert.Equal(t, record.StartChanged, rec.StartCode, "code was there at the start")
+		assert.False(t, rec.Race)
+		assert.Equal(t, "cgo is off (CGO_ENABLED=0)", rec.NoRace)
+		assert.True(t, rec.KeptBack)
+		kinds := []string{}
+		for _, e := range rec.Events {
+			kinds = append(kinds, e.Kind+"/"+e.Via)
+		}
+		assert.Equal(t, []string{
+			"decisions/", "hint/hint", "give-up/", // before the start, from the state file
+			"start/", "answered/", "grade/start", "grade/save", "hint/interview", "hint/hint",
+			"grade/save", "grade/save", "grade/save", "end/done", "grade/end", "final/",
+		}, kinds)
+		assert.Equal(t, 2, rec.Events[7].Hint, "typed hint shows hint 2: hint 1 was read before")
+		gs := rec.Grades()
+		require.Len(t, gs, 6, "1 at the start, 4 saves, 1 unsaved edit at the end")
+		assert.Equal(t, []string{"exercises/06-retry/retry.go:3:13: undefined: x"}, gs[1].Grade.Build)
+		assert.Equal(t, brokenCode, gs[1].Grade.Code["retry.go"], "a snapshot of the code at every grade")
+		for _, g := range gs {
+			assert.Equal(t, fingerprint.Files(g.Grade.Files()), g.Grade.Fingerprint.Code, "the fingerprint is the snapshot's")
+			assert.Equal(t, fingerprint.Files(map[string][]byte{"retry_test.go": hidden}), g.Grade.Fingerprint.Tests)
+		}
+		require.NotNil(t, rec.Final)
+		assert.Equal(t, 60, rec.Final.Runs)
+		assert.Equal(t, "1,2,4", rec.Final.CPU)
+		assert.Equal(t, lastEdit, rec.Final.Code["retry.go"], "the final code")
+		assert.Equal(t, record.Verdict{ID: "B1", Kind: "assertion", Message: "jitter out of range", Runs: 60, Passes: 57}, rec.Final.Items[2])
+		assert.Contains(t, rec.Diff, "-func Do() { panic(\"TODO\") }\n+// Do retries.\n+func Do() { /* capped */ }\n", "the diff from the stub")
+		assert.Equal(t, record.NewRubric(), rec.Rubric, "a rubric to fill")
+		assert.Len(t, rec.Rubric.Competencies, 5)
+		assert.Equal(t, []string{
+			"**R1** ✘ 2:00–12:00, ✔ from 12:00",
+			"**R2** ✘ 2:00–9:00, ✔ 9:00–12:00, ✘ 12:00–14:00, ✔ from 14:00 (passed, then broke)",
+			"**B1** ✘ 2:00–12:00, ✔ from 12:00",
+		}, record.Spans(rec))
+		assert.Len(t, record.Flags(rec), 5, "give-up, hint before, decisions read, code at the start, no race check")
+
+		// The state file learnt the interview's own hint.
+		s, err := state.Load(root)
+		require.NoError(t, err)
+		h := s.Kata(k.Slug).HintLog[1]
+		assert.Equal(t, "2 2030-05-06T14:06:00+02:00 interview", fmt.Sprint(h.N, " ", h.At.Format(time.RFC3339), " ", h.Via))
+	})
+}
+
+// golden compares got with the file testdata/name, or rewrites it with
+// -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(p, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "go test -run TestInterviewRecord -update writes it")
+	assert.Equal(t, string(want), string(got), "%s differs (go test -update rewrites it)", p)
+}
+
+var _ = json.Marshal
