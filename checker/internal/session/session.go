@@ -1,6 +1,6 @@
 // Package session is the checker's application layer: grading a learner's
 // code, a watch session that grades again on every save, and a timed
-// interview. Each reports what happens as events, plain data that a front
+// interview, which leaves its record (package record) behind. Each reports what happens as events, plain data that a front
 // end renders: the command line draws them on a terminal, a web board
 // could send them to a browser. Nothing here writes to a terminal.
 //
