@@ -16,7 +16,7 @@ var interviewVerb = verb{
 		name := fs.String("name", "", "the candidate's `NAME` on the scorecard")
 		out := fs.String("out", "", "write the scorecard to `FILE`, the record beside it as .json\n(default: .kata/interviews/DATE-TIME-KATA-NAME.md)")
 		minutes := fs.Int("minutes", 0, "the time limit in `N` minutes (default: the kata's)")
-		fs.Int("repeat", session.DefaultRepeat, "the final grade runs every test `N` times at each --cpu value")
+		fs.Int("repeat", session.DefaultRepeat, "the final grade runs every test `N` times at each --cpu\nvalue")
 		cpuFlag(fs)
 		fresh := fs.Bool("fresh", false, "first reset the kata for a new candidate: the stub back (your\nfiles backed up), its hints, give-up and progress cleared")
 		interviewer := fs.Bool("interviewer", false, "the interviewer runs the session: show the scorecard, with the\nfollow-up questions and their answers, at the end")

@@ -142,7 +142,7 @@ func backupName(root string, k catalog.Kata, env Env) (dir, what string) {
 		}
 		if g := rec.Final; g != nil && g.Fingerprint.Code == fp {
 			name := strings.TrimSuffix(filepath.Base(p), ".json")
-			return filepath.Join(root, state.Dir, "backup", name), fmt.Sprintf(" (the final code of the interview in %s)", rel(root, p))
+			return filepath.Join(root, state.Dir, "backup", name), fmt.Sprintf(": the final code of the interview in %s", rel(root, p))
 		}
 	}
 	return dir, ""

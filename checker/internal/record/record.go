@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"gokata/checker/internal/fingerprint"
@@ -177,10 +178,8 @@ func (r *Record) Grades() []Event {
 // Path is where the record of an interview goes: beside the scorecard,
 // with .json for its .md.
 func Path(scorecard string) string {
-	if n := len(scorecard) - len(".md"); n > 0 && scorecard[n:] == ".md" {
-		return scorecard[:n] + ".json"
-	}
-	return scorecard + ".json"
+	base, _ := strings.CutSuffix(scorecard, ".md")
+	return base + ".json"
 }
 
 // Save writes r to path as indented JSON.

@@ -15,6 +15,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/record"
 	"gokata/checker/internal/session"
 )
 
@@ -185,5 +186,44 @@ func TestRunInterviewTimeUp(t *testing.T) {
 			}
 		}
 		assert.Equal(t, []time.Duration{5 * time.Minute, time.Minute}, countdown)
+	})
+}
+
+// Ctrl-C during the coding ends the interview with its record: the
+// ending says so, there is no final grade, and the scorecard flags it.
+func TestRunInterviewStoppedWhileCoding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root, k := checkout(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		mock := clock.NewMock()
+		g := &session.Grader{Root: root}
+		grades := 0
+		session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result { grades++; return result(k, "R1") })
+		lines := make(chan string)
+		var ev events
+		done := make(chan error, 1)
+		go func() {
+			_, err := session.RunInterview(ctx, session.InterviewRun{
+				Grader: g, Kata: k, Minutes: 30, Clock: mock, Lines: lines, Emit: ev.emit,
+			})
+			done <- err
+		}()
+		lines <- ""
+		synctest.Wait()
+		mock.Add(4 * time.Minute)
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+		assert.Equal(t, 1, grades, "no final grade after Ctrl-C")
+		all := ev.since(0)
+		fin := all[len(all)-1].(session.Finished)
+		assert.Equal(t, "Interview stopped.", fin.Ending)
+		assert.Zero(t, fin.Runs)
+		rec, err := record.Load(filepath.Join(root, fin.Record))
+		require.NoError(t, err)
+		assert.Equal(t, record.Stopped, rec.Ending)
+		assert.Nil(t, rec.Final)
+		assert.Equal(t, record.StartUnknown, rec.StartCode, "no stub given: unknown")
+		assert.Contains(t, record.Flags(rec), "Stopped with Ctrl-C: no final repeated grade was made; the last grade of the session stands.")
+		assert.Contains(t, fin.Scorecard, "(the last grade, one run)")
 	})
 }
