@@ -95,7 +95,9 @@ func roundGrade(p, r int) []byte {
 	return out
 }
 
-func participantName(p int) string { return "participant " + string(rune('A'+p/26)) + string(rune('a'+p%26)) }
+func participantName(p int) string {
+	return "participant " + string(rune('A'+p/26)) + string(rune('a'+p%26))
+}
 
 // checkNothingLost: every push is in the file once, every participant's
 // best grade is in the grid, and a board opened on the file again shows
