@@ -45,10 +45,12 @@ import (
 	"gokata/checker/internal/room"
 )
 
-// MaxBody is the largest push accepted. A grade whose code printed a lot
-// carries at most 20 lines of 300 bytes per test; the largest real one
-// measured is about a tenth of this (docs/facilitator.md).
-const MaxBody = 256 << 10
+// MaxBody is the largest push accepted. A grade keeps at most 20 lines of
+// 300 bytes of what the code printed per test, so the largest a kata's
+// grade can be (24 tests, every byte one that JSON escapes as \u00XX) is
+// under 900 KB; a real one whose code printed on every call measured
+// 158 KB (docs/facilitator.md).
+const MaxBody = 1 << 20
 
 // FileName is the room's file in its directory: one accepted grade per
 // line, as `checker report` also reads it.
@@ -316,8 +318,8 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		fmt.Fprintf(s.cfg.Log, "refused a push from %s: over %d KiB\n", from, MaxBody>>10)
-		http.Error(w, fmt.Sprintf("a grade is at most %d KiB", MaxBody>>10), http.StatusRequestEntityTooLarge)
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s: over %d MiB\n", from, MaxBody>>20)
+		http.Error(w, fmt.Sprintf("a grade is at most %d MiB", MaxBody>>20), http.StatusRequestEntityTooLarge)
 		return
 	}
 	if err != nil {

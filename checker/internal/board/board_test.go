@@ -171,7 +171,7 @@ func TestBadPushes(t *testing.T) {
 		{"no token", "", gradeJSON("Eve", "06-retry", 1, 7), 401, "wrong or missing token"},
 		{"wrong token", "s3cret-token-41", gradeJSON("Eve", "06-retry", 1, 7), 401, "wrong or missing token"},
 		{"a prefix of the token", token[:5], gradeJSON("Eve", "06-retry", 1, 7), 401, "wrong or missing token"},
-		{"too big", token, append(gradeJSON("Eve", "06-retry", 1, 7), bytes.Repeat([]byte(" "), MaxBody)...), 413, "at most 256 KiB"},
+		{"too big", token, append(gradeJSON("Eve", "06-retry", 1, 7), bytes.Repeat([]byte(" "), MaxBody)...), 413, "at most 1 MiB"},
 		{"not JSON", token, []byte("{\"schema\": 1, "), 400, "not a grade from checker check --json: unexpected end of JSON input"},
 		{"two grades", token, append(gradeJSON("Eve", "06-retry", 1, 7), gradeJSON("Eve", "06-retry", 1, 7)...), 400, "not a grade"},
 		{"another schema", token, []byte(`{"schema": 2, "participant": "Eve", "kata": "06-retry"}`), 400, "schema 2"},
@@ -190,6 +190,31 @@ func TestBadPushes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, data, "nothing refused is kept")
 	assert.Contains(t, b.log.String(), "refused a push from 127.0.0.1: wrong or missing token")
+	code, body := post(t, b.url, token, largestGrade(t))
+	assert.Equal(t, http.StatusOK, code, "the largest grade the checker can print fits: %s", body)
+}
+
+// largestGrade is a grade as large as `check --json` can print: 24 tests
+// (the most a kata has), each with the 20 lines of 300 bytes of output a
+// grade keeps, every byte one that JSON escapes as \u00XX.
+func largestGrade(t *testing.T) []byte {
+	var g map[string]any
+	require.NoError(t, json.Unmarshal(gradeJSON("Ada", "06-retry", 3, 7), &g))
+	line := strings.Repeat("\x01", 300)
+	var lines []string
+	for range 10 {
+		lines = append(lines, line)
+	}
+	var tests []map[string]any
+	for i := range 24 {
+		tests = append(tests, map[string]any{"name": fmt.Sprintf("TestR1_Case%d", i), "kind": "assertion",
+			"message": strings.Repeat("m", 300), "output": map[string]any{"head": lines, "cut": 1000, "tail": lines}})
+	}
+	g["items"].([]any)[0].(map[string]any)["tests"] = tests
+	out, err := json.MarshalIndent(g, "", "  ")
+	require.NoError(t, err)
+	require.Greater(t, len(out), 850_000)
+	return out
 }
 
 // The token is in neither a page nor the log, whatever was pushed.
