@@ -53,6 +53,7 @@ func TestBoardInChromium(t *testing.T) {
 		Cell    string   `json:"cell"`
 		Scripts []string `json:"scripts"`
 		Status  string   `json:"status"`
+		Font    string   `json:"fontSize"`
 	}
 	value, err := json.Marshal(res["result"].(map[string]any)["value"])
 	require.NoError(t, err)
@@ -62,6 +63,7 @@ func TestBoardInChromium(t *testing.T) {
 	assert.Equal(t, "3/7R4 since 10:42", got.Cell)
 	assert.Equal(t, []string{b.url + "/board.js"}, got.Scripts, "one script, the board's own")
 	assert.True(t, strings.HasPrefix(got.Status, "live"), got.Status)
+	assert.Equal(t, "24px", got.Font, "the inline style is allowed (by its hash) and in force: large type")
 
 	for _, u := range cdp.requested() {
 		if !strings.HasPrefix(u, "data:") {
@@ -85,6 +87,7 @@ const waitForRow = `new Promise((resolve) => {
       cell: r ? r.querySelector('td[data-kata="06-retry"]').textContent : "",
       scripts: [...document.scripts].map((s) => s.src || "inline"),
       status: document.getElementById("status").textContent,
+      fontSize: getComputedStyle(document.body).fontSize,
     });
   };
   if (row()) return done();
