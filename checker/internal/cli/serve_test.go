@@ -44,6 +44,13 @@ func TestServeAndPush(t *testing.T) {
 	assert.Contains(t, page, `<tr data-participant="Ada &lt;b&gt;Lovelace&lt;/b&gt;">`)
 	assert.Contains(t, page, `<small>R1 since `)
 
+	// watch pushes each grade too, told by the environment.
+	watching := start(t, dir, cli.Env{Vars: append(os.Environ(), "KATA_PUSH="+base, "KATA_TOKEN=workshop-2026", "KATA_NAME=Grace Hopper")}, "watch", "06")
+	srv.errb.await(t, 0, "Grace Hopper: 06-retry 0/")
+	watching.out.await(t, 0, "Watching ")
+	assert.Equal(t, cli.ExitInterrupted, watching.stop(t))
+	assert.NotContains(t, watching.errb.String(), "not sent")
+
 	// The environment makes every check push; a wrong token is refused.
 	env := cli.Env{Vars: append(os.Environ(), "KATA_PUSH="+base, "KATA_TOKEN=not-the-token", "KATA_NAME=Eve")}
 	refused := start(t, dir, env, "check", "06")
@@ -58,7 +65,7 @@ func TestServeAndPush(t *testing.T) {
 	assert.Contains(t, srv.errb.String(), "checker: board stopped; the room is kept in ")
 
 	again := start(t, dir, cli.Env{}, "serve", "--addr", "127.0.0.1:0", "--token", "workshop-2026", "--dir", room)
-	again.out.await(t, 0, "(1 participants so far)")
+	again.out.await(t, 0, "(2 participants so far)")
 	assert.Equal(t, cli.ExitPass, again.stop(t))
 }
 
