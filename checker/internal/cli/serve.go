@@ -63,7 +63,11 @@ func serve(c *call, addr, dir, token string) (int, error) {
 	fmt.Fprintf(out, "  make check EX=01 PUSH=%s TOKEN=%s NAME=\"Their Name\"\n", base, token)
 	fmt.Fprintf(out, "or, so that make watch and every later check push too:\n")
 	fmt.Fprintf(out, "  export KATA_PUSH=%s KATA_TOKEN=%s KATA_NAME=\"Their Name\"\n", base, token)
-	fmt.Fprintf(out, "The room is kept in %s (%d participants so far). Ctrl-C stops the board.\n", rel(c.env.Dir, b.Path()), b.Participants())
+	who := fmt.Sprintf("%d participants", b.Participants())
+	if b.Participants() == 1 {
+		who = "1 participant"
+	}
+	fmt.Fprintf(out, "The room is kept in %s (%s so far). Ctrl-C stops the board.\n", rel(c.env.Dir, b.Path()), who)
 	if err := b.Serve(c.ctx, l); err != nil {
 		return 0, err
 	}
