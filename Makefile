@@ -20,14 +20,20 @@ INTERVIEW ?=
 MINUTES ?=
 FRESH   ?=
 FILE    ?=
+PUSH    ?=
+TOKEN   ?=
+ADDR    ?=
 CHECKER := bin/checker
+# PUSH= and TOKEN= send each grade of check and watch to a room board
+# (make serve); the token goes in the environment, not on the command line.
+PUSHING  = $(if $(PUSH),KATA_PUSH="$(PUSH)") $(if $(TOKEN),KATA_TOKEN="$(TOKEN)") $(if $(NAME),KATA_NAME="$(NAME)")
 
 export GOFLAGS     := -mod=readonly
 export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint decisions solution reset bughunt catch doctor interview scorecard replay regrade report pack verify mutant docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint decisions solution reset bughunt catch doctor interview scorecard replay regrade report serve pack verify mutant docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -36,14 +42,14 @@ help: ## list the targets
 $(CHECKER):
 	@$(GO) build -o $(CHECKER) ./checker
 
-check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates; V=1 shows what your code printed)
-	@$(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(V),-v)
+check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board)
+	@$(PUSHING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(V),-v)
 
 list: $(CHECKER) ## the katas and where you stand
 	@$(CHECKER) list
 
-watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops; V=1 shows what your code printed)
-	@$(CHECKER) watch $(EX) $(if $(V),-v)
+watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops; V=1 shows what your code printed; PUSH= TOKEN= as for check)
+	@$(PUSHING) $(CHECKER) watch $(EX) $(if $(V),-v)
 
 hint: $(CHECKER) ## the next hint: make hint EX=06 (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
@@ -83,6 +89,9 @@ regrade: $(CHECKER) ## grade returned work with the real hidden tests, with fing
 report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)
 
+serve: $(CHECKER) ## the live room board for a workshop: make serve (ADDR=:8080 DIR=.kata/room TOKEN=…; Ctrl-C stops)
+	@$(CHECKER) serve $(if $(ADDR),--addr "$(ADDR)") $(if $(DIR),--dir "$(DIR)") $(if $(TOKEN),--token "$(TOKEN)")
+
 # OS and ARCH count only on make's command line: Windows sets OS in the
 # environment of every program.
 pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; INTERVIEW=1 keeps the decisions back; OS=darwin ARCH=arm64 for a Mac)
@@ -106,8 +115,9 @@ test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests
 	$(GO) test -count=1 -run '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
 	$(CHECKER) verify
 
-bench: ## measure: warm check vs plain go test -race, hidden-test run time, watch save-to-verdict
+bench: ## measure: warm check vs plain go test -race, hidden-test run time, watch save-to-verdict, the room board's pushes/s
 	@$(GO) run ./checker/internal/bench
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./checker/internal/board/
 
 stress: $(CHECKER) ## references and alternatives 50x, mutants 20x, under -race at -cpu 1,2,4, shuffled
 	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on ./solutions/...

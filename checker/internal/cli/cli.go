@@ -224,22 +224,27 @@ var checkVerb = verb{
 	summary: "grade the katas named (all katas without NN); with several,\na summary and the next step at the end",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		asJSON := fs.Bool("json", false, "print the grade as JSON (schema: go doc gokata/checker/internal/report)")
-		name := fs.String("name", "", "the participant `NAME` in the JSON (default: git config user.name)")
+		name := nameFlag(fs)
 		colorFlag(fs)
 		timeoutFlag(fs)
 		fs.Int("repeat", 1, "run every test `N` times at each --cpu value, shuffled, and\nreport each requirement's pass rate (luck is caught)")
 		cpuFlag(fs)
 		verbose := verboseFlag(fs)
-		return func(c *call) (int, error) { return check(c, *asJSON, *name, *verbose) }
+		push := definePush(fs)
+		return func(c *call) (int, error) { return check(c, *asJSON, *name, *verbose, push) }
 	},
 }
 
-func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
+func check(c *call, asJSON bool, name string, verbose bool, push pushFlags) (int, error) {
 	style := c.style
 	style.Verbose, style.Verb = verbose, "check"
+	p, err := newPusher(c, push, name)
+	if err != nil {
+		return 0, err
+	}
 	meta := report.Meta{Participant: name}
-	if asJSON && meta.Participant == "" {
-		meta.Participant = gitUserName(c.ctx, c.cat.Root, c.env)
+	if asJSON {
+		meta.Participant = participant(c, name, false)
 	}
 	code := ExitPass
 	var results []*grade.Result
@@ -263,18 +268,22 @@ func check(c *call, asJSON bool, name string, verbose bool) (int, error) {
 		if !r.Passed() || graded.Hunt != nil && !graded.Hunt.Fixed {
 			code = ExitFail
 		}
-		if asJSON {
-			meta.Time, meta.Fingerprint = c.env.clock().Now().Truncate(time.Second), graded.Fingerprint
+		meta.Time, meta.Fingerprint = c.env.clock().Now().Truncate(time.Second), graded.Fingerprint
+		switch {
+		case asJSON:
 			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
 			}
-			continue
-		}
-		if i > 0 {
+		case i > 0:
 			fmt.Fprintln(c.env.Stdout)
+			fallthrough
+		default:
+			report.Text(c.env.Stdout, r, style)
 		}
-		report.Text(c.env.Stdout, r, style)
-		huntVerdict(c.env.Stdout, k, graded.Hunt, r.Passed())
+		if !asJSON {
+			huntVerdict(c.env.Stdout, k, graded.Hunt, r.Passed())
+		}
+		p.push(r, meta)
 	}
 	if len(results) > 1 && !asJSON {
 		summary(c.ctx, c.cat, results, style, c.env)

@@ -74,7 +74,7 @@ var verbs []verb
 func init() {
 	verbs = []verb{
 		listVerb, checkVerb, watchVerb, hintVerb, decisionsVerb, solutionVerb, resetVerb, bughuntVerb, catchVerb, helpVerb,
-		interviewVerb, scorecardVerb, replayVerb, regradeVerb, reportVerb, packVerb, doctorVerb,
+		interviewVerb, scorecardVerb, replayVerb, regradeVerb, reportVerb, serveVerb, packVerb, doctorVerb,
 		verifyVerb, mutantVerb,
 	}
 }
@@ -213,6 +213,10 @@ func timeoutFlag(fs *flag.FlagSet) {
 
 func pollFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("poll", 0, "how often to look for saves, e.g. 25ms\n(default: the watcher's own)")
+}
+
+func nameFlag(fs *flag.FlagSet) *string {
+	return fs.String("name", "", "the participant `NAME` in the JSON and on the room board\n(default: $KATA_NAME, else git config user.name)")
 }
 
 func verboseFlag(fs *flag.FlagSet) *bool {

@@ -19,19 +19,24 @@ var watchVerb = verb{
 		timeoutFlag(fs)
 		poll := pollFlag(fs)
 		verbose := verboseFlag(fs)
-		return func(c *call) (int, error) { return watchKata(c, *poll, *verbose) }
+		name := nameFlag(fs)
+		push := definePush(fs)
+		return func(c *call) (int, error) { return watchKata(c, *poll, *verbose, *name, push) }
 	},
 }
 
 // watchKata grades a kata, then grades it again each time the learner
 // saves, redrawing the verdicts; on a pass it offers the next kata.
 // Ctrl-C ends it.
-func watchKata(c *call, poll time.Duration, verbose bool) (int, error) {
+func watchKata(c *call, poll time.Duration, verbose bool, name string, push pushFlags) (int, error) {
 	ctx, cat, env := c.ctx, c.cat, c.env
+	p, err := newPusher(c, push, name)
+	if err != nil {
+		return 0, err
+	}
 	style := c.style
 	style.Verbose, style.Verb = verbose, "watch"
 	var k catalog.Kata
-	var err error
 	if len(c.args) > 0 {
 		k, err = find(cat, c.args[0])
 	} else {
@@ -45,8 +50,11 @@ func watchKata(c *call, poll time.Duration, verbose bool) (int, error) {
 		return 0, err
 	}
 	t := &terminal{env: env, style: style}
-	w := &session.Watch{Grader: grader(tc, cat.Root, c.opt, env, t), Catalog: cat, Poll: poll,
-		Lines: readLines(env.Stdin), Emit: t.show}
+	g := grader(tc, cat.Root, c.opt, env, t)
+	if p != nil { // each grade, once drawn, goes to the room board
+		g.Emit = func(e session.Event) { t.show(e); p.show(e) }
+	}
+	w := &session.Watch{Grader: g, Catalog: cat, Poll: poll, Lines: readLines(env.Stdin), Emit: t.show}
 	return stopped(ctx, w.Run(ctx, k))
 }
 

@@ -1,11 +1,19 @@
 // Package room builds a workshop's room grid from the participants' grades
 // and renders it as a self-contained HTML page and as Markdown: one row per
-// participant, one column per kata.
+// participant, one column per kata. The report verb draws it from files;
+// the live board (package board) draws it from the same model and the same
+// template, and sends the table again after every push.
 //
 // The input is what `checker check --json` prints (the schema is in
 // package report): a stream of grade objects, one per kata, each naming the
 // participant. Only the fields the grid needs are read, so grades from a
-// newer checker of the same schema still count.
+// newer checker of the same schema still count. The board adds one field,
+// "received" (RFC 3339): when it accepted the grade.
+//
+// A cell not passed also says where its participant is stuck: the first
+// requirement its grade fails, and since when that requirement has been
+// the first failing one (the earliest grade that failed there first, when
+// the grades carry a time).
 package room
 
 import (
@@ -17,6 +25,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Kata is a column of the grid.
@@ -31,6 +40,26 @@ type Cell struct {
 	Passed                  bool
 	Required, RequiredTotal int
 	Bonus, BonusTotal       int
+	// Stuck is where a grade not passed stops: the first requirement it
+	// fails ("R4"), or "build" when the code was not built or run;
+	// StuckText says what that is.
+	Stuck, StuckText string
+	// Since is when Stuck became the first failing requirement: the time
+	// of the earliest grade that failed there first. Zero when the grades
+	// carry no time.
+	Since time.Time
+}
+
+// Where says where a cell not passed is stuck: "R4 since 10:42", or "R4"
+// when the time is not known; "" for a cell passed or not graded.
+func (c Cell) Where() string {
+	switch {
+	case c.Stuck == "" || c.Passed || !c.Graded:
+		return ""
+	case c.Since.IsZero():
+		return c.Stuck
+	}
+	return c.Stuck + " since " + c.Since.Format("15:04")
 }
 
 // better reports whether c is a better grade than d.
@@ -92,6 +121,8 @@ func (r Row) Passed() int {
 type Grid struct {
 	Katas []Kata
 	Rows  []Row
+
+	since map[stuckKey]time.Time // see sawStuck
 }
 
 // New starts a grid whose columns include katas (those of the checkout,
@@ -100,8 +131,8 @@ func New(katas []Kata) *Grid {
 	return &Grid{Katas: append([]Kata(nil), katas...)}
 }
 
-// grade is the part of a JSON grade the grid reads.
-type grade struct {
+// Grade is the part of a JSON grade the grid reads.
+type Grade struct {
 	Schema      int    `json:"schema"`
 	Participant string `json:"participant"`
 	Kata        string `json:"kata"`
@@ -110,6 +141,67 @@ type grade struct {
 	Score       struct {
 		Required, RequiredTotal, Bonus, BonusTotal int
 	} `json:"score"`
+	Build *struct {
+		Kind string `json:"kind"`
+	} `json:"build"`
+	Gates []struct {
+		Rule    string `json:"rule"`
+		Message string `json:"message"`
+	} `json:"gates"`
+	Items []struct {
+		ID    string `json:"id"`
+		Text  string `json:"text"`
+		Bonus bool   `json:"bonus"`
+		Kind  string `json:"kind"`
+	} `json:"items"`
+	// Received is when the board accepted the grade; zero in a
+	// participant's own file.
+	Received time.Time `json:"received"`
+}
+
+// ParseGrade reads one JSON grade and checks what the grid needs of it.
+func ParseGrade(data []byte) (Grade, error) {
+	var gr Grade
+	if err := json.Unmarshal(data, &gr); err != nil {
+		return gr, err
+	}
+	return gr, gr.check()
+}
+
+func (gr Grade) check() error {
+	if gr.Schema != 1 {
+		return fmt.Errorf("schema %d; this checker reads schema 1", gr.Schema)
+	}
+	if gr.Kata == "" {
+		return errors.New("it names no kata")
+	}
+	return nil
+}
+
+// stuck is where a grade not passed stops (see Cell.Stuck).
+func (gr Grade) stuck() (id, text string) {
+	if gr.Passed {
+		return "", ""
+	}
+	if gr.Build != nil {
+		if gr.Build.Kind == "api" {
+			return "build", "its exported API differs from the stub's"
+		}
+		return "build", "it does not compile"
+	}
+	for _, it := range gr.Items {
+		switch {
+		case it.Bonus || it.Kind == "pass":
+		case it.Kind == "forbidden":
+			return "build", "the static gate refused the code"
+		default:
+			return it.ID, it.Text
+		}
+	}
+	if len(gr.Gates) > 0 {
+		return "build", gr.Gates[0].Message
+	}
+	return "", ""
 }
 
 // Add reads a stream of JSON grades; fallback names the participant of a
@@ -118,7 +210,7 @@ func (g *Grid) Add(r io.Reader, fallback string) error {
 	dec := json.NewDecoder(r)
 	n := 0
 	for {
-		var gr grade
+		var gr Grade
 		err := dec.Decode(&gr)
 		if errors.Is(err, io.EOF) {
 			break
@@ -127,24 +219,51 @@ func (g *Grid) Add(r io.Reader, fallback string) error {
 			return fmt.Errorf("grade %d: %w", n+1, err)
 		}
 		n++
-		if gr.Schema != 1 {
-			return fmt.Errorf("grade %d has schema %d; this checker reads schema 1", n, gr.Schema)
+		if err := gr.check(); err != nil {
+			return fmt.Errorf("grade %d: %w", n, err)
 		}
-		if gr.Kata == "" {
-			return fmt.Errorf("grade %d names no kata", n)
-		}
-		who := strings.TrimSpace(gr.Participant)
-		if who == "" {
-			who = fallback
-		}
-		g.add(who, Kata{gr.Kata, gr.Title}, Cell{Graded: true, Passed: gr.Passed,
-			Required: gr.Score.Required, RequiredTotal: gr.Score.RequiredTotal,
-			Bonus: gr.Score.Bonus, BonusTotal: gr.Score.BonusTotal})
+		g.Put(gr, fallback)
 	}
 	if n == 0 {
 		return errors.New("no grades in it")
 	}
 	return nil
+}
+
+// Put adds one grade; fallback names its participant when it names none.
+func (g *Grid) Put(gr Grade, fallback string) {
+	who := Name(gr.Participant)
+	if who == "" {
+		who = fallback
+	}
+	c := Cell{Graded: true, Passed: gr.Passed,
+		Required: gr.Score.Required, RequiredTotal: gr.Score.RequiredTotal,
+		Bonus: gr.Score.Bonus, BonusTotal: gr.Score.BonusTotal}
+	c.Stuck, c.StuckText = gr.stuck()
+	g.sawStuck(who, gr.Kata, c.Stuck, gr.Received)
+	g.add(who, Kata{gr.Kata, gr.Title}, c)
+}
+
+// Name is a participant's name as the grid shows it: one line, spaces
+// collapsed.
+func Name(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// stuckKey names a requirement that was some grade's first failing one.
+type stuckKey struct{ who, kata, stuck string }
+
+// sawStuck remembers the earliest time requirement stuck was the first
+// failing one of who's grades on kata.
+func (g *Grid) sawStuck(who, kata, stuck string, at time.Time) {
+	if stuck == "" || at.IsZero() {
+		return
+	}
+	if g.since == nil {
+		g.since = map[stuckKey]time.Time{}
+	}
+	k := stuckKey{strings.ToLower(who), kata, stuck}
+	if t, ok := g.since[k]; !ok || at.Before(t) {
+		g.since[k] = at
+	}
 }
 
 func (g *Grid) add(who string, k Kata, c Cell) {
@@ -163,12 +282,16 @@ func (g *Grid) add(who string, k Kata, c Cell) {
 	}
 	for i := range g.Rows {
 		if strings.EqualFold(g.Rows[i].Participant, who) {
-			if old := g.Rows[i].Cells[k.Slug]; c.better(old) || !old.Graded {
-				g.Rows[i].Cells[k.Slug] = c
+			old := g.Rows[i].Cells[k.Slug]
+			if c.better(old) || !old.Graded {
+				old = c
 			}
+			old.Since = g.since[stuckKey{strings.ToLower(who), k.Slug, old.Stuck}]
+			g.Rows[i].Cells[k.Slug] = old
 			return
 		}
 	}
+	c.Since = g.since[stuckKey{strings.ToLower(who), k.Slug, c.Stuck}]
 	g.Rows = append(g.Rows, Row{Participant: who, Cells: map[string]Cell{k.Slug: c}})
 	sort.Slice(g.Rows, func(i, j int) bool {
 		return strings.ToLower(g.Rows[i].Participant) < strings.ToLower(g.Rows[j].Participant)
@@ -229,7 +352,12 @@ func (g *Grid) Markdown(w io.Writer) error {
 	for _, r := range g.Rows {
 		fmt.Fprintf(&b, "| %s |", mdCell(r.Participant))
 		for _, k := range g.Katas {
-			fmt.Fprintf(&b, " %s |", r.Cells[k.Slug].Text())
+			c := r.Cells[k.Slug]
+			if w := c.Where(); w != "" {
+				fmt.Fprintf(&b, " %s · %s |", c.Text(), w)
+				continue
+			}
+			fmt.Fprintf(&b, " %s |", c.Text())
 		}
 		fmt.Fprintf(&b, " %d |\n", r.Passed())
 	}
@@ -237,10 +365,13 @@ func (g *Grid) Markdown(w io.Writer) error {
 	for _, k := range g.Katas {
 		fmt.Fprintf(&b, " %d of %d |", g.PassedBy(k.Slug), len(g.Rows))
 	}
-	b.WriteString(" |\n\n✔ passed (+n: bonus follow-ups passed) · k/n: requirements passed so far · –: not graded\n")
+	b.WriteString(" |\n\n" + Legend + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// Legend explains the cells.
+const Legend = "✔ passed (+n: bonus follow-ups passed) · k/n: requirements passed so far · R4 since 10:42: the first failing requirement, first since then (build: the code was not built) · –: not graded"
 
 // mdCell makes s plain text in a Markdown table cell.
 func mdCell(s string) string {

@@ -17,16 +17,36 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/room"
+	"gokata/internal/katatest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// grade is a --json grade as the checker prints it, cut to what matters here.
+// grade is a --json grade as the checker prints it, cut to what matters
+// here: the first req of total requirements pass, the others fail.
 func grade(who, kata string, passed bool, req, total, bonus, btotal int) string {
+	return timedGrade(who, kata, "", passed, req, total, bonus, btotal)
+}
+
+// timedGrade is a grade as the board stores it, with the time it was
+// received ("" for none).
+func timedGrade(who, kata, received string, passed bool, req, total, bonus, btotal int) string {
+	var items []string
+	for i := 1; i <= total; i++ {
+		kind := "pass"
+		if i > req {
+			kind = "assertion"
+		}
+		items = append(items, `{"id": "R`+itoa(i)+`", "text": "requirement `+itoa(i)+`", "bonus": false, "kind": "`+kind+`"}`)
+	}
+	at := ""
+	if received != "" {
+		at = `, "received": "` + received + `"`
+	}
 	return `{"schema": 1, "participant": "` + who + `", "kata": "` + kata + `", "title": "Title of ` + kata + `",
   "passed": ` + map[bool]string{true: "true", false: "false"}[passed] + `,
   "score": {"required": ` + itoa(req) + `, "requiredTotal": ` + itoa(total) + `, "bonus": ` + itoa(bonus) + `, "bonusTotal": ` + itoa(btotal) + `},
-  "race": true, "items": []}
+  "race": true, "items": [` + strings.Join(items, ", ") + `]` + at + `}
 `
 }
 
@@ -80,6 +100,56 @@ func TestGrid(t *testing.T) {
 	assert.Equal(t, 1, g.PassedBy("06-retry"))
 }
 
+// Where a participant is stuck: the first failing requirement of the best
+// grade, since the earliest grade that failed there first, whatever the
+// order the grades are read in.
+func TestStuckSince(t *testing.T) {
+	grades := []string{
+		timedGrade("Ada", "06-retry", "2026-05-04T10:00:00+02:00", false, 2, 7, 0, 2), // stuck on R3
+		timedGrade("Ada", "06-retry", "2026-05-04T10:05:00+02:00", false, 2, 7, 0, 2),
+		timedGrade("Ada", "06-retry", "2026-05-04T10:10:00+02:00", false, 4, 7, 0, 2), // now on R5
+		timedGrade("Ada", "06-retry", "2026-05-04T10:20:00+02:00", false, 4, 7, 0, 2),
+		timedGrade("Ada", "06-retry", "2026-05-04T10:25:00+02:00", false, 1, 7, 0, 2), // worse: does not count
+		timedGrade("ada", "01-fanout", "2026-05-04T10:30:00+02:00", true, 6, 6, 0, 2),
+		grade("Ada", "04-partial", false, 0, 5, 0, 1), // no time
+		`{"schema": 1, "participant": "Ada", "kata": "02-first-wins", "passed": false, "build": {"kind": "compile", "lines": []},
+		  "score": {"required": 0, "requiredTotal": 5}, "items": [{"id": "R1", "kind": "compile"}]}`,
+	}
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7}, {7, 6, 5, 4, 3, 2, 1, 0}} {
+		g := room.New(nil)
+		for _, i := range order {
+			require.NoError(t, g.Add(strings.NewReader(grades[i]), ""))
+		}
+		require.Len(t, g.Rows, 1)
+		retry := g.Rows[0].Cells["06-retry"]
+		assert.Equal(t, "4/7", retry.Text(), "order %v", order)
+		assert.Equal(t, "R5", retry.Stuck)
+		assert.Equal(t, "requirement 5", retry.StuckText)
+		assert.Equal(t, "R5 since 10:10", retry.Where(), "since the first grade stuck there, in the grade's own zone")
+		assert.Equal(t, "", g.Rows[0].Cells["01-fanout"].Where(), "a pass is stuck nowhere")
+		assert.Equal(t, "R1", g.Rows[0].Cells["04-partial"].Where(), "no time, no since")
+		assert.Equal(t, "build", g.Rows[0].Cells["02-first-wins"].Where())
+		assert.Equal(t, "it does not compile", g.Rows[0].Cells["02-first-wins"].StuckText)
+	}
+}
+
+func TestParseGrade(t *testing.T) {
+	for _, tc := range []struct{ in, err string }{
+		{`{"schema": 1, "kata": "06-retry"}`, ""},
+		{`{"schema": 2, "kata": "06-retry"}`, "schema 2"},
+		{`{"schema": 1}`, "names no kata"},
+		{`{"schema": 1, "kata": "06-retry"`, "unexpected end"},
+		{`{"schema": 1, "kata": "06-retry"} {}`, "invalid character"},
+	} {
+		_, err := room.ParseGrade([]byte(tc.in))
+		if tc.err == "" {
+			assert.NoError(t, err, tc.in)
+		} else {
+			assert.ErrorContains(t, err, tc.err, tc.in)
+		}
+	}
+}
+
 func TestReadDirEmpty(t *testing.T) {
 	_, err := room.New(nil).ReadDir(t.TempDir())
 	assert.ErrorContains(t, err, "as NAME.json")
@@ -115,13 +185,7 @@ func golden(t *testing.T, name, got string) {
 // DOM it built; every participant has a row with a cell for every kata.
 // CI installs Chromium (.ci/run); elsewhere the test is skipped without it.
 func TestHTMLInChromium(t *testing.T) {
-	browser := findChromium()
-	if browser == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no chromium in CI: .ci/run installs it")
-		}
-		t.Skip("no chromium (Debian: apt-get install chromium)")
-	}
+	browser := katatest.Chromium(t)
 	g := readRoom(t)
 	page := filepath.Join(t.TempDir(), "room.html")
 	var b bytes.Buffer
@@ -139,7 +203,7 @@ func TestHTMLInChromium(t *testing.T) {
 
 	rows := regexp.MustCompile(`(?s)<tr data-participant="([^"]*)">(.*?)</tr>`).FindAllStringSubmatch(string(dom), -1)
 	require.Len(t, rows, len(g.Rows), "a row per participant in the DOM:\n%s", dom)
-	cellRE := regexp.MustCompile(`<td class="(\w+)" data-kata="([^"]+)">([^<]*)</td>`)
+	cellRE := regexp.MustCompile(`<td class="(\w+)" data-kata="([^"]+)"(?: title="[^"]*")?>([^<]*)(?:<small>([^<]*)</small>)?</td>`)
 	for i, r := range g.Rows {
 		assert.Contains(t, rows[i][2], ">"+strings.ReplaceAll(strings.ReplaceAll(r.Participant, "<", "&lt;"), ">", "&gt;")+"</td>")
 		cells := cellRE.FindAllStringSubmatch(rows[i][2], -1)
@@ -147,19 +211,11 @@ func TestHTMLInChromium(t *testing.T) {
 		for j, k := range g.Katas {
 			assert.Equal(t, k.Slug, cells[j][2])
 			assert.Equal(t, r.Cells[k.Slug].Text(), cells[j][3], "%s, %s", r.Participant, k.Slug)
+			assert.Equal(t, r.Cells[k.Slug].Where(), cells[j][4], "%s, %s: where stuck", r.Participant, k.Slug)
 			assert.Equal(t, r.Cells[k.Slug].State(), cells[j][1])
 		}
 	}
 	for _, k := range g.Katas {
 		assert.Contains(t, string(dom), `<th data-kata="`+k.Slug+`"`, "a column per kata")
 	}
-}
-
-func findChromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
 }

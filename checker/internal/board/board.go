@@ -1,0 +1,435 @@
+// Package board is the live room board of a workshop: a small HTTP server
+// (standard library only) that takes the participants' grades as they are
+// made and shows the room grid (package room, the one the report draws)
+// updating by itself.
+//
+// Paths, and nothing else:
+//
+//	GET  /          the board: the room grid in large type
+//	GET  /board.js  its script: follows /events and swaps in each new table
+//	GET  /events    Server-Sent Events: the grid's table now and after every change
+//	POST /push      one JSON grade, as `checker check --json` prints it, with
+//	                "Authorization: Bearer TOKEN"
+//
+// A push is checked before anything is kept: the token (compared in
+// constant time; 401), the size (MaxBody; 413), the JSON and the kata, which
+// must be one of the room's (400, with the reason in the body). An
+// accepted grade is appended to the room's file as one line, stamped with
+// the time it was received, and synced to disk before the answer. Open
+// replays that file, so a restarted server shows the same room.
+//
+// Every page carries a Content-Security-Policy that allows the board's own
+// script and style and nothing from any other origin. The token is never
+// in a page or a log line.
+package board
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"gokata/checker/internal/room"
+)
+
+// MaxBody is the largest push accepted. A grade keeps at most 20 lines of
+// 300 bytes of what the code printed per test, so the largest a kata's
+// grade can be (24 tests, every byte one that JSON escapes as \u00XX) is
+// under 900 KB; a real one whose code printed on every call measured
+// 158 KB (docs/facilitator.md).
+const MaxBody = 1 << 20
+
+// FileName is the room's file in its directory: one accepted grade per
+// line, as `checker report` also reads it.
+const FileName = "pushes.json"
+
+// maxName bounds a participant's name, in bytes.
+const maxName = 100
+
+// Config is what a board needs.
+type Config struct {
+	Katas []room.Kata // the room's columns; a grade for another kata is refused
+	Dir   string      // where FileName is kept
+	Token string      // the join token
+	// Log gets one line per accepted or refused push, per board that
+	// connects, and per line of the file skipped on replay. Never the token.
+	Log io.Writer
+	Now func() time.Time // nil: time.Now
+}
+
+// Server is one room's board. Its methods are safe for concurrent use.
+type Server struct {
+	cfg   Config
+	token [sha256.Size]byte
+	csp   string
+
+	mu      sync.Mutex
+	grid    *room.Grid
+	file    *os.File
+	version int                        // of the grid: one more per accepted push
+	table   []byte                     // the grid's table at tableOf
+	tableOf int                        // the version table shows; -1: none yet
+	subs    map[chan struct{}]struct{} // a board following /events each
+	done    chan struct{}              // closed by endStreams: /events streams end
+	ending  bool                       // done is closed
+	closed  bool                       // the file is closed
+
+	// connected, when set, is called each time a board starts following
+	// /events, after the first table is sent (tests wait on it).
+	connected func()
+}
+
+// Open opens the room in cfg.Dir, creating it if need be, and replays its
+// file: a line that cannot be read is skipped with a line on cfg.Log, and a
+// half-written last line (the server stopped while writing it) is cut off.
+func Open(cfg Config) (*Server, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("the board needs a token")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), grid: room.New(cfg.Katas),
+		tableOf: -1, subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
+	sum := sha256.Sum256([]byte(room.Stylesheet))
+	s.csp = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'sha256-" +
+		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	f, err := os.OpenFile(filepath.Join(cfg.Dir, FileName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.replay(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	s.file = f
+	return s, nil
+}
+
+// Path is the room's file.
+func (s *Server) Path() string { return s.file.Name() }
+
+// Participants is how many rows the grid has.
+func (s *Server) Participants() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.grid.Rows)
+}
+
+// Grid calls f with the grid, which it must not keep or change.
+func (s *Server) Grid(f func(*room.Grid)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s.grid)
+}
+
+// Close ends every /events stream and closes the room's file. Call it
+// when the HTTP server shuts down (http.Server.RegisterOnShutdown): a
+// stream never goes idle by itself.
+func (s *Server) Close() error {
+	s.endStreams()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.file.Close()
+}
+
+// endStreams ends every /events stream, and refuses new ones.
+func (s *Server) endStreams() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ending {
+		s.ending = true
+		close(s.done)
+	}
+}
+
+// Serve answers on l until ctx is done, then shuts down: the /events
+// streams end, requests under way finish (for up to shutdownGrace), and
+// the room's file is closed. A clean shutdown returns nil.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(s.endStreams) // pushes under way are still kept
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	<-served
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// shutdownGrace bounds how long a shutdown waits for pushes under way.
+const shutdownGrace = 3 * time.Second
+
+// Handler serves the board's paths, and 404 for any other.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("GET /board.js", s.script)
+	mux.HandleFunc("GET /events", s.events)
+	mux.HandleFunc("POST /push", s.push)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", s.csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	var b bytes.Buffer
+	s.mu.Lock()
+	err := s.grid.LivePage(&b, "/board.js")
+	s.mu.Unlock()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
+}
+
+//go:embed board.js
+var boardJS []byte
+
+func (s *Server) script(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Write(boardJS)
+}
+
+// events streams the grid's table: at once, then after each change. A
+// board that falls behind gets the newest table, not every one.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	wake := make(chan struct{}, 1)
+	s.mu.Lock()
+	if s.ending {
+		s.mu.Unlock()
+		http.Error(w, "the board is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	s.subs[wake] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.subs, wake)
+		s.mu.Unlock()
+	}()
+	fmt.Fprintf(s.cfg.Log, "board opened from %s\n", remote(r))
+	first := true
+	for {
+		table, err := s.currentTable()
+		if err != nil {
+			return
+		}
+		if _, err := w.Write(sseEvent("grid", table)); err != nil {
+			return
+		}
+		flusher.Flush()
+		if first && s.connected != nil {
+			s.connected()
+		}
+		first = false
+		select {
+		case <-wake:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// currentTable renders the grid's table once per version.
+func (s *Server) currentTable() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tableOf != s.version {
+		var b bytes.Buffer
+		if err := s.grid.Table(&b); err != nil {
+			return nil, err
+		}
+		s.table, s.tableOf = b.Bytes(), s.version
+	}
+	return s.table, nil
+}
+
+// sseEvent frames data as one Server-Sent Event: a "data:" line per line.
+func sseEvent(name string, data []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("event: " + name + "\n")
+	text := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(data))
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	return b.Bytes()
+}
+
+// push takes one grade: token, size, JSON and kata checked, then stored
+// and synced before the answer, then shown.
+func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+	from := remote(r)
+	if !s.tokenOK(r) {
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s: wrong or missing token\n", from)
+		http.Error(w, "wrong or missing token: use the one the facilitator gave (KATA_TOKEN, --token)", http.StatusUnauthorized)
+		return
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s: over %d MiB\n", from, MaxBody>>20)
+		http.Error(w, fmt.Sprintf("a grade is at most %d MiB", MaxBody>>20), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err != nil {
+		http.Error(w, "reading the grade: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	gr, line, err := s.accept(data)
+	if err != nil {
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s: %v\n", from, err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := s.store(gr, line); err != nil {
+		fmt.Fprintf(s.cfg.Log, "could not keep a push from %s: %v\n", from, err)
+		http.Error(w, "the board could not keep the grade: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	fmt.Fprintf(s.cfg.Log, "%s %s: %s %s\n", gr.Received.Format("15:04:05"), room.Name(gr.Participant), gr.Kata, score(gr))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "kept: %s, %s %s\n", room.Name(gr.Participant), gr.Kata, score(gr))
+}
+
+// tokenOK compares the request's token with the room's in constant time
+// (both hashed first, so that not even the length shows).
+func (s *Server) tokenOK(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], s.token[:]) == 1
+}
+
+// accept checks a pushed grade and returns it, stamped with the time it
+// was received, and the line to store: the grade with "received" added.
+func (s *Server) accept(data []byte) (room.Grade, []byte, error) {
+	gr, err := room.ParseGrade(data)
+	if err != nil {
+		return gr, nil, fmt.Errorf("not a grade from checker check --json: %v", err)
+	}
+	if !s.hasKata(gr.Kata) {
+		return gr, nil, fmt.Errorf("this room has no kata %q", gr.Kata)
+	}
+	name := room.Name(gr.Participant)
+	switch {
+	case name == "":
+		return gr, nil, errors.New("the grade names no participant: push with --name (or KATA_NAME)")
+	case len(name) > maxName:
+		return gr, nil, fmt.Errorf("the participant's name is over %d bytes", maxName)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return gr, nil, fmt.Errorf("not a grade from checker check --json: %v", err)
+	}
+	gr.Received = s.cfg.Now().Truncate(time.Second)
+	at, _ := json.Marshal(gr.Received.Format(time.RFC3339))
+	fields["received"] = at
+	line, err := json.Marshal(fields) // compact: one line
+	if err != nil {
+		return gr, nil, err
+	}
+	return gr, append(line, '\n'), nil
+}
+
+func (s *Server) hasKata(slug string) bool {
+	for _, k := range s.cfg.Katas {
+		if k.Slug == slug {
+			return true
+		}
+	}
+	return false
+}
+
+// store appends line to the room's file and syncs it, then puts the grade
+// in the grid and wakes the boards. Under one lock, so the file's order is
+// the grid's.
+func (s *Server) store(gr room.Grade, line []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("the board is shutting down")
+	}
+	if _, err := s.file.Write(line); err != nil {
+		return err
+	}
+	if err := s.file.Sync(); err != nil {
+		return err
+	}
+	s.grid.Put(gr, "")
+	s.version++
+	for wake := range s.subs {
+		select {
+		case wake <- struct{}{}:
+		default: // already woken: it will send the newest table
+		}
+	}
+	return nil
+}
+
+func score(gr room.Grade) string {
+	if gr.Passed {
+		return "passed"
+	}
+	return fmt.Sprintf("%d/%d", gr.Score.Required, gr.Score.RequiredTotal)
+}
+
+func remote(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

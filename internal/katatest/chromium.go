@@ -1,0 +1,24 @@
+package katatest
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// Chromium is the path of a headless-capable Chromium for the checker's
+// own page tests (the room report, the live board). Without one the test
+// is skipped, except in CI, which installs it (.ci/run): there it fails.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no chromium in CI: .ci/run installs it")
+	}
+	t.Skip("no chromium (Debian: apt-get install chromium)")
+	return ""
+}
