@@ -117,11 +117,19 @@ func (iv *Interview) Tick(now time.Time) (announce bool, wake time.Duration, ove
 	for len(iv.notices) > 0 && rest <= iv.notices[0] {
 		iv.notices, announce = iv.notices[1:], true
 	}
-	wake = rest
-	if len(iv.notices) > 0 {
-		wake = rest - iv.notices[0]
+	return announce, iv.next(now), false
+}
+
+// next is how long from now until the next notice not yet due, or until
+// the end.
+func (iv *Interview) next(now time.Time) time.Duration {
+	rest := iv.Left(now)
+	for _, n := range iv.notices {
+		if rest > n {
+			return rest - n
+		}
 	}
-	return announce, wake, false
+	return rest
 }
 
 // Command is what a line typed during an interview asks for.
@@ -286,6 +294,7 @@ type interviewer struct {
 	lines   <-chan string
 	emitter emitter
 	via     string // what made the grade under way: start, save, end, or final
+	timer   *clock.Timer
 }
 
 // RunInterview runs a timed interview: InterviewStarted, a pause for the
@@ -341,6 +350,15 @@ func briefing(k catalog.Kata, exercise string) Briefed {
 // loop grades at once, then takes events until the interview ends.
 func (r *interviewer) loop(ctx context.Context) error {
 	r.via = "start"
+	// The timer for the first notice is armed before the first grade, and
+	// each timer stays armed until it fires: whoever sees a grade (a test
+	// on a fake clock, moving the clock on) finds the next wake-up set.
+	r.timer = r.Clock.Timer(r.iv.next(r.Clock.Now()))
+	defer func() {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+	}()
 	_, stop, err := r.g.start(ctx, r.Kata)
 	if err != nil {
 		return stopped(ctx, err, r.Emit)
@@ -364,8 +382,9 @@ func (r *interviewer) step(ctx context.Context) (over bool, err error) {
 	if over {
 		return true, nil
 	}
-	timer := r.Clock.Timer(wake)
-	defer timer.Stop()
+	if r.timer == nil {
+		r.timer = r.Clock.Timer(wake)
+	}
 	if announce {
 		r.emit(Countdown{Left: r.iv.Left(now)})
 	}
@@ -373,7 +392,8 @@ func (r *interviewer) step(ctx context.Context) (over bool, err error) {
 	case <-ctx.Done():
 		r.iv.Interrupted()
 		return true, nil
-	case <-timer.C:
+	case <-r.timer.C:
+		r.timer = nil
 		return false, nil
 	case <-r.g.changes:
 		return r.regrade(ctx)
