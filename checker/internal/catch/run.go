@@ -15,7 +15,6 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
-	"gokata/internal/failure"
 )
 
 // Report is the grade of a suite: the false alarms on the reference and
@@ -76,7 +75,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt gr
 			return nil, err
 		}
 		r.Gate = gs
-		if bf := syntax(gs); bf != nil {
+		if bf := grade.SyntaxFailure(gs); bf != nil {
 			r.Build = bf
 			r.Gate = slices.DeleteFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleSyntax })
 			return r, nil
@@ -201,20 +200,6 @@ func CheckTests(root string, s *Suite) ([]gate.Finding, error) {
 // blocked reports whether a finding keeps the tests from running.
 func blocked(fs []gate.Finding) bool {
 	return slices.ContainsFunc(fs, gate.Finding.Blocking)
-}
-
-// syntax is the build failure of test files that do not parse.
-func syntax(fs []gate.Finding) *grade.BuildFailure {
-	var lines []string
-	for _, f := range fs {
-		if f.Rule == gate.RuleSyntax {
-			lines = append(lines, f.String())
-		}
-	}
-	if len(lines) == 0 {
-		return nil
-	}
-	return &grade.BuildFailure{Lines: lines, Kind: failure.Compile}
 }
 
 // rel shows path relative to root when it lies inside it.

@@ -198,7 +198,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	}
 	res.Gate = append(res.Gate, gate.Foreign(others)...)
 	verdicts := map[string]TestResult{}
-	if res.Build = syntaxFailure(res.Gate); res.Build != nil {
+	if res.Build = SyntaxFailure(res.Gate); res.Build != nil {
 		// A file that does not parse does not compile either: say so
 		// without building, and run nothing.
 		res.Gate = slices.DeleteFunc(res.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleSyntax })
@@ -410,8 +410,9 @@ func (r *Result) String() string {
 	return strings.Join(parts, " ")
 }
 
-// syntaxFailure is the build failure for files that do not parse.
-func syntaxFailure(fs []gate.Finding) *BuildFailure {
+// SyntaxFailure is the build failure for files that do not parse, or nil
+// when every file parsed.
+func SyntaxFailure(fs []gate.Finding) *BuildFailure {
 	var lines []string
 	for _, f := range fs {
 		if f.Rule == gate.RuleSyntax {

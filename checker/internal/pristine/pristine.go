@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"gokata/checker/internal/catalog"
@@ -33,16 +32,6 @@ var ErrNoHistory = errors.New("no git history for the kata")
 type Stub struct {
 	Commit string            // where it was read
 	Files  map[string][]byte // file name in the exercise directory → content
-}
-
-// Names returns the stub's file names, sorted.
-func (s Stub) Names() []string {
-	var ns []string
-	for n := range s.Files {
-		ns = append(ns, n)
-	}
-	sort.Strings(ns)
-	return ns
 }
 
 // Read recovers the .go files of kata k's stub. env is the environment of
