@@ -129,9 +129,22 @@ func launch(t *testing.T, browser string) *devtools {
 	done := make(chan struct{})
 	go d.read(fromBrowser, done)
 	t.Cleanup(func() {
-		cancel()
-		cmd.Wait()
+		defer cancel()
+		// Closing its end of the pipe shuts Chromium down as a whole: killed
+		// instead, its helper processes could still be writing into the
+		// profile directory while the test removes it.
 		ourEnd.Close()
+		exited := make(chan struct{})
+		go func() {
+			cmd.Wait()
+			close(exited)
+		}()
+		select {
+		case <-exited:
+		case <-time.After(time.Minute): // a browser that does not quit is killed
+			cancel()
+			<-exited
+		}
 		<-done
 		fromBrowser.Close()
 	})
