@@ -42,6 +42,8 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, en
 		return ExitFail, err
 	}
 	bugReport(env.Stdout, cat.Root, k, b, files)
+	fmt.Fprintf(env.Stdout, "  make check EX=%s             grade your fix\n", k.ID())
+	fmt.Fprintf(env.Stdout, "  make bughunt EX=%s GIVEUP=1  give up: see the planted change; the hunt ends\n", k.ID())
 	return ExitPass, nil
 }
 
@@ -94,16 +96,15 @@ func plant(cat *catalog.Catalog, k catalog.Kata, pick string, force, inInterview
 	return b, files, true, nil
 }
 
-// bugReport is what the learner starts from: the kata, its API, the
-// symptom in a user's words, and what to do.
+// bugReport is what the learner starts from: the kata, its API and the
+// symptom in a user's words; the commands to go on with are the caller's
+// (an interview grades every save, and nobody gives up there).
 func bugReport(w io.Writer, root string, k catalog.Kata, b hunt.Bug, files map[string][]byte) {
 	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
 	fmt.Fprintf(w, "The code: %s in %s\n(the contract: its doc comments, and README.md).\n\n",
 		strings.Join(hunt.API(files), ", "), rel(root, k.Exercise))
 	fmt.Fprintf(w, "What a user saw:\n\n%s\n\n", indent(wrap(b.Symptom, 72), "    "))
 	fmt.Fprintln(w, "Find the mistake and fix it; the hidden tests know the bug.")
-	fmt.Fprintf(w, "  make check EX=%s             grade your fix\n", k.ID())
-	fmt.Fprintf(w, "  make bughunt EX=%s GIVEUP=1  give up: see the planted change; the hunt ends\n", k.ID())
 }
 
 // wrap breaks text into lines of at most width characters, between words.
@@ -163,8 +164,10 @@ func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
 }
 
 // huntVerdict follows a grade of a kata with a bug hunt under way: once
-// fixed, the planted mistake and why it matters.
-func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed bool) {
+// fixed, the planted mistake and why it matters. In a timed interview
+// (timed) it names no verb: the candidate neither gives up nor starts
+// another hunt there.
+func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed, timed bool) {
 	switch {
 	case h == nil:
 	case h.Fixed:
@@ -172,9 +175,13 @@ func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed bool) {
 		if h.Why != "" {
 			fmt.Fprintf(w, "\nWhy it matters, from WHY.md:\n\n%s\n", h.Why)
 		}
-		fmt.Fprintf(w, "\nAnother hunt: make bughunt EX=%s · all of WHY.md and the reference: make solution EX=%s\n", k.ID(), k.ID())
+		if !timed {
+			fmt.Fprintf(w, "\nAnother hunt: make bughunt EX=%s · all of WHY.md and the reference: make solution EX=%s\n", k.ID(), k.ID())
+		}
 	case passed:
 		fmt.Fprintf(w, "\nBug hunt: every requirement passes, but the planted mistake also breaks %s: fix that too.\n", strings.Join(h.Bonus, ", "))
+	case timed:
+		fmt.Fprintf(w, "\nBug hunt under way in %s: the planted mistake is still there.\n", k.Slug)
 	default:
 		fmt.Fprintf(w, "\nBug hunt under way in %s; to give up: make bughunt EX=%s GIVEUP=1\n", k.Slug, k.ID())
 	}

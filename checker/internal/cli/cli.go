@@ -281,7 +281,7 @@ func check(c *call, asJSON bool, name string, verbose bool, push pushFlags) (int
 			report.Text(c.env.Stdout, r, style)
 		}
 		if !asJSON {
-			huntVerdict(c.env.Stdout, k, graded.Hunt, r.Passed())
+			huntVerdict(c.env.Stdout, k, graded.Hunt, r.Passed(), false)
 		}
 		p.push(r, meta)
 	}

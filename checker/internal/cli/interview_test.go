@@ -141,7 +141,7 @@ func TestInterviewBugHunt(t *testing.T) {
 	clk.Add(2 * time.Minute)
 	iv.typeLine(t, "")
 	at = iv.out.await(t, at, "Score: 6/7 required")
-	at = iv.out.await(t, at, "Bug hunt under way in 06-retry")
+	at = iv.out.await(t, at, "Bug hunt under way in 06-retry: the planted mistake is still there.")
 
 	clk.Add(10 * time.Minute)
 	for _, f := range sources(t, k.Solution) {
@@ -151,6 +151,7 @@ func TestInterviewBugHunt(t *testing.T) {
 	iv.typeLine(t, "done")
 	assert.Equal(t, cli.ExitPass, iv.wait(t))
 	iv.out.await(t, at, "its scorecard in card.md")
+	assert.NotContains(t, iv.out.String(), "make bughunt", "in an interview the candidate neither gives up nor starts another hunt")
 
 	card := read(t, filepath.Join(dir, "card.md"))
 	assert.Contains(t, card, "- **Bug hunt:** fixed after 12:00 · planted mistake (`clksleep`): pauses with clk.Sleep")

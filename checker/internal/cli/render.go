@@ -62,7 +62,7 @@ func (t *terminal) graded(e session.Graded) {
 		fmt.Fprintf(out, "Interview · %s · %s left\n\n", e.Result.Kata.Slug, session.ClockText(e.Left))
 	}
 	report.Text(out, e.Result, t.style)
-	huntVerdict(out, e.Result.Kata, e.Hunt, e.Result.Passed())
+	huntVerdict(out, e.Result.Kata, e.Hunt, e.Result.Passed(), e.Timed)
 }
 
 // watching is the footer under a grade in watch: what to do next.
