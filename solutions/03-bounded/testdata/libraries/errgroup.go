@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -98,33 +99,52 @@ func TryForEach[T any](ctx context.Context, b *Bulkhead, items []T, fn func(cont
 	})
 }
 
-// run is an errgroup without a limit: take decides when an item may
-// start, and a take error other than the group's ctx ending counts as
-// the first error.
+// run starts each item on an errgroup.Group once take lets it. It keeps
+// the first error and cancels the calls itself, before the failed call's
+// slot is released: errgroup.WithContext cancels only after the goroutine
+// has returned, when its deferred release has already let the next
+// waiting item take the slot and start. A take error other than the ctx
+// ending counts as the first error.
 func run[T any](ctx context.Context, items []T, fn func(context.Context, T) error,
 	take func(context.Context, T) (func(), error)) error {
-	g, gctx := errgroup.WithContext(ctx)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		g     errgroup.Group
+		once  sync.Once
+		first error
+	)
+	fail := func(err error) {
+		once.Do(func() {
+			first = err
+			cancel()
+		})
+	}
 	skipped := false
 	for _, item := range items {
-		release, err := take(gctx, item)
-		if err == nil && gctx.Err() != nil {
+		release, err := take(rctx, item)
+		if err == nil && rctx.Err() != nil {
 			release()
-			err = gctx.Err()
+			err = rctx.Err()
 		}
 		if err != nil {
-			if gctx.Err() == nil {
-				g.Go(func() error { return err }) // the group's first error
+			if rctx.Err() == nil {
+				fail(err) // the first error
 			}
 			skipped = true
 			break
 		}
 		g.Go(func() error {
 			defer release()
-			return fn(gctx, item)
+			if err := fn(rctx, item); err != nil {
+				fail(err)
+			}
+			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	g.Wait()
+	if first != nil {
+		return first
 	}
 	if skipped {
 		return ctx.Err()
