@@ -72,14 +72,7 @@ func Learner(k catalog.Kata) (Target, error) {
 		t.Overlay[o.Path] = ""
 	}
 	t.Odd = mine.Odd
-	hidden, err := HiddenFiles(k)
-	if err != nil {
-		return t, err
-	}
-	for _, f := range hidden {
-		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
-	}
-	return t, nil
+	return t, t.overlayHidden(k)
 }
 
 // Reference grades the reference solution as it is.
@@ -100,6 +93,18 @@ func Replacement(k catalog.Kata, file string) (Target, error) {
 	}
 	t.Overlay[filepath.Join(k.Solution, "zz_"+filepath.Base(file))] = file
 	return t, nil
+}
+
+// overlayHidden lays kata k's hidden tests over its exercise directory.
+func (t Target) overlayHidden(k catalog.Kata) error {
+	hidden, err := HiddenFiles(k)
+	if err != nil {
+		return err
+	}
+	for _, f := range hidden {
+		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
+	}
+	return nil
 }
 
 // HiddenFiles lists the kata's hidden test files.
@@ -375,12 +380,5 @@ func Returned(k catalog.Kata, dir string) (Target, error) {
 		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
 	}
 	t.Odd = theirs.Odd
-	hidden, err := HiddenFiles(k)
-	if err != nil {
-		return t, err
-	}
-	for _, f := range hidden {
-		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
-	}
-	return t, nil
+	return t, t.overlayHidden(k)
 }
