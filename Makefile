@@ -8,6 +8,7 @@ GO      ?= go
 EX      ?=
 N       ?=
 REPEAT  ?=
+SEED    ?=
 V       ?=
 GIVEUP  ?=
 FORCE   ?=
@@ -42,8 +43,8 @@ help: ## list the targets
 $(CHECKER):
 	@$(GO) build -o $(CHECKER) ./checker
 
-check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board)
-	@$(PUSHING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(V),-v)
+check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates; SEED=S replays a failure's scenarios; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board)
+	@$(PUSHING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(SEED),--seed=$(SEED)) $(if $(V),-v)
 
 list: $(CHECKER) ## the katas and where you stand
 	@$(CHECKER) list

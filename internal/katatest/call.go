@@ -91,7 +91,7 @@ func (c ErrCall) Err() error {
 
 // Finish is [Call.Finish] for a call that returns only an error.
 func (c ErrCall) Finish(what string) (err error, ok bool) {
-	c.h.T.Helper()
+	c.h.Helper()
 	_, err, ok = c.Call.Finish(what)
 	return err, ok
 }
@@ -119,7 +119,9 @@ func (c *Call[T]) run(f func() (T, error)) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.panicked = true
-			c.h.T.Errorf("%s", describePanic(r, c.h.dir))
+			if _, ok := r.(stopBody); !ok {
+				c.h.Errorf("%s", describePanic(r, c.h.dir))
+			}
 		}
 	}()
 	c.val, c.err = f()
@@ -168,7 +170,7 @@ func (c *Call[T]) Panicked() bool {
 // the call panicked or leaked goroutines (both already reported): the test
 // should stop there, so the first failure stays the one the learner sees.
 func (c *Call[T]) Finish(what string) (v T, err error, ok bool) {
-	c.h.T.Helper()
+	c.h.Helper()
 	if c.Panicked() {
 		return v, nil, false
 	}
@@ -191,7 +193,7 @@ func (c *Call[T]) Broken() bool {
 // it reports that as a deadlock, naming where the learner's code waits, and
 // returns false; it returns false after a leak too.
 func (c *Call[T]) Stop() bool {
-	c.h.T.Helper()
+	c.h.Helper()
 	c.cancel()
 	synctest.Wait()
 	for i := 0; i < 200 && !c.Returned(); i++ {
@@ -200,7 +202,7 @@ func (c *Call[T]) Stop() bool {
 	if !c.Returned() {
 		where, _ := c.h.running()
 		c.h.leaked = true // said here; the check after the test would only repeat it
-		c.h.T.Errorf("%sthe call never returned, even after its ctx was cancelled and the mock clock moved on: "+
+		c.h.Errorf("%sthe call never returned, even after its ctx was cancelled and the mock clock moved on: "+
 			"it waits for something that never comes%s", failure.Tag(failure.Deadlock), where)
 		return false
 	}

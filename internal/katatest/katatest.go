@@ -63,12 +63,13 @@ type H struct {
 	bubble int           // the bubble's id in goroutine dumps
 	base   map[int]bool  // the bubble's goroutines then (synctest's own, the test's)
 	leaked bool          // a leak was already reported
+	rep    reporter      // where failures go: the bubble's T, or an exploration's record
 }
 
 // Run runs body inside a synctest bubble with a fresh mock clock.
 func Run(t *testing.T, body func(h *H)) {
 	t.Helper()
-	run(t, callerDir(), body)
+	run(t, callerDir(), nil, body)
 }
 
 // Repeat runs body n times, each in a fresh bubble with a fresh mock clock.
@@ -80,7 +81,7 @@ func Repeat(t *testing.T, n int, body func(h *H)) {
 	t.Helper()
 	dir := callerDir()
 	for i := 1; i <= n; i++ {
-		run(t, dir, body)
+		run(t, dir, nil, body)
 		if t.Failed() {
 			t.Logf("(this failure came in repetition %d of %d of the same scenario)", i, n)
 			return
@@ -95,10 +96,16 @@ func callerDir() string {
 	return filepath.Dir(file)
 }
 
-func run(t *testing.T, dir string, body func(h *H)) {
+// run runs body in a fresh bubble. Failures go to t, or to rec when the
+// bubble is one scenario of an exploration (see [Explore]).
+func run(t *testing.T, dir string, rec *record, body func(h *H)) {
 	t.Helper()
 	expectReceipt(t)
 	bubble := 0
+	var out reporter = t
+	if rec != nil {
+		out = rec
+	}
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -108,15 +115,18 @@ func run(t *testing.T, dir string, body func(h *H)) {
 		if !strings.HasPrefix(msg, "deadlock:") {
 			panic(r)
 		}
-		if t.Failed() {
+		if out.Failed() {
 			// A failure was already reported; goroutines it left blocked are not news.
-			t.Logf("(then synctest reported: %s)", msg)
+			out.Logf("(then synctest reported: %s)", msg)
 			return
 		}
-		t.Errorf("%s%s", failure.Tag(failure.Deadlock), explainDeadlock(msg, bubble, dir))
+		out.Errorf("%s%s", failure.Tag(failure.Deadlock), explainDeadlock(msg, bubble, dir))
 	}()
 	synctest.Test(t, func(t *testing.T) {
-		h := &H{T: t, Clk: clock.NewMock(), dir: dir, ignore: goleak.IgnoreCurrent()}
+		h := &H{T: t, Clk: clock.NewMock(), dir: dir, ignore: goleak.IgnoreCurrent(), rep: t}
+		if rec != nil {
+			h.rep = rec
+		}
 		h.root, bubble = ownGoroutine()
 		h.bubble, h.base = bubble, bubbleGoroutines(bubble)
 		t.Cleanup(func() { // registered first, so it runs after the test's own cleanups
@@ -147,6 +157,41 @@ func explainDeadlock(msg string, bubble int, dir string) string {
 	return what + "; stuck:\n\t" + strings.Join(lines, "\n\t")
 }
 
+// reporter is where the harness and a test report failures.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Logf(format string, args ...any)
+	Failed() bool
+}
+
+// Errorf reports a failure of the test, or of the scenario under
+// exploration. It makes H an assert.TestingT: assert.Equal(h, want, got).
+func (h *H) Errorf(format string, args ...any) { h.rep.Helper(); h.rep.Errorf(format, args...) }
+
+// Logf adds a line to the test's output.
+func (h *H) Logf(format string, args ...any) { h.rep.Helper(); h.rep.Logf(format, args...) }
+
+// Helper marks the calling function as a test helper.
+func (h *H) Helper() { h.rep.Helper() }
+
+// Failed reports whether the test, or the scenario under exploration, has
+// failed so far.
+func (h *H) Failed() bool { return h.rep.Failed() }
+
+// FailNow ends the test body after a failure (for require). It must be
+// called from the test body's goroutine.
+func (h *H) FailNow() {
+	if _, ok := h.rep.(*record); ok {
+		panic(stopBody{})
+	}
+	h.T.FailNow()
+}
+
+// stopBody ends an exploration's test body after a failure; the harness
+// recovers it silently.
+type stopBody struct{}
+
 // Advance moves mock time by d once the code under test has settled, and
 // returns after it has reacted: synctest.Wait, Clk.Add(d), synctest.Wait.
 func (h *H) Advance(d time.Duration) {
@@ -162,14 +207,14 @@ func (h *H) Elapsed() time.Duration { return h.Clk.Now().Sub(time.Unix(0, 0)) }
 // running once every goroutine has settled. Call it right after the call
 // under test returned; after names that call in the message.
 func (h *H) NoLeaks(after string) bool {
-	h.T.Helper()
+	h.Helper()
 	synctest.Wait()
 	where, leaked := h.running()
 	if !leaked {
 		return true
 	}
 	h.leaked = true
-	h.T.Errorf("%sgoroutines still running after %s returned%s", failure.Tag(failure.Leak), after, where)
+	h.Errorf("%sgoroutines still running after %s returned%s", failure.Tag(failure.Leak), after, where)
 	return false
 }
 
@@ -217,13 +262,13 @@ func findLeaks(opt goleak.Option) (err error, parsed bool) {
 // moves on its own is waiting on the real clock (time.Sleep, time.After,
 // time.NewTimer...), not on the injected one. what names the progress.
 func (h *H) StandsStill(window time.Duration, what string, progressed func() bool) bool {
-	h.T.Helper()
+	h.Helper()
 	const steps = 10
 	for i := 1; i <= steps; i++ {
 		time.Sleep(window / steps) // bubble time: instant in real time
 		synctest.Wait()
 		if progressed() {
-			h.T.Errorf("%s%s after %v of real time while the injected clock stood still: "+
+			h.Errorf("%s%s after %v of real time while the injected clock stood still: "+
 				"the code waits on package time, not on clk (use clk.Timer, clk.Ticker, clk.Now)",
 				failure.Tag(failure.RealClock), what, window*time.Duration(i)/steps)
 			return false
@@ -255,7 +300,10 @@ func (h *H) ReturnsAtOnce(done <-chan struct{}, guard time.Duration) (instant bo
 // recoverPanic turns a panic in the test body into a tagged failure.
 func (h *H) recoverPanic() {
 	if r := recover(); r != nil {
-		h.T.Errorf("%s", describePanic(r, h.dir))
+		if _, ok := r.(stopBody); ok {
+			return
+		}
+		h.Errorf("%s", describePanic(r, h.dir))
 	}
 }
 

@@ -186,6 +186,10 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false},
 		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false},
 		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true},
+		// A small failing scenario comes first: four numbers (the shrinking
+		// time is bounded, so not always the smallest values).
+		{"TestFixtureExploreShrinks", `the sum of 4 numbers[\s\S]*the scenario: add \[\d \d \d \d\]\s+seed \d+ \(check again with --seed`, false},
+		{"TestFixtureExplorePanics", `\[panic\] panic: too many \([\s\S]*the scenario: add \[\d \d \d \d \d\]`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {

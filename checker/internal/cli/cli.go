@@ -229,6 +229,7 @@ var checkVerb = verb{
 		timeoutFlag(fs)
 		fs.Int("repeat", 1, "run every test `N` times at each --cpu value, shuffled, and\nreport each requirement's pass rate (luck is caught)")
 		cpuFlag(fs)
+		seedFlag(fs)
 		verbose := verboseFlag(fs)
 		push := definePush(fs)
 		return func(c *call) (int, error) { return check(c, *asJSON, *name, *verbose, push) }

@@ -183,6 +183,9 @@ func (c *call) commonFlags(fs *flag.FlagSet) error {
 		}
 		c.opt, err = repeatOptions(c.verb, timeout, repeat, cpu)
 	}
+	if f := fs.Lookup("seed"); f != nil {
+		c.opt.Seed = f.Value.(flag.Getter).Get().(uint64)
+	}
 	return err
 }
 
@@ -221,6 +224,10 @@ func nameFlag(fs *flag.FlagSet) *string {
 
 func verboseFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("v", false, "under each failed requirement, what your code printed\n(fmt, log) during its tests")
+}
+
+func seedFlag(fs *flag.FlagSet) {
+	fs.Uint64("seed", 0, "replay the scenarios a failed check drew with seed `S` (its\nverdict names it); without it, every check draws fresh ones")
 }
 
 func cpuFlag(fs *flag.FlagSet) *string {

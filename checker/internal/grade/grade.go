@@ -32,6 +32,9 @@ type Options struct {
 	OutputLimit int           // bytes of output kept per test
 	Repeat      int           // run every test this many times, shuffled (0 or 1: once)
 	CPU         string        // GOMAXPROCS values to run each repetition with, e.g. "1,2,4"
+	// Seed, if not 0, replays the scenarios a check drew with that seed
+	// (katatest.Explore); 0 draws fresh ones.
+	Seed uint64
 
 	// Building, if set, is called when the build of the test binary (and
 	// go vet beside it) starts; the func it returns, when both have ended.

@@ -56,6 +56,9 @@ func (g *grader) runTests(ctx context.Context, bin, dir string, tests []string) 
 	if g.opt.CPU != "" {
 		args = append(args, "-test.cpu="+g.opt.CPU)
 	}
+	if g.opt.Seed != 0 {
+		args = append(args, fmt.Sprintf("-rapid.seed=%d", g.opt.Seed))
+	}
 	// The binary's own -test.timeout normally ends a hung run with a
 	// goroutine dump; the watchdog covers a binary that cannot even do that.
 	wctx, cancel := context.WithTimeout(ctx, g.timeout()+10*time.Second)

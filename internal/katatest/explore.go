@@ -1,0 +1,148 @@
+package katatest
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// Explore checks a requirement over many scenarios instead of one: draw
+// picks a scenario (sizes, limits, which calls fail and how, orders, how
+// many callers at once, when the clock moves) and body plays it in a fresh
+// bubble and checks what the README says must hold for it.
+//
+//	katatest.Explore(t, 30, drawPlan, func(h *katatest.H, p plan) {
+//		... play p, then: assert.Equal(h, p.want(), got, "…")
+//	})
+//
+// The scenarios come from pgregory.net/rapid: each check draws fresh ones
+// (the check's seed, which `check NN --seed S` passes back as
+// -rapid.seed=S to replay), checks runs of them, and the first that fails
+// is shrunk to a small one. The test then fails once, with the failure of
+// the smallest scenario first, the scenario itself (its String method
+// should read as the steps a learner can follow), and the seed.
+//
+// The body reports through h (h.Errorf, assert.X(h, …), require.X(h, …)),
+// never through the test's t: a failing scenario must not fail the test
+// until it has been shrunk. Draw everything in draw, outside the bubble;
+// the body must not draw. The harness's own findings (a panic, a leak, a
+// deadlock, the real clock) count as the scenario's failure like any other.
+func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func(h *H, s S)) {
+	t.Helper()
+	dir := callerDir()
+	setRapid(checks)
+	var (
+		found bool
+		worst struct {
+			msg      string
+			scenario S
+		}
+	)
+	x := &explorer{name: t.Name()}
+	rapid.Check(x, func(r *rapid.T) {
+		s := draw(r)
+		rec := &record{}
+		run(t, dir, rec, func(h *H) { body(h, s) })
+		if msg, failed := rec.first(); failed {
+			// The last failing scenario is the smallest: rapid replays
+			// the shrunk one last.
+			found, worst.msg, worst.scenario = true, msg, s
+			r.Fatalf("%s", msg)
+		}
+	})
+	switch {
+	case found:
+		t.Errorf("%s\n\tthe scenario: %s%s", worst.msg, strings.ReplaceAll(fmt.Sprint(worst.scenario), "\n", "\n\t"), x.seed())
+	case x.failed:
+		t.Errorf("exploring the scenarios failed: %s", strings.Join(x.errs, "; "))
+	}
+}
+
+// setRapid sets rapid's flags for one exploration: checks scenarios, no
+// fail files (they would be written into the learner's directory), and a
+// bound on the time spent shrinking, which counts against the run's timeout.
+func setRapid(checks int) {
+	for name, v := range map[string]string{
+		"rapid.checks":     fmt.Sprint(checks),
+		"rapid.nofailfile": "true",
+		"rapid.shrinktime": "400ms",
+	} {
+		if err := flag.Set(name, v); err != nil {
+			panic(fmt.Sprintf("katatest: set %s: %v", name, err))
+		}
+	}
+}
+
+// record collects a scenario's failures instead of failing the test.
+type record struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *record) Helper() {}
+
+func (r *record) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+// Logf adds a line to the scenario's messages, after its failures.
+func (r *record) Logf(format string, args ...any) {}
+
+func (r *record) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.msgs) > 0
+}
+
+func (r *record) first() (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.msgs) == 0 {
+		return "", false
+	}
+	return r.msgs[0], true
+}
+
+// explorer is the rapid.TB that rapid reports to: it keeps what rapid says
+// so that Explore can say it in the learner's terms.
+type explorer struct {
+	name   string
+	errs   []string
+	failed bool
+}
+
+func (x *explorer) Helper()                           {}
+func (x *explorer) Name() string                      { return x.name }
+func (x *explorer) Logf(format string, args ...any)   {}
+func (x *explorer) Log(args ...any)                   {}
+func (x *explorer) Skipf(format string, args ...any)  { x.fail(fmt.Sprintf(format, args...)) }
+func (x *explorer) Skip(args ...any)                  { x.fail(fmt.Sprint(args...)) }
+func (x *explorer) SkipNow()                          { x.fail("skipped") }
+func (x *explorer) Errorf(format string, args ...any) { x.fail(fmt.Sprintf(format, args...)) }
+func (x *explorer) Error(args ...any)                 { x.fail(fmt.Sprint(args...)) }
+func (x *explorer) Fatalf(format string, args ...any) { x.fail(fmt.Sprintf(format, args...)) }
+func (x *explorer) Fatal(args ...any)                 { x.fail(fmt.Sprint(args...)) }
+func (x *explorer) FailNow()                          { x.failed = true }
+func (x *explorer) Fail()                             { x.failed = true }
+func (x *explorer) Failed() bool                      { return x.failed }
+
+func (x *explorer) fail(msg string) { x.errs, x.failed = append(x.errs, msg), true }
+
+var seedRE = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+
+// seed is how to replay the failure, as rapid gave it.
+func (x *explorer) seed() string {
+	for _, e := range x.errs {
+		if m := seedRE.FindStringSubmatch(e); m != nil {
+			return "\n\tseed " + m[1] + " (check again with --seed " + m[1] + " to replay these scenarios)"
+		}
+	}
+	return ""
+}
