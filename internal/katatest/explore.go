@@ -57,7 +57,7 @@ func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func
 	})
 	switch {
 	case found:
-		t.Errorf("%s\n\tthe scenario: %s%s", worst.msg, strings.ReplaceAll(fmt.Sprint(worst.scenario), "\n", "\n\t"), x.seed())
+		t.Errorf("%s\nthe scenario: %s%s", worst.msg, fmt.Sprint(worst.scenario), x.seed())
 	case x.failed:
 		t.Errorf("exploring the scenarios failed: %s", strings.Join(x.errs, "; "))
 	}
@@ -141,7 +141,7 @@ var seedRE = regexp.MustCompile(`-rapid\.seed=(\d+)`)
 func (x *explorer) seed() string {
 	for _, e := range x.errs {
 		if m := seedRE.FindStringSubmatch(e); m != nil {
-			return "\n\tseed " + m[1] + " (check again with --seed " + m[1] + " to replay these scenarios)"
+			return "\nseed " + m[1] + ": check again with --seed " + m[1] + " (make: SEED=" + m[1] + ") to replay these scenarios"
 		}
 	}
 	return ""

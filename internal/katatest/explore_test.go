@@ -1,8 +1,11 @@
 package katatest
 
 import (
+	"sync"
+
 	"errors"
 	"fmt"
+	"github.com/anishathalye/porcupine"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +64,61 @@ func TestExplorePassesCorrectCode(t *testing.T) {
 		assert.LessOrEqual(h, len(xs), 12)
 	})
 	assert.Equal(t, 50, scenarios, "Explore plays as many scenarios as it is asked to")
+}
+
+// counter is a register whose Inc reads and writes in two critical
+// sections: two goroutines at once can both read n and both write n+1.
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) Inc() int {
+	c.mu.Lock()
+	n := c.n
+	c.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n = n + 1
+	return c.n
+}
+
+// counterModel: Inc returns the count after it.
+var counterModel = porcupine.Model{
+	Init: func() any { return 0 },
+	Step: func(state, input, output any) (bool, any) {
+		n := state.(int) + 1
+		return output.(int) == n, n
+	},
+	DescribeOperation: func(_, output any) string { return fmt.Sprintf("Inc() = %d", output) },
+}
+
+func TestLinearizableAcceptsAnyOrderOfOverlappingCalls(t *testing.T) {
+	Run(t, func(h *H) {
+		var hi History
+		// Two overlapping calls may return 2 and 1: the second started
+		// before the first returned.
+		a := hi.Call(0, nil)
+		b := hi.Call(1, nil)
+		b(1)
+		a(2)
+		assert.True(t, h.Linearizable(counterModel, &hi, "Inc"))
+	})
+}
+
+func TestFixtureLinearizableCatchesALostUpdate(t *testing.T) {
+	fixture(t)
+	Repeat(t, 50, func(h *H) {
+		var c counter
+		var hi History
+		var wg sync.WaitGroup
+		for g := range 3 {
+			wg.Go(func() {
+				done := hi.Call(g, nil)
+				done(c.Inc())
+			})
+		}
+		wg.Wait()
+		h.Linearizable(counterModel, &hi, "Inc")
+	})
 }
