@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"gokata/internal/katatest"
+	"gokata/checker/internal/chromium"
 )
 
 // The board in a real browser: headless Chromium opens it; once the page
@@ -25,7 +25,7 @@ import (
 // DevTools protocol on a pipe (--remote-debugging-pipe): standard library
 // only, and nothing waits a fixed time.
 func TestBoardInChromium(t *testing.T) {
-	browser := katatest.Chromium(t)
+	browser := chromium.Path(t)
 	b, connected := start(t, t.TempDir())
 
 	cdp := launch(t, browser)

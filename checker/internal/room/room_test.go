@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"gokata/checker/internal/chromium"
 	"gokata/checker/internal/room"
-	"gokata/internal/katatest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -185,7 +185,7 @@ func golden(t *testing.T, name, got string) {
 // DOM it built; every participant has a row with a cell for every kata.
 // CI installs Chromium (.ci/run); elsewhere the test is skipped without it.
 func TestHTMLInChromium(t *testing.T) {
-	browser := katatest.Chromium(t)
+	browser := chromium.Path(t)
 	g := readRoom(t)
 	page := filepath.Join(t.TempDir(), "room.html")
 	var b bytes.Buffer

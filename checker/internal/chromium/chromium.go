@@ -1,4 +1,6 @@
-package katatest
+// Package chromium finds a headless-capable Chromium for the checker's
+// own page tests (the room report, the live board).
+package chromium
 
 import (
 	"os"
@@ -6,10 +8,9 @@ import (
 	"testing"
 )
 
-// Chromium is the path of a headless-capable Chromium for the checker's
-// own page tests (the room report, the live board). Without one the test
+// Path is the path of a headless-capable Chromium. Without one the test
 // is skipped, except in CI, which installs it (.ci/run): there it fails.
-func Chromium(t testing.TB) string {
+func Path(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
