@@ -3,7 +3,8 @@ package katatest
 import (
 	"flag"
 	"fmt"
-	"regexp"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ import (
 func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func(h *H, s S)) {
 	t.Helper()
 	dir := callerDir()
-	setRapid(checks)
+	seed := setRapid(checks)
 	var (
 		found bool
 		worst struct {
@@ -44,7 +45,9 @@ func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func
 		}
 	)
 	x := &explorer{name: t.Name()}
+	played := 0
 	rapid.Check(x, func(r *rapid.T) {
+		played++
 		s := draw(r)
 		rec := &record{}
 		run(t, dir, rec, func(h *H) { body(h, s) })
@@ -57,17 +60,31 @@ func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func
 	})
 	switch {
 	case found:
-		t.Errorf("%s\nthe scenario: %s%s", worst.msg, fmt.Sprint(worst.scenario), x.seed())
+		t.Errorf("%s\nthe scenario: %s\nseed %d: check again with --seed %d (make: SEED=%d) to replay these scenarios",
+			worst.msg, fmt.Sprint(worst.scenario), seed, seed, seed)
 	case x.failed:
 		t.Errorf("exploring the scenarios failed: %s", strings.Join(x.errs, "; "))
+	case os.Getenv(CountEnv) != "":
+		t.Logf("explored %d scenarios from seed %d", played, seed)
 	}
 }
 
+// CountEnv, when set, makes every exploration that passes log how many
+// scenarios it played and from which seed (make bench counts them).
+const CountEnv = "KATATEST_COUNT"
+
 // setRapid sets rapid's flags for one exploration: checks scenarios, no
-// fail files (they would be written into the learner's directory), and a
-// bound on the time spent shrinking, which counts against the run's timeout.
-func setRapid(checks int) {
+// fail files (they would be written into the learner's directory), a bound
+// on the time spent shrinking, which counts against the run's timeout, and
+// the seed: the one given on the command line (-rapid.seed, a replay), or
+// a fresh one, which it returns.
+func setRapid(checks int) (seed uint64) {
+	replay.once.Do(func() { replay.seed = flag.Lookup("rapid.seed").Value.(flag.Getter).Get().(uint64) })
+	if seed = replay.seed; seed == 0 {
+		seed = rand.Uint64() | 1
+	}
 	for name, v := range map[string]string{
+		"rapid.seed":       fmt.Sprint(seed),
 		"rapid.checks":     fmt.Sprint(checks),
 		"rapid.nofailfile": "true",
 		"rapid.shrinktime": "400ms",
@@ -76,6 +93,14 @@ func setRapid(checks int) {
 			panic(fmt.Sprintf("katatest: set %s: %v", name, err))
 		}
 	}
+	return seed
+}
+
+// replay is the seed given on the command line, if any, read before the
+// first exploration sets the flag to its own seeds.
+var replay struct {
+	once sync.Once
+	seed uint64
 }
 
 // record collects a scenario's failures instead of failing the test.
@@ -134,15 +159,3 @@ func (x *explorer) Fail()                             { x.failed = true }
 func (x *explorer) Failed() bool                      { return x.failed }
 
 func (x *explorer) fail(msg string) { x.errs, x.failed = append(x.errs, msg), true }
-
-var seedRE = regexp.MustCompile(`-rapid\.seed=(\d+)`)
-
-// seed is how to replay the failure, as rapid gave it.
-func (x *explorer) seed() string {
-	for _, e := range x.errs {
-		if m := seedRE.FindStringSubmatch(e); m != nil {
-			return "\nseed " + m[1] + ": check again with --seed " + m[1] + " (make: SEED=" + m[1] + ") to replay these scenarios"
-		}
-	}
-	return ""
-}

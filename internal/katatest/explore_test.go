@@ -1,7 +1,9 @@
 package katatest
 
 import (
+	"context"
 	"sync"
+	"testing/synctest"
 
 	"errors"
 	"fmt"
@@ -68,15 +70,21 @@ func TestExplorePassesCorrectCode(t *testing.T) {
 
 // counter is a register whose Inc reads and writes in two critical
 // sections: two goroutines at once can both read n and both write n+1.
+// Between the two it waits at between, if set, so a test can hold every
+// caller in the window.
 type counter struct {
-	mu sync.Mutex
-	n  int
+	mu      sync.Mutex
+	n       int
+	between *Gate
 }
 
 func (c *counter) Inc() int {
 	c.mu.Lock()
 	n := c.n
 	c.mu.Unlock()
+	if c.between != nil {
+		c.between.Hold(context.Background())
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n = n + 1
@@ -108,8 +116,8 @@ func TestLinearizableAcceptsAnyOrderOfOverlappingCalls(t *testing.T) {
 
 func TestFixtureLinearizableCatchesALostUpdate(t *testing.T) {
 	fixture(t)
-	Repeat(t, 50, func(h *H) {
-		var c counter
+	Run(t, func(h *H) {
+		c := counter{between: NewGate()}
 		var hi History
 		var wg sync.WaitGroup
 		for g := range 3 {
@@ -118,6 +126,8 @@ func TestFixtureLinearizableCatchesALostUpdate(t *testing.T) {
 				done(c.Inc())
 			})
 		}
+		synctest.Wait() // every caller has read n
+		c.between.Release()
 		wg.Wait()
 		h.Linearizable(counterModel, &hi, "Inc")
 	})
