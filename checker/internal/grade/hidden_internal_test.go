@@ -11,7 +11,8 @@ import (
 	"gokata/checker/internal/catalog"
 )
 
-// A test is scheduling-dependent when it calls katatest.Repeat, directly or
+// A test's scenarios vary from run to run when it calls katatest.Repeat or
+// Explore, directly or
 // through the test files' own functions and methods, whatever name its file
 // gives the harness.
 func TestReadHiddenFindsRepeat(t *testing.T) {
@@ -44,10 +45,15 @@ type katatest struct{}
 func (katatest) Repeat() {}
 func TestR6_NotTheHarness(t *testing.T) { var katatest katatest; katatest.Repeat() }
 `)
+	write("explore_test.go", `package k
+import ("testing"; "gokata/internal/katatest")
+func TestR7_Explores(t *testing.T) { katatest.Explore(t, 9, nil, func(h *katatest.H, s int) {}) }
+`)
 	h, err := readHidden(catalog.Kata{Slug: "00-k", Solution: dir})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"TestR5_Alias", "TestR1_Direct", "TestR2_Once", "TestR3_ViaHelper", "TestR4_ViaMethod", "TestB1_Recursive", "TestR6_NotTheHarness"}, h.names)
-	assert.Equal(t, map[string]bool{"TestR1_Direct": true, "TestR3_ViaHelper": true, "TestR4_ViaMethod": true, "TestR5_Alias": true}, h.scheduling)
+	assert.Equal(t, []string{"TestR5_Alias", "TestR7_Explores", "TestR1_Direct", "TestR2_Once", "TestR3_ViaHelper", "TestR4_ViaMethod", "TestB1_Recursive", "TestR6_NotTheHarness"}, h.names)
+	assert.Equal(t, map[string]bool{"TestR1_Direct": true, "TestR3_ViaHelper": true, "TestR4_ViaMethod": true, "TestR5_Alias": true,
+		"TestR7_Explores": true}, h.scheduling)
 }
 
 func TestReadHiddenOfTheKatas(t *testing.T) {

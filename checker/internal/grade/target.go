@@ -177,9 +177,9 @@ func HiddenTests(k catalog.Kata) ([]string, map[string]string, error) {
 type hidden struct {
 	names  []string          // the test functions, in file order
 	itemOf map[string]string // test → the requirement it grades
-	// scheduling holds the tests that call katatest.Repeat, themselves or
-	// through the test files' own functions: their scenario's outcome
-	// depends on scheduling.
+	// scheduling holds the tests that call katatest.Repeat or Explore,
+	// themselves or through the test files' own functions: their
+	// scenarios vary from run to run.
 	scheduling map[string]bool
 }
 
@@ -315,7 +315,9 @@ func repeats(c callee, funcs map[string][]callee, seen map[*ast.BlockStmt]bool) 
 			next = funcs[f.Name]
 		case *ast.SelectorExpr:
 			if x, ok := f.X.(*ast.Ident); ok && c.harness != "" && x.Name == c.harness {
-				found = f.Sel.Name == "Repeat"
+				// Both vary the scenario from run to run: Repeat with the
+				// schedule, Explore with the draw and the schedule.
+				found = f.Sel.Name == "Repeat" || f.Sel.Name == "Explore"
 				return !found
 			}
 			next = funcs["."+f.Sel.Name]

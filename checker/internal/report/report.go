@@ -212,7 +212,7 @@ func luckNote(it grade.ItemResult, k catalog.Kata, s Style) string {
 	case it.Flaky():
 		why = "it failed only some of the runs: the outcome depends on scheduling, so one run can pass by luck"
 	default:
-		why = "this scenario depends on scheduling, so one run can pass by luck"
+		why = "its scenarios vary from run to run, so one run can pass by luck"
 	}
 	if s.Interview {
 		return why + "."
