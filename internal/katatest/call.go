@@ -2,6 +2,7 @@ package katatest
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing/synctest"
 	"time"
@@ -91,7 +92,7 @@ func (c ErrCall) Err() error {
 
 // Finish is [Call.Finish] for a call that returns only an error.
 func (c ErrCall) Finish(what string) (err error, ok bool) {
-	c.h.Helper()
+	c.h.rep.Helper()
 	_, err, ok = c.Call.Finish(what)
 	return err, ok
 }
@@ -170,7 +171,7 @@ func (c *Call[T]) Panicked() bool {
 // the call panicked or leaked goroutines (both already reported): the test
 // should stop there, so the first failure stays the one the learner sees.
 func (c *Call[T]) Finish(what string) (v T, err error, ok bool) {
-	c.h.Helper()
+	c.h.rep.Helper()
 	if c.Panicked() {
 		return v, nil, false
 	}
@@ -185,6 +186,42 @@ func (c *Call[T]) Broken() bool {
 	return c.Returned() && c.Panicked()
 }
 
+// Returns reports whether the call has returned, once the code settled. If
+// it has not, it reports the failure (format and args, the mistake in the
+// README's terms), ends the call with [Call.Stop] and returns false: the
+// test should return.
+//
+//	if !c.Returns("after the final attempt Do must return at once; it was still waiting") {
+//		return
+//	}
+func (c *Call[T]) Returns(format string, args ...any) bool {
+	c.h.rep.Helper()
+	synctest.Wait()
+	if c.Returned() {
+		return true
+	}
+	c.h.Errorf(format, args...)
+	c.Stop()
+	return false
+}
+
+// Waits reports whether the call is still running, once the code settled.
+// If it returned (or panicked, already reported), it reports the failure
+// (format and args; the call's error is added) and returns false: the test
+// should return.
+func (c *Call[T]) Waits(format string, args ...any) bool {
+	c.h.rep.Helper()
+	synctest.Wait()
+	if !c.Returned() {
+		return true
+	}
+	if !c.Panicked() {
+		c.h.Errorf("%s (it returned the error %v)", fmt.Sprintf(format, args...), c.err)
+	}
+	c.h.NoLeaks("the call")
+	return false
+}
+
 // Stop ends a call that went wrong, once the test has reported how: it
 // cancels the call's context and, while the call still runs, moves the mock
 // clock far ahead (a bounded number of times) so that even code that
@@ -193,8 +230,9 @@ func (c *Call[T]) Broken() bool {
 // it reports that as a deadlock, naming where the learner's code waits, and
 // returns false; it returns false after a leak too.
 func (c *Call[T]) Stop() bool {
-	c.h.Helper()
+	c.h.rep.Helper()
 	c.cancel()
+	c.h.releaseFakes()
 	synctest.Wait()
 	for i := 0; i < 200 && !c.Returned(); i++ {
 		c.h.Advance(math.MaxInt64)

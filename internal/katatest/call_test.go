@@ -2,6 +2,7 @@ package katatest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -80,5 +81,28 @@ func TestGoHasNoContextToCancel(t *testing.T) {
 		assert.True(t, c.Stop(), "Stop moves the mock clock until the sleep ends")
 		v, _ := c.Result()
 		assert.Equal(t, 1, v)
+	})
+}
+
+func TestFixtureReturnsStopsAHeldCall(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		g := h.Gate()
+		c := Go(h, func() (int, error) { return 0, g.Hold(context.Background()) }) // ignores any ctx
+		if !c.Returns("the call must return at once; it was held at the gate") {
+			return
+		}
+		t.Error("Returns must report a call that has not returned")
+	})
+}
+
+func TestFixtureWaitsReportsAnEarlyReturn(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		c := Go(h, func() (int, error) { return 0, errors.New("gave up") })
+		if !c.Waits("the call must wait for the gate") {
+			return
+		}
+		t.Error("Waits must report a call that returned")
 	})
 }

@@ -19,6 +19,22 @@ type Gate struct {
 // NewGate returns a closed gate.
 func NewGate() *Gate { return &Gate{open: make(chan struct{})} }
 
+// Gate returns a closed gate that the test owns: [Call.Stop] releases it, so
+// a call that went wrong while held in it can still end.
+func (h *H) Gate() *Gate {
+	g := NewGate()
+	h.fakes = append(h.fakes, g.Release)
+	return g
+}
+
+// releaseFakes releases every fake the test owns. Call it from the test
+// body's goroutine.
+func (h *H) releaseFakes() {
+	for _, release := range h.fakes {
+		release()
+	}
+}
+
 // Hold blocks until the gate is released or ctx is done. It returns
 // ctx.Err() if ctx ended first.
 func (g *Gate) Hold(ctx context.Context) error {

@@ -52,7 +52,7 @@ func (hi *History) Len() int {
 // output it gave. what names the calls in the message ("Take and Put").
 // Call it once every recorded call has returned.
 func (h *H) Linearizable(model porcupine.Model, hi *History, what string) bool {
-	h.Helper()
+	h.rep.Helper()
 	hi.mu.Lock()
 	ops := slices.Clone(hi.ops)
 	hi.mu.Unlock()

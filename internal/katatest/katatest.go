@@ -64,6 +64,7 @@ type H struct {
 	base   map[int]bool  // the bubble's goroutines then (synctest's own, the test's)
 	leaked bool          // a leak was already reported
 	rep    reporter      // where failures go: the bubble's T, or an exploration's record
+	fakes  []func()      // release the fakes the test owns (H.Gate), for Call.Stop
 }
 
 // Run runs body inside a synctest bubble with a fresh mock clock.
@@ -172,7 +173,9 @@ func (h *H) Errorf(format string, args ...any) { h.rep.Helper(); h.rep.Errorf(fo
 // Logf adds a line to the test's output.
 func (h *H) Logf(format string, args ...any) { h.rep.Helper(); h.rep.Logf(format, args...) }
 
-// Helper marks the calling function as a test helper.
+// Helper is here for testify, which calls it. It cannot mark its caller
+// as a helper (testing marks the function that calls T.Helper itself): a
+// hidden test's own helper calls h.T.Helper().
 func (h *H) Helper() { h.rep.Helper() }
 
 // Failed reports whether the test, or the scenario under exploration, has
@@ -207,7 +210,7 @@ func (h *H) Elapsed() time.Duration { return h.Clk.Now().Sub(time.Unix(0, 0)) }
 // running once every goroutine has settled. Call it right after the call
 // under test returned; after names that call in the message.
 func (h *H) NoLeaks(after string) bool {
-	h.Helper()
+	h.rep.Helper()
 	synctest.Wait()
 	where, leaked := h.running()
 	if !leaked {
@@ -262,7 +265,7 @@ func findLeaks(opt goleak.Option) (err error, parsed bool) {
 // moves on its own is waiting on the real clock (time.Sleep, time.After,
 // time.NewTimer...), not on the injected one. what names the progress.
 func (h *H) StandsStill(window time.Duration, what string, progressed func() bool) bool {
-	h.Helper()
+	h.rep.Helper()
 	const steps = 10
 	for i := 1; i <= steps; i++ {
 		time.Sleep(window / steps) // bubble time: instant in real time

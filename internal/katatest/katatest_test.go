@@ -186,6 +186,10 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false},
 		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false},
 		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true},
+		// Stop releases the test's own gate: the held call ends, and the
+		// failure is the message, not a deadlock.
+		{"TestFixtureReturnsStopsAHeldCall", `call_test.go:\d+: the call must return at once; it was held at the gate\n--- FAIL`, false},
+		{"TestFixtureWaitsReportsAnEarlyReturn", `the call must wait for the gate \(it returned the error gave up\)\n--- FAIL`, false},
 		// A small failing scenario comes first: four numbers (the shrinking
 		// time is bounded, so not always the smallest values).
 		{"TestFixtureExploreShrinks", `the sum of 4 numbers[\s\S]*the scenario: add \[\d \d \d \d\]\s+seed \d+: check again with --seed`, false},

@@ -36,7 +36,7 @@ const settleRounds = 10000
 // process, so call Settle where a mutex can be contended and synctest.Wait
 // elsewhere.
 func (h *H) Settle() (stuck []string) {
-	h.Helper()
+	h.rep.Helper()
 	self, bubble := h.root, h.bubble
 	for i := 0; bubble != 0 && i < settleRounds; i++ {
 		yield(i)
