@@ -46,10 +46,12 @@ func On(seed uint64) { state.Store(profile(seed)) }
 func Off() { state.Store(0) }
 
 // profile derives from the seed how eagerly Point yields: with a
-// chance of 1/4, 1/2, 3/4 or always, each time 1 to 4 times in a row.
+// chance of 1/2, 3/4, 7/8 or always, each time 1 to 4 times in a row.
+// (A check-then-act window shows in about 65, 90, 95 and 100 runs of
+// 100 with these chances; with a chance of 1/4, in under half.)
 func profile(seed uint64) uint64 {
 	r := mix(seed)
-	chance := 64 * (1 + r%4) // out of 256; 256 is always
+	chance := [4]uint64{128, 192, 224, 256}[r%4] // out of 256
 	most := 1 + (r>>2)%4
 	return chance | most<<16
 }
