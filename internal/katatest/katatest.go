@@ -28,7 +28,8 @@
 // test ends. [H.NoLeaks] checks for leaks right after the call under test
 // returned, [H.StandsStill] catches waits on the real clock, and
 // [Call.ReturnsAtOnce] measures how promptly a call returns. [Repeat] runs a
-// scenario whose outcome depends on scheduling in many fresh bubbles.
+// scenario whose outcome depends on scheduling in many fresh bubbles, and
+// shakes the schedule in each (package shake).
 //
 // Rules for hidden tests: only the test goroutine calls Advance; no real
 // sleeps, runtime.Gosched, t.Parallel or polling; contexts and channels are
