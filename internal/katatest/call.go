@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gokata/internal/failure"
+	"gokata/internal/katatest/shake"
 )
 
 // Call is a call under test running on its own goroutine, so the test can
@@ -114,7 +115,9 @@ func newCall[T any](h *H, cancel context.CancelFunc) *Call[T] {
 // run calls f and records how it ended. It must not synchronise with
 // anything but the done channel (no mutex, no read of the mock clock):
 // calls started together must stay unordered for the race detector, or a
-// race between two of them goes unreported.
+// race between two of them goes unreported. (shake.Point orders nothing.)
+// When a repetition shakes the schedule, calls started together start in
+// varying order.
 func (c *Call[T]) run(f func() (T, error)) {
 	defer close(c.done)
 	defer func() {
@@ -125,7 +128,9 @@ func (c *Call[T]) run(f func() (T, error)) {
 			}
 		}
 	}()
+	shake.Point()
 	c.val, c.err = f()
+	shake.Point()
 }
 
 // Cancel cancels the call's context. The call may take its time to notice:

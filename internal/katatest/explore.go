@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"gokata/internal/katatest/shake"
 )
 
 // Explore checks a requirement over many scenarios instead of one: draw
@@ -21,7 +23,8 @@ import (
 //		... play p, then: assert.Equal(h, p.want(), got, "…")
 //	})
 //
-// The scenarios come from pgregory.net/rapid: each check draws fresh ones
+// Every scenario also shakes the schedule, as each repetition of [Repeat]
+// does. The scenarios come from pgregory.net/rapid: each check draws fresh ones
 // (the check's seed, which `check NN --seed S` passes back as
 // -rapid.seed=S to replay), checks runs of them, and the first that fails
 // is shrunk to a small one. The test then fails once, with the failure of
@@ -50,7 +53,11 @@ func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func
 		played++
 		s := draw(r)
 		rec := &record{}
+		// Each scenario shakes the schedule (package shake) with a seed
+		// of its own, drawn like the rest, so a replay shakes alike.
+		shake.On(rapid.Uint64().Draw(r, "schedule"))
 		run(t, dir, rec, func(h *H) { body(h, s) })
+		shake.Off()
 		if msg, failed := rec.first(); failed {
 			// The last failing scenario is the smallest: rapid replays
 			// the shrunk one last.

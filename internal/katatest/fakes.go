@@ -3,7 +3,14 @@ package katatest
 import (
 	"context"
 	"sync"
+
+	"gokata/internal/katatest/shake"
 )
+
+// The fakes are where the code under test calls into the test: each call
+// of Gate.Hold, Peak.Enter, its leave and Recorder.Add starts and ends
+// with a shake.Point, so the code's goroutines interleave differently
+// around them when a repetition shakes the schedule (see Repeat).
 
 // Gate holds every call that enters it until the test releases the gate,
 // and records what the calls saw. Create it inside the test body.
@@ -38,6 +45,8 @@ func (h *H) releaseFakes() {
 // Hold blocks until the gate is released or ctx is done. It returns
 // ctx.Err() if ctx ended first.
 func (g *Gate) Hold(ctx context.Context) error {
+	shake.Point()
+	defer shake.Point()
 	g.mu.Lock()
 	g.entered++
 	g.waiting++
@@ -79,14 +88,18 @@ type Peak struct {
 
 // Enter marks a call as running; the returned func marks it done.
 func (p *Peak) Enter() (leave func()) {
+	shake.Point()
 	p.mu.Lock()
 	p.now++
 	p.max = max(p.max, p.now)
 	p.mu.Unlock()
+	shake.Point()
 	return func() {
+		shake.Point()
 		p.mu.Lock()
 		p.now--
 		p.mu.Unlock()
+		shake.Point()
 	}
 }
 
@@ -105,6 +118,8 @@ type Recorder[T any] struct {
 
 // Add records v.
 func (r *Recorder[T]) Add(v T) {
+	shake.Point()
+	defer shake.Point()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, v)

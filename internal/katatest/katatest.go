@@ -28,7 +28,8 @@
 // test ends. [H.NoLeaks] checks for leaks right after the call under test
 // returned, [H.StandsStill] catches waits on the real clock, and
 // [Call.ReturnsAtOnce] measures how promptly a call returns. [Repeat] runs a
-// scenario whose outcome depends on scheduling in many fresh bubbles.
+// scenario whose outcome depends on scheduling in many fresh bubbles, and
+// shakes the schedule in each (package shake).
 //
 // Rules for hidden tests: only the test goroutine calls Advance; no real
 // sleeps, runtime.Gosched, t.Parallel or polling; contexts and channels are
@@ -38,6 +39,7 @@ package katatest
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -50,6 +52,7 @@ import (
 	"go.uber.org/goleak"
 
 	"gokata/internal/failure"
+	"gokata/internal/katatest/shake"
 )
 
 // H is what a test body gets: the bubble's T and the mock clock.
@@ -75,20 +78,34 @@ func Run(t *testing.T, body func(h *H)) {
 
 // Repeat runs body n times, each in a fresh bubble with a fresh mock clock.
 // Use it for a scenario whose outcome depends on scheduling (a select with
-// two ready cases, a prefilled queue): only time is fake, so a wrong design
-// may pass one run by luck but not n of them, while a correct one passes
-// every run. It stops at the first repetition that fails and names it.
+// two ready cases, a prefilled queue, goroutines racing for a lock): only
+// time is fake, so a wrong design may pass one run by luck but not n of
+// them, while a correct one passes every run.
+//
+// Each repetition also shakes the schedule, with a seed of its own (package
+// shake): the graded code yields a few times after its synchronization
+// points (the grader builds it so), and so do the harness's fakes, so
+// windows a few instructions wide open on some interleavings. It stops at
+// the first repetition that fails and names it and its seed.
 func Repeat(t *testing.T, n int, body func(h *H)) {
 	t.Helper()
 	dir := callerDir()
 	for i := 1; i <= n; i++ {
-		run(t, dir, nil, body)
+		seed := repeatSeed(i)
+		func() {
+			shake.On(seed)
+			defer shake.Off()
+			run(t, dir, nil, body)
+		}()
 		if t.Failed() {
-			t.Logf("(this failure came in repetition %d of %d of the same scenario)", i, n)
+			t.Logf("(this failure came in repetition %d of %d of the same scenario, shaken with seed %d)", i, n, seed)
 			return
 		}
 	}
 }
+
+// repeatSeed is the seed that shakes repetition i of a Repeat.
+func repeatSeed(int) uint64 { return rand.Uint64() }
 
 // callerDir is the directory of the hidden test that called into the
 // harness: the package under test, whose non-test files are the learner's.

@@ -185,6 +185,8 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixtureStopLeak", `\[leak\] goroutines still running after the call returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false},
 		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false},
 		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false},
+		{"TestFixtureCheckThenAct", `4 callers at once on a limit of 2[\s\S]*failure came in repetition \d+ of 20 of the same scenario, shaken with seed \d+`, false},
+		{"TestFixtureRaceAcrossPoints", `WARNING: DATA RACE`, false},
 		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true},
 		// Stop releases the test's own gate: the held call ends, and the
 		// failure is the message, not a deadlock.
@@ -198,6 +200,9 @@ func TestHarnessCatches(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {
+			if c.fixture == "TestFixtureRaceAcrossPoints" && !raceEnabled {
+				t.Skip("needs the race detector (go test -race)")
+			}
 			cmd := exec.Command(os.Args[0], "-test.run=^"+c.fixture+"$", "-test.v")
 			cmd.Env = append(os.Environ(), fixtureEnv+"="+c.fixture)
 			out, err := cmd.CombinedOutput()

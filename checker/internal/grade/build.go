@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 
+	"gokata/checker/internal/gofiles"
+	"gokata/checker/internal/syncpoint"
 	"gokata/internal/failure"
 )
 
@@ -30,14 +32,68 @@ const maxBuildLines = 20
 // Without tests, every test file of the package is left out, the hidden
 // tests too: go vet then checks the learner's code alone, which is quicker.
 func (g *grader) writeOverlay(t Target, tmp string, tests bool) (string, error) {
+	name := "overlay.json"
+	if !tests {
+		name = "overlay-notests.json"
+	}
+	return g.writeOverlayFile(t, filepath.Join(tmp, name), tests)
+}
+
+// writeShaken writes the overlay of the test build with the source files
+// rewritten by package syncpoint: each of their synchronization points is
+// followed by a call of shake.Point on the same line, so the harness can
+// widen the windows between them (package gokata/internal/katatest/shake).
+// The copies are in tmp; the overlay lists them under the files' own
+// names, so compile errors, panics and race reports name the graded
+// files and their lines. It returns "" when no file has a point.
+func (g *grader) writeShaken(t Target, tmp string) (string, error) {
+	read := func(tests bool) (map[string][]byte, error) {
+		names, err := t.files(tests)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string][]byte{}
+		for dst, src := range names {
+			if data, err := gofiles.ReadRegular(src); err == nil {
+				out[dst] = data
+			}
+		}
+		return out, nil
+	}
+	srcs, err := read(false)
+	if err != nil {
+		return "", err
+	}
+	tests, err := read(true)
+	if err != nil {
+		return "", err
+	}
+	changed := syncpoint.Rewrite(srcs, tests)
+	if len(changed) == 0 {
+		return "", nil
+	}
+	dir := filepath.Join(tmp, "shaken")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", err
+	}
+	t.Overlay = maps.Clone(t.Overlay)
+	for dst, data := range changed {
+		p := filepath.Join(dir, filepath.Base(dst))
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			return "", err
+		}
+		t.Overlay[dst] = p
+	}
+	return g.writeOverlayFile(t, filepath.Join(tmp, "overlay-shaken.json"), true)
+}
+
+func (g *grader) writeOverlayFile(t Target, path string, tests bool) (string, error) {
 	replace := maps.Clone(t.Overlay)
 	if g.tc.Kit != nil {
 		replace = maps.Clone(g.tc.Kit.Overlay)
 		maps.Copy(replace, t.Overlay)
 	}
-	name := "overlay.json"
 	if !tests {
-		name = "overlay-notests.json"
 		inDir, err := goFiles(t.Dir, true)
 		if err != nil {
 			return "", err
@@ -55,7 +111,6 @@ func (g *grader) writeOverlay(t Target, tmp string, tests bool) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(tmp, name)
 	return path, os.WriteFile(path, ov, 0o600)
 }
 

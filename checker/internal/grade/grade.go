@@ -10,6 +10,7 @@
 package grade
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -55,6 +56,11 @@ type Result struct {
 	Items  []ItemResult   // requirements, then bonus follow-ups; none for a learner's own tests (Suite.Own)
 	Tests  []TestResult   // every test, in the order of the files
 	Runs   int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
+	// Unshaken holds the compiler's lines when the code, rewritten with
+	// the points that shake the schedule (package syncpoint), did not
+	// build where the code as it is did: the tests then ran without the
+	// points. The rewrite must never do this; verify fails when it did.
+	Unshaken []string
 
 	scheduling map[string]bool // the tests whose scenario depends on scheduling
 	own        bool            // the tests are a learner's own: no Items
@@ -231,6 +237,10 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	if err != nil {
 		return nil, err
 	}
+	shakenPath, err := g.writeShaken(t, tmp)
+	if err != nil {
+		return nil, err
+	}
 	// go vet's concurrency analyzers run beside the build: their findings
 	// fail the kata like the clock gate, without hiding any verdict.
 	built := func() {}
@@ -247,7 +257,16 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		}
 		vetFindings, vetErr = g.vet(ctx, t, vetPath)
 	}()
-	bin, bf, err := g.build(ctx, t, tmp, ovPath)
+	bin, bf, err := g.build(ctx, t, tmp, cmp.Or(shakenPath, ovPath))
+	if err == nil && bf != nil && shakenPath != "" {
+		// Built again from the files as they are, the errors name the
+		// learner's own columns, and a rewrite that broke the build (it
+		// must not) blames no one: the tests then run without the points.
+		shaken := bf
+		if bin, bf, err = g.build(ctx, t, tmp, ovPath); err == nil && bf == nil {
+			res.Unshaken = shaken.Lines
+		}
+	}
 	<-vetDone
 	built()
 	if err != nil {

@@ -2,8 +2,10 @@ package grade_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -75,4 +77,38 @@ func describe(r *grade.Result) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// The grader builds the code with a point after each synchronization
+// statement, on the same line. A compile error is reported from the code
+// as it is, so its column is the learner's, even on a line with a point.
+func TestCompileErrorsNameTheLearnersColumns(t *testing.T) {
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	cat, err := catalog.Load(root)
+	require.NoError(t, err)
+	k, ok := cat.Find("05")
+	require.True(t, ok)
+	tc, err := grade.Detect(context.Background(), os.Environ())
+	require.NoError(t, err)
+
+	ref, err := os.ReadFile(filepath.Join(k.Solution, "queue.go"))
+	require.NoError(t, err)
+	lines := strings.Split(string(ref), "\n")
+	at := slices.Index(lines, "\tq.mu.Lock()")
+	require.NotEqual(t, -1, at, "the reference locks q.mu on a line of its own")
+	lines[at] += `; var _ int = "x"`
+	file := filepath.Join(t.TempDir(), "queue.go")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644))
+	target, err := grade.Replacement(k, file)
+	require.NoError(t, err)
+
+	r, err := grade.Grade(context.Background(), tc, root, target, grade.DefaultOptions)
+	require.NoError(t, err)
+	require.NotNil(t, r.Build, "%s", describe(r))
+	col := strings.Index(lines[at], `"x"`) + 1 // the compiler counts a tab as one column
+	got := strings.Join(r.Build.Lines, "\n")
+	assert.Contains(t, got, fmt.Sprintf("%s:%d:%d: ", file, at+1, col))
+	assert.NotContains(t, got, "Point", "the points are the grader's")
+	assert.Nil(t, r.Unshaken)
 }

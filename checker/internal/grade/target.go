@@ -124,8 +124,12 @@ func goFiles(dir string, tests bool) ([]string, error) {
 
 // Sources returns the package's non-test files as the build sees them:
 // name in Dir → path of the content.
-func (t Target) Sources() (map[string]string, error) {
-	files, err := goFiles(t.Dir, false)
+func (t Target) Sources() (map[string]string, error) { return t.files(false) }
+
+// files returns the package's non-test files, or its test files, as the
+// build sees them: name in Dir → path of the content.
+func (t Target) files(tests bool) (map[string]string, error) {
+	files, err := goFiles(t.Dir, tests)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +138,7 @@ func (t Target) Sources() (map[string]string, error) {
 		m[f] = f
 	}
 	for dst, src := range t.Overlay {
-		if strings.HasSuffix(dst, "_test.go") {
+		if strings.HasSuffix(dst, "_test.go") != tests {
 			continue
 		}
 		if src == "" {

@@ -361,6 +361,7 @@ func stub(ctx context.Context, tc *grade.Toolchain, root string, k catalog.Kata,
 			problems = append(problems, fmt.Sprintf("%s fails on the stub as %s, not as not-implemented: %s", it.ID, it.Kind, it.Message))
 		}
 	}
+	problems = append(problems, unshaken(r)...)
 	if len(problems) > 0 {
 		return line{false, "stub:\n      " + strings.Join(problems, "\n      ")}, nil
 	}
@@ -407,6 +408,7 @@ func passes(r *grade.Result, what string, opt grade.Options) line {
 	for _, f := range r.Gate {
 		problems = append(problems, "gate: "+f.String())
 	}
+	problems = append(problems, unshaken(r)...)
 	if r.Build != nil {
 		problems = append(problems, "does not build: "+strings.Join(r.Build.Lines, "; "))
 	}
@@ -461,6 +463,7 @@ func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, s *catch.
 	if len(unformatted) > 0 {
 		problems = append(problems, fmt.Sprintf("the patched %s is not gofmt-clean: format the mutant and store it again", strings.Join(unformatted, ", ")))
 	}
+	problems = append(problems, unshaken(r)...)
 	if !slices.Equal(failed, m.Fails) {
 		problems = append(problems, fmt.Sprintf("fails [%s], its header says [%s] (%s)",
 			strings.Join(failed, " "), strings.Join(m.Fails, " "), r))
@@ -469,6 +472,16 @@ func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, s *catch.
 		return line{false, fmt.Sprintf("mutant %s (%s):\n      %s", m.Name, m.Mistake, strings.Join(problems, "\n      "))}, nil
 	}
 	return line{true, fmt.Sprintf("mutant %s caught by %s%s: %s", m.Name, strings.Join(m.Fails, " "), inRuns(r, opt), m.Mistake)}, nil
+}
+
+// unshaken names a rewrite for shaking the schedule that broke a build
+// (grade.Result.Unshaken): a bug of the grader, which a learner's code
+// must never meet.
+func unshaken(r *grade.Result) []string {
+	if r.Unshaken == nil {
+		return nil
+	}
+	return []string{"built with the points that shake the schedule, it does not compile (package syncpoint must not break a build): " + strings.Join(r.Unshaken, "; ")}
 }
 
 // inRuns says how many runs a verdict stands for, when there were several.

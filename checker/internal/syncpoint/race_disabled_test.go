@@ -1,0 +1,5 @@
+//go:build !race
+
+package syncpoint_test
+
+const raceEnabled = false

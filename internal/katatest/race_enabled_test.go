@@ -1,0 +1,5 @@
+//go:build race
+
+package katatest
+
+const raceEnabled = true
