@@ -234,7 +234,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	if opt.Building != nil {
 		built = opt.Building()
 	}
-	var vetFindings []gate.Finding
+	var vetRes vetResult
 	var vetErr error
 	vetDone := make(chan struct{})
 	go func() {
@@ -242,7 +242,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		if g.own {
 			return // the code is the kata's reference or a mutant of it: none of it is the learner's to vet
 		}
-		vetFindings, vetErr = g.vet(ctx, t, vetPath)
+		vetRes, vetErr = g.vet(ctx, t, vetPath)
 	}()
 	bin, bf, err := g.build(ctx, t, tmp, ovPath)
 	<-vetDone
@@ -252,6 +252,11 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	}
 	if vetErr != nil {
 		return nil, fmt.Errorf("vet %s: %w", t.Kata.Slug, vetErr)
+	}
+	if bf == nil {
+		// It built with the hidden tests, but must build without them
+		// too: else it reaches into them (see vet).
+		bf = vetRes.alone
 	}
 	if bf != nil {
 		res.Build = bf
@@ -265,7 +270,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		res.collect(names, itemOf, verdicts)
 		return res, nil
 	}
-	res.Gate = append(res.Gate, vetFindings...)
+	res.Gate = append(res.Gate, vetRes.findings...)
 	verdicts, changed, err := g.runWatched(ctx, bin, t, tmp, names, itemOf)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)
