@@ -192,6 +192,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		res.Gate = append(res.Gate, gate.Finding{File: rel(root, o.Path), Line: 1, Rule: gate.RuleForbidden,
 			Message: fmt.Sprintf("%s is %s, not a source file: remove it (go build cannot read it)", filepath.Base(o.Path), o.Kind)})
 	}
+	res.Gate = append(res.Gate, t.Refused...)
 	others, err := dirFiles(root, t.Dir)
 	if err != nil {
 		return nil, err

@@ -99,6 +99,9 @@ func (g *grader) typeErrors(t Target, stderr string) *BuildFailure {
 		if hidden[file] {
 			continue
 		}
+		if shown, ok := t.Shown[file]; ok {
+			file = shown
+		}
 		msg := "your package does not compile without the hidden tests: " + m[3]
 		if name, ok := strings.CutPrefix(m[3], "undefined: "); ok {
 			msg = fmt.Sprintf("your code uses %s, which only the hidden tests declare: your package must compile without them", name)
