@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
@@ -132,7 +133,7 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 		}
 		fmt.Fprintln(w, line)
 		for _, l := range g.lines {
-			fmt.Fprintf(w, "      %s\n", l)
+			fmt.Fprintf(w, "      %s\n", escape.Line(l))
 		}
 	}
 	section := func(title string, bonus bool) {
@@ -164,9 +165,11 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 			if l := kindLabel[it.Kind]; l != "" && !strings.HasPrefix(msg, l) {
 				msg = l + ": " + msg
 			}
-			fmt.Fprintf(w, "        %s\n", msg)
+			// A message can quote what the code returned (an error's text),
+			// and regrade shows a candidate's code to the interviewer.
+			fmt.Fprintf(w, "        %s\n", escape.Line(msg))
 			for _, d := range it.Detail {
-				fmt.Fprintf(w, "        %s\n", s.dim(d))
+				fmt.Fprintf(w, "        %s\n", s.dim(escape.Line(d)))
 			}
 			if luck := luckNote(it, k, s); luck != "" {
 				fmt.Fprintf(w, "        %s\n", luck)

@@ -2,10 +2,10 @@ package teststream
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
-	"strings"
 	"unicode/utf8"
+
+	"gokata/checker/internal/escape"
 )
 
 // Printed is what the code under test printed during a test (and its
@@ -202,31 +202,13 @@ func (p *printed) result() Printed {
 	return out
 }
 
+// show is the line as it is shown: its control characters escaped, so
+// that printing a line cannot steer a terminal.
 func (l line) show() string {
 	if l.long {
-		return escape(cutRune(string(l.text))) + "…"
+		return escape.Line(cutRune(string(l.text))) + "…"
 	}
-	return escape(string(l.text))
-}
-
-// escape shows control characters (but tabs) and invalid UTF-8 as Go
-// escapes, so that printing a line cannot steer a terminal.
-func escape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0:
-			q := fmt.Sprintf("%+q", string(r))
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
+	return escape.Line(string(l.text))
 }
 
 // cutRune drops an incomplete UTF-8 sequence from the end of s, left by
