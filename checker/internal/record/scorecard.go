@@ -448,7 +448,6 @@ func writeCode(b *strings.Builder, r *Record, g *Grade) {
 	}
 }
 
-
 // ClockText shows a duration as m:ss, never negative.
 func ClockText(d time.Duration) string {
 	d = max(d, 0).Round(time.Second)
