@@ -133,7 +133,7 @@ func (p *printed) classify(l []byte, long bool) {
 	case bytes.Equal(l, rule):
 		p.rule = true
 		return
-	case bytes.HasPrefix(l, []byte("    ")) && messageAt(l) == 0:
+	case bytes.HasPrefix(l, []byte("    ")) && MessageAt(l) == 0:
 		p.inMessage = true
 		return
 	case p.inMessage && bytes.HasPrefix(l, []byte("        ")):
@@ -144,7 +144,7 @@ func (p *printed) classify(l []byte, long bool) {
 		p.inDump = true
 		return
 	}
-	if at := messageAt(l); at > 0 {
+	if at := MessageAt(l); at > 0 {
 		// Printed without a newline, then a test message on the same line.
 		p.inMessage = true
 		l, long = l[:at], false
@@ -152,8 +152,10 @@ func (p *printed) classify(l []byte, long bool) {
 	p.keep(l, long)
 }
 
-// messageAt is where a test message begins in l, or -1.
-func messageAt(l []byte) int {
+// MessageAt is where a test message ("    retry_test.go:41: ") begins in
+// line l, or -1: at 0, or further on when the code printed something
+// without a newline just before it.
+func MessageAt(l []byte) int {
 	if !bytes.Contains(l, []byte(".go:")) { // most lines: no need for the regexp
 		return -1
 	}
