@@ -221,6 +221,7 @@ func regradeOne(c *call, k catalog.Kata, dir string) (*grade.Result, fingerprint
 	}
 	fp = fingerprint.Pair{Code: code, Tests: session.TestsFingerprint(k)}
 	opt := c.opt
+	opt.RequireRace = true // the interviewer's word on the work: no pass that a race could have made
 	opt.Building = func() func() { return buildNotice(c.env, k.Slug, c.tc.Race).start() }
 	r, err := grade.Grade(c.ctx, c.tc, c.cat.Root, t, opt)
 	return r, fp, err

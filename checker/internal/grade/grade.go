@@ -32,6 +32,10 @@ type Options struct {
 	OutputLimit int           // bytes of output kept per test
 	Repeat      int           // run every test this many times, shuffled (0 or 1: once)
 	CPU         string        // GOMAXPROCS values to run each repetition with, e.g. "1,2,4"
+	// RequireRace: without the race detector, the grade cannot be a
+	// pass (an interview's final grade, regrade). Practice grades run
+	// without it and say so.
+	RequireRace bool
 
 	// Building, if set, is called when the build of the test binary (and
 	// go vet beside it) starts; the func it returns, when both have ended.
@@ -45,13 +49,16 @@ var DefaultOptions = Options{Timeout: 5 * time.Second, OutputLimit: 64 << 10}
 // Result is the grade of one target.
 type Result struct {
 	Kata   catalog.Kata
-	Race   bool           // graded under the race detector
-	NoRace string         // why not, when Race is false
-	Gate   []gate.Finding // the static gate's findings
-	Build  *BuildFailure  // why it did not build; nil when it did
-	Items  []ItemResult   // requirements, then bonus follow-ups; none for a learner's own tests (Suite.Own)
-	Tests  []TestResult   // every test, in the order of the files
-	Runs   int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
+	Race   bool   // graded under the race detector
+	NoRace string // why not, when Race is false
+	// RaceRequired: the grade cannot be a pass without the race
+	// detector (Options.RequireRace).
+	RaceRequired bool
+	Gate         []gate.Finding // the static gate's findings
+	Build        *BuildFailure  // why it did not build; nil when it did
+	Items        []ItemResult   // requirements, then bonus follow-ups; none for a learner's own tests (Suite.Own)
+	Tests        []TestResult   // every test, in the order of the files
+	Runs         int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
 
 	scheduling map[string]bool // the tests whose scenario depends on scheduling
 	own        bool            // the tests are a learner's own: no Items
@@ -138,11 +145,16 @@ func (r *Result) Score() (req, reqTotal, bonus, bonusTotal int) {
 	return
 }
 
-// Passed reports whether every requirement passed and every gate held.
+// Passed reports whether every requirement passed and every gate held,
+// the race detector's included when it was required.
 func (r *Result) Passed() bool {
 	req, total, _, _ := r.Score()
-	return req == total && len(r.Gate) == 0 && r.Build == nil
+	return req == total && len(r.Gate) == 0 && r.Build == nil && !r.RaceMissing()
 }
+
+// RaceMissing reports whether the race detector was required and did not
+// run: the grade cannot be a pass, whatever the tests say.
+func (r *Result) RaceMissing() bool { return r.RaceRequired && !r.Race }
 
 // Verdicts returns the verdict of every item by id.
 func (r *Result) Verdicts() map[string]Verdict {
@@ -165,7 +177,7 @@ type grader struct {
 // ctx ended); everything wrong with the graded code is in the Result.
 func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
 	g := &grader{tc: tc, root: root, opt: opt, own: t.Suite != nil && t.Suite.Own}
-	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, Runs: g.repetitions()}
+	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, RaceRequired: opt.RequireRace, Runs: g.repetitions()}
 	var hid hidden
 	var err error
 	if t.Suite != nil {

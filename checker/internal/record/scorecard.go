@@ -100,7 +100,11 @@ func Flags(r *Record) []string {
 		flags = append(flags, "Whether the code at the start was the untouched stub is not known (no git history to compare with).")
 	}
 	if !r.Race {
-		flags = append(flags, fmt.Sprintf("The race check did not run (%s): a data race went unseen. Regrade the final code where cgo works.", r.NoRace))
+		what := "a data race went unseen"
+		if r.Final != nil {
+			what += ", so the final grade is no pass"
+		}
+		flags = append(flags, fmt.Sprintf("The race check did not run (%s): %s. Regrade the final code where cgo works.", r.NoRace, what))
 	}
 	if r.Ending == Stopped {
 		flags = append(flags, "Stopped with Ctrl-C: no final repeated grade was made; the last grade of the session stands.")
