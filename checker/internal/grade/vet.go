@@ -62,6 +62,11 @@ var vetErrRE = regexp.MustCompile(`^vet: (.+\.go):(\d+)(?::\d+)?: (.*)$`)
 // method to a type of theirs) compiles, and changes what they check.
 func (g *grader) vet(ctx context.Context, t Target, overlay string) (vetResult, error) {
 	args := append([]string{"vet", "-json", "-overlay", overlay}, g.modArgs(t)...)
+	if g.tc.Race {
+		// The files the build compiles, no fewer: one that says
+		// //go:build race is in the race build, so vet must see it too.
+		args = append(args, "-race")
+	}
 	args = append(args, vetFlags()...)
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
