@@ -3,7 +3,9 @@
 //
 // The steps: a static gate on the learner's files (package gate); one build
 // of the test binary with `go test -c -race -overlay`, the hidden tests laid
-// over the package and the learner's own tests left out; runs of that
+// over the package and the learner's own tests left out, with go vet beside
+// it on the package alone (which must compile without the hidden tests,
+// whose package it shares); runs of that
 // binary until every test has a verdict, even when the code panics in a
 // goroutine, deadlocks, hangs on a mutex or spins; and a classification of
 // each failure in the learner's terms, with the learner's lines.
