@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/record"
@@ -133,11 +134,12 @@ func compare(w io.Writer, file, slug string, fp fingerprint.Pair, claimed map[st
 		fmt.Fprintf(w, "✔ The same code and the same hidden tests as in %s.\n", file)
 		return true
 	}
+	// What the file names is shown, never obeyed: anyone can write one.
 	if want.Code != fp.Code {
-		fmt.Fprintf(w, "✘ Not the code of %s: it names code %s.\n", file, want.Code)
+		fmt.Fprintf(w, "✘ Not the code of %s: it names code %s.\n", file, escape.Line(want.Code))
 	}
 	if want.Tests != fp.Tests {
-		fmt.Fprintf(w, "✘ Not the hidden tests of %s: it names tests %s (another version of the katas).\n", file, want.Tests)
+		fmt.Fprintf(w, "✘ Not the hidden tests of %s: it names tests %s (another version of the katas).\n", file, escape.Line(want.Tests))
 	}
 	return false
 }
