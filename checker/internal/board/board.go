@@ -42,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/room"
 )
 
@@ -328,7 +329,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	}
 	gr, line, err := s.accept(data)
 	if err != nil {
-		fmt.Fprintf(s.cfg.Log, "refused a push from %s: %v\n", from, err)
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s: %s\n", from, escape.Line(err.Error()))
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -337,9 +338,11 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the board could not keep the grade: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	fmt.Fprintf(s.cfg.Log, "%s %s: %s %s\n", gr.Received.Format("15:04:05"), room.Name(gr.Participant), gr.Kata, score(gr))
+	// The log is a terminal: what a push names is shown, never obeyed.
+	who, kata := escape.Line(room.Name(gr.Participant)), escape.Line(gr.Kata)
+	fmt.Fprintf(s.cfg.Log, "%s %s: %s %s\n", gr.Received.Format("15:04:05"), who, kata, score(gr))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "kept: %s, %s %s\n", room.Name(gr.Participant), gr.Kata, score(gr))
+	fmt.Fprintf(w, "kept: %s, %s %s\n", who, kata, score(gr))
 }
 
 // tokenOK compares the request's token with the room's in constant time

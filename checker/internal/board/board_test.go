@@ -277,6 +277,19 @@ func TestNamesAreEscaped(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(page, "<script"), "only the board's own script tag")
 }
 
+// The board's log is a terminal: a pushed name cannot steer it (clear
+// the screen, retitle the window), nor the pusher's terminal.
+func TestLogIsEscaped(t *testing.T) {
+	b, _ := start(t, t.TempDir())
+	code, body := post(t, b.url, token, gradeJSON("Mallory\x1b]0;pwned\a\x1b[2J", "06-retry", 3, 7))
+	require.Equal(t, 200, code, body)
+	for what, text := range map[string]string{"log": b.log.String(), "answer": body} {
+		assert.NotContains(t, text, "\x1b", what)
+		assert.NotContains(t, text, "\a", what)
+		assert.Contains(t, text, `Mallory\x1b]0;pwned\a\x1b[2J`, what)
+	}
+}
+
 // events reads Server-Sent Events from /events.
 type events struct {
 	r    *bufio.Reader

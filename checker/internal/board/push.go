@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"gokata/checker/internal/escape"
 )
 
 // PushTimeout bounds a push: grading never waits longer for a board.
@@ -52,7 +54,7 @@ func Push(ctx context.Context, base, token string, grade []byte) error {
 		return nil
 	}
 	reason, _ := bufio.NewReader(resp.Body).ReadString('\n')
-	reason = strings.TrimSpace(reason)
+	reason = escape.Line(strings.TrimSpace(reason)) // shown in the participant's terminal
 	if reason == "" {
 		reason = http.StatusText(resp.StatusCode)
 	}

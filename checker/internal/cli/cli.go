@@ -123,12 +123,17 @@ func Run(ctx context.Context, args []string, env Env) int {
 	defer env.scratch.clean()
 	code, err := run(ctx, args, env)
 	var ue *usageError
+	var se *grade.SetupError
 	switch {
 	case err == nil:
 		return code
 	case ctx.Err() != nil:
 		fmt.Fprintln(env.Stderr, "checker: interrupted")
 		return ExitInterrupted
+	case errors.As(err, &se):
+		// Not the code's fault, and not the checker's: the machine's.
+		fmt.Fprintf(env.Stderr, "checker: cannot grade on this machine: %s\nTry: %s\n", se.Problem, se.Fix)
+		return ExitInternal
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "checker: %s\n", ue.msg)
 		if ue.try != "" {

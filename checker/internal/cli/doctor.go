@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -46,7 +47,13 @@ func doctor(ctx context.Context, cat *catalog.Catalog, style report.Style, env E
 	fmt.Fprintln(env.Stdout, "Checking this machine for the katas")
 
 	tc, err := detect(ctx, env)
-	if err != nil {
+	var se *grade.SetupError
+	switch {
+	case errors.As(err, &se):
+		say(false, "Go: %s", se.Problem)
+		fix("%s", se.Fix)
+		return code, nil
+	case err != nil:
 		say(false, "Go: %v", err)
 		fix("install Go from https://go.dev/dl/ and put it on PATH")
 		return code, nil

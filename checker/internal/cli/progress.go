@@ -71,16 +71,31 @@ func committed(ctx context.Context, root string, env Env, paths []string, refuse
 		return nil
 	}
 	var lines, restore, remove []string
+	unflag := map[string][]string{}
 	for _, c := range changed {
-		if c.New {
-			lines = append(lines, "  "+c.Path+" (not committed)")
+		what := "differs from the committed version"
+		switch {
+		case c.New:
+			what = "not committed"
 			remove = append(remove, c.Path)
-		} else {
-			lines = append(lines, "  "+c.Path+" (differs from the committed version)")
+		case c.Differs:
 			restore = append(restore, c.Path)
 		}
+		if c.Flag != "" {
+			unflag[c.Flag] = append(unflag[c.Flag], c.Path)
+			what = fmt.Sprintf("marked %s in git's index, so git status overlooks its edits", c.Flag)
+			if c.Differs {
+				what += ", and it differs from the committed version"
+			}
+		}
+		lines = append(lines, "  "+c.Path+" ("+what+")")
 	}
 	var try []string
+	for _, flag := range []string{"skip-worktree", "assume-unchanged"} {
+		if len(unflag[flag]) > 0 {
+			try = append(try, "git update-index --no-"+flag+" "+strings.Join(unflag[flag], " "))
+		}
+	}
 	if len(restore) > 0 {
 		try = append(try, "git checkout HEAD -- "+strings.Join(restore, " "))
 	}

@@ -10,9 +10,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/record"
@@ -132,11 +134,12 @@ func compare(w io.Writer, file, slug string, fp fingerprint.Pair, claimed map[st
 		fmt.Fprintf(w, "✔ The same code and the same hidden tests as in %s.\n", file)
 		return true
 	}
+	// What the file names is shown, never obeyed: anyone can write one.
 	if want.Code != fp.Code {
-		fmt.Fprintf(w, "✘ Not the code of %s: it names code %s.\n", file, want.Code)
+		fmt.Fprintf(w, "✘ Not the code of %s: it names code %s.\n", file, escape.Line(want.Code))
 	}
 	if want.Tests != fp.Tests {
-		fmt.Fprintf(w, "✘ Not the hidden tests of %s: it names tests %s (another version of the katas).\n", file, want.Tests)
+		fmt.Fprintf(w, "✘ Not the hidden tests of %s: it names tests %s (another version of the katas).\n", file, escape.Line(want.Tests))
 	}
 	return false
 }
@@ -161,12 +164,29 @@ func returned(cat *catalog.Catalog, dir, shown string) ([]folder, error) {
 	case !fi.IsDir():
 		return nil, &usageError{fmt.Sprintf("regrade: %s is not a folder", shown), try}
 	}
+	// The returned folders are read only as they are, never through a
+	// link: one could lead into this checkout's own solutions.
+	link := func(p, shown string) error {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			return &usageError{fmt.Sprintf("regrade: %s is a symbolic link (to %s): returned work is read from its own folders only", shown, target), "copy the returned folder itself, not a link to it"}
+		}
+		return nil
+	}
 	if k, ok := cat.Find(filepath.Base(dir)); ok && k.Slug == filepath.Base(dir) {
+		if err := link(dir, shown); err != nil {
+			return nil, err
+		}
 		return []folder{{k, dir}}, nil
 	}
 	var out []folder
 	for _, k := range cat.Katas {
 		d := filepath.Join(dir, "exercises", k.Slug)
+		for _, p := range []string{filepath.Dir(d), d} {
+			if err := link(p, filepath.Join(shown, strings.TrimPrefix(p, dir))); err != nil {
+				return nil, err
+			}
+		}
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			out = append(out, folder{k, d})
 		}
@@ -186,16 +206,24 @@ func regradeOne(c *call, k catalog.Kata, dir string) (*grade.Result, fingerprint
 			return nil, fp, err
 		}
 	}
-	code, err := fingerprint.Code(dir)
+	// Returned work is hostile input: its files are copied into a
+	// directory of this run's before anything reads them (grade.Returned),
+	// and the copies are what is fingerprinted and graded.
+	private, err := c.env.scratch.dir()
+	if err != nil {
+		return nil, fp, err
+	}
+	t, err := grade.Returned(k, dir, private)
+	if err != nil {
+		return nil, fp, err
+	}
+	code, err := fingerprint.Code(private)
 	if err != nil {
 		return nil, fp, err
 	}
 	fp = fingerprint.Pair{Code: code, Tests: session.TestsFingerprint(k)}
-	t, err := grade.Returned(k, dir)
-	if err != nil {
-		return nil, fp, err
-	}
 	opt := c.opt
+	opt.RequireRace = true // the interviewer's word on the work: no pass that a race could have made
 	opt.Building = func() func() { return buildNotice(c.env, k.Slug, c.tc.Race).start() }
 	r, err := grade.Grade(c.ctx, c.tc, c.cat.Root, t, opt)
 	return r, fp, err

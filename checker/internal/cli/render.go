@@ -127,6 +127,9 @@ func (t *terminal) finished(e session.Finished) {
 	default:
 		fmt.Fprintf(w, " (the last grade)\n")
 	}
+	if e.NoRace != "" {
+		fmt.Fprintf(w, "Not a pass: the race detector did not run (%s), and an interview's final grade needs it. Regrade the final code where cgo works.\n", e.NoRace)
+	}
 	if t.interviewer {
 		fmt.Fprintf(w, "\n%s", e.Scorecard)
 	}

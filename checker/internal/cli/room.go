@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/room"
 )
 
@@ -39,7 +40,7 @@ func roomReport(args []string, out string, env Env) (int, error) {
 	g := room.New(katas)
 	problems, err := g.ReadDir(dir)
 	for _, p := range problems {
-		fmt.Fprintf(env.Stderr, "checker: skipped %s\n", p)
+		fmt.Fprintf(env.Stderr, "checker: skipped %s\n", escape.Line(p)) // a participant's file name
 	}
 	if err != nil {
 		return 0, &usageError{err.Error(), "each participant runs: bin/checker check --json > results/NAME.json"}

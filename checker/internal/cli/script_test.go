@@ -34,6 +34,7 @@ import (
 //	size FILE MAX             FILE (or stdout) has at most MAX bytes
 //	snapshot NAME             record every exercise file, its content and time, in NAME
 //	fifo NAME / await NAME    make a named pipe / wait (at most a minute) until a writer opens it
+//	sparse NAME MIB           make a file of MIB mebibytes that takes no room on disk (nothing written)
 //	killpid FILE              kill the process whose id FILE holds (a leftover a script made)
 //	[!] noprocs               no process is running a program from inside $WORK
 //	[!] emptydir DIR          DIR has no entries
@@ -67,6 +68,7 @@ func TestScripts(t *testing.T) {
 			"size":             cmdSize,
 			"snapshot":         cmdSnapshot,
 			"fifo":             cmdFifo,
+			"sparse":           cmdSparse,
 			"await":            cmdAwait,
 			"noprocs":          cmdNoProcs,
 			"killpid":          cmdKillPid,
@@ -225,6 +227,18 @@ func cmdFifo(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: fifo NAME")
 	}
 	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o600))
+}
+
+func cmdSparse(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sparse NAME MIB")
+	}
+	mib, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(f.Truncate(int64(mib) << 20))
+	ts.Check(f.Close())
 }
 
 // cmdAwait returns once a writer has opened the named pipe: the code under

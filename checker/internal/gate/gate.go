@@ -6,6 +6,14 @@
 // skipped, and so are the non-Go source files the go command would compile
 // into the package (assembly, C, .syso objects).
 //
+// The hidden tests are compiled into the learner's package, so the gate
+// also refuses what would change their meaning from there: a package-level
+// declaration of a predeclared name (a func len of the package's own is
+// the len the hidden tests call), and //line directives (they make errors
+// and stacks name other files). A reference to a name only the hidden
+// tests declare is refused by package grade, which type-checks the
+// learner's package without them.
+//
 // It stops accidents and casual cheating; it is not a sandbox.
 package gate
 
@@ -16,6 +24,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/types"
 	"path"
 	"slices"
 	"strconv"
@@ -204,7 +213,8 @@ func syntaxFindings(name string, err error) []Finding {
 func checkFile(fset *token.FileSet, name string, f *ast.File, allow Allowlist) []Finding {
 	var out []Finding
 	add := func(pos token.Pos, rule, format string, args ...any) {
-		out = append(out, Finding{File: name, Line: fset.Position(pos).Line, Rule: rule, Message: fmt.Sprintf(format, args...)})
+		// The file's own lines, whatever //line directives say.
+		out = append(out, Finding{File: name, Line: fset.PositionFor(pos, false).Line, Rule: rule, Message: fmt.Sprintf(format, args...)})
 	}
 	local := map[string]string{} // local import name → path
 	for _, imp := range f.Imports {
@@ -264,12 +274,54 @@ func checkFile(fset *token.FileSet, name string, f *ast.File, allow Allowlist) [
 	})
 	for _, cg := range f.Comments {
 		for _, c := range cg.List {
-			if strings.HasPrefix(c.Text, "//go:linkname") {
+			switch {
+			case strings.HasPrefix(c.Text, "//go:linkname"):
 				add(c.Pos(), RuleForbidden, "//go:linkname is not allowed: it reaches into other packages' internals")
+			case lineDirective(c.Text):
+				add(c.Pos(), RuleForbidden, "a //line directive is not allowed: it makes compiler errors and stacks name another file than yours; remove it")
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		for _, id := range declared(d) {
+			if types.Universe.Lookup(id.Name) != nil {
+				add(id.Pos(), RuleForbidden, "declaring %s here replaces Go's predeclared %s in the whole package, the hidden tests included: give yours another name", id.Name, id.Name)
 			}
 		}
 	}
 	return out
+}
+
+// declared lists the package-level names declaration d declares: funcs
+// (not methods), types, vars and consts.
+func declared(d ast.Decl) []*ast.Ident {
+	var ids []*ast.Ident
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv == nil {
+			ids = append(ids, d.Name)
+		}
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				ids = append(ids, s.Name)
+			case *ast.ValueSpec:
+				ids = append(ids, s.Names...)
+			}
+		}
+	}
+	return ids
+}
+
+// lineDirective reports whether comment text is a line directive the
+// compiler obeys: //line or /*line, then a file name, a colon and a line.
+func lineDirective(text string) bool {
+	rest, ok := strings.CutPrefix(text, "//line ")
+	if !ok {
+		rest, ok = strings.CutPrefix(text, "/*line ")
+	}
+	return ok && strings.Contains(rest, ":")
 }
 
 // nonGo are the extensions of the files besides .go that the go command

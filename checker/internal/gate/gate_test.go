@@ -83,6 +83,23 @@ func f() { debug.WriteHeapDump(1) }`, nil, []string{"forbidden:3"}},
 var x int`, nil, []string{"forbidden:2"}},
 		{"a file that does not parse is refused", `package p
 func {`, nil, []string{"syntax:2"}},
+		{"predeclared names declared for the package", `package p
+func len[T any](T) int { return 0 }
+type error interface{}
+var (
+	ok, true = 1, 2
+	nil int
+)
+const iota = 0
+type T struct{}
+func (T) len() int { return 0 }
+func f() { len := 1; _ = len }`, nil, []string{"forbidden:2", "forbidden:3", "forbidden:5", "forbidden:6", "forbidden:8"}},
+		{"line directives", `package p
+//line katatest.go:10
+var a int
+var b = /*line katatest.go:20:1*/ 1
+//line up the pauses, a comment and not a directive
+var c int`, nil, []string{"forbidden:2", "forbidden:4"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -174,6 +174,9 @@ func (g *grader) explainBuild(t Target, out string) *BuildFailure {
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(g.root, file)
 		}
+		if shown, ok := t.Shown[file]; ok {
+			file = shown
+		}
 		if hidden[file] {
 			theirs = append(theirs, m[3])
 		} else {

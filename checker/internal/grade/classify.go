@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"gokata/checker/internal/teststream"
 	"gokata/internal/failure"
 )
 
@@ -63,15 +64,19 @@ func blockVerdict(b []string) Verdict {
 
 // logBlocks splits test output into its t.Log/t.Error messages: the first
 // line without the "file_test.go:NN: " prefix, then the continuation lines.
+// A message may follow what the code printed without a newline, on the
+// same line.
 func logBlocks(out string) [][]string {
 	var blocks [][]string
 	for _, line := range strings.Split(out, "\n") {
-		if m := logLineRE.FindStringSubmatch(line); m != nil {
-			blocks = append(blocks, []string{m[2]})
-			continue
-		}
 		if n := len(blocks); n > 0 && strings.HasPrefix(line, "        ") {
 			blocks[n-1] = append(blocks[n-1], strings.TrimPrefix(line, "        "))
+			continue
+		}
+		if at := teststream.MessageAt([]byte(line)); at >= 0 {
+			if m := logLineRE.FindStringSubmatch(line[at:]); m != nil {
+				blocks = append(blocks, []string{m[2]})
+			}
 		}
 	}
 	return blocks

@@ -3,7 +3,9 @@
 //
 // The steps: a static gate on the learner's files (package gate); one build
 // of the test binary with `go test -c -race -overlay`, the hidden tests laid
-// over the package and the learner's own tests left out; runs of that
+// over the package and the learner's own tests left out, with go vet beside
+// it on the package alone (which must compile without the hidden tests,
+// whose package it shares); runs of that
 // binary until every test has a verdict, even when the code panics in a
 // goroutine, deadlocks, hangs on a mutex or spins; and a classification of
 // each failure in the learner's terms, with the learner's lines.
@@ -36,6 +38,10 @@ type Options struct {
 	// Seed, if not 0, replays the scenarios a check drew with that seed
 	// (katatest.Explore); 0 draws fresh ones.
 	Seed uint64
+	// RequireRace: without the race detector, the grade cannot be a
+	// pass (an interview's final grade, regrade). Practice grades run
+	// without it and say so.
+	RequireRace bool
 
 	// Building, if set, is called when the build of the test binary (and
 	// go vet beside it) starts; the func it returns, when both have ended.
@@ -49,13 +55,16 @@ var DefaultOptions = Options{Timeout: 5 * time.Second, OutputLimit: 64 << 10}
 // Result is the grade of one target.
 type Result struct {
 	Kata   catalog.Kata
-	Race   bool           // graded under the race detector
-	NoRace string         // why not, when Race is false
-	Gate   []gate.Finding // the static gate's findings
-	Build  *BuildFailure  // why it did not build; nil when it did
-	Items  []ItemResult   // requirements, then bonus follow-ups; none for a learner's own tests (Suite.Own)
-	Tests  []TestResult   // every test, in the order of the files
-	Runs   int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
+	Race   bool   // graded under the race detector
+	NoRace string // why not, when Race is false
+	// RaceRequired: the grade cannot be a pass without the race
+	// detector (Options.RequireRace).
+	RaceRequired bool
+	Gate         []gate.Finding // the static gate's findings
+	Build        *BuildFailure  // why it did not build; nil when it did
+	Items        []ItemResult   // requirements, then bonus follow-ups; none for a learner's own tests (Suite.Own)
+	Tests        []TestResult   // every test, in the order of the files
+	Runs         int            // repetitions asked for: Repeat times the GOMAXPROCS values (1 when not repeated)
 	// Unshaken holds the compiler's lines when the code, rewritten with
 	// the points that shake the schedule (package syncpoint), did not
 	// build where the code as it is did: the tests then ran without the
@@ -147,11 +156,16 @@ func (r *Result) Score() (req, reqTotal, bonus, bonusTotal int) {
 	return
 }
 
-// Passed reports whether every requirement passed and every gate held.
+// Passed reports whether every requirement passed and every gate held,
+// the race detector's included when it was required.
 func (r *Result) Passed() bool {
 	req, total, _, _ := r.Score()
-	return req == total && len(r.Gate) == 0 && r.Build == nil
+	return req == total && len(r.Gate) == 0 && r.Build == nil && !r.RaceMissing()
 }
+
+// RaceMissing reports whether the race detector was required and did not
+// run: the grade cannot be a pass, whatever the tests say.
+func (r *Result) RaceMissing() bool { return r.RaceRequired && !r.Race }
 
 // Verdicts returns the verdict of every item by id.
 func (r *Result) Verdicts() map[string]Verdict {
@@ -174,7 +188,7 @@ type grader struct {
 // ctx ended); everything wrong with the graded code is in the Result.
 func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
 	g := &grader{tc: tc, root: root, opt: opt, own: t.Suite != nil && t.Suite.Own}
-	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, Runs: g.repetitions()}
+	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, RaceRequired: opt.RequireRace, Runs: g.repetitions()}
 	var hid hidden
 	var err error
 	if t.Suite != nil {
@@ -201,6 +215,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		res.Gate = append(res.Gate, gate.Finding{File: rel(root, o.Path), Line: 1, Rule: gate.RuleForbidden,
 			Message: fmt.Sprintf("%s is %s, not a source file: remove it (go build cannot read it)", filepath.Base(o.Path), o.Kind)})
 	}
+	res.Gate = append(res.Gate, t.Refused...)
 	others, err := dirFiles(root, t.Dir)
 	if err != nil {
 		return nil, err
@@ -247,7 +262,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	if opt.Building != nil {
 		built = opt.Building()
 	}
-	var vetFindings []gate.Finding
+	var vetRes vetResult
 	var vetErr error
 	vetDone := make(chan struct{})
 	go func() {
@@ -255,7 +270,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		if g.own {
 			return // the code is the kata's reference or a mutant of it: none of it is the learner's to vet
 		}
-		vetFindings, vetErr = g.vet(ctx, t, vetPath)
+		vetRes, vetErr = g.vet(ctx, t, vetPath)
 	}()
 	bin, bf, err := g.build(ctx, t, tmp, cmp.Or(shakenPath, ovPath))
 	if err == nil && bf != nil && shakenPath != "" {
@@ -275,6 +290,11 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	if vetErr != nil {
 		return nil, fmt.Errorf("vet %s: %w", t.Kata.Slug, vetErr)
 	}
+	if bf == nil {
+		// It built with the hidden tests, but must build without them
+		// too: else it reaches into them (see vet).
+		bf = vetRes.alone
+	}
 	if bf != nil {
 		res.Build = bf
 		v := Verdict{Kind: bf.Kind, Message: "does not compile"}
@@ -287,7 +307,7 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 		res.collect(names, itemOf, verdicts)
 		return res, nil
 	}
-	res.Gate = append(res.Gate, vetFindings...)
+	res.Gate = append(res.Gate, vetRes.findings...)
 	verdicts, changed, err := g.runWatched(ctx, bin, t, tmp, names, itemOf)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)

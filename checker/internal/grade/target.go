@@ -30,6 +30,12 @@ type Target struct {
 	// Suite, when set, is the tests run instead of the kata's hidden
 	// tests; nil runs the hidden tests.
 	Suite *Suite
+	// Refused is what the gate refuses besides the files' content: the
+	// entries of returned work that were not taken (see Returned).
+	Refused []gate.Finding
+	// Shown maps a file the build reads to the path messages name it by:
+	// a private copy to the returned file it was taken from.
+	Shown map[string]string
 }
 
 // Suite is a set of test files graded test by test (package catch runs a
@@ -361,11 +367,14 @@ func rel(root, path string) string {
 }
 
 // Returned grades files that came back from elsewhere (a candidate's kit)
-// in place of the learner's: the non-test .go files of dir are laid over
-// kata k's exercise, whose own files are left out, with the hidden tests.
-// Nothing is copied: compiler errors name the returned files.
-func Returned(k catalog.Kata, dir string) (Target, error) {
-	t := Target{Kata: k, Dir: k.Exercise, Overlay: map[string]string{}}
+// in place of the learner's: the non-test .go files of dir are taken
+// into private, a directory of the caller's own (gofiles.Copy: links,
+// devices and oversized files are refused, named, and nothing of them is
+// read), and the copies laid over kata k's exercise, whose own files are
+// left out, with the hidden tests. Compiler errors name the returned
+// files.
+func Returned(k catalog.Kata, dir, private string) (Target, error) {
+	t := Target{Kata: k, Dir: k.Exercise, Overlay: map[string]string{}, Shown: map[string]string{}}
 	for _, tests := range []bool{true, false} {
 		own, err := gofiles.List(k.Exercise, tests)
 		if err != nil {
@@ -378,13 +387,24 @@ func Returned(k catalog.Kata, dir string) (Target, error) {
 			t.Overlay[o.Path] = ""
 		}
 	}
-	theirs, err := gofiles.List(dir, false)
+	refused, err := gofiles.Copy(dir, private)
 	if err != nil {
 		return t, err
 	}
-	for _, f := range theirs.Files {
-		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
+	for _, r := range refused {
+		t.Refused = append(t.Refused, gate.Finding{File: r.Path, Rule: gate.RuleForbidden,
+			Message: r.Why + ": returned work is graded from regular files only, each at most " + sizeText(gofiles.MaxFile)})
 	}
-	t.Odd = theirs.Odd
+	copies, err := gofiles.Regular(private, false)
+	if err != nil {
+		return t, err
+	}
+	for _, f := range copies {
+		t.Overlay[filepath.Join(k.Exercise, filepath.Base(f))] = f
+		t.Shown[f] = filepath.Join(dir, filepath.Base(f))
+	}
 	return t, t.overlayHidden(k)
 }
+
+// sizeText is a size of a MiB or more, in MiB.
+func sizeText(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -38,10 +39,22 @@ type Kit struct {
 var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0 suppress_equal_stacks=0", "GOTRACEBACK=all",
 	"GOWORK=off", "GOOS=" + runtime.GOOS, "GOARCH=" + runtime.GOARCH}
 
-// Detect finds the go command and whether -race can be used.
+// SetupError is a problem with this machine's setup, not with the code
+// graded: nothing can be graded until it is fixed.
+type SetupError struct {
+	Problem string // what is wrong, naming the variable
+	Fix     string // what to do
+}
+
+func (e *SetupError) Error() string { return e.Problem }
+
+// Detect finds the go command and whether -race can be used, and checks
+// that the go command has its caches: without a module cache every build
+// fails (an overlay is refused "beneath GOMODCACHE ()"), which must not
+// read as the code's failure.
 func Detect(ctx context.Context, env []string) (*Toolchain, error) {
 	tc := &Toolchain{Env: WithEnv(env, fixedEnv...)}
-	cmd := exec.CommandContext(ctx, "go", "env", "CGO_ENABLED", "CC")
+	cmd := exec.CommandContext(ctx, "go", "env", "CGO_ENABLED", "CC", "GOMODCACHE", "GOCACHE")
 	cmd.Env = tc.Env
 	out, err := cmd.Output()
 	if err != nil {
@@ -51,10 +64,10 @@ func Detect(ctx context.Context, env []string) (*Toolchain, error) {
 		}
 		return nil, fmt.Errorf("cannot run the go command (install Go 1.25 or newer): %w", err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	cgo, cc := lines[0], ""
-	if len(lines) > 1 {
-		cc = strings.Fields(lines[1] + " gcc")[0]
+	lines := append(strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"), "", "", "", "")
+	cgo, cc, modcache, cache := lines[0], strings.Fields(lines[1] + " gcc")[0], lines[2], lines[3]
+	if err := caches(env, modcache, cache); err != nil {
+		return nil, err
 	}
 	switch {
 	case cgo != "1":
@@ -66,6 +79,28 @@ func Detect(ctx context.Context, env []string) (*Toolchain, error) {
 	}
 	tc.Race = tc.NoRace == ""
 	return tc, nil
+}
+
+// caches explains a missing module or build cache.
+func caches(env []string, modcache, cache string) error {
+	set := func(key string) bool {
+		return slices.ContainsFunc(env, func(kv string) bool { k, v, _ := strings.Cut(kv, "="); return k == key && v != "" })
+	}
+	switch {
+	case modcache == "":
+		return &SetupError{
+			Problem: "the go command has no module cache: GOMODCACHE is empty, because none of GOMODCACHE, GOPATH and HOME is set",
+			Fix:     "export HOME=/home/you (or GOMODCACHE and GOCACHE, to directories of yours), then run the checker again"}
+	case cache == "off" && set("GOCACHE"):
+		return &SetupError{
+			Problem: "the go command has no build cache: GOCACHE=off, and go test needs one",
+			Fix:     "unset GOCACHE, then run the checker again"}
+	case cache == "off" || cache == "":
+		return &SetupError{
+			Problem: "the go command has no build cache: GOCACHE is off, because none of GOCACHE, XDG_CACHE_HOME and HOME is set",
+			Fix:     "export HOME=/home/you (or GOCACHE, to a directory of yours), then run the checker again"}
+	}
+	return nil
 }
 
 // WithEnv returns env with each KEY=value of set replacing any earlier KEY.

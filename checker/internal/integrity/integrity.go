@@ -3,7 +3,8 @@
 // rest of the checkout (the checker's own source, the other exercises).
 //
 // Two checks. Before a learner's grade, in a git clone, Uncommitted lists
-// the grader's files that differ from the committed version: the learner
+// the grader's files that differ from the committed version, by content
+// (git's index flags could hide an edit from git status): the learner
 // verbs refuse to grade then. Around every run of the learner's code,
 // Take and Changed compare the checkout (all but the graded exercise and
 // the files editors write on their own: dot files and directories such as
@@ -19,14 +20,19 @@ package integrity
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -141,73 +147,258 @@ func (s Snapshot) Changed(after Snapshot) []string {
 	return out
 }
 
-// Change is a file that differs from its committed version.
+// Change is a file that differs from its committed version, or that git
+// has been told not to compare.
 type Change struct {
 	Path string // relative to the root, with slashes
 	New  bool   // never committed: to remove, not to restore
+	// Flag is an index flag set on the file ("skip-worktree",
+	// "assume-unchanged"): git status then says nothing of its edits.
+	// Its content may differ too (Differs).
+	Flag    string
+	Differs bool // its content differs from the committed version (always, when New)
 }
 
-// Uncommitted lists the files under paths (relative to root; git
-// pathspecs) that differ from their committed version: changed, staged,
-// deleted, or not committed at all (ignored files included), sorted.
+// Uncommitted lists the files under paths (relative to root: a file, a
+// directory, or a pattern of path.Match such as dir/*_test.go) whose
+// content differs from the version in HEAD, or that were never committed
+// (ignored files included), or that carry an index flag which makes git
+// status overlook their edits, sorted.
+//
+// It asks git only for HEAD's tree and the index flags, with replace refs
+// off, and hashes the files itself: git status trusts those flags, and an
+// edit hidden behind one would pass for the committed version. A file
+// whose only difference is CRLF line ends (a Windows checkout) is the
+// committed version.
+//
 // ok is false when there is nothing to compare with: root is not in a git
 // work tree, git is not installed, or nothing was ever committed.
 func Uncommitted(ctx context.Context, env []string, root string, paths []string) (changed []Change, ok bool, err error) {
-	top := gitTop(root)
-	if top == "" {
+	if gitTop(root) == "" {
 		return nil, false, nil
 	}
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, false, nil
 	}
-	args := append([]string{"-c", "core.quotepath=off", "status", "--porcelain=v2", "--branch", "-z",
-		"--untracked-files=all", "--ignored=matching", "--"}, paths...)
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir, cmd.Env = root, env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
+	git := gitCmd{ctx: ctx, dir: root, env: append(slices.Clip(env), "GIT_NO_REPLACE_OBJECTS=1")}
+	if _, err := git.run("rev-parse", "-q", "--verify", "HEAD^{commit}"); err != nil {
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		return nil, false, fmt.Errorf("git status: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return nil, false, nil // nothing committed yet
 	}
-	records := strings.Split(string(out), "\x00")
-	for i := 0; i < len(records); i++ {
-		r := records[i]
-		var p string
-		isNew := false
-		switch {
-		case r == "# branch.oid (initial)":
-			return nil, false, nil
-		case strings.HasPrefix(r, "1 "): // changed: 8 fields, then the path
-			p = field(r, 8)
-		case strings.HasPrefix(r, "2 "): // renamed: 9 fields, the path, then the old path
-			p = field(r, 9)
-			i++
-		case strings.HasPrefix(r, "u "):
-			p = field(r, 10)
-		case strings.HasPrefix(r, "? "), strings.HasPrefix(r, "! "):
-			p, isNew = r[2:], true
-		default:
+	dirs := treeSpecs(paths)
+	tree, err := git.run(append([]string{"ls-tree", "-r", "-z", "HEAD", "--"}, dirs...)...)
+	if err != nil {
+		return nil, false, err
+	}
+	committed := map[string]blob{}
+	for _, rec := range strings.Split(tree, "\x00") {
+		meta, p, found := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !found || len(f) != 3 || !matches(paths, p) {
 			continue
 		}
-		if rel, err := filepath.Rel(root, filepath.Join(top, filepath.FromSlash(p))); err == nil {
-			p = filepath.ToSlash(rel)
+		committed[p] = blob{mode: f[0], hash: f[2]}
+	}
+	index, err := git.run(append([]string{"ls-files", "-v", "-z", "--"}, dirs...)...)
+	if err != nil {
+		return nil, false, err
+	}
+	flags := map[string]string{}
+	for _, rec := range strings.Split(index, "\x00") {
+		if len(rec) < 3 || !matches(paths, rec[2:]) {
+			continue
 		}
-		changed = append(changed, Change{p, isNew})
+		switch tag := rec[0]; {
+		case tag == 'S' || tag == 's':
+			flags[rec[2:]] = "skip-worktree"
+		case tag >= 'a' && tag <= 'z':
+			flags[rec[2:]] = "assume-unchanged"
+		}
+	}
+	present, err := workFiles(root, paths)
+	if err != nil {
+		return nil, false, err
+	}
+	seen := map[string]bool{}
+	for _, p := range present {
+		seen[p] = true
+		b, inHead := committed[p]
+		differs := true
+		if inHead {
+			if differs, err = b.differs(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+				return nil, false, err
+			}
+		}
+		if differs || flags[p] != "" {
+			changed = append(changed, Change{Path: p, New: !inHead, Flag: flags[p], Differs: differs})
+		}
+	}
+	for p, b := range committed {
+		if !seen[p] && b.mode != gitlinkMode { // deleted
+			changed = append(changed, Change{Path: p, Flag: flags[p], Differs: true})
+		}
 	}
 	sort.Slice(changed, func(i, j int) bool { return changed[i].Path < changed[j].Path })
 	return changed, true, nil
 }
 
-// field returns what follows the n-th space-separated field of r.
-func field(r string, n int) string {
-	for range n {
-		_, r, _ = strings.Cut(r, " ")
+// gitCmd runs git in dir.
+type gitCmd struct {
+	ctx context.Context
+	dir string
+	env []string
+}
+
+func (g gitCmd) run(args ...string) (string, error) {
+	cmd := exec.CommandContext(g.ctx, "git", append([]string{"--no-replace-objects", "-c", "core.quotepath=off"}, args...)...)
+	cmd.Dir, cmd.Env = g.dir, g.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if g.ctx.Err() != nil {
+			return "", g.ctx.Err()
+		}
+		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
-	return r
+	return string(out), nil
+}
+
+// treeSpecs are the directories and files git is asked about for paths:
+// a pattern's directory stands for it (matches filters the answer).
+func treeSpecs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if strings.ContainsAny(p, "*?[") {
+			p = path.Dir(p)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// matches reports whether p (with slashes) is one of paths, lies under
+// one of them, or matches one of their patterns.
+func matches(paths []string, p string) bool {
+	for _, spec := range paths {
+		if p == spec || strings.HasPrefix(p, spec+"/") {
+			return true
+		}
+		if ok, _ := path.Match(spec, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// workFiles lists what is in the working tree under paths, relative to
+// root with slashes: every file and link, never following a link.
+func workFiles(root string, paths []string) ([]string, error) {
+	var out []string
+	add := func(abs string) {
+		if r, err := filepath.Rel(root, abs); err == nil {
+			out = append(out, filepath.ToSlash(r))
+		}
+	}
+	for _, spec := range paths {
+		if strings.ContainsAny(spec, "*?[") {
+			found, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(spec)))
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range found {
+				if fi, err := os.Lstat(f); err == nil && !fi.IsDir() {
+					add(f)
+				}
+			}
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(spec)), func(p string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				add(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+const (
+	linkMode    = "120000"
+	gitlinkMode = "160000" // a submodule: a commit, not a file
+)
+
+// blob is a file as HEAD's tree holds it: its mode and object name.
+type blob struct{ mode, hash string }
+
+// differs reports whether the file at p is other than b: another kind
+// (a link for a file), or other content. Links are read, never followed.
+func (b blob) differs(p string) (bool, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false, err
+	}
+	isLink := fi.Mode()&fs.ModeSymlink != 0
+	switch {
+	case b.mode == gitlinkMode:
+		return false, nil
+	case (b.mode == linkMode) != isLink || !isLink && !fi.Mode().IsRegular():
+		return true, nil
+	case isLink:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return false, err
+		}
+		return objectName(b.hash, strings.NewReader(target), int64(len(target))) != b.hash, nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if fi.Size() > crlfLimit { // read as it streams: memory stays flat
+		return objectName(b.hash, f, fi.Size()) != b.hash, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, crlfLimit+1))
+	if err != nil {
+		return false, err
+	}
+	if objectName(b.hash, bytes.NewReader(data), int64(len(data))) == b.hash {
+		return false, nil
+	}
+	lf := bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	return len(lf) == len(data) || objectName(b.hash, bytes.NewReader(lf), int64(len(lf))) != b.hash, nil
+}
+
+// crlfLimit: files up to this size are also compared with their CRLF
+// line ends made LF, as git's autocrlf checks them out on Windows.
+const crlfLimit = 1 << 20
+
+// objectName is git's name for a blob of size bytes read from r, in the
+// hash of like (SHA-1, or SHA-256 in a repository that uses it): the hash
+// of "blob SIZE\x00" and the content.
+func objectName(like string, r io.Reader, size int64) string {
+	var h hash.Hash = sha1.New()
+	if len(like) == 2*sha256.Size {
+		h = sha256.New()
+	}
+	fmt.Fprintf(h, "blob %d\x00", size)
+	if _, err := io.Copy(h, io.LimitReader(r, size)); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // gitTop is the nearest directory at or above dir that holds .git, or "".

@@ -104,8 +104,49 @@ func TestUncommitted(t *testing.T) {
 	changed, ok, err = integrity.Uncommitted(ctx, env, root, paths)
 	require.NoError(t, err)
 	assert.True(t, ok)
-	assert.Equal(t, []integrity.Change{{"go.mod", false}, {"internal/.gitignore", true}, {"internal/katatest/extra file.go", true},
-		{"internal/katatest/katatest.go", false}, {"internal/katatest/race.go", false}, {"internal/katatest/x.syso", true}}, changed)
+	assert.Equal(t, []integrity.Change{
+		{Path: "go.mod", Differs: true},
+		{Path: "internal/.gitignore", New: true, Differs: true},
+		{Path: "internal/katatest/extra file.go", New: true, Differs: true},
+		{Path: "internal/katatest/katatest.go", Differs: true},
+		{Path: "internal/katatest/race.go", Differs: true},
+		{Path: "internal/katatest/x.syso", New: true, Differs: true},
+	}, changed)
+	git("checkout", "-q", "HEAD", "--", ".")
+	git("clean", "-qfdx")
+
+	// git status trusts the index's flags; the content does not lie.
+	write(t, filepath.Join(root, "internal/katatest/katatest.go"), "package katatest // pass\n")
+	git("update-index", "--skip-worktree", "katas/internal/katatest/katatest.go")
+	git("update-index", "--assume-unchanged", "katas/internal/katatest/race.go")
+	status := exec.Command("git", "status", "--porcelain")
+	status.Dir = top
+	out, err := status.Output()
+	require.NoError(t, err)
+	require.Empty(t, string(out), "git status sees nothing")
+	changed, _, err = integrity.Uncommitted(ctx, env, root, paths)
+	require.NoError(t, err)
+	assert.Equal(t, []integrity.Change{
+		{Path: "internal/katatest/katatest.go", Flag: "skip-worktree", Differs: true},
+		{Path: "internal/katatest/race.go", Flag: "assume-unchanged"},
+	}, changed)
+	git("update-index", "--no-skip-worktree", "katas/internal/katatest/katatest.go")
+	git("update-index", "--no-assume-unchanged", "katas/internal/katatest/race.go")
+	git("checkout", "-q", "HEAD", "--", ".")
+
+	// A link where a file was committed differs; CRLF line ends do not;
+	// a pattern covers what it matches.
+	require.NoError(t, os.Remove(filepath.Join(root, "internal/katatest/race.go")))
+	require.NoError(t, os.Symlink("katatest.go", filepath.Join(root, "internal/katatest/race.go")))
+	write(t, filepath.Join(root, "go.mod"), "module gokata\r\n")
+	write(t, filepath.Join(root, "solutions/a_test.go"), "package a\n")
+	write(t, filepath.Join(root, "solutions/a.go"), "package a\n")
+	changed, _, err = integrity.Uncommitted(ctx, env, root, append(paths, "solutions/*_test.go"))
+	require.NoError(t, err)
+	assert.Equal(t, []integrity.Change{
+		{Path: "internal/katatest/race.go", Differs: true},
+		{Path: "solutions/a_test.go", New: true, Differs: true},
+	}, changed)
 }
 
 func BenchmarkTake(b *testing.B) {

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -229,4 +230,57 @@ func Parse(data []byte) (*Record, error) {
 		return nil, fmt.Errorf("the rubric: %v", err)
 	}
 	return r, nil
+}
+
+// escaped is a copy of r with every string in it passed through f (the
+// code's file names and contents too): what a record says is shown by
+// the scorecard and replay, and anyone can write one.
+func (r *Record) escaped(f func(string) string) *Record {
+	data, err := json.Marshal(r)
+	c := &Record{}
+	if err != nil || json.Unmarshal(data, c) != nil {
+		panic(fmt.Sprintf("record: a record does not survive a copy through JSON: %v", err))
+	}
+	mapStrings(reflect.ValueOf(c).Elem(), f)
+	return c
+}
+
+// mapStrings passes every string v holds, in exported fields, slices,
+// maps (their keys too) and pointers, through f.
+func mapStrings(v reflect.Value, f func(string) string) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(f(v.String()))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			mapStrings(v.Elem(), f)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				mapStrings(v.Field(i), f)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			mapStrings(v.Index(i), f)
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return
+		}
+		m := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.Set(it.Key())
+			mapStrings(k, f)
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			mapStrings(e, f)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/mutant"
 )
 
@@ -13,7 +14,10 @@ import (
 // previous grade's (the first grade's code in full), the other events
 // (hints, the end) as a line each, and the final grade. Before every
 // grade after the first it calls next, which may wait (for Enter).
+// Everything the record says is shown, never obeyed: its control
+// characters are escaped (package escape).
 func Replay(w io.Writer, r *Record, next func()) {
+	r = r.escaped(escape.Terminal)
 	fmt.Fprintf(w, "Interview · %s · %s", r.Kata, r.Start.Format(DateFormat))
 	if r.Candidate != "" {
 		fmt.Fprintf(w, " · %s", r.Candidate)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"gokata/checker/internal/escape"
 )
 
 // Rubric is the interviewer's judgement, filled in by hand in the record's
@@ -110,7 +112,7 @@ func writeRubric(b *strings.Builder, r Rubric) {
 				notes = a.Notes
 			}
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |\n", c.Name, level, cell(notes))
+		fmt.Fprintf(b, "| %s | %s | %s |\n", c.Name, level, escape.Cell(notes))
 	}
 	rec := r.Recommendation
 	if rec == "" {
@@ -118,7 +120,7 @@ func writeRubric(b *strings.Builder, r Rubric) {
 	}
 	fmt.Fprintf(b, "\n**Recommendation:** %s\n", rec)
 	if r.Notes != "" {
-		fmt.Fprintf(b, "\n%s\n", r.Notes)
+		fmt.Fprintf(b, "\n%s\n", escape.Markdown(r.Notes))
 	}
 	fmt.Fprintf(b, "\nThe scale:\n\n")
 	for _, c := range Competencies {

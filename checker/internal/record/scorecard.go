@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"gokata/checker/internal/escape"
 )
 
 // DateFormat shows a moment on the scorecard, with its zone.
@@ -15,10 +17,15 @@ const DateFormat = "2006-01-02 15:04 -07:00"
 // with their final verdicts, the code's diff from the stub, the questions
 // to tick, the follow-ups and the rubric. It is the one place a scorecard
 // is made: the interview writes it, the scorecard verb prints it again.
+//
+// Anyone can write a record, so everything it says is escaped (package
+// escape): no control character reaches the terminal that shows the
+// scorecard, and nothing in it becomes HTML, a link or an image.
 func Scorecard(r *Record) string {
+	r = r.escaped(escape.Terminal)
 	var b strings.Builder
 	id, _, _ := strings.Cut(r.Kata, "-")
-	fmt.Fprintf(&b, "# Interview scorecard · %s · %s\n\n", id, r.Title)
+	fmt.Fprintf(&b, "# Interview scorecard · %s · %s\n\n", escape.Inline(id), escape.Inline(r.Title))
 	writeFlags(&b, r)
 	writeFacts(&b, r, id)
 	writeTimeline(&b, r)
@@ -32,13 +39,13 @@ func Scorecard(r *Record) string {
 	}
 	fmt.Fprintf(&b, "\n## Did the candidate ask first?\n\nTick what they asked before coding (or found out by asking later):\n\n")
 	for _, q := range r.Ask {
-		fmt.Fprintf(&b, "- [ ] %s\n", q)
+		fmt.Fprintf(&b, "- [ ] %s\n", escape.Inline(q))
 	}
 	fmt.Fprintf(&b, "\n## Follow-up questions\n\n")
 	if r.FollowUps != "" {
-		fmt.Fprintf(&b, "%s\n", r.FollowUps)
+		fmt.Fprintf(&b, "%s\n", escape.Markdown(r.FollowUps))
 	} else {
-		fmt.Fprintf(&b, "This copy has no solutions/%s/WHY.md.\n", r.Kata)
+		fmt.Fprintf(&b, "This copy has no solutions/%s/WHY.md.\n", escape.Inline(r.Kata))
 	}
 	writeRubric(&b, r.Rubric)
 	return b.String()
@@ -93,7 +100,11 @@ func Flags(r *Record) []string {
 		flags = append(flags, "Whether the code at the start was the untouched stub is not known (no git history to compare with).")
 	}
 	if !r.Race {
-		flags = append(flags, fmt.Sprintf("The race check did not run (%s): a data race went unseen. Regrade the final code where cgo works.", r.NoRace))
+		what := "a data race went unseen"
+		if r.Final != nil {
+			what += ", so the final grade is no pass"
+		}
+		flags = append(flags, fmt.Sprintf("The race check did not run (%s): %s. Regrade the final code where cgo works.", r.NoRace, what))
 	}
 	if r.Ending == Stopped {
 		flags = append(flags, "Stopped with Ctrl-C: no final repeated grade was made; the last grade of the session stands.")
@@ -109,7 +120,7 @@ func writeFlags(b *strings.Builder, r *Record) {
 	}
 	fmt.Fprintf(b, "**Check first:**\n\n")
 	for _, f := range flags {
-		fmt.Fprintf(b, "- ⚠ %s\n", f)
+		fmt.Fprintf(b, "- ⚠ %s\n", escape.Inline(f))
 	}
 	fmt.Fprintln(b)
 }
@@ -117,7 +128,7 @@ func writeFlags(b *strings.Builder, r *Record) {
 func writeFacts(b *strings.Builder, r *Record, id string) {
 	limit := time.Duration(r.Minutes) * time.Minute
 	if r.Candidate != "" {
-		fmt.Fprintf(b, "- **Candidate:** %s\n", r.Candidate)
+		fmt.Fprintf(b, "- **Candidate:** %s\n", escape.Inline(r.Candidate))
 	}
 	fmt.Fprintf(b, "- **Date:** %s\n", r.Start.Format(DateFormat))
 	asked := "not answered"
@@ -134,7 +145,7 @@ func writeFacts(b *strings.Builder, r *Record, id string) {
 			fmt.Fprintf(b, " · **bonus:** %d of %d", g.Bonus, g.BonusTotal)
 		}
 		if r.Final != nil {
-			fmt.Fprintf(b, " (final grade: %s)", runsText(r.Final))
+			fmt.Fprintf(b, " (final grade: %s)", escape.Inline(runsText(r.Final)))
 		} else {
 			fmt.Fprintf(b, " (the last grade, one run)")
 		}
@@ -151,17 +162,17 @@ func writeFacts(b *strings.Builder, r *Record, id string) {
 		fmt.Fprintf(b, " (%s)", strings.Join(hints, "; "))
 	}
 	fmt.Fprintln(b)
-	fmt.Fprintf(b, "- **Decisions read before the interview showed them:** %s\n", decisionsEarly(r, id))
+	fmt.Fprintf(b, "- **Decisions read before the interview showed them:** %s\n", escape.Inline(decisionsEarly(r, id)))
 	if h := r.Hunt; h != nil {
 		fixed := "not fixed"
 		if h.Fixed != nil {
 			fixed = "fixed after " + ClockText(*h.Fixed)
 		}
-		fmt.Fprintf(b, "- **Bug hunt:** %s · planted mistake (`%s`): %s\n  Bug report given: %s\n", fixed, h.Mutant, h.Mistake, h.Symptom)
+		fmt.Fprintf(b, "- **Bug hunt:** %s · planted mistake (%s): %s\n  Bug report given: %s\n", fixed, escape.Code(h.Mutant), escape.Inline(h.Mistake), escape.Inline(h.Symptom))
 	}
 	fmt.Fprintf(b, "- **Grades:** %s\n", gradesText(r))
 	if g := r.last(); g != nil {
-		fmt.Fprintf(b, "- **Fingerprints:** code `%s` · hidden tests `%s`\n", short(g.Fingerprint.Code), short(g.Fingerprint.Tests))
+		fmt.Fprintf(b, "- **Fingerprints:** code %s · hidden tests %s\n", escape.Code(short(g.Fingerprint.Code)), escape.Code(short(g.Fingerprint.Tests)))
 	}
 }
 
@@ -278,7 +289,7 @@ func writeTimeline(b *strings.Builder, r *Record) {
 		if e.At.Before(r.Start) {
 			at = e.At.Format("01-02 15:04")
 		}
-		fmt.Fprintf(b, "| %s | %s |\n", at, cell(eventText(r, e)))
+		fmt.Fprintf(b, "| %s | %s |\n", at, escape.Cell(eventText(r, e)))
 	}
 	spans := Spans(r)
 	if len(spans) == 0 {
@@ -368,7 +379,7 @@ func Spans(r *Record) []string {
 				parts = append(parts, fmt.Sprintf("%s %s–%s", mark, ClockText(s.from), ClockText(spans[i+1].from)))
 			}
 		}
-		line := fmt.Sprintf("**%s** %s", it.ID, strings.Join(parts, ", "))
+		line := fmt.Sprintf("**%s** %s", escape.Inline(it.ID), strings.Join(parts, ", "))
 		if broke {
 			line += " (passed, then broke)"
 		}
@@ -406,7 +417,7 @@ func itemTable(b *strings.Builder, r *Record, g *Grade, title string, bonus bool
 		if v.Runs > 0 {
 			runs = fmt.Sprintf("%d of %d", v.Passes, v.Runs)
 		}
-		fmt.Fprintf(b, "| %s | **%s** %s | %s | %s | %s |\n", mark, it.ID, cell(it.Text), when, runs, cell(verdict))
+		fmt.Fprintf(b, "| %s | **%s** %s | %s | %s | %s |\n", mark, escape.Cell(it.ID), escape.Cell(it.Text), when, runs, escape.Cell(verdict))
 	}
 }
 
@@ -430,21 +441,15 @@ func writeCode(b *strings.Builder, r *Record, g *Grade) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	fmt.Fprintf(b, "Files: %s · fingerprint `%s` (the full code is in the record's JSON).\n\n", strings.Join(names, ", "), g.Fingerprint.Code)
+	fmt.Fprintf(b, "Files: %s · fingerprint %s (the full code is in the record's JSON).\n\n", escape.Inline(strings.Join(names, ", ")), escape.Code(g.Fingerprint.Code))
 	switch {
 	case r.Diff != "":
-		fmt.Fprintf(b, "Its diff from the stub:\n\n```diff\n%s```\n", r.Diff)
+		fmt.Fprintf(b, "Its diff from the stub:\n\n%s", escape.Block(r.Diff, "diff"))
 	case r.StartCode == StartUnknown:
 		fmt.Fprintf(b, "Its diff from the stub is not known: no git history to read the stub from.\n")
 	default:
 		fmt.Fprintf(b, "It is the untouched stub.\n")
 	}
-}
-
-// cell makes text safe inside a Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // ClockText shows a duration as m:ss, never negative.

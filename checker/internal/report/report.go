@@ -13,6 +13,7 @@
 //	  "score": {"required": 3, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2},
 //	  "race": true,                    // graded under the race detector
 //	  "noRace": "",                    // why not, when race is false
+//	  "raceRequired": true,            // passed needs race: an interview's final grade, regrade (omitted: false)
 //	  "runs": 1,                       // times every test ran (check --repeat: repeat × GOMAXPROCS values)
 //	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…", // rule: real-clock, forbidden, vet
 //	             "allowed": "…"}],      // a refused import's: what the code may import
@@ -52,6 +53,7 @@ import (
 	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
@@ -132,7 +134,7 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 		}
 		fmt.Fprintln(w, line)
 		for _, l := range g.lines {
-			fmt.Fprintf(w, "      %s\n", l)
+			fmt.Fprintf(w, "      %s\n", escape.Line(l))
 		}
 	}
 	section := func(title string, bonus bool) {
@@ -164,9 +166,11 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 			if l := kindLabel[it.Kind]; l != "" && !strings.HasPrefix(msg, l) {
 				msg = l + ": " + msg
 			}
-			fmt.Fprintf(w, "        %s\n", msg)
+			// A message can quote what the code returned (an error's text),
+			// and regrade shows a candidate's code to the interviewer.
+			fmt.Fprintf(w, "        %s\n", escape.Line(msg))
 			for _, d := range it.Detail {
-				fmt.Fprintf(w, "        %s\n", s.dim(d))
+				fmt.Fprintf(w, "        %s\n", s.dim(escape.Line(d)))
 			}
 			if luck := luckNote(it, k, s); luck != "" {
 				fmt.Fprintf(w, "        %s\n", luck)
@@ -347,7 +351,11 @@ func gates(r *grade.Result) []gateLine {
 			g.state, g.note = gateUnknown, "not checked yet: no test got to run your code"
 		}
 	}
-	if !r.Race {
+	switch {
+	case r.RaceMissing():
+		race.state, race.note = gateFailed, "not checked: the race detector needs cgo and a C compiler, and here "+r.NoRace
+		race.lines = []string{"this grade calls a kata passed only under the race detector: grade again where cgo works (CGO_ENABLED=1 and gcc)"}
+	case !r.Race:
 		race.state, race.note = gateUnknown, "not checked: the race detector needs cgo and a C compiler, and here "+r.NoRace
 	}
 	return []gateLine{compiles, allowed, clock, vet, race, leak}
@@ -392,6 +400,8 @@ func next(r *grade.Result, s Style) string {
 			msg += fmt.Sprintf(" Stuck? make hint EX=%s N=%d", k.ID(), hs[0])
 		}
 		return msg
+	case r.RaceMissing():
+		return "every requirement passes, but the race detector did not run (" + r.NoRace + "), and this grade needs it to call the kata passed: grade again where cgo works."
 	case slices.ContainsFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleVet }):
 		return "every requirement passes, but go vet found a mistake above that the tests catch only by luck: fix it."
 	case len(r.Gate) > 0:
@@ -434,6 +444,7 @@ type jsonGrade struct {
 	Score       jsonScore        `json:"score"`
 	Race        bool             `json:"race"`
 	NoRace      string           `json:"noRace"`
+	RaceReq     bool             `json:"raceRequired,omitempty"`
 	Runs        int              `json:"runs"`
 	Gates       []jsonGate       `json:"gates"`
 	Build       *jsonBuild       `json:"build"`
@@ -475,7 +486,7 @@ type jsonItem struct {
 func toJSON(r *grade.Result) jsonGrade {
 	req, total, b, bt := r.Score()
 	g := jsonGrade{Schema: 1, Kata: r.Kata.Slug, Title: r.Kata.Title, Passed: r.Passed(),
-		Score: jsonScore{req, total, b, bt}, Race: r.Race, NoRace: r.NoRace, Runs: r.Runs,
+		Score: jsonScore{req, total, b, bt}, Race: r.Race, NoRace: r.NoRace, RaceReq: r.RaceRequired, Runs: r.Runs,
 		Gates: []jsonGate{}, Items: []jsonItem{}}
 	for _, f := range r.Gate {
 		g.Gates = append(g.Gates, jsonGate{f.File, f.Line, f.Rule, f.Message, f.Allowed})

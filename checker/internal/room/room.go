@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"gokata/checker/internal/escape"
 )
 
 // Kata is a column of the grid.
@@ -342,7 +344,7 @@ func (g *Grid) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# Room · %d participants · %d katas\n\n", len(g.Rows), len(g.Katas))
 	b.WriteString("| participant |")
 	for _, k := range g.Katas {
-		fmt.Fprintf(&b, " %s |", k.Slug)
+		fmt.Fprintf(&b, " %s |", escape.Cell(k.Slug))
 	}
 	b.WriteString(" passed |\n| --- |")
 	for range g.Katas {
@@ -350,11 +352,11 @@ func (g *Grid) Markdown(w io.Writer) error {
 	}
 	b.WriteString(" --: |\n")
 	for _, r := range g.Rows {
-		fmt.Fprintf(&b, "| %s |", mdCell(r.Participant))
+		fmt.Fprintf(&b, "| %s |", escape.Cell(r.Participant))
 		for _, k := range g.Katas {
 			c := r.Cells[k.Slug]
 			if w := c.Where(); w != "" {
-				fmt.Fprintf(&b, " %s · %s |", c.Text(), w)
+				fmt.Fprintf(&b, " %s · %s |", c.Text(), escape.Cell(w))
 				continue
 			}
 			fmt.Fprintf(&b, " %s |", c.Text())
@@ -372,9 +374,3 @@ func (g *Grid) Markdown(w io.Writer) error {
 
 // Legend explains the cells.
 const Legend = "✔ passed (+n: bonus follow-ups passed) · k/n: requirements passed so far · R4 since 10:42: the first failing requirement, first since then (build: the code was not built) · –: not graded"
-
-// mdCell makes s plain text in a Markdown table cell.
-func mdCell(s string) string {
-	s = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;").Replace(s)
-	return strings.Join(strings.Fields(s), " ")
-}

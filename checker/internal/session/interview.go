@@ -232,13 +232,16 @@ type FinalGrading struct {
 // scorecard, with the follow-up questions and their answers, is for the
 // interviewer: the terminal shows it only when asked to.
 type Finished struct {
-	Ending    string
-	Passed    bool
-	Required  int
-	Total     int
-	Bonus     int
-	BonusOf   int
-	Runs      int // of the final grade; 0 when there was none (Ctrl-C)
+	Ending   string
+	Passed   bool
+	Required int
+	Total    int
+	Bonus    int
+	BonusOf  int
+	Runs     int // of the final grade; 0 when there was none (Ctrl-C)
+	// NoRace is why the race detector did not run, when the final grade
+	// needed it: then it is no pass, whatever the score.
+	NoRace    string
 	Scorecard string
 	Saved     string // the scorecard
 	Record    string // the record (JSON)
@@ -511,6 +514,9 @@ func (r *interviewer) finish(ctx context.Context) error {
 	}
 	f.Passed = last.Passed()
 	f.Required, f.Total, f.Bonus, f.BonusOf = last.Score()
+	if last.RaceMissing() {
+		f.NoRace = last.NoRace
+	}
 	r.emit(f)
 	return ctx.Err()
 }
@@ -520,6 +526,7 @@ func (r *interviewer) finish(ctx context.Context) error {
 func (r *interviewer) finalGrade(ctx context.Context) error {
 	g := *r.g.grader
 	g.Options.Repeat, g.Options.CPU = r.finalRuns()
+	g.Options.RequireRace = true // the record's last word: no pass that a race could have made
 	r.emit(FinalGrading{Ending: r.iv.Ending, Repeat: g.Options.Repeat, CPU: g.Options.CPU})
 	r.via = "final"
 	_, err := g.Grade(ctx, r.Kata)

@@ -2,10 +2,10 @@ package teststream
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
-	"strings"
 	"unicode/utf8"
+
+	"gokata/checker/internal/escape"
 )
 
 // Printed is what the code under test printed during a test (and its
@@ -133,7 +133,7 @@ func (p *printed) classify(l []byte, long bool) {
 	case bytes.Equal(l, rule):
 		p.rule = true
 		return
-	case bytes.HasPrefix(l, []byte("    ")) && messageAt(l) == 0:
+	case bytes.HasPrefix(l, []byte("    ")) && MessageAt(l) == 0:
 		p.inMessage = true
 		return
 	case p.inMessage && bytes.HasPrefix(l, []byte("        ")):
@@ -144,7 +144,7 @@ func (p *printed) classify(l []byte, long bool) {
 		p.inDump = true
 		return
 	}
-	if at := messageAt(l); at > 0 {
+	if at := MessageAt(l); at > 0 {
 		// Printed without a newline, then a test message on the same line.
 		p.inMessage = true
 		l, long = l[:at], false
@@ -152,8 +152,10 @@ func (p *printed) classify(l []byte, long bool) {
 	p.keep(l, long)
 }
 
-// messageAt is where a test message begins in l, or -1.
-func messageAt(l []byte) int {
+// MessageAt is where a test message ("    retry_test.go:41: ") begins in
+// line l, or -1: at 0, or further on when the code printed something
+// without a newline just before it.
+func MessageAt(l []byte) int {
 	if !bytes.Contains(l, []byte(".go:")) { // most lines: no need for the regexp
 		return -1
 	}
@@ -202,31 +204,13 @@ func (p *printed) result() Printed {
 	return out
 }
 
+// show is the line as it is shown: its control characters escaped, so
+// that printing a line cannot steer a terminal.
 func (l line) show() string {
 	if l.long {
-		return escape(cutRune(string(l.text))) + "…"
+		return escape.Line(cutRune(string(l.text))) + "…"
 	}
-	return escape(string(l.text))
-}
-
-// escape shows control characters (but tabs) and invalid UTF-8 as Go
-// escapes, so that printing a line cannot steer a terminal.
-func escape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0:
-			q := fmt.Sprintf("%+q", string(r))
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
+	return escape.Line(string(l.text))
 }
 
 // cutRune drops an incomplete UTF-8 sequence from the end of s, left by

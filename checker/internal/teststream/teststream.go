@@ -6,7 +6,8 @@
 // test named last.
 //
 // The code under test shares the binary's stdout, so it can print the
-// marker too. Frames that cannot come from the testing package are forged:
+// marker too, and without a newline: a frame is what follows the last
+// marker of a line, everything before it is output. Frames that cannot come from the testing package are forged:
 // a test starting while another one runs, a result for a test that is not
 // running, a final PASS or FAIL while a test runs. They are kept as output,
 // never obeyed, and recorded against the test that was running (Forged).
@@ -28,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -137,6 +137,15 @@ func Decode(rd io.Reader, limit int) (*Run, error) {
 				end := j
 				if j < 0 {
 					end = len(b)
+				}
+				// A second marker before the line ends: what came
+				// since the first one was output glued to a marker (a
+				// print without a newline), and a frame starts here.
+				if k := bytes.Index(b[:end], []byte(marker)); k >= 0 {
+					text(append(frame, b[:k]...))
+					inFrame = false
+					b = b[k:]
+					continue
 				}
 				frame = append(frame, b[:end]...)
 				if len(frame) > maxFrame { // no frame is this long: output
@@ -327,8 +336,6 @@ type keptLine struct {
 	text string
 }
 
-var messageRE = regexp.MustCompile(`^    \S+\.go:\d+: `)
-
 func (c *capped) add(s []byte) {
 	c.keep(s)
 	c.total += len(s)
@@ -353,7 +360,9 @@ func (c *capped) keep(line []byte) {
 		c.inRace = false
 	case has("panic: ") || has("fatal error: "):
 		c.inMessage = false // one line: the dump that follows is in the tail
-	case has("    ") && messageRE.Match(line): // the prefix first: cheaper than the regexp
+	case has("    ") && MessageAt(line) == 0: // the prefix first: cheaper than the regexp
+		c.inMessage = true
+	case !has("        ") && MessageAt(line) > 0: // after a print without a newline
 		c.inMessage = true
 	case c.inMessage && has("        "):
 	default:

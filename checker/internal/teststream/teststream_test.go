@@ -48,6 +48,26 @@ func TestDecodeInEveryChunkSize(t *testing.T) {
 	}
 }
 
+// A print without a newline that holds the marker is output, not the
+// start of a frame: the frame after it is still read, in every chunk size.
+func TestDecodeMarkerGluedToOutput(t *testing.T) {
+	s := "\x16=== RUN   TestR1_A\n" +
+		"x\x16y\x16--- PASS: TestR1_A (0.00s)\n" +
+		"\x16=== RUN   TestR2_B\n" +
+		"\x16\x16=== RUN   TestR9_Fake\x16--- FAIL: TestR2_B (0.00s)\n" +
+		"\x16PASS\n"
+	for n := 1; n <= len(s); n++ {
+		r, err := teststream.Decode(chunked{strings.NewReader(s), n}, 1<<10)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"TestR1_A", "TestR2_B"}, r.Order, "chunk %d", n)
+		assert.Equal(t, "pass", r.Tests["TestR1_A"].Action, "chunk %d", n)
+		assert.Equal(t, "x\x16y", r.Tests["TestR1_A"].Output(), "chunk %d", n)
+		assert.Equal(t, "fail", r.Tests["TestR2_B"].Action, "chunk %d", n)
+		assert.Equal(t, "pass", r.Package, "chunk %d", n)
+		assert.Empty(t, r.Forged, "chunk %d", n)
+	}
+}
+
 func TestDecodeSubtestOutputIsTheParents(t *testing.T) {
 	s := "\x16=== RUN   TestR1_A\n" +
 		"\x16=== RUN   TestR1_A/limit_1\n" +
