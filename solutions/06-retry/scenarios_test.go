@@ -141,6 +141,13 @@ func (o *testAttempts) call(ctx context.Context) (int, error) {
 	return 0, err
 }
 
+// at is when attempt n was made, on the mock clock.
+func (o *testAttempts) at(n int) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ends[n-1]
+}
+
 func (o *testAttempts) calls() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -201,14 +208,31 @@ func (s testBackoff) play(h *katatest.H) {
 			return
 		}
 		if want > 0 {
-			h.Advance(want - 1)
-			if s.req == "R1" && op.calls() > n {
-				h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
-					"attempt %d started %v early", n, want, s.why(n), n+1, 1*time.Nanosecond)
-				c.Stop()
-				return
+			// The README allows 1ns of rounding: attempt n+1 starts between
+			// want-1 and want+1 after attempt n.
+			start := op.at(n)
+			if early := start.Add(want - 2).Sub(h.Clk.Now()); want > 2 && early > 0 {
+				h.Advance(early)
+				if s.req == "R1" && op.calls() > n {
+					h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
+						"attempt %d started after %v", n, want, s.why(n), n+1, op.at(n+1).Sub(start))
+					c.Stop()
+					return
+				}
 			}
-			h.Advance(1)
+			for i := range 3 { // to want-1, want, want+1: stop at the first that starts attempt n+1
+				if d := start.Add(want - 1 + time.Duration(i)).Sub(h.Clk.Now()); op.calls() == n && d > 0 {
+					h.Advance(d)
+				}
+			}
+			if s.req == "R1" && op.calls() > n {
+				if got := op.at(n + 1).Sub(start); got < want-1 || got > want+1 {
+					h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
+						"attempt %d started after %v", n, want, s.why(n), n+1, got)
+					c.Stop()
+					return
+				}
+			}
 		}
 		c.ReturnsAtOnce(10 * time.Millisecond) // a pause of 0 takes a moment of bubble time
 		if op.calls() == n {
@@ -243,7 +267,7 @@ func (s testBackoff) checkHook(h *katatest.H, got []testSleep, op *testAttempts,
 		return false
 	}
 	g, errN := got[n-1], op.err(n)
-	if g.attempt != n || g.err != errN || g.pause != want {
+	if g.attempt != n || g.err != errN || g.pause < want-1 || g.pause > want+1 {
 		h.Errorf("BeforeSleep before the pause after attempt %d got (attempt %d, err %s, pause %v); want (attempt %d, "+
 			"the very error attempt %d returned, %s, pause %v (%s)): pass op's error as it is, not wrapped or rebuilt",
 			n, g.attempt, testDescribe(g.err), g.pause, n, n, testDescribe(errN), want, s.why(n))
