@@ -338,12 +338,14 @@ func TestR1_ExplorePausesGrowFromBaseDelayToTheNanosecond(t *testing.T) {
 
 func TestR2_ExploreAttemptsRunOutWithTheLastError(t *testing.T) {
 	katatest.Explore(t, 15, testDrawBackoff("R2"), func(h *katatest.H, s testBackoff) { s.play(h) })
-	// Below 1 means 1, every run: MaxAttempts 0 and -3.
-	for _, attempts := range []int{0, -3} {
+	// Every run: below 1 means 1 (MaxAttempts 0 and -3), and a last error
+	// that wraps another.
+	for _, s := range []testBackoff{{attempts: 0, kinds: []int{0}}, {attempts: -3, kinds: []int{1}},
+		{attempts: 3, kinds: []int{0, 1, 2}}} {
 		if t.Failed() {
 			return
 		}
-		s := testBackoff{req: "R2", attempts: attempts, base: time.Millisecond, kinds: []int{0}}
+		s.req, s.base = "R2", time.Millisecond
 		katatest.Run(t, func(h *katatest.H) {
 			s.play(h)
 			if h.Failed() {
