@@ -754,18 +754,18 @@ func testExplore(t *testing.T, req string, checks int, fixed ...testFlow) {
 }
 
 func TestR1_ExploreBackpressureWithProducersPuttingAtOnce(t *testing.T) {
-	testExplore(t, "R1", 20)
+	testExplore(t, "R1", 15)
 }
 
 func TestR2_ExploreDrainDeliversEveryItemInFIFOOrder(t *testing.T) {
 	// Three items wait in the queue while the one consumer is busy: the
 	// oldest must leave first.
-	testExplore(t, "R2", 20, testFlow{capacity: 3, consumers: 1, producers: []int{4, 3},
+	testExplore(t, "R2", 15, testFlow{capacity: 3, consumers: 1, producers: []int{4, 3},
 		steps: []testStep{{releases: []testRelease{{0, -1}}}, {releases: []testRelease{{0, -1}}}}})
 }
 
 func TestR3_ExploreCancelAmongReleasesAndLateErrors(t *testing.T) {
-	testExplore(t, "R3", 20)
+	testExplore(t, "R3", 15)
 }
 
 func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
@@ -777,9 +777,9 @@ func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
 		fixed = append(fixed, testFlow{capacity: 1, consumers: 2, producers: []int{3, 2}, steps: []testStep{
 			{releases: []testRelease{{0, k}}}, {cancel: 2}, {releases: []testRelease{{0, -1}}}}})
 	}
-	testExplore(t, "R4", 20, fixed...)
+	testExplore(t, "R4", 15, fixed...)
 }
 
 func TestR6_ExploreHandOffWithProducersPuttingAtOnce(t *testing.T) {
-	testExplore(t, "R6", 10)
+	testExplore(t, "R6", 8)
 }

@@ -333,11 +333,11 @@ func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *test
 }
 
 func TestR1_ExplorePausesGrowFromBaseDelayToTheNanosecond(t *testing.T) {
-	katatest.Explore(t, 15, testDrawBackoff("R1"), func(h *katatest.H, s testBackoff) { s.play(h) })
+	katatest.Explore(t, 12, testDrawBackoff("R1"), func(h *katatest.H, s testBackoff) { s.play(h) })
 }
 
 func TestR2_ExploreAttemptsRunOutWithTheLastError(t *testing.T) {
-	katatest.Explore(t, 15, testDrawBackoff("R2"), func(h *katatest.H, s testBackoff) { s.play(h) })
+	katatest.Explore(t, 12, testDrawBackoff("R2"), func(h *katatest.H, s testBackoff) { s.play(h) })
 	// Every run: below 1 means 1 (MaxAttempts 0 and -3), and a last error
 	// that wraps another.
 	for _, s := range []testBackoff{{attempts: 0, kinds: []int{0}}, {attempts: -3, kinds: []int{1}},
@@ -457,7 +457,7 @@ func (s testCancelInPause) play(h *katatest.H) {
 }
 
 func TestR4_ExploreCancelOrDeadlineAnywhereInAnyPause(t *testing.T) {
-	katatest.Explore(t, 15, testDrawCancelInPause, func(h *katatest.H, s testCancelInPause) { s.play(h) })
+	katatest.Explore(t, 12, testDrawCancelInPause, func(h *katatest.H, s testCancelInPause) { s.play(h) })
 	// Every run: a cancel and a deadline in the third pause.
 	for _, deadline := range []bool{false, true} {
 		if t.Failed() {
