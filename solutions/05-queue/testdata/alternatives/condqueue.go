@@ -79,6 +79,12 @@ func (q *condQueue[T]) stop(err error) {
 	q.mu.Lock()
 	if q.err == nil {
 		q.err = err
+		// Nothing recorded yet, but ctx is done: the caller cancelled, and
+		// the AfterFunc that records it has not run yet. The cancel came
+		// first.
+		if cerr := q.ctx.Err(); cerr != nil {
+			q.err = cerr
+		}
 	}
 	q.mu.Unlock()
 	q.cancel()

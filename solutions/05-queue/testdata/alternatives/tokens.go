@@ -54,6 +54,12 @@ func (p *pipe[T]) fail(err error) {
 	p.mu.Lock()
 	if p.err == nil {
 		p.err = err
+		// Nothing recorded yet, but ctx is done: the caller cancelled, and
+		// the AfterFunc that records it has not run yet. The cancel came
+		// first.
+		if cerr := p.ctx.Err(); cerr != nil {
+			p.err = cerr
+		}
 	}
 	p.mu.Unlock()
 	p.stop()
@@ -85,7 +91,13 @@ func (p *pipe[T]) put(v T) error {
 	p.items = append(p.items, v)
 	p.produced++
 	p.mu.Unlock()
-	p.wake <- struct{}{} // never blocks: at most one per token
+	// A hint, never a wait: a consumer that takes an item straight from
+	// the slice leaves the wake-up of its put behind, so the buffer can be
+	// full, and then a consumer about to wait wakes at once anyway.
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
 	return nil
 }
 

@@ -1,0 +1,475 @@
+package retry
+
+// Explored requirements, continued: the backoff and the end of the
+// attempts, over drawn policies and failures.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// testFailure is a retryable way for an attempt to fail; each call makes
+// a fresh error, so "the last op error" means that very value.
+var testFailureKinds = []struct {
+	how  string
+	make func(n int) error
+}{
+	{"a plain error", func(n int) error { return fmt.Errorf("stock lookup %d: connection reset", n) }},
+	{"a *statusError 503", func(n int) error { return &testStatus{503} }},
+	{"an error wrapping io.ErrUnexpectedEOF", func(n int) error { return fmt.Errorf("stock lookup %d: %w", n, io.ErrUnexpectedEOF) }},
+	{"errors.Join of two errors", func(n int) error {
+		return errors.Join(fmt.Errorf("replica a, attempt %d: timeout", n), &testStatus{502})
+	}},
+}
+
+// testBackoff is one call of Do: a policy without jitter and an op that
+// fails len(kinds) times and then returns 42.
+type testBackoff struct {
+	req      string
+	attempts int // MaxAttempts as given: below 1 means 1
+	base     time.Duration
+	mult     float64
+	maxDelay time.Duration
+	kinds    []int // how attempt n fails: testFailureKinds[kinds[n-1]]
+}
+
+func (s testBackoff) String() string {
+	var fails []string
+	for i, k := range s.kinds {
+		fails = append(fails, fmt.Sprintf("attempt %d fails with %s", i+1, testFailureKinds[k].how))
+	}
+	end := fmt.Sprintf("; attempt %d would succeed with 42", len(s.kinds)+1)
+	if len(s.kinds) < s.limit() {
+		end = fmt.Sprintf("; attempt %d succeeds with 42", len(s.kinds)+1)
+	}
+	return fmt.Sprintf("Policy{MaxAttempts: %d, BaseDelay: %v, Multiplier: %v, MaxDelay: %v, Retryable nil, no jitter}; %s%s",
+		s.attempts, s.base, s.mult, s.maxDelay, strings.Join(fails, ", "), end)
+}
+
+// limit is how many attempts Do makes at most.
+func (s testBackoff) limit() int { return max(s.attempts, 1) }
+
+// pause is the README's pause after the n-th failure: BaseDelay·Mⁿ⁻¹,
+// saturating at MaxDelay (or the largest Duration).
+func (s testBackoff) pause(n int) time.Duration {
+	if s.base <= 0 {
+		return 0
+	}
+	limit := time.Duration(math.MaxInt64)
+	if s.maxDelay > 0 {
+		limit = s.maxDelay
+	}
+	m := s.mult
+	if m < 1 {
+		m = 2
+	}
+	d := float64(s.base) * math.Pow(m, float64(n-1))
+	if d >= float64(limit) {
+		return limit
+	}
+	return max(time.Duration(d), 1)
+}
+
+func (s testBackoff) why(n int) string {
+	m := fmt.Sprint(s.mult)
+	if s.mult < 1 {
+		m = fmt.Sprintf("2 (Multiplier %v is below 1)", s.mult)
+	}
+	w := fmt.Sprintf("BaseDelay %v · %s^%d", s.base, m, n-1)
+	if s.maxDelay > 0 {
+		w += fmt.Sprintf(", capped at MaxDelay %v", s.maxDelay)
+	}
+	return w
+}
+
+func testDrawBackoff(req string) func(*rapid.T) testBackoff {
+	return func(r *rapid.T) testBackoff {
+		s := testBackoff{req: req}
+		if req == "R2" {
+			s.attempts = rapid.IntRange(-1, 5).Draw(r, "MaxAttempts")
+		} else {
+			s.attempts = rapid.IntRange(2, 6).Draw(r, "MaxAttempts")
+		}
+		s.base = rapid.SampledFrom([]time.Duration{0, 1, 101, time.Millisecond, 7 * time.Millisecond,
+			50 * time.Millisecond, 100 * time.Millisecond}).Draw(r, "BaseDelay")
+		s.mult = rapid.SampledFrom([]float64{0, 0.5, 1, 1.5, 2, 3}).Draw(r, "Multiplier")
+		if rapid.Bool().Draw(r, "MaxDelay set") && s.base > 0 {
+			s.maxDelay = s.base * time.Duration(rapid.IntRange(1, 10).Draw(r, "MaxDelay/BaseDelay"))
+		}
+		fails := s.limit() // R2: every attempt fails
+		if req == "R1" {
+			fails = rapid.IntRange(1, s.limit()).Draw(r, "failures")
+		}
+		s.kinds = rapid.SliceOfN(rapid.IntRange(0, len(testFailureKinds)-1), fails, fails).Draw(r, "failure kinds")
+		return s
+	}
+}
+
+// testAttempts is the op of a testBackoff: it records when each attempt
+// ended, and the error it returned.
+type testAttempts struct {
+	s    testBackoff
+	clk  interface{ Now() time.Time }
+	mu   sync.Mutex
+	errs []error
+	ends []time.Time
+}
+
+func (o *testAttempts) call(ctx context.Context) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := len(o.errs) + 1
+	o.ends = append(o.ends, o.clk.Now())
+	if n > len(o.s.kinds) {
+		o.errs = append(o.errs, nil)
+		return 42, nil
+	}
+	err := testFailureKinds[o.s.kinds[n-1]].make(n)
+	o.errs = append(o.errs, err)
+	return 0, err
+}
+
+// at is when attempt n was made, on the mock clock.
+func (o *testAttempts) at(n int) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ends[n-1]
+}
+
+func (o *testAttempts) calls() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.errs)
+}
+
+func (o *testAttempts) err(n int) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.errs[n-1]
+}
+
+// play runs Do through every attempt and checks s.req: R1 the pause after
+// each failure to the nanosecond and what BeforeSleep saw, R2 how Do ends
+// when the attempts run out.
+func (s testBackoff) play(h *katatest.H) {
+	op := &testAttempts{s: s, clk: h.Clk}
+	hooks := &testHooks{}
+	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, Multiplier: s.mult, MaxDelay: s.maxDelay, BeforeSleep: hooks.record}
+	c := katatest.Start(h, func(ctx context.Context) (int, error) { return Do(ctx, h.Clk, p, op.call) })
+	if c.Broken() {
+		return
+	}
+	last := min(s.limit(), len(s.kinds)+1) // the attempt Do ends with
+	if s.base == 0 {
+		// Pauses of 0: the attempts follow each other at once; look at
+		// what BeforeSleep saw once Do is done.
+		c.ReturnsAtOnce(time.Second)
+		for i := 0; i < 100 && s.req == "R2" && !c.Returned(); i++ {
+			h.Advance(time.Hour) // R2 is about the end: get there, whatever the pauses are
+		}
+		if s.req == "R1" && op.calls() == last && len(hooks.All()) == last-1 {
+			for n := 1; n < last; n++ {
+				if !s.checkHook(h, hooks.All()[:n], op, n, 0) {
+					c.Stop()
+					return
+				}
+			}
+		}
+	}
+	for n := 1; n < last && s.base > 0; n++ {
+		synctest.Wait()
+		if c.Returned() || op.calls() != n {
+			if s.req == "R1" {
+				h.Errorf("attempt %d failed with %s and %d attempts are allowed: Do must pause %v (%s) and then make "+
+					"attempt %d; instead, without the clock moving, Do had made %d attempt(s) and returned: %v",
+					n, testFailureKinds[s.kinds[n-1]].how, s.limit(), s.pause(n), s.why(n), n+1, op.calls(), c.Returned())
+				c.Stop()
+			}
+			if s.req == "R2" {
+				break
+			}
+			return
+		}
+		want := s.pause(n)
+		if s.req == "R1" && !s.checkHook(h, hooks.All(), op, n, want) {
+			c.Stop()
+			return
+		}
+		if want > 0 {
+			// The README allows 1ns of rounding: attempt n+1 starts between
+			// want-1 and want+1 after attempt n.
+			start := op.at(n)
+			if early := start.Add(want - 2).Sub(h.Clk.Now()); want > 2 && early > 0 {
+				h.Advance(early)
+				if s.req == "R1" && op.calls() > n {
+					h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
+						"attempt %d started after %v", n, want, s.why(n), n+1, op.at(n+1).Sub(start))
+					c.Stop()
+					return
+				}
+			}
+			for i := range 3 { // to want-1, want, want+1: stop at the first that starts attempt n+1
+				if d := start.Add(want - 1 + time.Duration(i)).Sub(h.Clk.Now()); op.calls() == n && d > 0 {
+					h.Advance(d)
+				}
+			}
+			if s.req == "R1" && op.calls() > n {
+				if got := op.at(n + 1).Sub(start); got < want-1 || got > want+1 {
+					h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
+						"attempt %d started after %v", n, want, s.why(n), n+1, got)
+					c.Stop()
+					return
+				}
+			}
+		}
+		c.ReturnsAtOnce(10 * time.Millisecond) // a pause of 0 takes a moment of bubble time
+		if op.calls() == n {
+			if s.req == "R1" {
+				h.Errorf("the pause after attempt %d must be %v (%s), on the injected clock; when it had passed "+
+					"attempt %d had not started", n, want, s.why(n), n+1)
+				c.Stop()
+				return
+			}
+			for range 100 { // R2 is about the end: get there, whatever the pauses are
+				if c.Returned() || op.calls() > n {
+					break
+				}
+				h.Advance(time.Hour)
+			}
+		}
+	}
+	switch s.req {
+	case "R1":
+		s.checkEnd1(h, c, hooks, last)
+	case "R2":
+		s.checkEnd2(h, c, hooks, op)
+	}
+}
+
+// checkHook checks what BeforeSleep was told before the pause after
+// attempt n, which has not started yet.
+func (s testBackoff) checkHook(h *katatest.H, got []testSleep, op *testAttempts, n int, want time.Duration) bool {
+	if len(got) != n {
+		h.Errorf("BeforeSleep must run once before each pause, before it starts: before the pause after attempt %d "+
+			"it had been called %d time(s)", n, len(got))
+		return false
+	}
+	g, errN := got[n-1], op.err(n)
+	if g.attempt != n || g.err != errN || g.pause < want-1 || g.pause > want+1 {
+		h.Errorf("BeforeSleep before the pause after attempt %d got (attempt %d, err %s, pause %v); want (attempt %d, "+
+			"the very error attempt %d returned, %s, pause %v (%s)): pass op's error as it is, not wrapped or rebuilt",
+			n, g.attempt, testDescribe(g.err), g.pause, n, n, testDescribe(errN), want, s.why(n))
+		return false
+	}
+	return true
+}
+
+// checkEnd1 checks the success at the last attempt.
+func (s testBackoff) checkEnd1(h *katatest.H, c *katatest.Call[int], hooks *testHooks, last int) {
+	if last <= len(s.kinds) {
+		c.Stop() // the attempts ran out: R2's business
+		return
+	}
+	if !c.Returned() {
+		h.Errorf("attempt %d succeeded, yet Do was still running: return op's value as soon as it succeeds", last)
+		c.Stop()
+		return
+	}
+	v, err, ok := c.Finish("Do")
+	if ok && (v != 42 || err != nil) {
+		h.Errorf("attempt %d succeeded with 42, and Do returned (%d, %v); want (42, nil)", last, v, err)
+	}
+}
+
+// checkEnd2 checks how Do ends when every attempt fails.
+func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *testHooks, op *testAttempts) {
+	a := s.limit()
+	synctest.Wait()
+	if !c.Returned() {
+		h.Errorf("MaxAttempts %d: after attempt %d failed Do was still running without the clock moving: the attempts "+
+			"have run out, so Do returns at once, with no pause after the final attempt (it made %d attempt(s))",
+			s.attempts, a, op.calls())
+		c.Stop()
+		return
+	}
+	_, err, ok := c.Finish("Do")
+	if !ok {
+		return
+	}
+	calls := op.calls()
+	if calls != a {
+		h.Errorf("MaxAttempts %d allows %d attempt(s) (it counts every call of op, the first included; below 1 "+
+			"means 1); op was called %d time(s)", s.attempts, a, calls)
+		return
+	}
+	lastErr := op.err(a)
+	var st *testStatus
+	switch {
+	case !errors.Is(err, ErrExhausted):
+		h.Errorf("after the %d attempt(s) of MaxAttempts %d failed, the error must match ErrExhausted; Do returned %s",
+			a, s.attempts, testDescribe(err))
+	case !errors.Is(err, lastErr):
+		h.Errorf("after the %d attempt(s) of MaxAttempts %d failed, the error must match the last op error too, the "+
+			"very value attempt %d returned, %s (wrap both with two %%w verbs); Do returned %s",
+			a, s.attempts, a, testDescribe(lastErr), testDescribe(err))
+	case errors.As(lastErr, &st) && !errors.As(err, &st):
+		h.Errorf("the last op error was %s: errors.As must still find it in Do's error %s", testDescribe(lastErr), testDescribe(err))
+	case len(hooks.All()) != a-1:
+		h.Errorf("BeforeSleep was called %d time(s) for %d attempt(s): once before each pause, and no pause follows "+
+			"the final attempt", len(hooks.All()), a)
+	}
+}
+
+func TestR1_ExplorePausesGrowFromBaseDelayToTheNanosecond(t *testing.T) {
+	katatest.Explore(t, 12, testDrawBackoff("R1"), func(h *katatest.H, s testBackoff) { s.play(h) })
+}
+
+func TestR2_ExploreAttemptsRunOutWithTheLastError(t *testing.T) {
+	katatest.Explore(t, 12, testDrawBackoff("R2"), func(h *katatest.H, s testBackoff) { s.play(h) })
+	// Every run: below 1 means 1 (MaxAttempts 0 and -3), and a last error
+	// that wraps another.
+	for _, s := range []testBackoff{{attempts: 0, kinds: []int{0}}, {attempts: -3, kinds: []int{1}},
+		{attempts: 3, kinds: []int{0, 1, 2}}} {
+		if t.Failed() {
+			return
+		}
+		s.req, s.base = "R2", time.Millisecond
+		katatest.Run(t, func(h *katatest.H) {
+			s.play(h)
+			if h.Failed() {
+				h.Logf("the scenario: %s", s)
+			}
+		})
+	}
+}
+
+// testCancelInPause is a call of Do whose ctx ends during the pause after
+// attempt k: cancelled by the caller, or its deadline passes.
+type testCancelInPause struct {
+	testBackoff
+	k        int           // the ctx ends in the pause after attempt k
+	offset   time.Duration // this long into that pause
+	deadline bool          // a deadline on the injected clock ends ctx, not a cancel
+}
+
+func (s testCancelInPause) String() string {
+	how := "the caller cancels ctx"
+	if s.deadline {
+		how = "ctx's deadline (clk.WithTimeout) passes"
+	}
+	return fmt.Sprintf("%s; %s %v into the %v pause after attempt %d", s.testBackoff, how, s.offset, s.pause(s.k), s.k)
+}
+
+func testDrawCancelInPause(r *rapid.T) testCancelInPause {
+	s := testCancelInPause{testBackoff: testBackoff{req: "R4"}}
+	s.attempts = rapid.IntRange(2, 6).Draw(r, "MaxAttempts")
+	s.base = rapid.SampledFrom([]time.Duration{time.Millisecond, 7 * time.Millisecond, 100 * time.Millisecond}).Draw(r, "BaseDelay")
+	s.mult = rapid.SampledFrom([]float64{0, 1, 1.5, 3}).Draw(r, "Multiplier")
+	s.kinds = rapid.SliceOfN(rapid.IntRange(0, len(testFailureKinds)-1), s.attempts, s.attempts).Draw(r, "failure kinds")
+	s.k = rapid.IntRange(1, s.attempts-1).Draw(r, "pause")
+	s.deadline = rapid.Bool().Draw(r, "deadline")
+	lo := time.Duration(0)
+	if s.deadline {
+		lo = 1 // a deadline at the very start of the pause would end ctx in the attempt
+	}
+	s.offset = time.Duration(rapid.Int64Range(int64(lo), int64(s.pause(s.k)-1)).Draw(r, "offset"))
+	return s
+}
+
+func (s testCancelInPause) play(h *katatest.H) {
+	op := &testAttempts{s: s.testBackoff, clk: h.Clk}
+	hooks := &testHooks{}
+	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, Multiplier: s.mult, BeforeSleep: hooks.record}
+	var opts []katatest.CtxOption
+	if s.deadline {
+		total := s.offset
+		for n := 1; n < s.k; n++ {
+			total += s.pause(n)
+		}
+		opts = append(opts, katatest.Timeout(total))
+	}
+	c := katatest.Start(h, func(ctx context.Context) (int, error) { return Do(ctx, h.Clk, p, op.call) }, opts...)
+	if c.Broken() {
+		return
+	}
+	for n := 1; n < s.k; n++ { // the pauses before: R1's business, only got through here
+		for range 100 {
+			if c.Returned() || op.calls() > n {
+				break
+			}
+			h.Advance(s.pause(n))
+			if op.calls() == n {
+				h.Advance(time.Hour)
+			}
+		}
+	}
+	synctest.Wait()
+	if c.Returned() || op.calls() != s.k {
+		c.Stop()
+		return
+	}
+	if s.offset > 0 {
+		h.Advance(s.offset)
+	}
+	how := "a cancel"
+	if s.deadline {
+		how = "ctx's deadline"
+	} else {
+		c.Cancel()
+	}
+	if instant, _ := c.ReturnsAtOnce(time.Second); !instant {
+		h.Errorf("%s %v into the %v pause after attempt %d must end the pause at once: Do was still waiting "+
+			"with the mock clock stopped (select on ctx.Done() and the pause's timer together)", how, s.offset, s.pause(s.k), s.k)
+		c.Stop()
+		return
+	}
+	_, err, ok := c.Finish("Do")
+	if !ok {
+		return
+	}
+	want := context.Canceled
+	if s.deadline {
+		want = context.DeadlineExceeded
+	}
+	last := op.err(s.k)
+	switch calls := op.calls(); {
+	case calls != s.k:
+		h.Errorf("%s in the pause after attempt %d: no further attempt may start, yet op was called %d time(s)", how, s.k, calls)
+	case !errors.Is(err, want):
+		h.Errorf("%s in the pause after attempt %d: the error must match ctx.Err(), here %v; Do returned %s: wrap "+
+			"what ctx.Err() returned, not a fixed error", how, s.k, want, testDescribe(err))
+	case !errors.Is(err, last):
+		h.Errorf("%s in the pause after attempt %d: the error must also match the last op error, the very value "+
+			"attempt %d returned, %s; Do returned %s", how, s.k, s.k, testDescribe(last), testDescribe(err))
+	}
+}
+
+func TestR4_ExploreCancelOrDeadlineAnywhereInAnyPause(t *testing.T) {
+	katatest.Explore(t, 12, testDrawCancelInPause, func(h *katatest.H, s testCancelInPause) { s.play(h) })
+	// Every run: a cancel and a deadline in the third pause.
+	for _, deadline := range []bool{false, true} {
+		if t.Failed() {
+			return
+		}
+		s := testCancelInPause{testBackoff: testBackoff{req: "R4", attempts: 4, base: 7 * time.Millisecond,
+			kinds: []int{0, 1, 2, 3}}, k: 3, offset: 3 * time.Millisecond, deadline: deadline}
+		katatest.Run(t, func(h *katatest.H) {
+			s.play(h)
+			if h.Failed() {
+				h.Logf("the scenario: %s", s)
+			}
+		})
+	}
+}
