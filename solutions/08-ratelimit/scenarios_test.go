@@ -135,13 +135,15 @@ func (s testSchedule) play(h *katatest.H) {
 			if got {
 				h.Errorf("Allow returned true at %v (%s), but the next token was due only at %v: counted from the "+
 					"anchor %v (the instant a token was last taken from a full bucket), token j is due at anchor + "+
-					"⌈(j − burst)·1e9/r⌉ ns; %d tokens had been taken since the anchor, and at most burst are saved up",
+					"⌈(j − burst)·1e9/r⌉ ns; %d tokens had been taken since the anchor, and at most burst are saved up "+
+					"(the bucket is full again only once anchor + ⌈n·1e9/r⌉ ≤ now). Compute every due time from the "+
+					"anchor: summed intervals and float token counts drift by a nanosecond",
 					now, what, due, anchor, m.taken)
 			} else {
 				h.Errorf("Allow returned false at %v (%s), but a token was due at %v: counted from the anchor %v, "+
 					"token j is due at anchor + ⌈(j − burst)·1e9/r⌉ ns, to the nanosecond; %d tokens had been taken "+
-					"since the anchor (no part of a token may be lost between calls, and a bucket full again at %v "+
-					"starts a new anchor)", now, what, due, anchor, m.taken, now)
+					"since the anchor (no part of a token may be lost between calls: a count of whole tokens throws the "+
+					"half away; and a bucket full again at %v starts a new anchor)", now, what, due, anchor, m.taken, now)
 			}
 			return false
 		}
@@ -216,7 +218,7 @@ func (s testLinScenario) String() string {
 	for i, bt := range s.batches {
 		fmt.Fprintf(&b, "\n  batch %d:", i+1)
 		if len(bt.cancels) > 0 {
-			fmt.Fprintf(&b, " cancel %d waiting Wait(s);", len(bt.cancels))
+			fmt.Fprintf(&b, " cancel up to %d waiting Wait(s) (picks %v, oldest first);", len(bt.cancels), bt.cancels)
 		}
 		fmt.Fprintf(&b, " %d goroutines at once:", len(bt.callers))
 		for g, ops := range bt.callers {
@@ -595,9 +597,23 @@ func (s testLinScenario) play(h *katatest.H) {
 		return
 	}
 	model := testLinModel(s.r, s.burst)
-	if !h.Linearizable(model, &hi.History, "Allow and Wait") {
-		h.Errorf("%s", testFirstUnexplained(model, hi))
+	ops := hi.operations()
+	if porcupine.CheckOperations(model, ops) {
+		h.Linearizable(model, &hi.History, "Allow and Wait")
+		return
 	}
+	lines := make([]string, len(ops))
+	for i, op := range ops {
+		who := "the test"
+		if op.ClientId < 100 {
+			who = fmt.Sprintf("batch %d, goroutine %d", op.ClientId/10+1, op.ClientId%10+1)
+		}
+		lines[i] = fmt.Sprintf("%s: %s (started at step %d, returned at step %d)",
+			who, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
+	}
+	h.Errorf("%s.\nAllow and Wait, called from several goroutines at once, gave answers that no order of the "+
+		"calls explains, each placed between its start and its return; the calls:\n%s",
+		testFirstUnexplained(model, ops), strings.Join(lines, "\n"))
 }
 
 // testEachWaitAlone checks what each Wait must do whatever the other calls
@@ -614,6 +630,12 @@ func testEachWaitAlone(h *katatest.H, ws []*testLinWaiter) bool {
 		case out.cancelled && (out.err == nil || out.err != out.ctxErr):
 			h.Errorf("Wait #%d, cancelled at %v while it waited, returned %v; want ctx.Err() (%v) itself, at once",
 				w.id, out.cancelAt, out.err, out.ctxErr)
+			return false
+		case op.kind == testWaitDeadline && !out.cancelled && errors.Is(out.err, context.DeadlineExceeded):
+			h.Errorf("Wait #%d waited until its deadline passed and returned %v: its token was due at or after "+
+				"the deadline (count the tokens the waiting calls reserved before it: each Wait reserves its own token "+
+				"as it starts), so Wait must fail at once "+
+				"with ErrWouldExceedDeadline, taking nothing, instead of waiting", w.id, out.err)
 			return false
 		case op.kind == testWaitDeadline && out.err != nil && !out.cancelled && !errors.Is(out.err, ErrWouldExceedDeadline):
 			h.Errorf("Wait #%d with a deadline returned %v: a deadline too soon for the token is an error that "+
@@ -634,16 +656,15 @@ func testEachWaitAlone(h *katatest.H, ws []*testLinWaiter) bool {
 	return true
 }
 
+// testArithmetic is the README's arithmetic, for a verdict.
+const testArithmetic = "token j since the anchor is due at anchor + ⌈(j − burst)·1e9/r⌉ ns, to the nanosecond " +
+	"(a count of whole tokens throws the half away; float tokens and summed intervals drift), and at most burst " +
+	"tokens are saved up: the time the bucket sat full is lost"
+
 // testFirstUnexplained replays the calls one at a time in the order they
 // started and names the first one the README's rules cannot explain there:
 // usually the mistake itself.
-func testFirstUnexplained(model porcupine.Model, hi *testHistory) string {
-	hi.mu.Lock()
-	var ops []porcupine.Operation
-	for _, op := range hi.started {
-		ops = append(ops, *op)
-	}
-	hi.mu.Unlock()
+func testFirstUnexplained(model porcupine.Model, ops []porcupine.Operation) string {
 	st := model.Init()
 	for _, op := range ops {
 		ok, next := model.Step(st, op.Input, op.Output)
@@ -651,10 +672,10 @@ func testFirstUnexplained(model porcupine.Model, hi *testHistory) string {
 			in := op.Input.(testLinIn)
 			rule := map[int]string{
 				testAllow: "Allow takes a token only if one is due at clk.Now(), and changes nothing when it " +
-					"answers false",
-				testWait: "Wait reserves the next token as it starts (even one due later: the bucket may go into " +
-					"debt) and returns nil exactly when that token is due; concurrent waiters get consecutive " +
-					"tokens, 1/r apart",
+					"answers false; " + testArithmetic,
+				testWait: "each Wait reserves its own token as it starts (even one due later: the bucket may go " +
+					"into debt) and returns nil exactly when that token is due; concurrent waiters get " +
+					"consecutive tokens, 1/r apart; " + testArithmetic,
 				testWaitDeadline: "a Wait whose token is due at or after its deadline fails at once and takes " +
 					"nothing; otherwise it waits for its token like any Wait",
 				testWaitDone: "a Wait whose ctx is already done takes nothing",
@@ -683,24 +704,37 @@ func TestR6_ExploreDeadlinesAmongConcurrentCalls(t *testing.T) {
 	katatest.Explore(t, 16, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h) })
 }
 
-// testHistory is a katatest.History that also keeps the calls in the order
-// they started, for testFirstUnexplained.
+// testHistory is a katatest.History that also keeps the calls itself, so
+// that a verdict can say which call the README's rules cannot explain.
 type testHistory struct {
 	katatest.History
-	mu      sync.Mutex
-	started []*porcupine.Operation
+	mu   sync.Mutex
+	tick int64
+	ops  []*porcupine.Operation // in the order they started
 }
 
 func (hi *testHistory) Call(client int, input any) func(output any) {
-	ret := hi.History.Call(client, input)
-	op := &porcupine.Operation{ClientId: client, Input: input}
 	hi.mu.Lock()
-	hi.started = append(hi.started, op)
+	hi.tick++
+	op := &porcupine.Operation{ClientId: client, Input: input, Call: hi.tick}
+	hi.ops = append(hi.ops, op)
 	hi.mu.Unlock()
+	ret := hi.History.Call(client, input)
 	return func(output any) {
-		hi.mu.Lock()
-		op.Output = output
-		hi.mu.Unlock()
 		ret(output)
+		hi.mu.Lock()
+		defer hi.mu.Unlock()
+		hi.tick++
+		op.Output, op.Return = output, hi.tick
 	}
+}
+
+func (hi *testHistory) operations() []porcupine.Operation {
+	hi.mu.Lock()
+	defer hi.mu.Unlock()
+	ops := make([]porcupine.Operation, len(hi.ops))
+	for i, op := range hi.ops {
+		ops[i] = *op
+	}
+	return ops
 }
