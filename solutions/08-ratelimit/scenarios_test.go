@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -143,7 +144,7 @@ func (s testSchedule) play(h *katatest.H) {
 				h.Errorf("Allow returned false at %v (%s), but a token was due at %v: counted from the anchor %v, "+
 					"token j is due at anchor + ⌈(j − burst)·1e9/r⌉ ns, to the nanosecond; %d tokens had been taken "+
 					"since the anchor (no part of a token may be lost between calls: a count of whole tokens throws the "+
-					"half away; and a bucket full again at %v starts a new anchor)", now, what, due, anchor, m.taken, now)
+					"half away, float tokens drift; and a bucket full again at %v starts a new anchor)", now, what, due, anchor, m.taken, now)
 			}
 			return false
 		}
@@ -175,7 +176,20 @@ func (s testSchedule) play(h *katatest.H) {
 	}
 }
 
+// testFixedSchedules are schedules every run of R1 plays besides the
+// explored ones: at 3 per second, token after token at its due time,
+// where rounding and a full bucket's exact instant show.
+var testFixedSchedules = []testSchedule{
+	{r: 3, burst: 1, steps: []testStep{{toDue: true, calls: 1}, {toDue: true, calls: 1}, {toDue: true, calls: 1},
+		{toDue: true, calls: 1}, {toDue: true, calls: 1}, {toDue: true, calls: 1}}},
+	{r: 3, burst: 2, steps: []testStep{{calls: 2}, {toDue: true, calls: 1}, {toDue: true, calls: 1},
+		{toDue: true, calls: 1}, {gap: 666666667}, {toDue: true, calls: 1}, {toDue: true, calls: 1}, {toDue: true, calls: 1}}},
+}
+
 func TestR1_ExploreEveryTokenIsDueWhenTheArithmeticSays(t *testing.T) {
+	for _, s := range testFixedSchedules {
+		katatest.Run(t, func(h *katatest.H) { s.play(h) })
+	}
 	katatest.Explore(t, 30, testDrawSchedule, func(h *katatest.H, s testSchedule) { s.play(h) })
 }
 
@@ -428,7 +442,7 @@ type testLinWaiter struct {
 	giveBack func(any) // set when the test cancels it: the give-back ends when Wait returns
 }
 
-func (s testLinScenario) play(h *katatest.H) {
+func (s testLinScenario) play(h *katatest.H, whole bool) {
 	l := New(h.Clk, s.r, s.burst)
 	half := testDue(s.r, 0, 1) / 2
 	hi := &testHistory{}
@@ -596,6 +610,9 @@ func (s testLinScenario) play(h *katatest.H) {
 	if !testEachWaitAlone(h, waiters) {
 		return
 	}
+	if !whole {
+		return // R5 and R6 check the rules each Wait keeps whatever the others do; R4 checks the whole
+	}
 	model := testLinModel(s.r, s.burst)
 	ops := hi.operations()
 	if porcupine.CheckOperations(model, ops) {
@@ -692,16 +709,65 @@ func testFirstUnexplained(model porcupine.Model, ops []porcupine.Operation) stri
 		"must still give answers that some order explains"
 }
 
+// testFixedLin are scenarios every run of R4 plays besides the explored
+// ones: a quiet spell must not save more than burst tokens.
+var testFixedLin = []testLinScenario{
+	{r: 10, burst: 1, batches: []testLinBatch{
+		{callers: [][]testLinOp{{{kind: testAllow}}}, advance: 8},
+		{callers: [][]testLinOp{{{kind: testAllow}, {kind: testAllow}, {kind: testAllow}}, {{kind: testWait}}}},
+	}},
+}
+
+// testRaceProbe calls Allow and Wait from goroutines started in one step,
+// with nothing to order them, at a call depth no earlier probe used, so
+// that the race detector reports a limiter whose state is read or written
+// outside the mutex in every test that probes.
+func testRaceProbe(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 2)
+		var calls []*katatest.Call[bool]
+		for i := range 4 {
+			calls = append(calls, katatest.Go(h, func() (bool, error) {
+				var ok bool
+				katatest.AtFreshDepth(func() {
+					if i%2 == 0 {
+						ok = l.Allow()
+					} else {
+						ctx, cancel := context.WithCancel(context.Background())
+						cancel()
+						ok = l.Wait(ctx) == nil
+					}
+				})
+				return ok, nil
+			}))
+		}
+		synctest.Wait()
+		for _, c := range calls {
+			if c.Returned() {
+				c.Result()
+			} else {
+				c.Stop()
+			}
+		}
+	})
+}
+
 func TestR4_ExploreConcurrentAllowAndWaitMatchOneAtATime(t *testing.T) {
-	katatest.Explore(t, 16, testDrawLin(false, false), func(h *katatest.H, s testLinScenario) { s.play(h) })
+	testRaceProbe(t)
+	for _, s := range testFixedLin {
+		katatest.Run(t, func(h *katatest.H) { s.play(h, true) })
+	}
+	katatest.Explore(t, 16, testDrawLin(false, false), func(h *katatest.H, s testLinScenario) { s.play(h, true) })
 }
 
 func TestR5_ExploreCancelsAmongConcurrentCalls(t *testing.T) {
-	katatest.Explore(t, 16, testDrawLin(true, false), func(h *katatest.H, s testLinScenario) { s.play(h) })
+	testRaceProbe(t)
+	katatest.Explore(t, 16, testDrawLin(true, false), func(h *katatest.H, s testLinScenario) { s.play(h, false) })
 }
 
 func TestR6_ExploreDeadlinesAmongConcurrentCalls(t *testing.T) {
-	katatest.Explore(t, 16, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h) })
+	testRaceProbe(t)
+	katatest.Explore(t, 16, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h, false) })
 }
 
 // testHistory is a katatest.History that also keeps the calls itself, so
