@@ -378,7 +378,7 @@ func (p *testPlay) check(when string) bool {
 				return false
 			}
 		case err == nil:
-			if !strings.HasPrefix(v, "v:"+g.key+"#") {
+			if p.focus == "R3" && !strings.HasPrefix(v, "v:"+g.key+"#") {
 				h.Errorf("Get(%q) returned %q, which no lookup of %q found", g.key, v, g.key)
 				return false
 			}
@@ -493,7 +493,7 @@ func (p *testPlay) quiet(when string) bool {
 			"lookup reports back", peak, p.s.maxInFlight, when)
 		return false
 	}
-	if p.focus == "R1" || p.focus == "R4" {
+	if p.focus == "R1" || p.focus == "R3" || p.focus == "R4" {
 		st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
 		if !p.settled("Stats") {
 			return false
@@ -528,12 +528,7 @@ func (p *testPlay) quiet(when string) bool {
 				return false
 			}
 		}
-		if p.focus == "R1" {
-			if stats.Hits+stats.Misses != len(p.gets) {
-				h.Errorf("Stats %s says Hits %d + Misses %d, but %d Gets reached the loop: every Get is a hit or a "+
-					"miss", when, stats.Hits, stats.Misses, len(p.gets))
-				return false
-			}
+		if p.focus == "R3" {
 			if stats.Entries != len(p.stored) {
 				h.Errorf("Stats.Entries is %d %s; want %d, the keys whose lookup found a value (%v): a value is "+
 					"stored for good, an error never", stats.Entries, when, len(p.stored), testKeysOf(p.stored))
@@ -737,7 +732,24 @@ func (p *testPlay) cleanup() {
 	p.be.mu.Unlock()
 }
 
+// testFixedScenarios are played by every explored test besides the drawn
+// ones: two held misses at MaxInFlight 1 while the clock moves a Tick.
+var testFixedScenarios = []testScenario{{
+	maxInFlight: 1,
+	tick:        time.Second,
+	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}},
+	steps: []testScnStep{
+		{kind: testStepGets, keys: []string{"EUR", "GBP"}},
+		{kind: testStepTick, advance: time.Second},
+		{kind: testStepRelease, picks: []int{0}},
+		{kind: testStepRelease, picks: []int{0}},
+	},
+}}
+
 func testExplore(t *testing.T, focus string, checks int) {
+	for _, s := range testFixedScenarios {
+		katatest.Run(t, func(h *katatest.H) { (&testPlay{h: h, s: s, focus: focus}).play() })
+	}
 	katatest.Explore(t, checks, testDrawScenario(focus), func(h *katatest.H, s testScenario) {
 		(&testPlay{h: h, s: s, focus: focus}).play()
 	})
