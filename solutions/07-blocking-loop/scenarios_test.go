@@ -493,7 +493,7 @@ func (p *testPlay) quiet(when string) bool {
 			"lookup reports back", peak, p.s.maxInFlight, when)
 		return false
 	}
-	if p.focus == "R1" || p.focus == "R3" || p.focus == "R4" {
+	if p.focus == "R1" || p.focus == "R4" {
 		st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
 		if !p.settled("Stats") {
 			return false
@@ -528,7 +528,7 @@ func (p *testPlay) quiet(when string) bool {
 				return false
 			}
 		}
-		if p.focus == "R3" {
+		if p.focus == "R4" {
 			if stats.Entries != len(p.stored) {
 				h.Errorf("Stats.Entries is %d %s; want %d, the keys whose lookup found a value (%v): a value is "+
 					"stored for good, an error never", stats.Entries, when, len(p.stored), testKeysOf(p.stored))
