@@ -765,8 +765,21 @@ func TestR5_ExploreCancelsAmongConcurrentCalls(t *testing.T) {
 	katatest.Explore(t, 16, testDrawLin(true, false), func(h *katatest.H, s testLinScenario) { s.play(h, false) })
 }
 
+// testFixedDeadlines are scenarios every run of R6 plays besides the
+// explored ones: a deadline after the next token to come back, but before
+// the token this Wait gets behind a waiting call.
+var testFixedDeadlines = []testLinScenario{
+	{r: 2, burst: 1, batches: []testLinBatch{
+		{callers: [][]testLinOp{{{kind: testAllow}}, {{kind: testWait}}}},
+		{callers: [][]testLinOp{{{kind: testWaitDeadline, deadline: 3}}}, advance: 4},
+	}},
+}
+
 func TestR6_ExploreDeadlinesAmongConcurrentCalls(t *testing.T) {
 	testRaceProbe(t)
+	for _, s := range testFixedDeadlines {
+		katatest.Run(t, func(h *katatest.H) { s.play(h, false) })
+	}
 	katatest.Explore(t, 16, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h, false) })
 }
 
