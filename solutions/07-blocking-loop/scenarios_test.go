@@ -556,14 +556,6 @@ func (p *testPlay) quiet(when string) bool {
 	return true
 }
 
-func testKeysOf(m map[string]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	return ks
-}
-
 // ticked checks the heartbeats of the clock's last move.
 func (p *testPlay) ticked(before, running int) bool {
 	h := p.h
