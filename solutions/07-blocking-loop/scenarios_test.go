@@ -145,6 +145,7 @@ const (
 	testStepRelease
 	testStepCancel
 	testStepTick
+	testStepReleaseWithHit // let the oldest held lookup answer while a Get of a cached key arrives
 )
 
 type testScenario struct {
@@ -189,12 +190,14 @@ func (s testScenario) String() string {
 		case testStepGets:
 			fmt.Fprintf(&b, "Get %s, each from its own goroutine, at once", strings.Join(st.keys, ", "))
 		case testStepRelease:
-			fmt.Fprintf(&b, "let %d held lookup(s) answer at once (picks %v among those running, oldest first)",
+			fmt.Fprintf(&b, "let %d held lookup(s) answer, one after the other (picks %v among those running, oldest first)",
 				len(st.picks), st.picks)
 		case testStepCancel:
 			fmt.Fprintf(&b, "the caller of waiting Get number %d (oldest first) gives up", st.picks[0])
 		case testStepTick:
 			fmt.Fprintf(&b, "the clock moves %v", st.advance)
+		case testStepReleaseWithHit:
+			b.WriteString("the oldest held lookup answers while a Get of a cached key arrives")
 		}
 	}
 	fmt.Fprintf(&b, "\n  Run's ctx ends")
@@ -230,6 +233,9 @@ func testDrawScenarioFor(r *rapid.T, focus string) testScenario {
 	n := rapid.IntRange(1, 8).Draw(r, "steps")
 	for range n {
 		st := testScnStep{kind: rapid.IntRange(0, 3).Draw(r, "step")}
+		if st.kind == testStepCancel && focus != "R3" { // callers who leave are R3's
+			st.kind = testStepGets
+		}
 		if focus == "R2" && rapid.Bool().Draw(r, "clock moves") {
 			st.kind = testStepTick
 		}
@@ -419,9 +425,14 @@ func (p *testPlay) play() {
 		return
 	}
 	loopID := make(chan int64, 1)
-	p.run = katatest.StartErr(h, func(ctx context.Context) error {
-		loopID <- testGoroutineID()
-		return p.cache.Run(ctx)
+	p.run = katatest.StartErr(h, func(ctx context.Context) (err error) {
+		// A loop stack of its own in every scenario, so that the race
+		// detector reports a race of the lookups in every one.
+		katatest.AtFreshDepth(func() {
+			loopID <- testGoroutineID()
+			err = p.cache.Run(ctx)
+		})
+		return err
 	})
 	p.loopID = <-loopID
 	if !p.settled("Run started") || !p.quiet("once Run started") {
@@ -445,8 +456,9 @@ func (p *testPlay) play() {
 				chosen = append(chosen, open[j])
 				open = append(open[:j:j], open[j+1:]...)
 			}
-			for _, l := range chosen { // in one step: nothing orders them
+			for _, l := range chosen { // one at a time: R6 has lookups that end together
 				close(l.release)
+				p.settled("a lookup answered")
 			}
 		case testStepCancel:
 			w := p.waiting()
@@ -463,6 +475,18 @@ func (p *testPlay) play() {
 				h.Errorf("Get(%q) did not return when its caller gave up (the mock clock stood still): select on "+
 					"ctx.Done() and the reply together", g.key)
 				return
+			}
+		case testStepReleaseWithHit:
+			open := p.be.open()
+			for k := range p.stored {
+				p.get(k)
+				break
+			}
+			// Unlike synctest.Wait, WaitUnordered leaves the loop's read of
+			// the map unordered with what the lookup does once released.
+			h.WaitUnordered()
+			if len(open) > 0 {
+				close(open[0].release)
 			}
 		case testStepTick:
 			before := p.tickCount()
@@ -608,6 +632,15 @@ func (p *testPlay) stop() {
 		l.slowStop = true
 	}
 	p.be.mu.Unlock()
+	if p.focus != "R5" { // stopping with lookups running is R5's
+		for i := 0; i < 20 && len(p.be.open()) > 0; i++ {
+			for _, l := range p.be.open() {
+				close(l.release)
+				p.settled("a lookup answered")
+			}
+		}
+		slow = nil
+	}
 	running := p.be.open()
 	calls := map[string]int{}
 	for _, k := range testScnKeys {
@@ -718,15 +751,19 @@ func (p *testPlay) cleanup() {
 }
 
 // testFixedScenarios are played by every explored test besides the drawn
-// ones: two held misses at MaxInFlight 1 while the clock moves a Tick.
+// ones: three held misses at MaxInFlight 2 while the clock moves a Tick,
+// then they answer, the newest running one first, one while a Get of a
+// cached key arrives.
 var testFixedScenarios = []testScenario{{
-	maxInFlight: 1,
+	maxInFlight: 2,
 	tick:        time.Second,
-	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}},
+	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}, "JPY": {held: true}},
 	steps: []testScnStep{
-		{kind: testStepGets, keys: []string{"EUR", "GBP"}},
+		{kind: testStepGets, keys: []string{"CHF"}},
+		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY"}},
 		{kind: testStepTick, advance: time.Second},
-		{kind: testStepRelease, picks: []int{0}},
+		{kind: testStepRelease, picks: []int{1}},
+		{kind: testStepReleaseWithHit},
 		{kind: testStepRelease, picks: []int{0}},
 	},
 }}
