@@ -770,7 +770,7 @@ func TestR5_ExploreCancelsAmongConcurrentCalls(t *testing.T) {
 // the token this Wait gets behind a waiting call.
 var testFixedDeadlines = []testLinScenario{
 	{r: 2, burst: 1, batches: []testLinBatch{
-		{callers: [][]testLinOp{{{kind: testAllow}}, {{kind: testWait}}}},
+		{callers: [][]testLinOp{{{kind: testAllow}, {kind: testWait}}}}, // the Wait's token is due at 500ms
 		{callers: [][]testLinOp{{{kind: testWaitDeadline, deadline: 3}}}, advance: 4},
 	}},
 }
