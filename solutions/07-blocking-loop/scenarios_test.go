@@ -777,11 +777,11 @@ func testExplore(t *testing.T, focus string, checks int) {
 	})
 }
 
-func TestR1_ExploreTheLoopAnswersWhileLookupsRun(t *testing.T) { testExplore(t, "R1", 20) }
+func TestR1_ExploreTheLoopAnswersWhileLookupsRun(t *testing.T) { testExplore(t, "R1", 14) }
 
-func TestR2_ExploreTheHeartbeatRunsOnTheLoop(t *testing.T) { testExplore(t, "R2", 20) }
+func TestR2_ExploreTheHeartbeatRunsOnTheLoop(t *testing.T) { testExplore(t, "R2", 14) }
 
-func TestR3_ExploreCallersWhoLeaveAndLookupsThatFail(t *testing.T) { testExplore(t, "R3", 20) }
+func TestR3_ExploreCallersWhoLeaveAndLookupsThatFail(t *testing.T) { testExplore(t, "R3", 14) }
 
 func TestR4_ExploreTheLimitWhateverOrderLookupsEnd(t *testing.T) { testExplore(t, "R4", 20) }
 

@@ -190,7 +190,7 @@ func TestR1_ExploreEveryTokenIsDueWhenTheArithmeticSays(t *testing.T) {
 	for _, s := range testFixedSchedules {
 		katatest.Run(t, func(h *katatest.H) { s.play(h) })
 	}
-	katatest.Explore(t, 30, testDrawSchedule, func(h *katatest.H, s testSchedule) { s.play(h) })
+	katatest.Explore(t, 20, testDrawSchedule, func(h *katatest.H, s testSchedule) { s.play(h) })
 }
 
 // ---- R4 (with R3, R5, R6): calls from several goroutines at once ----
@@ -757,7 +757,7 @@ func TestR4_ExploreConcurrentAllowAndWaitMatchOneAtATime(t *testing.T) {
 	for _, s := range testFixedLin {
 		katatest.Run(t, func(h *katatest.H) { s.play(h, true) })
 	}
-	katatest.Explore(t, 16, testDrawLin(false, false), func(h *katatest.H, s testLinScenario) { s.play(h, true) })
+	katatest.Explore(t, 12, testDrawLin(false, false), func(h *katatest.H, s testLinScenario) { s.play(h, true) })
 }
 
 func TestR5_ExploreCancelsAmongConcurrentCalls(t *testing.T) {
@@ -780,7 +780,7 @@ func TestR6_ExploreDeadlinesAmongConcurrentCalls(t *testing.T) {
 	for _, s := range testFixedDeadlines {
 		katatest.Run(t, func(h *katatest.H) { s.play(h, false) })
 	}
-	katatest.Explore(t, 16, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h, false) })
+	katatest.Explore(t, 12, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h, false) })
 }
 
 // testHistory is a katatest.History that also keeps the calls itself, so
