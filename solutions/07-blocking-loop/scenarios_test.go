@@ -1,0 +1,788 @@
+package blockingloop
+
+// Explored requirements: each test draws many scenarios (katatest.Explore)
+// of concurrent Gets, lookups that answer in any order, callers who leave,
+// failures of every kind, heartbeats while lookups run and a stop with
+// lookups still running, and checks its requirement over all of them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// testKeySpec is how the backend answers the lookups of one key.
+type testKeySpec struct {
+	held  bool // each lookup waits until the test releases it (or its ctx ends)
+	fails int  // 0 never; 1 the first lookup fails; 2 every lookup fails
+	kind  int  // which kind of error (testErrKinds)
+}
+
+// testErrKinds are the errors a lookup fails with: each call makes a fresh
+// one, so that "the lookup's error" means that very error.
+var testErrKinds = []struct {
+	name string
+	make func(key string, n int) error
+}{
+	{"errors.New", func(key string, n int) error { return errors.New("provider: no rate for " + key) }},
+	{"an error wrapping io.ErrUnexpectedEOF", func(key string, n int) error {
+		return fmt.Errorf("provider: reading %s: %w", key, io.ErrUnexpectedEOF)
+	}},
+	{"a *providerError{503}", func(key string, n int) error { return &testProviderError{code: 503, key: key} }},
+	{"errors.Join of two errors", func(key string, n int) error {
+		return errors.Join(errors.New("primary down"), &testProviderError{code: 429, key: key})
+	}},
+}
+
+type testProviderError struct {
+	code int
+	key  string
+}
+
+func (e *testProviderError) Error() string {
+	return fmt.Sprintf("provider: %s: status %d", e.key, e.code)
+}
+
+// testLookup is one call of the backend.
+type testLookup struct {
+	key      string
+	n        int // the n-th lookup of key, from 1
+	release  chan struct{}
+	slowStop bool // once its ctx ends it still waits for release
+	ctxSeen  bool
+	returned bool
+	value    string
+	err      error
+}
+
+// testScnBackend is the backend of a scenario: it records every lookup.
+type testScnBackend struct {
+	mu      sync.Mutex
+	spec    map[string]testKeySpec
+	lookups []*testLookup
+	count   map[string]int
+	running katatest.Peak
+}
+
+func (b *testScnBackend) lookup(ctx context.Context, key string) (string, error) {
+	leave := b.running.Enter()
+	defer leave()
+	b.mu.Lock()
+	b.count[key]++
+	sp := b.spec[key]
+	l := &testLookup{key: key, n: b.count[key], release: make(chan struct{})}
+	if sp.fails == 2 || (sp.fails == 1 && l.n == 1) {
+		l.err = testErrKinds[sp.kind].make(key, l.n)
+	} else {
+		l.value = fmt.Sprintf("v:%s#%d", key, l.n)
+	}
+	b.lookups = append(b.lookups, l)
+	b.mu.Unlock()
+	var err error
+	if sp.held {
+		select {
+		case <-l.release:
+		case <-ctx.Done():
+			b.mu.Lock()
+			l.ctxSeen = true
+			slow := l.slowStop
+			b.mu.Unlock()
+			if slow {
+				<-l.release
+			}
+			err = fmt.Errorf("provider: %w", ctx.Err())
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l.returned = true
+	if err != nil {
+		l.value, l.err = "", err
+	}
+	return l.value, l.err
+}
+
+// open returns the lookups that have not returned, oldest first.
+func (b *testScnBackend) open() []*testLookup {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var open []*testLookup
+	for _, l := range b.lookups {
+		if !l.returned {
+			open = append(open, l)
+		}
+	}
+	return open
+}
+
+func (b *testScnBackend) calls(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.count[key]
+}
+
+// testScnStep is one step of a scenario.
+type testScnStep struct {
+	kind    int      // testStepGets, testStepRelease, testStepCancel, testStepTick
+	keys    []string // Gets started at once, each on a goroutine of its own
+	picks   []int    // which held lookups (release) or waiting callers (cancel), any order
+	advance time.Duration
+}
+
+const (
+	testStepGets = iota
+	testStepRelease
+	testStepCancel
+	testStepTick
+	testStepReleaseWithHit // let the oldest held lookup answer while a Get of a cached key arrives
+)
+
+type testScenario struct {
+	maxInFlight int
+	tick        time.Duration // 0: no heartbeat
+	spec        map[string]testKeySpec
+	early       []string // Gets started before Run
+	steps       []testScnStep
+	slowStop    []int // at the end, which running lookups take a while to stop, released in this order
+}
+
+var testScnKeys = []string{"EUR", "GBP", "JPY", "CHF"}
+
+func (s testScenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "MaxInFlight %d", s.maxInFlight)
+	if s.tick > 0 {
+		fmt.Fprintf(&b, ", Tick %v", s.tick)
+	}
+	b.WriteString("; the backend:")
+	for _, k := range testScnKeys {
+		sp := s.spec[k]
+		how := "answers at once"
+		if sp.held {
+			how = "holds each lookup until released"
+		}
+		switch sp.fails {
+		case 1:
+			how += fmt.Sprintf(", the first lookup fails (%s)", testErrKinds[sp.kind].name)
+		case 2:
+			how += fmt.Sprintf(", every lookup fails (%s)", testErrKinds[sp.kind].name)
+		}
+		fmt.Fprintf(&b, " %s %s;", k, how)
+	}
+	if len(s.early) > 0 {
+		fmt.Fprintf(&b, "\n  before Run starts: Get %s at once", strings.Join(s.early, ", "))
+	}
+	b.WriteString("\n  Run starts")
+	for i, st := range s.steps {
+		fmt.Fprintf(&b, "\n  step %d: ", i+1)
+		switch st.kind {
+		case testStepGets:
+			fmt.Fprintf(&b, "Get %s, each from its own goroutine, at once", strings.Join(st.keys, ", "))
+		case testStepRelease:
+			fmt.Fprintf(&b, "let %d held lookup(s) answer, one after the other (picks %v among those running, oldest first)",
+				len(st.picks), st.picks)
+		case testStepCancel:
+			fmt.Fprintf(&b, "the caller of waiting Get number %d (oldest first) gives up", st.picks[0])
+		case testStepTick:
+			fmt.Fprintf(&b, "the clock moves %v", st.advance)
+		case testStepReleaseWithHit:
+			b.WriteString("the oldest held lookup answers while a Get of a cached key arrives")
+		}
+	}
+	fmt.Fprintf(&b, "\n  Run's ctx ends")
+	if len(s.slowStop) > 0 {
+		fmt.Fprintf(&b, " (running lookups %v, oldest first, take a while to stop and are let go in that order)", s.slowStop)
+	}
+	return b.String()
+}
+
+func testDrawScenario(focus string) func(r *rapid.T) testScenario {
+	return func(r *rapid.T) testScenario { return testDrawScenarioFor(r, focus) }
+}
+
+func testDrawScenarioFor(r *rapid.T, focus string) testScenario {
+	s := testScenario{
+		maxInFlight: rapid.IntRange(-1, 3).Draw(r, "MaxInFlight"),
+		spec:        map[string]testKeySpec{},
+	}
+	if focus == "R2" && rapid.IntRange(0, 4).Draw(r, "heartbeat off") > 0 || focus != "R2" && rapid.Bool().Draw(r, "heartbeat") {
+		s.tick = rapid.SampledFrom([]time.Duration{time.Second, 250 * time.Millisecond, 3 * time.Second}).Draw(r, "Tick")
+	}
+	for _, k := range testScnKeys {
+		s.spec[k] = testKeySpec{
+			held:  rapid.IntRange(0, 3).Draw(r, "held "+k) > 0,
+			fails: rapid.SampledFrom([]int{0, 0, 1, 2}).Draw(r, "fails "+k),
+			kind:  rapid.IntRange(0, len(testErrKinds)-1).Draw(r, "error kind "+k),
+		}
+	}
+	key := rapid.SampledFrom(testScnKeys)
+	if rapid.IntRange(0, 3).Draw(r, "early Gets") == 0 {
+		s.early = rapid.SliceOfN(key, 1, 3).Draw(r, "early keys")
+	}
+	n := rapid.IntRange(1, 8).Draw(r, "steps")
+	for range n {
+		st := testScnStep{kind: rapid.IntRange(0, 3).Draw(r, "step")}
+		if st.kind == testStepCancel && focus != "R3" { // callers who leave are R3's
+			st.kind = testStepGets
+		}
+		if focus == "R2" && rapid.Bool().Draw(r, "clock moves") {
+			st.kind = testStepTick
+		}
+		switch st.kind {
+		case testStepGets:
+			st.keys = rapid.SliceOfN(key, 1, 4).Draw(r, "keys")
+		case testStepRelease:
+			st.picks = rapid.SliceOfN(rapid.IntRange(0, 5), 1, 3).Draw(r, "release picks")
+		case testStepCancel:
+			st.picks = []int{rapid.IntRange(0, 5).Draw(r, "cancel pick")}
+		case testStepTick:
+			st.advance = time.Duration(rapid.IntRange(1, 2500).Draw(r, "advance ms")) * time.Millisecond
+			if s.tick > 0 && rapid.Bool().Draw(r, "whole ticks") {
+				st.advance = time.Duration(rapid.IntRange(1, 3).Draw(r, "ticks"))*s.tick +
+					time.Duration(rapid.IntRange(-1, 1).Draw(r, "and ns"))
+			}
+		}
+		s.steps = append(s.steps, st)
+	}
+	s.slowStop = rapid.SliceOfN(rapid.IntRange(0, 3), 0, 2).Draw(r, "slow to stop")
+	return s
+}
+
+// testScnGet is a Get the scenario made.
+type testScnGet struct {
+	key       string
+	call      *katatest.Call[string]
+	ctx       context.Context
+	storedAt  string // the value stored for key when the Get started, if any
+	cancelled bool
+	seen      bool // the test has checked its outcome
+}
+
+// testPlay is one scenario being played.
+type testPlay struct {
+	h      *katatest.H
+	s      testScenario
+	focus  string
+	be     *testScnBackend
+	cache  *Cache
+	run    katatest.ErrCall
+	loopID int64 // the goroutine running Run
+	ticks  []testTickSeen
+	ticksM sync.Mutex
+	gets   []*testScnGet
+	stored map[string]string // values stored, as the README's cache would
+	found  map[string]bool   // every value a lookup returned with a nil error
+	errs   map[string][]error
+	limit  int
+}
+
+type testTickSeen struct {
+	goroutine int64
+	stats     Stats
+}
+
+// testGoroutineID is the id of the calling goroutine.
+func testGoroutineID() int64 {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	var id int64
+	fmt.Sscanf(strings.TrimPrefix(string(buf[:n]), "goroutine "), "%d", &id)
+	return id
+}
+
+func (p *testPlay) onTick(s Stats) {
+	id := testGoroutineID()
+	p.ticksM.Lock()
+	defer p.ticksM.Unlock()
+	p.ticks = append(p.ticks, testTickSeen{id, s})
+}
+
+func (p *testPlay) tickCount() int {
+	p.ticksM.Lock()
+	defer p.ticksM.Unlock()
+	return len(p.ticks)
+}
+
+// settled lets the code settle. (A loop that holds a mutex while a
+// lookup runs hangs here; the grader reports that hang as such.)
+func (p *testPlay) settled(what string) bool {
+	synctest.Wait()
+	return true
+}
+
+func (p *testPlay) get(key string) {
+	g := &testScnGet{key: key}
+	if v, ok := p.stored[key]; ok {
+		g.storedAt = v
+	}
+	g.call = katatest.Start(p.h, func(ctx context.Context) (string, error) {
+		g.ctx = ctx
+		return p.cache.Get(ctx, key)
+	})
+	p.gets = append(p.gets, g)
+}
+
+// waiting returns the Gets that have not returned, oldest first.
+func (p *testPlay) waiting() []*testScnGet {
+	var w []*testScnGet
+	for _, g := range p.gets {
+		if !g.call.Returned() {
+			w = append(w, g)
+		}
+	}
+	return w
+}
+
+// learn records what the lookups that returned found, as the README's
+// cache stores it: a value for good, an error never.
+func (p *testPlay) learn() {
+	p.be.mu.Lock()
+	defer p.be.mu.Unlock()
+	for _, l := range p.be.lookups {
+		if !l.returned {
+			continue
+		}
+		if l.err == nil {
+			// Without sharing (B1 is a bonus), two lookups of a key may
+			// both find a value: either may be the one stored.
+			p.stored[l.key] = l.value
+			p.found[l.value] = true
+		} else {
+			p.errs[l.key] = append(p.errs[l.key], l.err)
+		}
+	}
+}
+
+// check checks the Gets that returned since the last check.
+func (p *testPlay) check(when string) bool {
+	h := p.h
+	for _, g := range p.gets {
+		if g.seen || !g.call.Returned() {
+			continue
+		}
+		g.seen = true
+		if g.call.Panicked() {
+			return false
+		}
+		v, err := g.call.Result()
+		switch {
+		case g.cancelled:
+			if p.focus == "R3" && (err == nil || err != g.ctx.Err()) {
+				h.Errorf("Get(%q), whose caller gave up while it waited, returned (%q, %v); want ctx.Err() itself "+
+					"(%v), at once: the caller leaves, the lookup goes on", g.key, v, err, g.ctx.Err())
+				return false
+			}
+		case err == nil:
+			if p.focus == "R3" && !strings.HasPrefix(v, "v:"+g.key+"#") {
+				h.Errorf("Get(%q) returned %q, which no lookup of %q found", g.key, v, g.key)
+				return false
+			}
+			if p.focus == "R3" && !p.found[v] {
+				h.Errorf("Get(%q) returned %q, which no lookup of %q had found by then: a Get returns the value "+
+					"a lookup returned with a nil error", g.key, v, g.key)
+				return false
+			}
+		case p.focus == "R3":
+			found := false
+			for _, e := range p.errs[g.key] {
+				found = found || e == err
+			}
+			if !found {
+				h.Errorf("Get(%q) returned the error %q (%T, chain %s) %s; want the error its lookup returned, as "+
+					"it is (err == what lookup returned), not wrapped and not rebuilt", g.key, err, err,
+					katatest.Chain(err), when)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (p *testPlay) play() {
+	h, s := p.h, p.s
+	p.be = &testScnBackend{spec: s.spec, count: map[string]int{}}
+	p.stored, p.errs, p.found = map[string]string{}, map[string][]error{}, map[string]bool{}
+	p.limit = max(s.maxInFlight, 1)
+	cfg := Config{MaxInFlight: s.maxInFlight, Tick: s.tick, OnTick: p.onTick}
+	p.cache = New(h.Clk, p.be.lookup, cfg)
+	defer p.cleanup()
+
+	for _, k := range s.early {
+		p.get(k)
+	}
+	if len(s.early) > 0 && !p.settled("Gets before Run started") {
+		return
+	}
+	loopID := make(chan int64, 1)
+	p.run = katatest.StartErr(h, func(ctx context.Context) (err error) {
+		// A loop stack of its own in every scenario, so that the race
+		// detector reports a race of the lookups in every one.
+		katatest.AtFreshDepth(func() {
+			loopID <- testGoroutineID()
+			err = p.cache.Run(ctx)
+		})
+		return err
+	})
+	p.loopID = <-loopID
+	if !p.settled("Run started") || !p.quiet("once Run started") {
+		return
+	}
+	for i, st := range s.steps {
+		when := fmt.Sprintf("at step %d", i+1)
+		switch st.kind {
+		case testStepGets:
+			for _, k := range st.keys {
+				p.get(k)
+			}
+		case testStepRelease:
+			open := p.be.open()
+			var chosen []*testLookup
+			for _, pick := range st.picks {
+				if len(open) == 0 {
+					break
+				}
+				j := pick % len(open)
+				chosen = append(chosen, open[j])
+				open = append(open[:j:j], open[j+1:]...)
+			}
+			for _, l := range chosen { // one at a time: R6 has lookups that end together
+				close(l.release)
+				p.settled("a lookup answered")
+			}
+		case testStepCancel:
+			w := p.waiting()
+			if len(w) == 0 {
+				continue
+			}
+			g := w[st.picks[0]%len(w)]
+			g.cancelled = true
+			g.call.Cancel()
+			if !p.settled("a caller gave up") {
+				return
+			}
+			if p.focus == "R3" && !g.call.Returned() {
+				h.Errorf("Get(%q) did not return when its caller gave up (the mock clock stood still): select on "+
+					"ctx.Done() and the reply together", g.key)
+				return
+			}
+		case testStepReleaseWithHit:
+			open := p.be.open()
+			for k := range p.stored {
+				p.get(k)
+				break
+			}
+			// Unlike synctest.Wait, WaitUnordered leaves the loop's read of
+			// the map unordered with what the lookup does once released.
+			h.WaitUnordered()
+			if len(open) > 0 {
+				close(open[0].release)
+			}
+		case testStepTick:
+			before := p.tickCount()
+			open := len(p.be.open())
+			h.Advance(st.advance)
+			if p.focus == "R2" && !p.ticked(before, open) {
+				return
+			}
+		}
+		if !p.settled(when) || !p.quiet(when) {
+			return
+		}
+	}
+	p.stop()
+}
+
+// quiet checks the requirements in focus once everything settled.
+func (p *testPlay) quiet(when string) bool {
+	h := p.h
+	p.learn()
+	if !p.check(when) {
+		return false
+	}
+	running := len(p.be.open())
+	if peak := p.be.running.Max(); p.focus == "R4" && peak > p.limit {
+		h.Errorf("%d lookups ran at once with MaxInFlight %d (%s): at most max(MaxInFlight, 1) lookups run at "+
+			"once (values below 1 mean 1); a miss beyond the limit waits in the loop's queue until a running "+
+			"lookup reports back", peak, p.s.maxInFlight, when)
+		return false
+	}
+	if p.focus == "R1" || p.focus == "R4" {
+		st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
+		if !p.settled("Stats") {
+			return false
+		}
+		if !st.Returned() {
+			h.Errorf("Stats did not answer %s, with %d lookup(s) running: the loop must stay free to answer "+
+				"while lookups run, each on a goroutine of its own", when, running)
+			st.Stop()
+			return false
+		}
+		stats, err := st.Result()
+		if err != nil {
+			h.Errorf("Stats returned %v %s, while Run runs; want the loop's Stats", err, when)
+			return false
+		}
+		if p.focus == "R4" {
+			if stats.InFlight != running {
+				h.Errorf("Stats.InFlight is %d %s, but %d lookup(s) were running (MaxInFlight %d): InFlight "+
+					"counts the lookups started and not yet reported back", stats.InFlight, when, running,
+					p.s.maxInFlight)
+				return false
+			}
+			if stats.Queued > 0 && running < p.limit {
+				h.Errorf("%s, %d lookup(s) were queued while only %d of MaxInFlight %d ran: a queued miss starts "+
+					"as soon as a slot is free, when a running lookup reports back", when, stats.Queued, running,
+					p.s.maxInFlight)
+				return false
+			}
+			if n := len(p.waiting()); n > 0 && running == 0 && stats.Queued == 0 {
+				h.Errorf("%s, %d Get(s) still waited with no lookup running or queued: a miss needs a lookup that "+
+					"answers it", when, n)
+				return false
+			}
+		}
+	}
+	if p.focus == "R1" {
+		// Every cached key answers at once, whatever is running.
+		for k, v := range p.stored {
+			g := &testScnGet{key: k, storedAt: v}
+			g.call = katatest.Start(h, func(ctx context.Context) (string, error) { return p.cache.Get(ctx, k) })
+			if !p.settled("Get of a cached key") {
+				return false
+			}
+			if !g.call.Returned() {
+				h.Errorf("Get(%q), a cached key, did not answer %s, with %d lookup(s) running: the loop must not "+
+					"wait for a lookup, nor for a free slot", k, when, running)
+				g.call.Stop()
+				return false
+			}
+			got, err := g.call.Result()
+			if err != nil || !p.found[got] || !strings.HasPrefix(got, "v:"+k+"#") {
+				h.Errorf("Get(%q), a cached key, returned (%q, %v) %s; want the value stored for it (%q)", k, got,
+					err, when, v)
+				return false
+			}
+			g.seen = true
+			p.gets = append(p.gets, g)
+		}
+	}
+	return true
+}
+
+// ticked checks the heartbeats of the clock's last move.
+func (p *testPlay) ticked(before, running int) bool {
+	h := p.h
+	p.ticksM.Lock()
+	ticks := append([]testTickSeen(nil), p.ticks...)
+	p.ticksM.Unlock()
+	want := 0
+	if p.s.tick > 0 {
+		want = int(h.Elapsed() / p.s.tick)
+	}
+	if len(ticks) != want {
+		h.Errorf("OnTick was called %d time(s) by %v with Tick %v and %d lookup(s) running; want %d, once per "+
+			"Tick on the injected clock, whatever the lookups do", len(ticks), h.Elapsed(), p.s.tick, running, want)
+		return false
+	}
+	for _, t := range ticks[before:] {
+		if t.goroutine != p.loopID {
+			h.Errorf("OnTick ran on goroutine %d, not on the loop goroutine (%d, the one running Run): the loop "+
+				"itself calls OnTick with its current Stats, so OnTick never runs beside the loop", t.goroutine,
+				p.loopID)
+			return false
+		}
+		if t.stats.InFlight != running {
+			h.Errorf("OnTick got Stats with InFlight %d while %d lookup(s) were running: the heartbeat reports the "+
+				"loop's current Stats", t.stats.InFlight, running)
+			return false
+		}
+	}
+	if !h.StandsStill(10*max(p.s.tick, time.Second), "OnTick was called", func() bool { return p.tickCount() > len(ticks) }) {
+		return false
+	}
+	return true
+}
+
+// stop ends Run's ctx with lookups running and checks R5.
+func (p *testPlay) stop() {
+	h := p.h
+	open := p.be.open()
+	var slow []*testLookup
+	for _, pick := range p.s.slowStop {
+		if len(open) == 0 {
+			break
+		}
+		j := pick % len(open)
+		slow = append(slow, open[j])
+		open = append(open[:j:j], open[j+1:]...)
+	}
+	p.be.mu.Lock()
+	for _, l := range slow {
+		l.slowStop = true
+	}
+	p.be.mu.Unlock()
+	if p.focus != "R5" { // stopping with lookups running is R5's
+		for i := 0; i < 20 && len(p.be.open()) > 0; i++ {
+			for _, l := range p.be.open() {
+				close(l.release)
+				p.settled("a lookup answered")
+			}
+		}
+		slow = nil
+	}
+	running := p.be.open()
+	calls := map[string]int{}
+	for _, k := range testScnKeys {
+		calls[k] = p.be.calls(k)
+	}
+	waiting := p.waiting()
+	p.run.Cancel()
+	if !p.settled("Run's ctx ended") {
+		return
+	}
+	if p.focus != "R5" {
+		return
+	}
+	for _, g := range waiting {
+		if !g.call.Returned() {
+			h.Errorf("Get(%q) kept waiting after Run's ctx ended: once the cache stops, waiting callers return "+
+				"ErrStopped at once", g.key)
+			return
+		}
+		if _, err := g.call.Result(); !g.cancelled && !errors.Is(err, ErrStopped) {
+			h.Errorf("Get(%q), waiting when Run's ctx ended, returned %v; want ErrStopped", g.key, err)
+			return
+		}
+		g.seen = true
+	}
+	p.be.mu.Lock()
+	for _, l := range running {
+		if !l.ctxSeen && !l.returned {
+			p.be.mu.Unlock()
+			h.Errorf("when Run's ctx ended, the running lookup of %q did not see its ctx cancelled: every lookup "+
+				"runs with Run's ctx", l.key)
+			return
+		}
+	}
+	p.be.mu.Unlock()
+	for i, l := range slow {
+		if p.run.Returned() {
+			h.Errorf("Run returned while %d lookup(s) it started were still running (their ctx was cancelled, "+
+				"but they had not returned): Run returns only once every running lookup has returned",
+				len(slow)-i)
+			return
+		}
+		// Calls during the stop get ErrStopped at once.
+		if i == 0 {
+			key := l.key
+			for k := range p.stored { // a cached key too gets ErrStopped
+				key = k
+			}
+			late := katatest.Start(h, func(ctx context.Context) (string, error) { return p.cache.Get(ctx, key) })
+			st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
+			if !p.settled("Get and Stats while Run stops") {
+				return
+			}
+			if !late.Returned() || !st.Returned() {
+				h.Errorf("a Get or Stats called after Run's ctx ended, while Run still waited for a lookup, did " +
+					"not return at once: once the cache stops, Get and Stats return ErrStopped at once")
+				late.Stop()
+				st.Stop()
+				return
+			}
+			_, err1 := late.Result()
+			_, err2 := st.Result()
+			if !errors.Is(err1, ErrStopped) || !errors.Is(err2, ErrStopped) {
+				h.Errorf("Get and Stats called while Run stopped returned %v and %v; want ErrStopped", err1, err2)
+				return
+			}
+		}
+		close(l.release)
+		if !p.settled("a lookup returned after the stop") {
+			return
+		}
+	}
+	if !p.run.Returned() {
+		h.Errorf("Run did not return once its ctx had ended and every lookup had returned: keep receiving results " +
+			"until every running lookup has reported back")
+		return
+	}
+	if err, ok := p.run.Finish("Run"); ok && err != nil {
+		h.Errorf("Run returned %v; want nil once every lookup has returned", err)
+		return
+	}
+	for _, k := range testScnKeys {
+		if n := p.be.calls(k); n != calls[k] {
+			h.Errorf("a lookup of %q started after Run's ctx ended: queued lookups never start once the cache "+
+				"stops", k)
+			return
+		}
+	}
+}
+
+// cleanup lets every lookup go and stops Run, whatever happened.
+func (p *testPlay) cleanup() {
+	if p.run.Call != nil {
+		p.run.Cancel()
+	}
+	for _, g := range p.gets {
+		g.call.Cancel()
+	}
+	p.be.mu.Lock()
+	for _, l := range p.be.lookups {
+		select {
+		case <-l.release:
+		default:
+			close(l.release)
+		}
+	}
+	p.be.mu.Unlock()
+}
+
+// testFixedScenarios are played by every explored test besides the drawn
+// ones: three held misses at MaxInFlight 2 while the clock moves a Tick,
+// then they answer, the newest running one first, one while a Get of a
+// cached key arrives.
+var testFixedScenarios = []testScenario{{
+	maxInFlight: 2,
+	tick:        time.Second,
+	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}, "JPY": {held: true}},
+	steps: []testScnStep{
+		{kind: testStepGets, keys: []string{"CHF"}},
+		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY"}},
+		{kind: testStepTick, advance: time.Second},
+		{kind: testStepRelease, picks: []int{1}},
+		{kind: testStepReleaseWithHit},
+		{kind: testStepRelease, picks: []int{0}},
+	},
+}}
+
+func testExplore(t *testing.T, focus string, checks int) {
+	for _, s := range testFixedScenarios {
+		katatest.Run(t, func(h *katatest.H) { (&testPlay{h: h, s: s, focus: focus}).play() })
+	}
+	katatest.Explore(t, checks, testDrawScenario(focus), func(h *katatest.H, s testScenario) {
+		(&testPlay{h: h, s: s, focus: focus}).play()
+	})
+}
+
+func TestR1_ExploreTheLoopAnswersWhileLookupsRun(t *testing.T) { testExplore(t, "R1", 14) }
+
+func TestR2_ExploreTheHeartbeatRunsOnTheLoop(t *testing.T) { testExplore(t, "R2", 14) }
+
+func TestR3_ExploreCallersWhoLeaveAndLookupsThatFail(t *testing.T) { testExplore(t, "R3", 14) }
+
+func TestR4_ExploreTheLimitWhateverOrderLookupsEnd(t *testing.T) { testExplore(t, "R4", 20) }
+
+func TestR5_ExploreStoppingWithLookupsRunning(t *testing.T) { testExplore(t, "R5", 20) }
