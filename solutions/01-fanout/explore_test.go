@@ -67,7 +67,11 @@ var testPanicNames = [...]string{"panic(%q)", "panic(errors.New(%q))", "a runtim
 
 // Texts a call fails with. Some repeat across elements (distinct values,
 // the same words), and one says "context canceled" without being a cancel.
-var testFailTexts = []string{"503", "connection refused", "503", "upstream said: context canceled", "timeout", "429"}
+var testFailTexts = []string{"503", "connection refused", "503", "timeout", "503", "429"}
+
+// testCancelWords is a failure whose text says "context canceled" without
+// being a cancel: the caller did not cancel, and nothing wraps ctx.Err().
+const testCancelWords = "upstream said: context canceled"
 
 // Results a call returns: the zero value and duplicates included.
 var testValues = []string{"9.99", "", "12.50", "9.99", "0.00"}
@@ -177,12 +181,24 @@ type testFanDraw struct {
 	cancel    bool // the caller may cancel while the calls run
 	pre       bool // the ctx may be done already, the input empty
 	mustCause bool // at least one failure (or cancel)
+	failOdds  int  // a call fails one time in failOdds (3 unless set)
+	words     bool // half the failures say "context canceled" in their text
+	twins     bool // in[0] and the last element fail with distinct errors of the same text
+	lateFail  bool // the caller cancels first; a call that ignores ctx fails afterwards
+	onlyPre   bool // the ctx is done before Map starts, or the input is empty
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 	s := testFanScenario{all: d.all, focus: d.focus, early: d.early}
 	s.callers = rapid.IntRange(1, d.maxCall).Draw(r, "callers")
-	if d.pre {
+	if d.onlyPre {
+		// 0: an empty input with a live ctx; 1: cancelled; 2: past its deadline.
+		s.pre = rapid.SampledFrom([]int{0, 1, 2, 2}).Draw(r, "ctx already done")
+		if s.pre == 0 {
+			s.nilIn = rapid.Bool().Draw(r, "nil input")
+			return s
+		}
+	} else if d.pre {
 		s.pre = rapid.IntRange(0, 2).Draw(r, "ctx already done")
 	}
 	lo := d.minN
@@ -197,10 +213,17 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 	}
 	for i := range s.n {
 		e := testFanElem{panic: -1, react: rapid.SampledFrom(d.reacts).Draw(r, fmt.Sprintf("in[%d] reaction", i))}
-		if d.fail && rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("in[%d] fails", i)) == 0 {
+		odds := d.failOdds
+		if odds == 0 {
+			odds = 3
+		}
+		if d.fail && rapid.IntRange(0, odds-1).Draw(r, fmt.Sprintf("in[%d] fails", i)) == 0 {
 			e.fails = true
 			e.kind = rapid.IntRange(0, testFailKinds-1).Draw(r, fmt.Sprintf("in[%d] error kind", i))
 			e.text = rapid.SampledFrom(testFailTexts).Draw(r, fmt.Sprintf("in[%d] error text", i))
+			if d.words && rapid.Bool().Draw(r, fmt.Sprintf("in[%d] says context canceled", i)) {
+				e.kind, e.text = testPlainError, testCancelWords
+			}
 			if e.kind == testStatusValue || e.kind == testWrappedValue {
 				e.text = rapid.SampledFrom([]string{"500", "503", "429"}).Draw(r, fmt.Sprintf("in[%d] status", i))
 			}
@@ -220,6 +243,15 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 			s.elems[i].fails, s.elems[i].kind, s.elems[i].text = true, testPlainError, "503"
 		}
 	}
+	if d.twins && s.n >= 2 {
+		for _, i := range []int{0, s.n - 1} {
+			s.elems[i].fails, s.elems[i].kind, s.elems[i].text, s.elems[i].panic = true, testPlainError, "503", -1
+		}
+	}
+	if d.lateFail {
+		i := rapid.IntRange(0, s.n-1).Draw(r, "the call that fails after the cancel")
+		s.elems[i].fails, s.elems[i].kind, s.elems[i].react = true, testPlainError, testIgnores
+	}
 	if s.pre != 0 {
 		return s // nothing may be called
 	}
@@ -231,7 +263,10 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 		}
 		s.steps, order = append(s.steps, order[:k]), order[k:]
 	}
-	if d.cancel && rapid.Bool().Draw(r, "the caller cancels") {
+	if d.lateFail {
+		s.steps = slices.Insert(s.steps, 0, []int{}) // the cancel comes before any call returns
+		s.cancelAt = 1
+	} else if d.cancel && rapid.Bool().Draw(r, "the caller cancels") {
 		// A step of its own, or with the releases of a step: before the
 		// first failure, after it, or with it.
 		at := rapid.IntRange(0, len(s.steps)).Draw(r, "cancel before step")
@@ -535,6 +570,11 @@ func (s testFanScenario) what() string {
 // without calling fn.
 func (s testFanScenario) checkAtOnce(h *katatest.H, callers []*testCaller) {
 	for _, c := range callers {
+		if v := c.f.view(); slices.ContainsFunc(v.calls, func(n int) bool { return n > 0 }) {
+			s.report(h, "R5", "ctx was already done, yet %s called fn: nobody waits for the answer, so check ctx.Err() before "+
+				"starting any work", s.what())
+			return
+		}
 		if !c.c.Returned() {
 			if s.n == 0 {
 				s.report(h, "R5", "%s over an empty input was still waiting: with nothing to do it must return at once", s.what())
@@ -547,11 +587,6 @@ func (s testFanScenario) checkAtOnce(h *katatest.H, callers []*testCaller) {
 		seen = seen.read()
 		if seen.panicked {
 			s.report(h, "R5", "%s panicked with %v, with nothing to call", s.what(), seen.value)
-			return
-		}
-		if v := c.f.view(); slices.ContainsFunc(v.calls, func(n int) bool { return n > 0 }) {
-			s.report(h, "R5", "ctx was already done, yet %s called fn: nobody waits for the answer, so check ctx.Err() before "+
-				"starting any work", s.what())
 			return
 		}
 		if s.n == 0 {
@@ -728,11 +763,11 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		return true
 	}
 	if seen.err == nil {
-		s.report(h, "R3 R6", "%s: fn failed for %s, but %s returned no error (results %q)", s.what(), testElements(failed), s.what(), seen.out)
+		s.report(h, "R3", "%s: fn failed for %s, but %s returned no error (results %q)", s.what(), testElements(failed), s.what(), seen.out)
 		return false
 	}
 	if !seen.outNil {
-		s.report(h, "R3 R6", "%s returned the error %q together with results %q: on an error the results are nil", s.what(), seen.msg, seen.out)
+		s.report(h, "R3", "%s returned the error %q together with results %q: on an error the results are nil", s.what(), seen.msg, seen.out)
 		return false
 	}
 	if s.all {
@@ -769,10 +804,6 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		}
 	}
 	if matched < 0 {
-		if msg := katatest.LostWrap(seen.err, v.retErr[cands[0]], `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
-			s.report(h, testWrapReqs, "Map returned %q: %s", seen.msg, msg)
-			return false
-		}
 		firstReq := "R3"
 		if cancelFirst {
 			firstReq = "R5"
@@ -782,9 +813,19 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		if cancelFirst {
 			why = "the caller's cancel came first, so Map's error must match ctx.Err() (context.Canceled)"
 		}
-		s.report(h, firstReq, "Map returned %q (chain %s), which is not the first error in time: that is %s (%q, from %s); %s",
-			seen.msg, katatest.Chain(seen.err), testErrorsOf(cands), v.retErr[cands[0]], testElements(cands), why)
-		return false
+		for _, i := range others {
+			if errors.Is(seen.err, v.retErr[i]) {
+				return s.report(h, firstReq, "Map returned %q, the error of in[%d], which is not the first error: the "+
+					"first in time is %s (%q, from %s); %s", seen.msg, i, testErrorsOf(cands), v.retErr[cands[0]],
+					testElements(cands), why)
+			}
+		}
+		if msg := katatest.LostWrap(seen.err, v.retErr[cands[0]], `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
+			return s.report(h, testWrapReqs, "Map returned %q: %s", seen.msg, msg)
+		}
+		return s.report(h, firstReq, "Map returned %q (chain %s), which is not the first error: the first in time is %s "+
+			"(%q, from %s); %s", seen.msg, katatest.Chain(seen.err), testErrorsOf(cands), v.retErr[cands[0]],
+			testElements(cands), why)
 	}
 	for _, i := range others {
 		if matched >= 0 && v.retErr[i] == v.retErr[matched] {
@@ -835,9 +876,10 @@ func testErrorsOf(idx []int) string {
 // input order.
 func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen, failed []int) bool {
 	prev := 0
+	anyMatched := slices.ContainsFunc(failed, func(i int) bool { return errors.Is(seen.err, v.retErr[i]) })
 	for _, i := range failed {
 		if !errors.Is(seen.err, v.retErr[i]) {
-			if msg := katatest.LostWrap(seen.err, v.retErr[i], `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
+			if msg := katatest.LostWrap(seen.err, v.retErr[i], `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" && !anyMatched {
 				s.report(h, testWrapReqs, "MapAll returned %q: %s", seen.msg, msg)
 			} else {
 				s.report(h, "B1", "in[%d] failed with %q, but MapAll's error %q does not match it: the error joins every failure "+
@@ -908,46 +950,61 @@ func (s testFanScenario) checkPanic(h *katatest.H, c *testCaller, v testFxView, 
 
 func TestR1_ExploreEveryCallIsInFlightAtOnce(t *testing.T) {
 	d := testFanDraw{focus: "R1", minN: 1, maxN: 24, maxCall: 3, reacts: []int{testWrapsCtx, testIgnores}, together: true}
-	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR2_ExploreOutputFollowsInputOrder(t *testing.T) {
-	d := testFanDraw{focus: "R2", minN: 1, maxN: 9, maxCall: 2, reacts: []int{testWrapsCtx, testIgnores}}
-	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	d := testFanDraw{focus: "R2", minN: 1, maxN: 7, maxCall: 2, reacts: []int{testWrapsCtx, testIgnores}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR3_ExploreTheFirstErrorInTimeCancelsTheRest(t *testing.T) {
-	d := testFanDraw{focus: "R3", minN: 1, maxN: 7, maxCall: 2, fail: true, mustCause: true,
+	d := testFanDraw{focus: "R3", minN: 1, maxN: 5, maxCall: 2, fail: true, mustCause: true, words: true,
 		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
-	katatest.Explore(t, 14, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR4_ExploreWaitsForEveryCall(t *testing.T) {
-	d := testFanDraw{focus: "R4", minN: 1, maxN: 6, maxCall: 2, fail: true, cancel: true,
+	d := testFanDraw{focus: "R4", minN: 1, maxN: 5, maxCall: 2, fail: true, cancel: true,
 		reacts: []int{testIgnores, testChecksLate}}
-	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR5_ExploreCancelReachesEveryCall(t *testing.T) {
-	d := testFanDraw{focus: "R5", minN: 1, maxN: 6, maxCall: 2, fail: true, cancel: true, pre: true,
+	// A ctx already done (cancelled, or past its deadline), or an empty input.
+	d := testFanDraw{focus: "R5", minN: 1, maxN: 6, maxCall: 2, pre: true, onlyPre: true, reacts: []int{testWrapsCtx}}
+	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// A cancel while the calls run, before a failure, after it or with it.
+	d = testFanDraw{focus: "R5", minN: 1, maxN: 5, maxCall: 2, fail: true, cancel: true,
 		reacts: []int{testWrapsCtx, testReturnsCtx, testIgnores, testChecksLate}}
-	katatest.Explore(t, 14, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// The caller cancels first, and a call that ignores ctx fails later:
+	// Map's error still matches ctx.Err().
+	d = testFanDraw{focus: "R5", minN: 1, maxN: 4, maxCall: 2, fail: true, lateFail: true,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR6_ExploreCallsThatReturnTogether(t *testing.T) {
-	d := testFanDraw{focus: "R6", early: true, minN: 2, maxN: 8, maxCall: 3, fail: true, together: true, cancel: true,
+	// Every call succeeds: Map returns the results, which its caller reads
+	// the moment Map returns.
+	d := testFanDraw{focus: "R6", early: true, minN: 2, maxN: 6, maxCall: 3, together: true,
+		reacts: []int{testWrapsCtx, testIgnores}}
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// Failures, cancels and every reaction to them, at the same instant.
+	d = testFanDraw{focus: "R6", early: true, minN: 2, maxN: 6, maxCall: 2, fail: true, together: true, cancel: true,
 		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
-	katatest.Explore(t, 14, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestB1_ExploreMapAllJoinsEveryFailure(t *testing.T) {
-	d := testFanDraw{focus: "B1", all: true, minN: 1, maxN: 7, maxCall: 2, fail: true,
+	d := testFanDraw{focus: "B1", all: true, minN: 2, maxN: 5, maxCall: 2, fail: true, failOdds: 2, twins: true,
 		reacts: []int{testWrapsCtx, testIgnores}}
-	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestB2_ExplorePanicsAreRaisedOnTheCaller(t *testing.T) {
-	d := testFanDraw{focus: "B2", minN: 1, maxN: 6, maxCall: 2, fail: true, panics: true, mustCause: true,
+	d := testFanDraw{focus: "B2", minN: 1, maxN: 5, maxCall: 2, fail: true, panics: true, mustCause: true,
 		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
-	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
