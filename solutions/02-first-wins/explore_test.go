@@ -588,7 +588,8 @@ func (s testFirstScenario) lateWhy(kinds []int) string {
 	case testAllFailed:
 		return "when the last replica fails, return all their errors at once"
 	case testTimedOut:
-		return "stop waiting at the timeout (one clk.Timer from the start of First, in the select)"
+		return "stop waiting at the timeout on the injected clock: one clk.Timer from the start of First, in the " +
+			"select (not time.After or anything else from package time)"
 	default:
 		return "return at once when the caller gives up: select on ctx.Done() as well, and don't wait for the " +
 			"replicas to finish"
@@ -635,8 +636,12 @@ func (s testFirstScenario) checkOutcome(h *katatest.H, t time.Duration, kinds []
 	case slices.Contains(kinds, testAllFailed):
 		return s.checkAllFailed(h, c, got)
 	}
-	return s.report(h, reqs, "First returned %q (chain %s) at %v, when %s", got.msg, katatest.Chain(got.err), t,
-		s.decisionText(t, kinds))
+	why := ""
+	if slices.Contains(kinds, testWin) {
+		why = ": a failure is not an answer while other replicas may still succeed; return the first success"
+	}
+	return s.report(h, reqs, "First returned %q (chain %s) at %v, when %s%s", got.msg, katatest.Chain(got.err), t,
+		s.decisionText(t, kinds), why)
 }
 
 // onlyOwnCancels: the error matches context.Canceled through the caller's
@@ -684,13 +689,19 @@ func testWithout(err, drop error) error {
 // checkSoFar: the error carries every failure before t (and none that
 // had not happened yet).
 func (s testFirstScenario) checkSoFar(h *katatest.H, req string, t time.Duration, c *testFirstCaller, got testGot, when string) bool {
+	anyMatched := false
+	for i, r := range s.reps {
+		if !r.ok && errors.Is(got.err, c.rs.errs[i]) {
+			anyMatched = true
+		}
+	}
 	for i, r := range s.reps {
 		err := c.rs.errs[i]
 		if r.ok {
 			continue
 		}
 		if r.at < t && !errors.Is(got.err, err) {
-			if msg := katatest.LostWrap(got.err, err, `fmt.Errorf("replica %d: %w", i, err)`); msg != "" {
+			if msg := katatest.LostWrap(got.err, err, `fmt.Errorf("replica %d: %w", i, err)`); msg != "" && !anyMatched {
 				// How the errors are wrapped is graded with R2 and R3.
 				return s.report(h, "R2 R3", "First returned %q %s: %s", got.msg, when, msg)
 			}
@@ -759,7 +770,7 @@ func TestR5_ExploreNothingLeaks(t *testing.T) {
 }
 
 func TestR6_ExploreTheCallersCancel(t *testing.T) {
-	d := testFirstDraw{focus: "R6", minN: 0, maxCall: 3, success: true, ignores: true, timeout: true, cancel: true,
+	d := testFirstDraw{focus: "R6", minN: 0, maxCall: 2, success: true, ignores: true, timeout: true, cancel: true,
 		mustStop: true, pre: true, distinct: true, lateOK: 0, odds: 5}
-	katatest.Explore(t, 16, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
