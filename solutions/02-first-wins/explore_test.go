@@ -772,5 +772,5 @@ func TestR5_ExploreNothingLeaks(t *testing.T) {
 func TestR6_ExploreTheCallersCancel(t *testing.T) {
 	d := testFirstDraw{focus: "R6", minN: 0, maxCall: 2, success: true, ignores: true, timeout: true, cancel: true,
 		mustStop: true, pre: true, distinct: true, lateOK: 0, odds: 5}
-	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
