@@ -1,0 +1,1010 @@
+package fanout
+
+// Explored requirements: each test draws many scenarios (katatest.Explore)
+// and checks what the README says over all of them: how many elements,
+// which calls fail and with what, how each call reacts to a cancel, in
+// which order the calls return (several at the same instant too), when the
+// caller cancels, and how many goroutines call Map at once.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// How a call reacts when its ctx is done while it waits.
+const (
+	testWrapsCtx   = iota // returns fmt.Errorf("price lookup #v: %w", ctx.Err())
+	testReturnsCtx        // returns ctx.Err() as it is
+	testOwnError          // returns an error of its own that does not match ctx.Err()
+	testPartial           // returns a partial value and a nil error
+	testIgnores           // keeps waiting until released, then does its work
+	testChecksLate        // keeps waiting until released, then returns ctx.Err() (wrapped) if ctx is done
+	testReactions
+)
+
+var testReactionNames = [...]string{
+	"honours ctx (returns ctx.Err() wrapped)",
+	"honours ctx (returns ctx.Err() as it is)",
+	"honours ctx (returns an error of its own, \"lookup aborted\")",
+	"honours ctx (returns a partial value, nil error)",
+	"ignores ctx",
+	"ignores ctx while it waits, then returns ctx.Err() wrapped if ctx is done",
+}
+
+func testHonours(react int) bool { return react < testIgnores }
+
+// How a call fails.
+const (
+	testPlainError   = iota // errors.New(text)
+	testStatusValue         // &testStatusError{code}
+	testWrappedValue        // fmt.Errorf("pricing: %w", &testStatusError{code})
+	testJoinedError         // errors.Join(errors.New(text), errors.New("retry later"))
+	testFailKinds
+)
+
+var testFailNames = [...]string{"errors.New(%q)", "&statusError{%s}", "fmt.Errorf(\"pricing: %%w\", &statusError{%s})", "errors.Join(errors.New(%q), …)"}
+
+// How a call panics (B2).
+const (
+	testPanicString  = iota // panic("…")
+	testPanicError          // panic(errors.New("…"))
+	testPanicRuntime        // a nil map write: a runtime.Error
+	testPanicKinds
+)
+
+var testPanicNames = [...]string{"panic(%q)", "panic(errors.New(%q))", "a runtime error (assignment to entry in nil map)"}
+
+// Texts a call fails with. Some repeat across elements (distinct values,
+// the same words), and one says "context canceled" without being a cancel.
+var testFailTexts = []string{"503", "connection refused", "503", "timeout", "503", "429"}
+
+// testCancelWords is a failure whose text says "context canceled" without
+// being a cancel: the caller did not cancel, and nothing wraps ctx.Err().
+const testCancelWords = "upstream said: context canceled"
+
+// Results a call returns: the zero value and duplicates included.
+var testValues = []string{"9.99", "", "12.50", "9.99", "0.00"}
+
+// testFanElem is what the call for one element does.
+type testFanElem struct {
+	fails bool
+	kind  int    // testFailKinds, when fails
+	text  string // the failure's text, or the result
+	react int
+	panic int // -1, or the testPanicKinds it panics with once released
+}
+
+// testFanScenario is one run of Map (or MapAll).
+type testFanScenario struct {
+	all      bool // MapAll
+	n        int
+	nilIn    bool // n == 0 as a nil slice
+	pre      int  // 0: a live ctx; 1: already cancelled; 2: deadline already passed
+	callers  int  // goroutines calling at once, each with an input of its own
+	elems    []testFanElem
+	steps    [][]int // the elements released at each step, together
+	cancelAt int     // the step at which the caller cancels, with that step's releases; 0: never
+	focus    string  // the requirement the test grades: only its statements are reported
+	early    bool    // read what Map returned on the caller's goroutine, the moment it returns
+}
+
+// testWrapReqs grade an error that lost the one fn returned (wrapped with
+// %v, or rebuilt): the tests of R3, R4, R5 and B1 say so.
+const testWrapReqs = "R3 R4 R5 B1"
+
+// report fails the scenario when reqs (space-separated, "*" for all)
+// name the requirement under test; otherwise the scenario just ends
+// there, since another test grades that statement. It returns false.
+func (s testFanScenario) report(h *katatest.H, reqs string, format string, args ...any) bool {
+	h.Helper()
+	if reqs == "*" || slices.Contains(strings.Fields(reqs), s.focus) {
+		h.Errorf(format, args...)
+	}
+	return false
+}
+
+func (s testFanScenario) String() string {
+	var b strings.Builder
+	what := "Map"
+	if s.all {
+		what = "MapAll"
+	}
+	in := fmt.Sprintf("%d elements", s.n)
+	if s.n == 0 {
+		in = "an empty input ([]int{})"
+		if s.nilIn {
+			in = "a nil input"
+		}
+	}
+	fmt.Fprintf(&b, "%s over %s", what, in)
+	if s.callers > 1 {
+		fmt.Fprintf(&b, ", called by %d goroutines at once (each with an input of its own)", s.callers)
+	}
+	switch s.pre {
+	case 1:
+		b.WriteString(", with a ctx already cancelled")
+	case 2:
+		b.WriteString(", with a ctx whose deadline already passed")
+	}
+	b.WriteString(";")
+	for i, e := range s.elems {
+		fmt.Fprintf(&b, "\n  in[%d]: %s, %s", i, e.describe(), testReactionNames[e.react])
+	}
+	for k, group := range s.steps {
+		fmt.Fprintf(&b, "\n  step %d:", k+1)
+		if s.cancelAt == k+1 {
+			b.WriteString(" the caller cancels ctx;")
+		}
+		if len(group) == 0 {
+			b.WriteString(" no call is released")
+		} else {
+			b.WriteString(" released at the same instant: " + testElements(group))
+		}
+	}
+	return b.String()
+}
+
+func (e testFanElem) describe() string {
+	switch {
+	case e.panic >= 0:
+		return "panics with " + fmt.Sprintf(testPanicNames[e.panic], "price table corrupted")
+	case !e.fails:
+		return fmt.Sprintf("returns %q", e.text)
+	default:
+		return "fails with " + fmt.Sprintf(testFailNames[e.kind], e.text)
+	}
+}
+
+// testFanDraw is what a test lets vary.
+type testFanDraw struct {
+	focus     string // the requirement under test
+	early     bool   // read Map's results the moment it returns
+	all       bool
+	minN      int
+	maxN      int
+	maxCall   int  // callers: 1..maxCall
+	fail      bool // calls may fail
+	panics    bool // calls may panic (B2)
+	reacts    []int
+	together  bool // several calls may be released in one step
+	cancel    bool // the caller may cancel while the calls run
+	pre       bool // the ctx may be done already, the input empty
+	mustCause bool // at least one failure (or cancel)
+	failOdds  int  // a call fails one time in failOdds (3 unless set)
+	words     bool // half the failures say "context canceled" in their text
+	twins     bool // in[0] and the last element fail with distinct errors of the same text
+	lateFail  bool // the caller cancels first; a call that ignores ctx fails afterwards
+	onlyPre   bool // the ctx is done before Map starts, or the input is empty
+}
+
+func (d testFanDraw) draw(r *rapid.T) testFanScenario {
+	s := testFanScenario{all: d.all, focus: d.focus, early: d.early}
+	s.callers = rapid.IntRange(1, d.maxCall).Draw(r, "callers")
+	if d.onlyPre {
+		// 0: an empty input with a live ctx; 1: cancelled; 2: past its deadline.
+		s.pre = rapid.SampledFrom([]int{0, 1, 2, 2}).Draw(r, "ctx already done")
+		if s.pre == 0 {
+			s.nilIn = rapid.Bool().Draw(r, "nil input")
+			return s
+		}
+	} else if d.pre {
+		s.pre = rapid.IntRange(0, 2).Draw(r, "ctx already done")
+	}
+	lo := d.minN
+	if d.pre && s.pre == 0 {
+		lo = 0
+	}
+	s.n = rapid.IntRange(lo, d.maxN).Draw(r, "n")
+	if s.n == 0 {
+		s.pre = 0 // an empty input with a done ctx: the README allows either answer
+		s.nilIn = rapid.Bool().Draw(r, "nil input")
+		return s
+	}
+	for i := range s.n {
+		e := testFanElem{panic: -1, react: rapid.SampledFrom(d.reacts).Draw(r, fmt.Sprintf("in[%d] reaction", i))}
+		odds := d.failOdds
+		if odds == 0 {
+			odds = 3
+		}
+		if d.fail && rapid.IntRange(0, odds-1).Draw(r, fmt.Sprintf("in[%d] fails", i)) == 0 {
+			e.fails = true
+			e.kind = rapid.IntRange(0, testFailKinds-1).Draw(r, fmt.Sprintf("in[%d] error kind", i))
+			e.text = rapid.SampledFrom(testFailTexts).Draw(r, fmt.Sprintf("in[%d] error text", i))
+			if d.words && rapid.Bool().Draw(r, fmt.Sprintf("in[%d] says context canceled", i)) {
+				e.kind, e.text = testPlainError, testCancelWords
+			}
+			if e.kind == testStatusValue || e.kind == testWrappedValue {
+				e.text = rapid.SampledFrom([]string{"500", "503", "429"}).Draw(r, fmt.Sprintf("in[%d] status", i))
+			}
+		} else {
+			e.text = rapid.SampledFrom(testValues).Draw(r, fmt.Sprintf("in[%d] value", i))
+		}
+		if d.panics && rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("in[%d] panics", i)) == 0 {
+			e.panic = rapid.IntRange(0, testPanicKinds-1).Draw(r, fmt.Sprintf("in[%d] panic kind", i))
+		}
+		s.elems = append(s.elems, e)
+	}
+	if d.mustCause && !slices.ContainsFunc(s.elems, func(e testFanElem) bool { return e.fails || e.panic >= 0 }) {
+		i := rapid.IntRange(0, s.n-1).Draw(r, "the element that must fail")
+		if d.panics {
+			s.elems[i].panic = rapid.IntRange(0, testPanicKinds-1).Draw(r, "its panic kind")
+		} else {
+			s.elems[i].fails, s.elems[i].kind, s.elems[i].text = true, testPlainError, "503"
+		}
+	}
+	if d.twins && s.n >= 2 {
+		for _, i := range []int{0, s.n - 1} {
+			s.elems[i].fails, s.elems[i].kind, s.elems[i].text, s.elems[i].panic = true, testPlainError, "503", -1
+		}
+	}
+	if d.lateFail {
+		i := rapid.IntRange(0, s.n-1).Draw(r, "the call that fails after the cancel")
+		s.elems[i].fails, s.elems[i].kind, s.elems[i].react = true, testPlainError, testIgnores
+	}
+	if s.pre != 0 {
+		return s // nothing may be called
+	}
+	order := rapid.Permutation(seq(s.n)).Draw(r, "release order")
+	for len(order) > 0 {
+		k := 1
+		if d.together {
+			k = rapid.IntRange(1, len(order)).Draw(r, "released together")
+		}
+		s.steps, order = append(s.steps, order[:k]), order[k:]
+	}
+	if d.lateFail {
+		s.steps = slices.Insert(s.steps, 0, []int{}) // the cancel comes before any call returns
+		s.cancelAt = 1
+	} else if d.cancel && rapid.Bool().Draw(r, "the caller cancels") {
+		// A step of its own, or with the releases of a step: before the
+		// first failure, after it, or with it.
+		at := rapid.IntRange(0, len(s.steps)).Draw(r, "cancel before step")
+		if d.together && at < len(s.steps) && rapid.Bool().Draw(r, "with that step's releases") {
+			s.cancelAt = at + 1
+		} else {
+			s.steps = slices.Insert(s.steps, at, []int{})
+			s.cancelAt = at + 1
+		}
+	}
+	return s
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// testFx is one caller's fn: it holds the call for in[i] at a gate of its
+// own and records when and how each call returned.
+type testFx struct {
+	s      *testFanScenario
+	caller int
+	in     []int
+	gates  []*katatest.Gate
+	errs   []error // the failure of each element, a fresh value per caller
+	panics []any
+
+	mu      sync.Mutex
+	step    int
+	ctxs    []context.Context
+	state   []int // 0: not called, 1: running, 2: returned, 3: panicked
+	calls   []int
+	retStep []int
+	retErr  []error
+	viaCtx  []bool // it returned because its ctx was done
+}
+
+func testNewFx(s *testFanScenario, caller int) *testFx {
+	f := &testFx{s: s, caller: caller, ctxs: make([]context.Context, s.n), state: make([]int, s.n),
+		calls: make([]int, s.n), retStep: make([]int, s.n), retErr: make([]error, s.n), viaCtx: make([]bool, s.n)}
+	if s.n > 0 || !s.nilIn {
+		f.in = make([]int, s.n)
+	}
+	for i, e := range s.elems {
+		f.in[i] = 1000*caller + i
+		f.gates = append(f.gates, katatest.NewGate())
+		var err error
+		switch e.kind {
+		case testPlainError:
+			err = errors.New(e.text)
+		case testStatusValue:
+			err = &testStatusError{testCode(e.text)}
+		case testWrappedValue:
+			err = fmt.Errorf("pricing: %w", &testStatusError{testCode(e.text)})
+		case testJoinedError:
+			err = errors.Join(errors.New(e.text), errors.New("retry later"))
+		}
+		f.errs = append(f.errs, err)
+		var p any
+		switch e.panic {
+		case testPanicString:
+			p = "price table corrupted"
+		case testPanicError:
+			p = errors.New("price table corrupted")
+		}
+		f.panics = append(f.panics, p)
+	}
+	return f
+}
+
+func testCode(s string) int {
+	var c int
+	fmt.Sscan(s, &c)
+	return c
+}
+
+// result is what the call for in[i] returns on success.
+func (f *testFx) result(i int) string {
+	return fmt.Sprintf("caller %d: in[%d]: %s", f.caller, i, f.s.elems[i].text)
+}
+
+func (f *testFx) fn(ctx context.Context, v int) (out string, err error) {
+	i := v % 1000
+	e := f.s.elems[i]
+	f.mu.Lock()
+	f.ctxs[i], f.state[i] = ctx, 1
+	f.calls[i]++
+	f.mu.Unlock()
+	panicked, via := true, false
+	defer func() {
+		f.mu.Lock()
+		f.state[i], f.retStep[i], f.retErr[i], f.viaCtx[i] = 2, f.step, err, via
+		if panicked {
+			f.state[i] = 3
+		}
+		f.mu.Unlock()
+	}()
+	hold := ctx
+	if !testHonours(e.react) {
+		hold = context.Background()
+	}
+	if herr := f.gates[i].Hold(hold); herr != nil {
+		panicked, via = false, true
+		switch e.react {
+		case testWrapsCtx:
+			return "", fmt.Errorf("price lookup #%d: %w", v, herr)
+		case testReturnsCtx:
+			return "", herr
+		case testOwnError:
+			return "", errors.New("lookup aborted")
+		default:
+			return "partial", nil
+		}
+	}
+	if e.react == testChecksLate && ctx.Err() != nil {
+		panicked, via = false, true
+		return "", fmt.Errorf("price lookup #%d: %w", v, ctx.Err())
+	}
+	switch e.panic {
+	case testPanicString, testPanicError:
+		panic(f.panics[i])
+	case testPanicRuntime:
+		var m map[int]int
+		m[v] = 1
+	}
+	panicked = false
+	if e.fails {
+		return "", f.errs[i]
+	}
+	return f.result(i), nil
+}
+
+// snapshot is a caller's view of its calls.
+type testFxView struct {
+	state   []int
+	calls   []int
+	retStep []int
+	retErr  []error
+	viaCtx  []bool
+	ctxs    []context.Context
+}
+
+func (f *testFx) view() testFxView {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return testFxView{slices.Clone(f.state), slices.Clone(f.calls), slices.Clone(f.retStep), slices.Clone(f.retErr),
+		slices.Clone(f.viaCtx), slices.Clone(f.ctxs)}
+}
+
+func (f *testFx) setStep(k int) {
+	f.mu.Lock()
+	f.step = k
+	f.mu.Unlock()
+}
+
+func (f *testFx) releaseAll() {
+	for _, g := range f.gates {
+		g.Release()
+	}
+}
+
+// testSeen is what a caller's goroutine saw the moment Map returned: read
+// right there, with nothing in between that would order it after a late
+// write of Map's goroutines, so the race detector sees such a write.
+type testSeen struct {
+	out      []string
+	outNil   bool
+	err      error
+	msg      string
+	panicked bool
+	value    any // what Map panicked with
+	raw      []string
+}
+
+// read copies what Map returned and reads its error's text.
+func (seen testSeen) read() testSeen {
+	seen.out = slices.Clone(seen.raw)
+	if seen.err != nil {
+		seen.msg = seen.err.Error()
+	}
+	return seen
+}
+
+// testCaller is one goroutine calling Map.
+type testCaller struct {
+	f    *testFx
+	c    *katatest.Call[testSeen]
+	seen testSeen
+	done bool // its return was checked
+}
+
+func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSeen] {
+	var opts []katatest.CtxOption
+	switch s.pre {
+	case 1:
+		opts = append(opts, katatest.Cancelled())
+	case 2:
+		opts = append(opts, katatest.Expired())
+	}
+	mapFn := Map[int, string]
+	if s.all {
+		mapFn = MapAll[int, string]
+	}
+	return katatest.Start(h, func(ctx context.Context) (seen testSeen, _ error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if str, ok := r.(string); ok && strings.HasPrefix(str, "TODO") {
+					panic(r) // the stub: reported as not implemented
+				}
+				seen = testSeen{panicked: true, value: r}
+			}
+		}()
+		out, err := mapFn(ctx, f.in, f.fn)
+		if !s.early {
+			return testSeen{raw: out, outNil: out == nil, err: err}, nil
+		}
+		return testSeen{raw: out, outNil: out == nil, err: err}.read(), nil
+	}, opts...)
+}
+
+// play runs the scenario and checks it with check after every step.
+func (s testFanScenario) play(h *katatest.H) {
+	callers := make([]*testCaller, s.callers)
+	for k := range callers {
+		f := testNewFx(&s, k)
+		callers[k] = &testCaller{f: f, c: s.start(h, f)}
+	}
+	stop := func() {
+		for _, c := range callers {
+			c.f.releaseAll()
+		}
+		for _, c := range callers {
+			c.c.Stop()
+		}
+	}
+	synctest.Wait()
+	for _, c := range callers {
+		if c.c.Returned() && c.c.Panicked() {
+			stop()
+			return
+		}
+	}
+	if s.pre != 0 || s.n == 0 {
+		s.checkAtOnce(h, callers)
+		stop()
+		return
+	}
+	for _, c := range callers {
+		if !s.checkInFlight(h, c) {
+			stop()
+			return
+		}
+	}
+	for k := 1; k <= len(s.steps); k++ {
+		for _, c := range callers {
+			c.f.setStep(k)
+		}
+		// Every event of a step at once, no settle in between.
+		for _, c := range callers {
+			if s.cancelAt == k {
+				c.c.Cancel()
+			}
+			for _, i := range s.steps[k-1] {
+				c.f.gates[i].Release()
+			}
+		}
+		synctest.Wait()
+		for _, c := range callers {
+			if !s.check(h, k, c) {
+				stop()
+				return
+			}
+		}
+	}
+	for _, c := range callers {
+		if !c.c.Returned() {
+			s.report(h, "*", "every call of fn had returned, but %s was still waiting: does it wait for something else?", s.what())
+			stop()
+			return
+		}
+	}
+	for _, c := range callers {
+		if _, _, ok := c.c.Finish(s.what()); !ok {
+			return
+		}
+	}
+}
+
+func (s testFanScenario) what() string {
+	if s.all {
+		return "MapAll"
+	}
+	return "Map"
+}
+
+// checkAtOnce: an already-done ctx or an empty input returns at once
+// without calling fn.
+func (s testFanScenario) checkAtOnce(h *katatest.H, callers []*testCaller) {
+	for _, c := range callers {
+		if v := c.f.view(); slices.ContainsFunc(v.calls, func(n int) bool { return n > 0 }) {
+			s.report(h, "R5", "ctx was already done, yet %s called fn: nobody waits for the answer, so check ctx.Err() before "+
+				"starting any work", s.what())
+			return
+		}
+		if !c.c.Returned() {
+			if s.n == 0 {
+				s.report(h, "R5", "%s over an empty input was still waiting: with nothing to do it must return at once", s.what())
+			} else {
+				s.report(h, "R5", "ctx was already done, but %s was still waiting: check ctx.Err() first and return it at once", s.what())
+			}
+			return
+		}
+		seen, _ := c.c.Result()
+		seen = seen.read()
+		if seen.panicked {
+			s.report(h, "R5", "%s panicked with %v, with nothing to call", s.what(), seen.value)
+			return
+		}
+		if s.n == 0 {
+			if seen.err != nil || seen.outNil || len(seen.out) != 0 {
+				s.report(h, "R5", "%s over an empty input returned (%#v, %v); want a non-nil empty slice ([]string{}, which "+
+					"encodes as [] in JSON, not null) and a nil error", s.what(), seen.out, seen.err)
+			}
+			return
+		}
+		want := context.Canceled
+		if s.pre == 2 {
+			want = context.DeadlineExceeded
+		}
+		if !errors.Is(seen.err, want) || !seen.outNil {
+			s.report(h, "R5", "ctx was already done (ctx.Err() is %v), and %s returned (%#v, %v); want nil and an error "+
+				"matching ctx.Err()", want, s.what(), seen.out, seen.err)
+			return
+		}
+	}
+}
+
+// checkInFlight: before any call is released, every call is in flight
+// and Map has not returned (R1).
+func (s testFanScenario) checkInFlight(h *katatest.H, c *testCaller) bool {
+	v := c.f.view()
+	started := 0
+	for _, st := range v.state {
+		if st != 0 {
+			started++
+		}
+	}
+	if c.c.Returned() {
+		s.report(h, "*", "%s returned before any call of fn had returned (%d of %d calls had even started): it must wait for "+
+			"every call it starts; call wg.Add(1) before the go statement, not inside the goroutine", s.what(), started, s.n)
+		return false
+	}
+	if started != s.n {
+		who := ""
+		if s.callers > 1 {
+			who = fmt.Sprintf(" (with %d goroutines calling %s at once, each with its own input)", s.callers, s.what())
+		}
+		s.report(h, "*", "precondition (R1): only %d of the %d calls of fn were in flight at once%s; want all of them: start "+
+			"a goroutine for every element before waiting for any, with no limit and no state shared between calls "+
+			"of %s", started, s.n, who, s.what())
+		return false
+	}
+	return true
+}
+
+// check compares what happened up to step k with what the README says.
+func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
+	if c.done {
+		return true
+	}
+	v := c.f.view()
+	const never = 1 << 30
+	firstErr, panicAt := never, never
+	for i, st := range v.state {
+		if st == 2 && v.retErr[i] != nil {
+			firstErr = min(firstErr, v.retStep[i])
+		}
+		if st == 3 {
+			panicAt = min(panicAt, v.retStep[i])
+		}
+	}
+	cancelled := never // the step at which every call's ctx must be done
+	cause, causeReq, runReq := "", "R3", "R4"
+	if panicAt < never {
+		runReq = "B2"
+	}
+	if s.cancelAt > 0 {
+		cancelled, cause = s.cancelAt, fmt.Sprintf("the caller cancelled ctx at step %d", s.cancelAt)
+	}
+	if !s.all && min(firstErr, panicAt) < cancelled {
+		cancelled = min(firstErr, panicAt)
+		cause = fmt.Sprintf("a call failed at step %d", cancelled)
+		if panicAt < firstErr {
+			cause, causeReq = fmt.Sprintf("a call panicked at step %d", cancelled), "B2"
+		}
+	}
+	released := map[int]int{}
+	for step, group := range s.steps[:k] {
+		for _, i := range group {
+			released[i] = step + 1
+		}
+	}
+	var running []int
+	for i, st := range v.state {
+		e := s.elems[i]
+		_, rel := released[i]
+		if st == 1 {
+			running = append(running, i)
+		}
+		if !rel && st != 1 && testHonours(e.react) && cancelled > k {
+			if s.all && !slices.ContainsFunc(v.state, func(st int) bool { return st == 3 }) {
+				s.report(h, "B1", "MapAll cancelled the ctx of in[%d] although the caller did not cancel: MapAll lets every call "+
+					"run to its end, so a failure cancels nothing (step %d)", i, k)
+			} else {
+				s.report(h, "R3", "the ctx of in[%d] was cancelled at step %d, but no call had failed and the caller had not "+
+					"cancelled", i, k)
+			}
+			return false
+		}
+		if !rel && st == 1 && testHonours(e.react) && cancelled <= k {
+			if s.cancelAt > 0 && s.cancelAt <= k && (s.all || s.cancelAt <= min(firstErr, panicAt)) {
+				s.report(h, "R5", "%s, but in[%d] was still waiting on its ctx after that: the cancel must reach every call; "+
+					"give every call a ctx derived from the caller's (context.WithCancel(ctx)), not context.Background()",
+					cause, i)
+			} else {
+				s.report(h, causeReq, "%s, but the ctx of in[%d] was not cancelled: the first failure must cancel the ctx of every "+
+					"other call (give fn a ctx made with context.WithCancel(ctx) and cancel it on the first error)", cause, i)
+			}
+			return false
+		}
+	}
+	returned := c.c.Returned()
+	if returned && len(running) > 0 {
+		s.report(h, runReq, "%s returned at step %d while the calls for %s were still running (they ignore their ctx, as a slow "+
+			"query may): it must wait for every call it started, after an error or a cancel too; otherwise they run "+
+			"on after it, unseen", s.what(), k, testElements(running))
+		return false
+	}
+	if !returned {
+		if len(running) == 0 {
+			s.report(h, "*", "every call of fn had returned by step %d, but %s was still waiting: does it wait for something else?",
+				k, s.what())
+			return false
+		}
+		return true
+	}
+	c.done = true
+	seen, _ := c.c.Result()
+	seen = seen.read()
+	return s.checkResult(h, c, v, seen, firstErr, panicAt)
+}
+
+// checkResult checks what Map returned against the calls' outcomes.
+func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView, seen testSeen, firstErr, panicAt int) bool {
+	if panicAt < 1<<30 || seen.panicked {
+		return s.checkPanic(h, c, v, seen)
+	}
+	var failed []int
+	for i, err := range v.retErr {
+		if err != nil {
+			failed = append(failed, i)
+		}
+	}
+	cancelFirst := s.cancelAt > 0 && s.cancelAt <= firstErr
+	if len(failed) == 0 {
+		if cancelFirst && errors.Is(seen.err, context.Canceled) && seen.outNil {
+			return true // no call reported the cancel: ctx.Err() is an answer too
+		}
+		if seen.err != nil {
+			s.report(h, "R3", "every call of fn succeeded, but %s returned the error %q", s.what(), seen.msg)
+			return false
+		}
+		want := make([]string, s.n)
+		for i := range want {
+			want[i] = c.f.result(i)
+			if v.viaCtx[i] {
+				want[i] = "partial" // it returned early, on the cancel
+			}
+		}
+		if got, all := slices.Sorted(slices.Values(seen.out)), slices.Sorted(slices.Values(want)); !slices.Equal(got, all) {
+			return s.report(h, "R6", "%d calls returned their results, several at the same instant, and %s returned %q: "+
+				"every result must arrive in the output, none lost, doubled or torn (want %q)", s.n, s.what(), seen.out, want)
+		}
+		if !slices.Equal(seen.out, want) {
+			s.report(h, "R2", "%s returned %q; want %q: out[i] must be the result for in[i], whatever order the calls finish in, "+
+				"and len(out) == len(in): make out with len(in) up front and let the goroutine for element i write "+
+				"out[i], instead of appending results as they arrive", s.what(), seen.out, want)
+			return false
+		}
+		return true
+	}
+	if seen.err == nil {
+		s.report(h, "R3", "%s: fn failed for %s, but %s returned no error (results %q)", s.what(), testElements(failed), s.what(), seen.out)
+		return false
+	}
+	if !seen.outNil {
+		s.report(h, "R3", "%s returned the error %q together with results %q: on an error the results are nil", s.what(), seen.msg, seen.out)
+		return false
+	}
+	if s.all {
+		return s.checkJoined(h, v, seen, failed)
+	}
+	// The first error in time: those returned at the first step with an
+	// error; the cancelled calls' errors count only when the caller's
+	// cancel came first.
+	var cands, others []int
+	for _, i := range failed {
+		if v.retStep[i] == firstErr && (!v.viaCtx[i] || cancelFirst) {
+			cands = append(cands, i)
+		} else {
+			others = append(others, i)
+		}
+	}
+	if cancelFirst && errors.Is(seen.err, context.Canceled) {
+		// The caller's cancel came first: ctx.Err(), or a call's error
+		// that matches it. No failure that came later may ride along.
+		for _, i := range others {
+			if s.elems[i].fails && !v.viaCtx[i] && errors.Is(seen.err, v.retErr[i]) {
+				s.report(h, "R5", "the caller cancelled first, and Map returned %q, which also carries the error of in[%d] (%q), "+
+					"a call that failed after the cancel: Map returns the first error only", seen.msg, i, v.retErr[i])
+				return false
+			}
+		}
+		return true
+	}
+	matched := -1
+	for _, i := range cands {
+		if errors.Is(seen.err, v.retErr[i]) {
+			matched = i
+			break
+		}
+	}
+	if matched < 0 {
+		firstReq := "R3"
+		if cancelFirst {
+			firstReq = "R5"
+		}
+		why := "record the first error when it happens (sync.Once, or a check-and-set under one lock), not by " +
+			"scanning the errors afterwards, and drop the errors of the calls it cancelled, whatever they say"
+		if cancelFirst {
+			why = "the caller's cancel came first, so Map's error must match ctx.Err() (context.Canceled)"
+		}
+		for _, i := range others {
+			if errors.Is(seen.err, v.retErr[i]) {
+				return s.report(h, firstReq, "Map returned %q, the error of in[%d], which is not the first error: the "+
+					"first in time is %s (%q, from %s); %s", seen.msg, i, testErrorsOf(cands), v.retErr[cands[0]],
+					testElements(cands), why)
+			}
+		}
+		if msg := katatest.LostWrap(seen.err, v.retErr[cands[0]], `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
+			return s.report(h, testWrapReqs, "Map returned %q: %s", seen.msg, msg)
+		}
+		return s.report(h, firstReq, "Map returned %q (chain %s), which is not the first error: the first in time is %s "+
+			"(%q, from %s); %s", seen.msg, katatest.Chain(seen.err), testErrorsOf(cands), v.retErr[cands[0]],
+			testElements(cands), why)
+	}
+	for _, i := range others {
+		if matched >= 0 && v.retErr[i] == v.retErr[matched] {
+			continue // context.Canceled itself, returned by more than one call
+		}
+		if errors.Is(seen.err, v.retErr[i]) {
+			s.report(h, "R3", "Map returned %q, which also carries the error of in[%d] (%q), a call that failed after the "+
+				"first error or because of the cancel: Map returns the first error only and drops the others",
+				seen.msg, i, v.retErr[i])
+			return false
+		}
+	}
+	if !strings.Contains(seen.msg, fmt.Sprintf("in[%d]", matched)) {
+		s.report(h, "R3", "in[%d] failed first with %q, and Map returned %q: the error must name the element, as in "+
+			"fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err)", matched, v.retErr[matched], seen.msg)
+		return false
+	}
+	var want *testStatusError
+	if errors.As(v.retErr[matched], &want) {
+		var got *testStatusError
+		if !errors.As(seen.err, &got) || got != want {
+			s.report(h, "R3", "in[%d] failed first with %q, which holds a *statusError, and errors.As on Map's error %q did "+
+				"not find that one: wrap with %%w", matched, v.retErr[matched], seen.msg)
+			return false
+		}
+	}
+	return true
+}
+
+// stepOf is the step at which in[i] is released.
+func (s testFanScenario) stepOf(i int) int {
+	for k, group := range s.steps {
+		if slices.Contains(group, i) {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+func testErrorsOf(idx []int) string {
+	if len(idx) == 1 {
+		return "the error of " + testElements(idx)
+	}
+	return "one of the errors of " + testElements(idx) + ", which returned at the same instant"
+}
+
+// checkJoined: MapAll's error joins every failure, with its index, in
+// input order.
+func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen, failed []int) bool {
+	prev := 0
+	anyMatched := slices.ContainsFunc(failed, func(i int) bool { return errors.Is(seen.err, v.retErr[i]) })
+	for _, i := range failed {
+		if !errors.Is(seen.err, v.retErr[i]) {
+			if msg := katatest.LostWrap(seen.err, v.retErr[i], `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" && !anyMatched {
+				s.report(h, testWrapReqs, "MapAll returned %q: %s", seen.msg, msg)
+			} else {
+				s.report(h, "B1", "in[%d] failed with %q, but MapAll's error %q does not match it: the error joins every failure "+
+					"(errors.Join), each wrapped with %%w", i, v.retErr[i], seen.msg)
+			}
+			return false
+		}
+		tag := fmt.Sprintf("in[%d]", i)
+		at := strings.Index(seen.msg[prev:], tag)
+		if at < 0 {
+			s.report(h, "B1", "MapAll returned %q, which does not name %s in input order: each joined error must name its "+
+				"element, and the failures come in input order (%s), not in the order they happened: keep each "+
+				"error in errs[i] and join them once every call has returned", seen.msg, tag, testElements(failed))
+			return false
+		}
+		prev += at + len(tag)
+	}
+	return true
+}
+
+// checkPanic (B2): Map panics on the caller's goroutine with a
+// *PanicError naming a call that panicked, with its value and stack.
+func (s testFanScenario) checkPanic(h *katatest.H, c *testCaller, v testFxView, seen testSeen) bool {
+	var idx []int
+	for i, st := range v.state {
+		if st == 3 {
+			idx = append(idx, i)
+		}
+	}
+	if !seen.panicked {
+		s.report(h, "B2", "fn panicked for %s, but %s returned (error: %v) instead of panicking on the caller's goroutine: "+
+			"a panic is a bug, not an error to handle; raise it again as a *PanicError", testElements(idx), s.what(), seen.err)
+		return false
+	}
+	pe, ok := seen.value.(*PanicError)
+	if !ok {
+		s.report(h, "B2", "fn panicked for %s: %s must panic with a *PanicError, not with %T (%v)", testElements(idx), s.what(), seen.value, seen.value)
+		return false
+	}
+	if !slices.Contains(idx, pe.Index) {
+		s.report(h, "B2", "fn panicked for %s, but PanicError.Index is %d: it must name an element whose call panicked",
+			testElements(idx), pe.Index)
+		return false
+	}
+	e := s.elems[pe.Index]
+	switch e.panic {
+	case testPanicRuntime:
+		re, isRuntime := pe.Value.(runtime.Error)
+		if !isRuntime || !strings.Contains(re.Error(), "nil map") {
+			s.report(h, "B2", "fn for in[%d] panicked with a runtime error (assignment to entry in nil map), but "+
+				"PanicError.Value is %T (%v): keep the value recover() gave, as it is", pe.Index, pe.Value, pe.Value)
+			return false
+		}
+	default:
+		if pe.Value != c.f.panics[pe.Index] {
+			s.report(h, "B2", "fn for in[%d] panicked with %T (%v), but PanicError.Value is %T (%v): keep the value recover() "+
+				"gave, as it is, not its text", pe.Index, c.f.panics[pe.Index], c.f.panics[pe.Index], pe.Value, pe.Value)
+			return false
+		}
+	}
+	if !strings.Contains(string(pe.Stack), "(*testFx).fn") {
+		s.report(h, "B2", "PanicError.Stack must be the stack of the goroutine that panicked (debug.Stack() inside the "+
+			"recover), which shows the line of fn that failed; it does not show fn")
+		return false
+	}
+	return true
+}
+
+func TestR1_ExploreEveryCallIsInFlightAtOnce(t *testing.T) {
+	d := testFanDraw{focus: "R1", minN: 1, maxN: 24, maxCall: 3, reacts: []int{testWrapsCtx, testIgnores}, together: true}
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR2_ExploreOutputFollowsInputOrder(t *testing.T) {
+	d := testFanDraw{focus: "R2", minN: 1, maxN: 7, maxCall: 2, reacts: []int{testWrapsCtx, testIgnores}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR3_ExploreTheFirstErrorInTimeCancelsTheRest(t *testing.T) {
+	d := testFanDraw{focus: "R3", minN: 1, maxN: 5, maxCall: 2, fail: true, mustCause: true, words: true,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
+	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR4_ExploreWaitsForEveryCall(t *testing.T) {
+	d := testFanDraw{focus: "R4", minN: 1, maxN: 5, maxCall: 2, fail: true, cancel: true,
+		reacts: []int{testIgnores, testChecksLate}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR5_ExploreCancelReachesEveryCall(t *testing.T) {
+	// A ctx already done (cancelled, or past its deadline), or an empty input.
+	d := testFanDraw{focus: "R5", minN: 1, maxN: 6, maxCall: 2, pre: true, onlyPre: true, reacts: []int{testWrapsCtx}}
+	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// A cancel while the calls run, before a failure, after it or with it.
+	d = testFanDraw{focus: "R5", minN: 1, maxN: 5, maxCall: 2, fail: true, cancel: true,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// The caller cancels first, and a call that ignores ctx fails later:
+	// Map's error still matches ctx.Err().
+	d = testFanDraw{focus: "R5", minN: 1, maxN: 4, maxCall: 2, fail: true, lateFail: true,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR6_ExploreCallsThatReturnTogether(t *testing.T) {
+	// Every call succeeds: Map returns the results, which its caller reads
+	// the moment Map returns.
+	d := testFanDraw{focus: "R6", early: true, minN: 2, maxN: 6, maxCall: 3, together: true,
+		reacts: []int{testWrapsCtx, testIgnores}}
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// Failures, cancels and every reaction to them, at the same instant.
+	d = testFanDraw{focus: "R6", early: true, minN: 2, maxN: 6, maxCall: 2, fail: true, together: true, cancel: true,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestB1_ExploreMapAllJoinsEveryFailure(t *testing.T) {
+	d := testFanDraw{focus: "B1", all: true, minN: 2, maxN: 5, maxCall: 2, fail: true, failOdds: 2, twins: true,
+		reacts: []int{testWrapsCtx, testIgnores}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestB2_ExplorePanicsAreRaisedOnTheCaller(t *testing.T) {
+	d := testFanDraw{focus: "B2", minN: 1, maxN: 5, maxCall: 2, fail: true, panics: true, mustCause: true,
+		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
