@@ -35,6 +35,7 @@ var testXErrs = []struct {
 	how  string
 	make func(i int) error
 }{
+	{"an error wrapping context.Canceled", func(i int) error { return fmt.Errorf("thumb-%d: %w", i, context.Canceled) }},
 	{"errors.New(\"access denied\")", func(int) error { return errors.New("access denied") }},
 	{"an error wrapped with %w", func(i int) error {
 		return fmt.Errorf("put thumb-%d.webp: %w", i, errors.New("503 slow down"))
@@ -44,7 +45,6 @@ var testXErrs = []struct {
 	{"errors.New(\"context deadline exceeded at the proxy\")", func(int) error {
 		return errors.New("context deadline exceeded at the proxy")
 	}},
-	{"an error wrapping context.Canceled", func(i int) error { return fmt.Errorf("thumb-%d: %w", i, context.Canceled) }},
 }
 
 // What a call returns when its ctx ends before the test releases it.
@@ -70,7 +70,7 @@ type testXCaller struct {
 // release, with nothing settled in between.
 type testXStep struct {
 	cancel  []int    // callers whose ctx is cancelled
-	release [][2]int // (caller, k): release the call in flight at position k mod how many run, oldest first
+	release [][2]int // (caller, k): release the call in flight number k (counted round), oldest first, or newest first for -1-k
 }
 
 type testXScenario struct {
@@ -109,17 +109,22 @@ func (s testXScenario) String() string {
 			parts = append(parts, fmt.Sprintf("caller %d cancels its ctx", c+1))
 		}
 		for _, r := range st.release {
-			parts = append(parts, fmt.Sprintf("caller %d's call in flight number %d (oldest first, counted round) returns", r[0]+1, r[1]+1))
+			if r[1] >= 0 {
+				parts = append(parts, fmt.Sprintf("caller %d's call in flight number %d, counted from the oldest, returns", r[0]+1, r[1]+1))
+			} else {
+				parts = append(parts, fmt.Sprintf("caller %d's call in flight number %d, counted from the newest, returns", r[0]+1, -r[1]))
+			}
 		}
 		fmt.Fprintf(&b, "\n  step %d, all at once: %s", n+1, strings.Join(parts, "; "))
 	}
-	b.WriteString("\n  then every call still in flight is released")
+	b.WriteString("\n  then every call still in flight is released (counted round: number k of n running is number (k-1) mod n + 1)")
 	return b.String()
 }
 
-// testDrawX draws a scenario; stops says whether it may fail calls and
-// cancel callers. kinds is how many of testXErrs the calls fail with.
-func testDrawX(stops bool, kinds int) func(*rapid.T) testXScenario {
+// testDrawX draws a scenario. One call in stops fails, and a caller
+// cancels in one step in stops (0: none does); the calls fail with the
+// errors testXErrs[kinds:].
+func testDrawX(stops, kinds int) func(*rapid.T) testXScenario {
 	return func(r *rapid.T) testXScenario {
 		var s testXScenario
 		callers := rapid.IntRange(1, 3).Draw(r, "callers")
@@ -129,27 +134,29 @@ func testDrawX(stops bool, kinds int) func(*rapid.T) testXScenario {
 			cl.limit = rapid.IntRange(1, n+2).Draw(r, fmt.Sprintf("limit %d", c))
 			for i := range n {
 				it := testXItem{fail: -1}
-				if stops && rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("fails %d.%d", c, i)) == 0 {
-					it.fail = rapid.IntRange(0, kinds-1).Draw(r, fmt.Sprintf("error %d.%d", c, i))
+				if stops > 0 && rapid.IntRange(0, stops-1).Draw(r, fmt.Sprintf("fails %d.%d", c, i)) == 0 {
+					it.fail = rapid.IntRange(kinds, len(testXErrs)-1).Draw(r, fmt.Sprintf("error %d.%d", c, i))
 				}
 				it.deaf = rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("deaf %d.%d", c, i)) == 0
 				it.onCancel = rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("on cancel %d.%d", c, i))
 				cl.items = append(cl.items, it)
 			}
-			cl.before = stops && rapid.IntRange(0, 7).Draw(r, fmt.Sprintf("cancelled before %d", c)) == 0
+			cl.before = stops > 0 && rapid.IntRange(0, 2*stops-1).Draw(r, fmt.Sprintf("cancelled before %d", c)) == 0
 			s.callers = append(s.callers, cl)
 		}
-		steps := rapid.IntRange(0, 10).Draw(r, "steps")
+		steps := rapid.IntRange(1, 10).Draw(r, "steps")
 		for n := range steps {
 			var st testXStep
-			if stops && rapid.IntRange(0, 5).Draw(r, fmt.Sprintf("cancel? %d", n)) == 0 {
+			if stops > 0 && rapid.IntRange(0, stops+1).Draw(r, fmt.Sprintf("cancel? %d", n)) == 0 {
 				st.cancel = append(st.cancel, rapid.IntRange(0, callers-1).Draw(r, fmt.Sprintf("cancel %d", n)))
 			}
 			for k := range rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("releases %d", n)) {
+				which := rapid.IntRange(0, 6).Draw(r, fmt.Sprintf("release which %d.%d", n, k))
+				if rapid.Bool().Draw(r, fmt.Sprintf("newest first %d.%d", n, k)) {
+					which = -1 - which
+				}
 				st.release = append(st.release, [2]int{
-					rapid.IntRange(0, callers-1).Draw(r, fmt.Sprintf("release caller %d.%d", n, k)),
-					rapid.IntRange(0, 6).Draw(r, fmt.Sprintf("release which %d.%d", n, k)),
-				})
+					rapid.IntRange(0, callers-1).Draw(r, fmt.Sprintf("release caller %d.%d", n, k)), which})
 			}
 			s.steps = append(s.steps, st)
 		}
@@ -317,7 +324,11 @@ func testXPlay(h *katatest.H, s testXScenario, req string) {
 		}
 		for _, r := range st.release {
 			if fl := picks[r[0]]; len(fl) > 0 {
-				runs[r[0]].release(fl[r[1]%len(fl)])
+				k := r[1]
+				if k < 0 {
+					k = len(fl) - (-1-k)%len(fl) - 1
+				}
+				runs[r[0]].release(fl[k%len(fl)])
 			}
 		}
 		synctest.Wait()
@@ -559,23 +570,23 @@ func testXDescribe(err error) string {
 }
 
 func TestR1_ExploreSlotsAsCallsReturnInAnyOrder(t *testing.T) {
-	katatest.Explore(t, 25, testDrawX(true, len(testXErrs)), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R1") })
+	katatest.Explore(t, 25, testDrawX(10, 0), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R1") })
 }
 
 func TestR2_ExploreEveryItemOnceInInputOrder(t *testing.T) {
-	katatest.Explore(t, 20, testDrawX(false, 0), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R2") })
+	katatest.Explore(t, 20, testDrawX(0, 0), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R2") })
 }
 
 // TestR3 draws no call error that wraps context.Canceled: whether such an
 // error stops the run is R4's to say (it is the first error, as it is).
 func TestR3_ExploreNothingStartsAfterAStop(t *testing.T) {
-	katatest.Explore(t, 25, testDrawX(true, len(testXErrs)-1), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R3") })
+	katatest.Explore(t, 25, testDrawX(4, 1), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R3") })
 }
 
 func TestR4_ExploreTheFirstErrorAsItIs(t *testing.T) {
-	katatest.Explore(t, 25, testDrawX(true, len(testXErrs)), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R4") })
+	katatest.Explore(t, 45, testDrawX(3, 0), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R4") })
 }
 
 func TestR6_ExploreNothingOutlivesForEach(t *testing.T) {
-	katatest.Explore(t, 20, testDrawX(true, len(testXErrs)), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R6") })
+	katatest.Explore(t, 20, testDrawX(4, 0), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R6") })
 }
