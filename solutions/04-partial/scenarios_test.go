@@ -1,0 +1,871 @@
+package partial
+
+// Explored requirements: each test draws many scenarios (katatest.Explore)
+// and checks what the README says over all of them. One scenario is one to
+// three Gather (or GatherWith) calls made at once, each on its own inputs;
+// every call waits until the test releases it, in any order and several at
+// once, and then succeeds, fails with an error of some kind, or panics with
+// a value of some kind; a caller may cancel before or after a failure.
+// After every step and once Gather returned, the test compares what it saw
+// with a small model of the README.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// testYPanic is a panic value of a type of its own.
+type testYPanic struct{ code int }
+
+func (p testYPanic) String() string { return fmt.Sprintf("decoder state %d", p.code) }
+
+// What a call does once released (or once its ctx ends, see onCancel).
+const (
+	testYSucceed = iota
+	testYFail
+	testYPanics
+)
+
+// testYErrs are the ways a call fails; each call makes a fresh error, so
+// that "matches fn's error" is checked against that very value. Texts use
+// words a context error uses: an error is fn's error whatever it says.
+var testYErrs = []struct {
+	how  string
+	make func(k int) error
+}{
+	{"an error wrapping context.Canceled", func(k int) error { return fmt.Errorf("price feed %d: %w", k, context.Canceled) }},
+	{"errors.New(\"404: no price\")", func(int) error { return errors.New("404: no price") }},
+	{"an error wrapped with %w", func(k int) error { return fmt.Errorf("lookup %d: %w", k, errors.New("connection reset")) }},
+	{"&statusError{503}", func(int) error { return &testStatusError{503} }},
+	{"errors.New(\"request canceled by the proxy\")", func(int) error { return errors.New("request canceled by the proxy") }},
+}
+
+// testYPanics are the values a call panics with; do panics as a call
+// would, and the value is what recover gives.
+var testYPanicKinds = []struct {
+	how string
+	do  func(k int)
+}{
+	{"panic(decoderState{…}) (a value of a type of its own)", func(k int) { panic(testYPanic{k}) }},
+	{"panic(\"price table corrupt\")", func(k int) { panic(fmt.Sprintf("price table %d corrupt", k)) }},
+	{"panic(errors.New(…))", func(k int) { panic(fmt.Errorf("currency %d unknown", k)) }},
+	{"a nil map write (a runtime error)", func(int) {
+		var m map[string]int
+		m["sku"]++
+	}},
+	{"an index out of range (a runtime error)", func(k int) {
+		var table []int
+		_ = table[k]
+	}},
+}
+
+// testYValue is what recover gives for panic kind p of call k.
+func testYValue(p, k int) (r any) {
+	defer func() { r = recover() }()
+	testYPanicKinds[p].do(k)
+	return nil
+}
+
+// What a call returns when its ctx ends before the test releases it.
+const (
+	testYCancelBare    = iota // ctx.Err()
+	testYCancelWrapped        // fmt.Errorf("sku: %w", ctx.Err())
+	testYCancelValue          // it finishes anyway and succeeds
+)
+
+type testYCall struct {
+	does     int // testYSucceed, testYFail, testYPanics
+	kind     int // index into testYErrs or testYPanicKinds
+	deaf     bool
+	onCancel int
+}
+
+type testYCaller struct {
+	inputs []string
+	calls  []testYCall // per input position; equal inputs take them in the order their calls arrive
+	opt    *Options
+}
+
+// testYStep happens at once: cancels first, then releases, nothing settled
+// in between.
+type testYStep struct {
+	cancel  []int
+	release [][2]int // (caller, k): the call in flight number k counted from the oldest, or -1-k from the newest
+}
+
+type testYScenario struct {
+	callers []testYCaller
+	steps   []testYStep
+}
+
+func (s testYScenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d call(s) at once:", len(s.callers))
+	for c, cl := range s.callers {
+		what := "Gather"
+		if cl.opt != nil {
+			what = fmt.Sprintf("GatherWith(Options{FailFast: %v, MaxFailures: %d})", cl.opt.FailFast, cl.opt.MaxFailures)
+		}
+		fmt.Fprintf(&b, "\n  caller %d: %s on %q", c+1, what, cl.inputs)
+		for i, call := range cl.calls {
+			var parts []string
+			switch call.does {
+			case testYSucceed:
+				parts = append(parts, fmt.Sprintf("succeeds with %d", testYWorth(c, i)))
+			case testYFail:
+				parts = append(parts, "fails with "+testYErrs[call.kind].how)
+			case testYPanics:
+				parts = append(parts, "panics with "+testYPanicKinds[call.kind].how)
+			}
+			if call.deaf {
+				parts = append(parts, "ignores its ctx")
+			} else {
+				parts = append(parts, [...]string{"on cancel returns ctx.Err()",
+					"on cancel returns fmt.Errorf(\"…: %w\", ctx.Err())", "on cancel finishes anyway and succeeds"}[call.onCancel])
+			}
+			fmt.Fprintf(&b, "\n    call number %d for %q %s", i+1, cl.inputs[i], strings.Join(parts, ", "))
+		}
+	}
+	for n, st := range s.steps {
+		var parts []string
+		for _, c := range st.cancel {
+			parts = append(parts, fmt.Sprintf("caller %d cancels its ctx", c+1))
+		}
+		for _, r := range st.release {
+			if r[1] >= 0 {
+				parts = append(parts, fmt.Sprintf("caller %d's call in flight number %d, counted from the oldest, returns", r[0]+1, r[1]+1))
+			} else {
+				parts = append(parts, fmt.Sprintf("caller %d's call in flight number %d, counted from the newest, returns", r[0]+1, -r[1]))
+			}
+		}
+		fmt.Fprintf(&b, "\n  step %d, all at once: %s", n+1, strings.Join(parts, "; "))
+	}
+	b.WriteString("\n  then every call still in flight returns (counted round: number k of n in flight is number (k-1) mod n + 1)")
+	return b.String()
+}
+
+// testYWorth is the value call i of caller c succeeds with: every call's own.
+func testYWorth(c, i int) int { return 1000*(c+1) + 10*i + 7 }
+
+// testDrawY draws a scenario for req: "R6" draws equal inputs, "B1" and
+// "B2" draw GatherWith with FailFast or MaxFailures (a caller's cancel
+// during a stop is TestB2_ACallerCancelIsNotAStop's); cancels says whether
+// callers cancel; errs is the first of testYErrs the calls fail with.
+func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario {
+	return func(r *rapid.T) testYScenario {
+		var s testYScenario
+		callers := rapid.IntRange(1, 3).Draw(r, "callers")
+		for c := range callers {
+			var cl testYCaller
+			n := rapid.IntRange(0, 6).Draw(r, fmt.Sprintf("inputs %d", c))
+			for i := range n {
+				in := fmt.Sprintf("sku-%d", i+1)
+				if req == "R6" {
+					in = fmt.Sprintf("sku-%d", rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("input %d.%d", c, i)))
+				}
+				cl.inputs = append(cl.inputs, in)
+				does := 1 // panics only where R4 grades them (TestB2_PanicsCountAsFailures counts them)
+				if req == "R4" {
+					does = 2
+				}
+				call := testYCall{does: rapid.IntRange(0, does).Draw(r, fmt.Sprintf("does %d.%d", c, i))}
+				switch call.does {
+				case testYFail:
+					call.kind = rapid.IntRange(errs, len(testYErrs)-1).Draw(r, fmt.Sprintf("error %d.%d", c, i))
+				case testYPanics:
+					call.kind = rapid.IntRange(0, len(testYPanicKinds)-1).Draw(r, fmt.Sprintf("panic %d.%d", c, i))
+				}
+				call.deaf = rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("deaf %d.%d", c, i)) == 0
+				call.onCancel = rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("on cancel %d.%d", c, i))
+				cl.calls = append(cl.calls, call)
+			}
+			switch req {
+			case "B1":
+				cl.opt = &Options{FailFast: true}
+			case "B2":
+				cl.opt = &Options{MaxFailures: rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("max failures %d", c))}
+			}
+			s.callers = append(s.callers, cl)
+		}
+		for n := range rapid.IntRange(1, 8).Draw(r, "steps") {
+			var st testYStep
+			if cancels && rapid.IntRange(0, 4).Draw(r, fmt.Sprintf("cancel? %d", n)) == 0 {
+				st.cancel = append(st.cancel, rapid.IntRange(0, callers-1).Draw(r, fmt.Sprintf("cancel %d", n)))
+			}
+			for k := range rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("releases %d", n)) {
+				which := rapid.IntRange(0, 6).Draw(r, fmt.Sprintf("release which %d.%d", n, k))
+				if rapid.Bool().Draw(r, fmt.Sprintf("newest first %d.%d", n, k)) {
+					which = -1 - which
+				}
+				st.release = append(st.release, [2]int{rapid.IntRange(0, callers-1).Draw(r, fmt.Sprintf("release caller %d.%d", n, k)), which})
+			}
+			s.steps = append(s.steps, st)
+		}
+		return s
+	}
+}
+
+// testYDone is what one call of fn did.
+type testYDone struct {
+	slot   int // the call's behaviour: cl.calls[slot]
+	in     string
+	err    error // what fn returned (nil for a panic)
+	value  int
+	panic  any  // what fn panicked with, if it did
+	viaCtx bool // it returned because its ctx ended
+	step   int  // the step in which it returned
+}
+
+// testYRun is one call of Gather and what its calls of fn did.
+type testYRun struct {
+	c      *katatest.Call[testOutcomes]
+	cl     testYCaller
+	id     int
+	gates  []chan struct{}
+	errs   []error
+	peak   katatest.Peak
+	cancel map[int]bool // steps in which the caller cancelled
+
+	mu       sync.Mutex
+	now      int
+	claimed  []bool // per slot: a call took it
+	order    []int  // slots in the order their calls started
+	done     map[int]testYDone
+	released []bool
+
+	// Read by the goroutine that called Gather right after it returned.
+	out            testOutcomes
+	insideAtReturn int
+}
+
+func (x *testYRun) fn(ctx context.Context, in string) (int, error) {
+	x.mu.Lock()
+	slot := -1
+	for i, v := range x.cl.inputs {
+		if v == in && !x.claimed[i] {
+			slot = i
+			break
+		}
+	}
+	if slot < 0 { // more calls for in than positions hold it
+		x.order = append(x.order, -1)
+		x.mu.Unlock()
+		return 0, fmt.Errorf("one call too many for %s", in)
+	}
+	x.claimed[slot] = true
+	x.order = append(x.order, slot)
+	x.mu.Unlock()
+	leave := x.peak.Enter()
+	defer leave()
+	call := x.cl.calls[slot]
+	d := testYDone{slot: slot, in: in}
+	finish := func() {
+		x.mu.Lock()
+		d.step = x.now
+		x.done[slot] = d
+		x.mu.Unlock()
+	}
+	wait := ctx.Done()
+	if call.deaf {
+		wait = nil
+	}
+	select {
+	case <-x.gates[slot]:
+	case <-wait:
+		d.viaCtx = true
+		switch call.onCancel {
+		case testYCancelBare:
+			d.err = ctx.Err()
+		case testYCancelWrapped:
+			d.err = fmt.Errorf("%s: %w", in, ctx.Err())
+		default:
+			d.value = testYWorth(x.id, slot)
+		}
+		finish()
+		return d.value, d.err
+	}
+	switch call.does {
+	case testYFail:
+		d.err = x.errs[slot]
+	case testYPanics:
+		d.panic = testYValue(call.kind, slot)
+		finish()
+		testYPanicKinds[call.kind].do(slot)
+	default:
+		d.value = testYWorth(x.id, slot)
+	}
+	finish()
+	return d.value, d.err
+}
+
+func (x *testYRun) inFlight() []int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var r []int
+	for _, s := range x.order {
+		if _, ok := x.done[s]; !ok && s >= 0 {
+			r = append(r, s)
+		}
+	}
+	return r
+}
+
+func (x *testYRun) release(slot int) {
+	if !x.released[slot] {
+		x.released[slot] = true
+		close(x.gates[slot])
+	}
+}
+
+// testYFinding is one break of a requirement, in the README's terms.
+type testYFinding struct{ req, msg string }
+
+type testYCheck struct {
+	req      string
+	findings []testYFinding
+}
+
+func (k *testYCheck) add(req, format string, args ...any) {
+	k.findings = append(k.findings, testYFinding{req, req + ": " + fmt.Sprintf(format, args...)})
+}
+
+// testYPlay plays s and reports the first break of req.
+func testYPlay(h *katatest.H, s testYScenario, req string) {
+	k := &testYCheck{req: req}
+	runs := make([]*testYRun, len(s.callers))
+	for c, cl := range s.callers {
+		n := len(cl.inputs)
+		x := &testYRun{cl: cl, id: c, gates: make([]chan struct{}, n), errs: make([]error, n), cancel: map[int]bool{},
+			claimed: make([]bool, n), done: map[int]testYDone{}, released: make([]bool, n)}
+		for i, call := range cl.calls {
+			x.gates[i] = make(chan struct{})
+			if call.does == testYFail {
+				x.errs[i] = testYErrs[call.kind].make(i)
+			}
+		}
+		runs[c] = x
+	}
+	for _, x := range runs {
+		x.c = katatest.Start(h, func(ctx context.Context) (testOutcomes, error) {
+			var out testOutcomes
+			if x.cl.opt != nil {
+				out = GatherWith(ctx, x.cl.inputs, x.fn, *x.cl.opt)
+			} else {
+				out = Gather(ctx, x.cl.inputs, x.fn)
+			}
+			x.insideAtReturn = x.peak.Now()
+			if req == "R1" {
+				// Read at once: no settle orders this after the calls'
+				// writes, so a write after wg.Done is a race the race
+				// detector reports. (It reports a race once per run, so
+				// one test reads this way.)
+				x.out = slices.Clone(out)
+			}
+			return out, nil
+		})
+	}
+	stopAll := func() {
+		for _, x := range runs {
+			for i := range x.gates {
+				x.release(i)
+			}
+		}
+		for _, x := range runs {
+			x.c.Stop()
+		}
+	}
+	synctest.Wait()
+	for c, x := range runs {
+		x.mu.Lock()
+		started := len(x.order)
+		x.mu.Unlock()
+		if started != len(x.cl.inputs) {
+			k.add("R1", "Gather calls fn once per input, all at the same time, but caller %d's Gather had made %d "+
+				"call(s) for %d inputs %q while none of them could return yet: start every call on its own goroutine "+
+				"before you wait for any", c+1, started, len(x.cl.inputs), x.cl.inputs)
+			stopAll()
+			testYReport(h, k)
+			return
+		}
+	}
+	stopped := make([]int, len(runs)) // the step of each caller's stop by failures, or -1
+	for c := range stopped {
+		stopped[c] = -1
+	}
+	for n, st := range s.steps {
+		now := n + 1
+		for _, x := range runs {
+			x.mu.Lock()
+			x.now = now
+			x.mu.Unlock()
+		}
+		var picks [][]int
+		for _, x := range runs {
+			picks = append(picks, x.inFlight())
+		}
+		for _, c := range st.cancel {
+			runs[c].cancel[now] = true
+			runs[c].c.Cancel()
+		}
+		for _, r := range st.release {
+			if fl := picks[r[0]]; len(fl) > 0 {
+				i := r[1]
+				if i < 0 {
+					i = len(fl) - (-1-i)%len(fl) - 1
+				}
+				runs[r[0]].release(fl[i%len(fl)])
+			}
+		}
+		synctest.Wait()
+		for c, x := range runs {
+			testYStepCheck(k, c, x, now, &stopped[c])
+		}
+		if len(k.findings) > 0 && slices.ContainsFunc(k.findings, func(f testYFinding) bool { return f.req == req }) {
+			stopAll()
+			testYReport(h, k)
+			return
+		}
+	}
+	last := len(s.steps) + 1
+	for _, x := range runs {
+		x.mu.Lock()
+		x.now = last
+		x.mu.Unlock()
+		for i := range x.gates {
+			x.release(i)
+		}
+	}
+	synctest.Wait()
+	for c, x := range runs {
+		testYStepCheck(k, c, x, last, &stopped[c])
+		if !x.c.Returned() {
+			k.add(testYWaitReq(x), "Gather returns once every call has returned, but caller %d's calls had all "+
+				"returned and Gather had not", c+1)
+			stopAll()
+			testYReport(h, k)
+			return
+		}
+	}
+	for c, x := range runs {
+		if x.c.Panicked() {
+			return // already reported: a panic escaped
+		}
+		if req != "R1" {
+			x.out, _ = x.c.Result()
+		}
+		testYOutcomes(k, c, x, stopped[c])
+	}
+	testYReport(h, k)
+}
+
+// testYWaitReq is the requirement that says Gather waits for every call.
+func testYWaitReq(x *testYRun) string {
+	if len(x.cancel) > 0 {
+		return "R5"
+	}
+	return "R2"
+}
+
+func testYReport(h *katatest.H, k *testYCheck) {
+	for _, f := range k.findings {
+		if f.req == k.req {
+			h.Errorf("%s", f.msg)
+			return
+		}
+	}
+}
+
+// testYTolerates is how many failures caller x's gather tolerates.
+func testYTolerates(x *testYRun) int {
+	switch {
+	case x.cl.opt == nil:
+		return len(x.cl.inputs)
+	case x.cl.opt.FailFast:
+		return 0
+	case x.cl.opt.MaxFailures > 0:
+		return x.cl.opt.MaxFailures
+	}
+	return len(x.cl.inputs)
+}
+
+// testYStepCheck checks caller c after a settled step.
+func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var running []int
+	for _, s := range x.order {
+		if _, ok := x.done[s]; !ok && s >= 0 {
+			running = append(running, s)
+		}
+	}
+	who := fmt.Sprintf("caller %d", c+1)
+	if x.c.Returned() && len(running) > 0 {
+		var ins []string
+		for _, s := range running {
+			ins = append(ins, x.cl.inputs[s])
+		}
+		k.add(testYWaitReq(x), "Gather returns only when every call has returned, but %s's Gather returned after "+
+			"step %d while the calls for %q still ran: their goroutines are orphaned and their results lost; wait "+
+			"for every call (wg.Add(1) before each go statement, wg.Wait before you return)", who, now, ins)
+	}
+	cancelled := false
+	for st := range x.cancel {
+		cancelled = cancelled || st <= now
+	}
+	// Failures so far: errors and panics of calls that were released, and
+	// the errors of calls cancelled by the caller (they are failures too).
+	failures := 0
+	for _, d := range x.done {
+		if d.panic != nil || d.err != nil && (!d.viaCtx || x.cancel[d.step] || *stopped < 0 && cancelled) {
+			failures++
+		}
+	}
+	if *stopped < 0 && failures > testYTolerates(x) {
+		*stopped = now
+	}
+	for _, s := range running {
+		call := x.cl.calls[s]
+		if call.deaf {
+			continue
+		}
+		switch {
+		case cancelled:
+			k.add("R5", "when the caller cancels, the calls in flight see it through their ctx, but %s cancelled and "+
+				"the call for %q, which returns as soon as its ctx ends, still ran after step %d: give every call "+
+				"the caller's ctx, or a context derived from it", who, x.cl.inputs[s], now)
+		case *stopped >= 0:
+			req := "B1"
+			if !x.cl.opt.FailFast {
+				req = "B2"
+			}
+			k.add(req, "stopping cancels the calls still running, but %s's gather had %d failure(s), more than the %d "+
+				"it tolerates, and the call for %q, which returns as soon as its ctx ends, still ran after step %d",
+				who, failures, testYTolerates(x), x.cl.inputs[s], now)
+		}
+	}
+	// Nothing was cancelled by a failure that may not stop the gather.
+	for _, d := range x.done {
+		if !d.viaCtx || cancelled || *stopped >= 0 && *stopped <= d.step {
+			continue
+		}
+		req := "R2"
+		switch {
+		case x.cl.opt != nil && x.cl.opt.FailFast:
+			req = "B1"
+		case x.cl.opt != nil && x.cl.opt.MaxFailures > 0:
+			req = "B2"
+		case k.req == "R4" && slices.ContainsFunc(slices.Collect(maps.Values(x.done)), testYDone.panicked):
+			req = "R4"
+		}
+		k.add(req, "a failure cancels nothing (up to the failures tolerated), but in %s the call for %q saw its "+
+			"ctx end at step %d although the caller did not cancel and %d call(s) had failed: give every call the "+
+			"caller's ctx; do not cancel it when a call fails or panics", who, x.cl.inputs[d.slot], d.step, failures)
+		return
+	}
+}
+
+// testYOutcomes checks what caller c's Gather returned.
+func testYOutcomes(k *testYCheck, c int, x *testYRun, stopped int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	who := fmt.Sprintf("caller %d", c+1)
+	out, n := x.out, len(x.cl.inputs)
+	if x.insideAtReturn > 0 {
+		k.add(testYWaitReq(x), "Gather returns only when every call has returned, but when %s's Gather returned "+
+			"%d call(s) of fn were still running: wg.Add(1) before each go statement, not inside the goroutine", who,
+			x.insideAtReturn)
+	}
+	if len(out) != n {
+		k.add("R1", "Gather returns one outcome per input, but %s's Gather returned %d outcome(s) for %d inputs", who, len(out), n)
+		return
+	}
+	for i, o := range out {
+		if o.Input != x.cl.inputs[i] {
+			k.add("R1", "out[i] is the outcome of inputs[i], with Input set to it, but %s's out[%d].Input is %q; "+
+				"want %q (the inputs: %q): write each outcome at its input's index, whatever order the calls "+
+				"finish in and whether they fail", who, i, o.Input, x.cl.inputs[i], x.cl.inputs)
+			return
+		}
+	}
+	// Equal inputs may get each other's calls: match every outcome with a
+	// call made for its input, one call per outcome (a bipartite matching:
+	// a context error, say, can be the outcome of several such calls).
+	fits := make([][]int, len(out))
+	whys := make([]string, len(out))
+	for i, o := range out {
+		why := ""
+		for s, v := range x.cl.inputs {
+			d, ok := x.done[s]
+			if !ok || v != x.cl.inputs[i] {
+				continue
+			}
+			if w := testYExplains(x, d, o, stopped); w == "" {
+				fits[i] = append(fits[i], s)
+			} else if why == "" {
+				why = w
+			}
+		}
+		whys[i] = why
+		if len(fits[i]) == 0 {
+			req, msg := testYSplit(why)
+			k.add(req, "%s, in %s's out[%d] for %q", msg, who, i, x.cl.inputs[i])
+			return
+		}
+	}
+	owner := map[int]int{} // call slot -> outcome index
+	var try func(i int, seen map[int]bool) bool
+	try = func(i int, seen map[int]bool) bool {
+		for _, s := range fits[i] {
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			if j, taken := owner[s]; !taken || try(j, seen) {
+				owner[s] = i
+				return true
+			}
+		}
+		return false
+	}
+	for i := range out {
+		if !try(i, map[int]bool{}) {
+			// A collision shows as an outcome that only a call of its own
+			// (a value, fn's own error, a panic) explains, and that call
+			// is another input's. Context errors explain many outcomes.
+			own := slices.ContainsFunc(fits[i], func(s int) bool { d := x.done[s]; return !d.viaCtx || d.err == nil })
+			if !own && whys[i] != "" {
+				req, msg := testYSplit(whys[i])
+				k.add(req, "%s, in %s's out[%d] for %q", msg, who, i, x.cl.inputs[i])
+				return
+			}
+			k.add("R6", "equal inputs stay separate, each with its own call and its own outcome, but in %s's "+
+				"outcomes, out[%d] for %q repeats the outcome of another call for %q (%d equal inputs): their "+
+				"results collided; key the outcomes by index, never by input", who, i, x.cl.inputs[i],
+				x.cl.inputs[i], testYCount(x.cl.inputs, x.cl.inputs[i]))
+			return
+		}
+	}
+	joined := Join(out)
+	anyFailed := slices.ContainsFunc(out, func(o Outcome[string, int]) bool { return o.Err != nil })
+	switch {
+	case !anyFailed && joined != nil:
+		k.add("R3", "Join is nil when nothing failed, but for %s's outcomes, none of which failed, it returned %q", who, joined)
+	case anyFailed && joined == nil:
+		k.add("R3", "Join matches the error of every failed outcome, but for %s's outcomes it returned nil", who)
+	default:
+		for _, o := range out {
+			if o.Err != nil && !errors.Is(joined, o.Err) {
+				k.add("R3", "Join matches the error of every failed outcome (errors.Join), but for %s's outcomes it "+
+					"does not match %q, the error of the outcome for %q", who, o.Err, o.Input)
+				return
+			}
+		}
+	}
+}
+
+func testYCount(inputs []string, in string) int {
+	n := 0
+	for _, v := range inputs {
+		if v == in {
+			n++
+		}
+	}
+	return n
+}
+
+// testYSplit separates "Rn: message".
+func testYSplit(why string) (req, msg string) {
+	req, msg, _ = strings.Cut(why, ": ")
+	return req, msg
+}
+
+// testYExplains says why outcome o cannot be the outcome of call d
+// ("Rn: …"), or "" if it is.
+func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int) string {
+	in := d.in
+	bonus := "R3"
+	if x.cl.opt != nil {
+		bonus = "B2"
+		if x.cl.opt.FailFast {
+			bonus = "B1"
+		}
+	}
+	if x.cl.opt != nil && d.err != nil && errors.Is(d.err, context.Canceled) {
+		// A call that returns an error matching context.Canceled after
+		// the gather stopped is skipped; after the caller's cancel, it
+		// is not. When they came in one step, either is right.
+		callerAt := -1
+		for st := range x.cancel {
+			if callerAt < 0 || st < callerAt {
+				callerAt = st
+			}
+		}
+		afterStop := stopped >= 0 && (d.step > stopped || d.step == stopped && d.viaCtx && !x.cancel[stopped])
+		sameStep := stopped >= 0 && d.step == stopped && !afterStop
+		if sameStep {
+			// d failed in the step of the stop: if the other failures
+			// up to then do not make a stop on their own, d's failure
+			// came before the stop, whatever the order in that step.
+			others := 0
+			for _, e := range x.done {
+				if e.slot != d.slot && e.step <= stopped && (e.panic != nil || e.err != nil && (!e.viaCtx || x.cancel[e.step])) {
+					others++
+				}
+			}
+			sameStep = others > testYTolerates(x)
+		}
+		callerFirst := callerAt >= 0 && (stopped < 0 || callerAt <= stopped) && d.step >= callerAt
+		switch {
+		case callerFirst || sameStep:
+			if errors.Is(o.Err, ErrSkipped) || errors.Is(o.Err, context.Canceled) {
+				return ""
+			}
+			return fmt.Sprintf("%s: a call that returns an error matching context.Canceled keeps it (or, after the "+
+				"gather stopped, gets ErrSkipped), but the call for %q returned %q and its outcome's error is %s",
+				bonus, in, d.err, testYDescribe(o.Err))
+		case afterStop:
+			if !errors.Is(o.Err, ErrSkipped) || errors.Is(o.Err, context.Canceled) {
+				return fmt.Sprintf("%s: after the gather stopped, a call that returns an error matching "+
+					"context.Canceled gets an error matching ErrSkipped and not context.Canceled; the call for %q "+
+					"returned %q after the stop at step %d, and its outcome's error is %s",
+					bonus, in, d.err, stopped, testYDescribe(o.Err))
+			}
+			return ""
+		}
+		if errors.Is(o.Err, ErrSkipped) {
+			return fmt.Sprintf("%s: only a stop of the gather makes an input skipped, but the call for %q failed with "+
+				"%q of its own before any stop or cancel, and its outcome's error is %s: it is a failure like any "+
+				"other (and counts towards the stop); whether a context error is a skip depends on the stop, not on "+
+				"the error or on the caller's ctx", bonus, in, d.err, testYDescribe(o.Err))
+		}
+	}
+	if x.cl.opt == nil && d.err != nil && errors.Is(o.Err, ErrSkipped) {
+		return fmt.Sprintf("R2: Gather never stops early, so no outcome is skipped, but the call for %q returned "+
+			"%q and its outcome's error is %s: a failure cancels nothing and skips nothing", in, d.err,
+			testYDescribe(o.Err))
+	}
+	switch {
+	case d.panicked():
+		p := fmt.Sprint(d.panic)
+		switch {
+		case o.Err == nil:
+			return fmt.Sprintf("R4: a panic in fn becomes that input's error, but the call for %q panicked with %s "+
+				"(%T) and its outcome has no error: recover in the goroutine that calls fn and record the panic as "+
+				"the outcome's error", in, p, d.panic)
+		case !errors.Is(o.Err, ErrPanic):
+			return fmt.Sprintf("R4: a panic becomes an error matching ErrPanic, but the call for %q panicked with %s "+
+				"(%T) and its outcome's error is %s: wrap ErrPanic with %%w", in, p, d.panic, testYDescribe(o.Err))
+		case !strings.Contains(o.Err.Error(), p):
+			return fmt.Sprintf("R4: a panic's error shows the panic value, but the call for %q panicked with %q "+
+				"(%T) and its outcome's error says %q: format the recovered value with %%v, whatever its type",
+				in, p, d.panic, o.Err)
+		case !strings.Contains(o.Err.Error(), in):
+			return fmt.Sprintf("R4: a panic's error names its input like any failure, but the call for %q panicked "+
+				"and its outcome's error says %q", in, o.Err)
+		}
+		return ""
+	case d.err == nil:
+		if o.Err != nil || o.Value != d.value {
+			req := "R1"
+			if d.viaCtx {
+				req = "R5"
+			}
+			return fmt.Sprintf("%s: every outcome keeps what its call returned, but the call for %q succeeded with "+
+				"%d and its outcome is {Value: %d, Err: %s}", req, in, d.value, o.Value, testYDescribe(o.Err))
+		}
+		return ""
+	case d.viaCtx:
+		if !errors.Is(o.Err, context.Canceled) {
+			return fmt.Sprintf("R5: a call that returned ctx.Err() after the caller cancelled has an error matching "+
+				"context.Canceled, but the call for %q returned %q and its outcome's error is %s", in, d.err,
+				testYDescribe(o.Err))
+		}
+		if x.cl.opt != nil && errors.Is(o.Err, ErrSkipped) && len(x.cancel) > 0 && stopped < 0 {
+			return fmt.Sprintf("R5: a caller's cancel is not a stop of the gather, but the call for %q returned %q "+
+				"after the caller cancelled, and its outcome's error matches ErrSkipped", in, d.err)
+		}
+		return ""
+	}
+	// fn failed on its own.
+	req := "R3"
+	var st *testStatusError
+	switch {
+	case o.Err == nil:
+		return fmt.Sprintf("%s: a failed outcome's error matches fn's error, but the call for %q failed with %s and "+
+			"its outcome has no error (Value %d): keep every error, whatever its text says", req, in, testYDescribe(d.err), o.Value)
+	case !errors.Is(o.Err, d.err):
+		if len(x.cancel) > 0 {
+			return fmt.Sprintf("R5: after the caller cancels, Gather keeps what each call returned, but the call "+
+				"for %q failed with %s of its own and its outcome's error is %s: do not replace a real error "+
+				"with ctx.Err() because ctx ended", in, testYDescribe(d.err), testYDescribe(o.Err))
+		}
+		return fmt.Sprintf("%s: a failed outcome's error matches fn's error (errors.Is), but the call for %q failed "+
+			"with %s and its outcome's error is %s: wrap fn's error with %%w, do not rebuild it or replace it",
+			req, in, testYDescribe(d.err), testYDescribe(o.Err))
+	case errors.As(d.err, &st):
+		var got *testStatusError
+		if !errors.As(o.Err, &got) || got != st {
+			return fmt.Sprintf("%s: errors.As finds fn's error of its own type in the outcome's error, but for %q it "+
+				"found %v", req, in, got)
+		}
+	}
+	if !strings.Contains(o.Err.Error(), in) {
+		return fmt.Sprintf("%s: a failed outcome's error names its input (its message contains the input, "+
+			"formatted with %%v), but the call for %q failed and its outcome's error says %q", req, in, o.Err)
+	}
+	return ""
+}
+
+func (d testYDone) panicked() bool { return d.panic != nil }
+
+func (x *testYRun) cancelIn(step int) bool { return x.cancel[step] }
+
+func testYDescribe(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%q (%T, chain %s)", err.Error(), err, katatest.Chain(err))
+}
+
+func TestR1_ExploreOutcomesFollowTheInputs(t *testing.T) {
+	katatest.Explore(t, 15, testDrawY("R1", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "R1") })
+}
+
+func TestR2_ExploreAFailureCancelsNothing(t *testing.T) {
+	katatest.Explore(t, 15, testDrawY("R2", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "R2") })
+}
+
+func TestR3_ExploreErrorsKeepTheirIdentity(t *testing.T) {
+	katatest.Explore(t, 15, testDrawY("R3", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "R3") })
+}
+
+func TestR4_ExplorePanicsOfEveryKind(t *testing.T) {
+	katatest.Explore(t, 30, testDrawY("R4", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "R4") })
+}
+
+func TestR5_ExploreCallerCancels(t *testing.T) {
+	katatest.Explore(t, 15, testDrawY("R5", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "R5") })
+}
+
+func TestR6_ExploreEqualInputs(t *testing.T) {
+	katatest.Explore(t, 15, testDrawY("R6", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "R6") })
+}
+
+func TestB1_ExploreFailFast(t *testing.T) {
+	katatest.Explore(t, 40, testDrawY("B1", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B1") })
+}
+
+func TestB2_ExploreMaxFailures(t *testing.T) {
+	katatest.Explore(t, 20, testDrawY("B2", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B2") })
+}
