@@ -347,8 +347,8 @@ func testCheckShutdown(h *katatest.H, s testShutdownScenario, t0, deadline time.
 			}
 		}
 		if run.start > deadline {
-			h.Errorf("%s started at t=%v, after the hard stop at t=%v: after the grace ends no queued job starts; "+
-				"it belongs in Report.Dropped", run.id, run.start, deadline)
+			h.Errorf("%s started after the hard stop: it started at t=%v, the grace ended at t=%v; after the grace ends "+
+				"no queued job starts, it belongs in Report.Dropped", run.id, run.start, deadline)
 			return
 		}
 	}
