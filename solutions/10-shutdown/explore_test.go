@@ -392,5 +392,5 @@ func TestR2_ExploreTheDrainFinishesEveryAcceptedJob(t *testing.T) {
 }
 
 func TestR3_ExploreTheHardStopReportsWhatWasLost(t *testing.T) {
-	katatest.Explore(t, 25, testDrawShutdown("R3"), testPlayShutdown)
+	katatest.Explore(t, 15, testDrawShutdown("R3"), testPlayShutdown)
 }
