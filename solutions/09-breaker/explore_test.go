@@ -1,0 +1,989 @@
+package breaker
+
+// Explored requirements: each test draws many scenarios (katatest.Explore),
+// plays them against a small model of the README's breaker and checks,
+// step by step, that the breaker did what the model says.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// testHTTPError is an error of a type of its own, as an HTTP client's would
+// be: the IsFailure of the scenarios rejects codes below 500.
+type testHTTPError struct{ code int }
+
+func (e *testHTTPError) Error() string { return "status " + strconv.Itoa(e.code) }
+
+// testIsFailure is the IsFailure of the scenarios that set one.
+func testIsFailure(err error) bool {
+	var he *testHTTPError
+	return !errors.As(err, &he) || he.code >= 500
+}
+
+// What an outcome counts as, in the README's terms.
+const (
+	testSuccess = iota
+	testFailure
+	testAnswer    // an error IsFailure rejects (a failure when IsFailure is nil)
+	testCancelled // matches context.Canceled: counts for nothing
+	testReturned  // a failure fn returns (no panic)
+)
+
+// testOutcome is how one call's fn ends.
+type testOutcome struct {
+	how  string
+	kind int
+	// make builds a fresh error (identity is what "as it is" means) or a
+	// panic value; ctx is the call's.
+	err   func(ctx context.Context) error
+	panic func() any // nil: fn returns err
+	ctx   bool       // the caller cancels its ctx before fn returns
+}
+
+func (o testOutcome) String() string { return o.how }
+
+// testCounts says what the outcome counts as for a breaker with or without
+// IsFailure.
+func (o testOutcome) counts(isFailure bool) int {
+	if o.kind == testAnswer {
+		if isFailure {
+			return testSuccess
+		}
+		return testFailure
+	}
+	return o.kind
+}
+
+// testDrawOutcome draws how a call ends, among kinds.
+func testDrawOutcome(r *rapid.T, label string, kinds ...int) testOutcome {
+	k := rapid.SampledFrom(kinds).Draw(r, label+" kind")
+	return rapid.SampledFrom(testOutcomesOf(r, label, k)).Draw(r, label)
+}
+
+func testOutcomesOf(r *rapid.T, label string, kind int) []testOutcome {
+	switch kind {
+	case testSuccess:
+		return []testOutcome{{how: "returns nil", kind: testSuccess, err: func(context.Context) error { return nil }}}
+	case testReturned:
+		var out []testOutcome
+		for _, o := range testOutcomesOf(r, label, testFailure) {
+			if o.panic == nil {
+				out = append(out, o)
+			}
+		}
+		return out
+	case testFailure:
+		text := rapid.SampledFrom([]string{"503 service unavailable", "connection reset by peer",
+			"i/o timeout", "database is failing over"}).Draw(r, label+" text")
+		return []testOutcome{
+			{how: fmt.Sprintf("returns errors.New(%q)", text), kind: testFailure,
+				err: func(context.Context) error { return errors.New(text) }},
+			{how: fmt.Sprintf("returns fmt.Errorf(\"stock: %%w\", errors.New(%q))", text), kind: testFailure,
+				err: func(context.Context) error { return fmt.Errorf("stock: %w", errors.New(text)) }},
+			{how: "returns &httpError{503}", kind: testFailure,
+				err: func(context.Context) error { return &testHTTPError{503} }},
+			{how: "returns context.DeadlineExceeded wrapped with %w", kind: testFailure,
+				err: func(context.Context) error { return fmt.Errorf("inventory: %w", context.DeadlineExceeded) }},
+			{how: "panics with a string", kind: testFailure, panic: func() any { return "inventory: nil row" }},
+			{how: "panics with an error value", kind: testFailure, panic: func() any { return errors.New(text) }},
+			{how: "panics with a runtime error (index out of range)", kind: testFailure,
+				panic: func() any { return testRuntimePanic() }},
+		}
+	case testAnswer:
+		code := rapid.SampledFrom([]int{400, 404, 409, 422}).Draw(r, label+" code")
+		return []testOutcome{
+			{how: fmt.Sprintf("returns &httpError{%d}", code), kind: testAnswer,
+				err: func(context.Context) error { return &testHTTPError{code} }},
+			{how: fmt.Sprintf("returns &httpError{%d} wrapped with %%w", code), kind: testAnswer,
+				err: func(context.Context) error { return fmt.Errorf("sku 42: %w", &testHTTPError{code}) }},
+		}
+	case testCancelled:
+		return []testOutcome{
+			{how: "returns context.Canceled", kind: testCancelled,
+				err: func(context.Context) error { return context.Canceled }},
+			{how: "returns context.Canceled wrapped with %w", kind: testCancelled,
+				err: func(context.Context) error { return fmt.Errorf("stock lookup: %w", context.Canceled) }},
+			{how: "returns its ctx.Err() wrapped with %w, the caller having cancelled", kind: testCancelled, ctx: true,
+				err: func(ctx context.Context) error { return fmt.Errorf("rpc: %w", ctx.Err()) }},
+		}
+	}
+	panic("unknown outcome kind")
+}
+
+// testRuntimePanic returns the value of a real runtime panic.
+func testRuntimePanic() (v any) {
+	defer func() { v = recover() }()
+	var rows []int
+	i := len(rows) + 2
+	_ = rows[i]
+	return nil
+}
+
+// testFailingText is a failure whose text speaks of a cancellation, for the
+// scenarios of R6: only errors.Is(err, context.Canceled) makes a cancellation.
+func testFailingText(r *rapid.T, label string) testOutcome {
+	text := rapid.SampledFrom([]string{"upstream request canceled", "context canceled by the proxy",
+		"operation was canceled by the peer"}).Draw(r, label+" text")
+	return testOutcome{how: fmt.Sprintf("returns errors.New(%q), a failure whatever its text", text), kind: testFailure,
+		err: func(context.Context) error { return errors.New(text) }}
+}
+
+// Step kinds of a scenario.
+const (
+	testStepCall    = iota // a call whose fn ends at once
+	testStepState          // State()
+	testStepAdvance        // the clock moves
+	testStepHold           // n calls at once whose fn waits until told to end
+	testStepEnd            // a held call's fn ends
+)
+
+type testStep struct {
+	kind      int
+	out       testOutcome
+	ctxCancel bool // the caller's ctx is cancelled before the call
+	d         time.Duration
+	n         int // testStepHold: callers at once; testStepEnd: which held call (1-based, among those let through)
+}
+
+// testScenario is a breaker's settings and what happens to it.
+type testScenario struct {
+	req   string // the requirement whose statements the scenario checks
+	set   Settings
+	isF   bool
+	steps []testStep
+}
+
+func (s testScenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "New(clk, Settings{MaxFailures: %d, OpenTimeout: %v, HalfOpenMaxRequests: %d",
+		s.set.MaxFailures, s.set.OpenTimeout, s.set.HalfOpenMaxRequests)
+	if s.isF {
+		b.WriteString(", IsFailure: false for httpError codes below 500")
+	}
+	b.WriteString("})")
+	held := 0
+	for i, st := range s.steps {
+		fmt.Fprintf(&b, "\n\t%d. ", i+1)
+		switch st.kind {
+		case testStepCall:
+			ctx := ""
+			if st.ctxCancel {
+				ctx = " (the caller's ctx is already cancelled)"
+			}
+			fmt.Fprintf(&b, "Do: fn %s%s", st.out.how, ctx)
+		case testStepState:
+			b.WriteString("State()")
+		case testStepAdvance:
+			fmt.Fprintf(&b, "the clock moves %v", st.d)
+		case testStepHold:
+			fmt.Fprintf(&b, "%d goroutine(s) call Do at once; each fn that runs waits (held calls %d-%d)", st.n, held+1, held+st.n)
+			held += st.n
+		case testStepEnd:
+			fmt.Fprintf(&b, "the fn of held call %d %s", st.n, st.out.how)
+		}
+	}
+	return b.String()
+}
+
+// testModel is the README's breaker, one step at a time, on the mock
+// clock's time since the scenario began.
+type testModel struct {
+	maxF, maxHalf int
+	timeout       time.Duration
+	isF           bool
+
+	now        time.Duration
+	state      State
+	gen        int
+	failures   int
+	probes     int
+	successes  int
+	openUntil  time.Duration
+	openedFrom State // the state the breaker opened from: Closed (a trip) or HalfOpen (a failed probe)
+	openedAt   time.Duration
+	changes    []testChange
+}
+
+func testNewModel(s Settings, isF bool) *testModel {
+	m := &testModel{maxF: s.MaxFailures, maxHalf: s.HalfOpenMaxRequests, timeout: s.OpenTimeout, isF: isF}
+	if m.maxF < 1 {
+		m.maxF = 5
+	}
+	if m.timeout <= 0 {
+		m.timeout = 60 * time.Second
+	}
+	m.maxHalf = max(m.maxHalf, 1)
+	return m
+}
+
+func (m *testModel) set(to State) {
+	m.changes = append(m.changes, testChange{m.state, to})
+	m.state = to
+	m.gen++
+	m.failures, m.probes, m.successes = 0, 0, 0
+}
+
+func (m *testModel) expire() {
+	if m.state == Open && m.now >= m.openUntil {
+		m.set(HalfOpen)
+	}
+}
+
+// admit returns the call's generation, or the error it is rejected with.
+func (m *testModel) admit() (int, error) {
+	m.expire()
+	switch {
+	case m.state == Open:
+		return 0, ErrOpen
+	case m.state == HalfOpen && m.probes >= m.maxHalf:
+		return 0, ErrTooManyRequests
+	case m.state == HalfOpen:
+		m.probes++
+	}
+	return m.gen, nil
+}
+
+func (m *testModel) record(gen int, o testOutcome) {
+	if gen != m.gen {
+		return
+	}
+	res := o.counts(m.isF)
+	switch m.state {
+	case Closed:
+		switch res {
+		case testSuccess:
+			m.failures = 0
+		case testFailure:
+			if m.failures++; m.failures >= m.maxF {
+				m.open(Closed)
+			}
+		}
+	case HalfOpen:
+		m.probes--
+		switch res {
+		case testSuccess:
+			if m.successes++; m.successes >= m.maxHalf {
+				m.set(Closed)
+			}
+		case testFailure:
+			m.open(HalfOpen)
+		}
+	}
+}
+
+func (m *testModel) open(from State) {
+	m.set(Open)
+	m.openedFrom, m.openedAt, m.openUntil = from, m.now, m.now+m.timeout
+}
+
+// testGoroutine is the id of the calling goroutine, as a stack trace names it.
+func testGoroutine() string {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	f := bytes.Fields(buf[:n])
+	if len(f) < 2 {
+		return "?"
+	}
+	return string(f[1])
+}
+
+// testHookCall is one call of OnStateChange and the goroutine it ran on.
+type testHookCall struct {
+	testChange
+	g string
+}
+
+// testOutcomeOf is what a call of Do gave.
+type testCallResult struct {
+	g        string
+	ran      bool
+	err      error
+	returned error // what fn returned
+	thrown   any   // what fn panicked with
+	panicked bool
+	caught   any // what Do panicked with
+	hooks    int // OnStateChange calls seen when Do returned
+}
+
+// testHeldCall is a call whose fn waits until the scenario ends it.
+type testHeldCall struct {
+	c       *katatest.Call[testCallResult]
+	cancel  context.CancelFunc
+	entered chan struct{}
+	end     chan testOutcome
+	gen     int  // in the model
+	through bool // let through (fn ran)
+	ended   bool
+	out     testOutcome
+}
+
+// testPlayer plays a scenario against the breaker and the model.
+type testPlayer struct {
+	h       *katatest.H
+	b       *Breaker
+	m       *testModel
+	hooks   katatest.Recorder[testHookCall]
+	held    []*testHeldCall // all held calls, in order
+	through []*testHeldCall // those let through, in order
+	ok      bool
+	req     string
+}
+
+func testPlay(h *katatest.H, s testScenario) {
+	p := &testPlayer{h: h, m: testNewModel(s.set, s.isF), ok: true, req: s.req}
+	set := s.set
+	if s.isF {
+		set.IsFailure = testIsFailure
+	}
+	set.OnStateChange = func(from, to State) {
+		p.hooks.Add(testHookCall{testChange{from, to}, testGoroutine()})
+	}
+	p.b = New(h.Clk, set)
+	defer p.cleanup()
+	for i, st := range s.steps {
+		if !p.ok {
+			return
+		}
+		where := fmt.Sprintf("at step %d (t=%v, %v)", i+1, p.m.now, st.describe())
+		switch st.kind {
+		case testStepCall:
+			p.call(st, where)
+		case testStepState:
+			p.state(where)
+		case testStepAdvance:
+			h.Advance(st.d)
+			p.m.now += st.d
+		case testStepHold:
+			p.hold(st.n, where)
+		case testStepEnd:
+			p.endHeld(st, where)
+		}
+	}
+}
+
+func (st testStep) describe() string {
+	switch st.kind {
+	case testStepCall:
+		return "Do whose fn " + st.out.how
+	case testStepState:
+		return "State()"
+	case testStepHold:
+		return fmt.Sprintf("%d calls of Do at once", st.n)
+	case testStepEnd:
+		return fmt.Sprintf("the fn of held call %d %s", st.n, st.out.how)
+	}
+	return "the clock moves"
+}
+
+func (p *testPlayer) fail(format string, args ...any) {
+	p.h.Helper()
+	if p.ok {
+		p.h.Errorf(format, args...)
+	}
+	p.ok = false
+}
+
+// do runs Do on the calling goroutine with an fn that waits for gate (if
+// not nil) and then ends as out says (out from gate, if any).
+func (p *testPlayer) do(ctx context.Context, out testOutcome, entered chan struct{}, end chan testOutcome) (res testCallResult) {
+	res.g = testGoroutine()
+	defer func() {
+		if r := recover(); r != nil {
+			res.panicked, res.caught = true, r
+		}
+		res.hooks = len(p.hooks.All())
+	}()
+	res.err = p.b.Do(ctx, func(ctx context.Context) error {
+		res.ran = true
+		if entered != nil {
+			close(entered)
+			out = <-end
+		}
+		if out.panic != nil {
+			res.thrown = out.panic()
+			panic(res.thrown)
+		}
+		res.returned = out.err(ctx)
+		return res.returned
+	})
+	return res
+}
+
+func (p *testPlayer) call(st testStep, where string) {
+	c := katatest.Go(p.h, func() (testCallResult, error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if st.ctxCancel || st.out.ctx {
+			cancel()
+		}
+		return p.do(ctx, st.out, nil, nil), nil
+	})
+	if p.holding() {
+		// A call stuck on the mutex behind a running fn would hang Result.
+		if !p.settle(where) {
+			return
+		}
+		if !c.Returned() {
+			p.fail("%s: Do did not return, although fn returns at once: Do never waits for anything", where)
+			return
+		}
+	}
+	got, _ := c.Result()
+	before := len(p.m.changes)
+	gen, rej := p.m.admit()
+	if rej == nil {
+		p.m.record(gen, st.out)
+	}
+	p.check(where, got, st.out, rej)
+	p.checkHooks(where, before, got.hooks, got.g)
+}
+
+// check compares what a call of Do gave with what the model says.
+func (p *testPlayer) check(where string, got testCallResult, out testOutcome, rej error) {
+	p.h.Helper()
+	switch {
+	case rej != nil && got.ran:
+		p.fail("%s: Do let the call through (fn ran), but the breaker was %s: %s", where, p.why(rej), p.rejectRule(rej))
+	case rej != nil && (got.panicked || !errors.Is(got.err, rej)):
+		p.fail("%s: Do returned %v; want an error matching %s, at once, without running fn: %s",
+			where, testDescribeErr(got.err), testName(rej), p.rejectRule(rej))
+	case rej != nil:
+	case !got.ran:
+		p.fail("%s: Do did not run fn and returned %v, but %s, so it lets the call through",
+			where, testDescribeErr(got.err), p.admitRule())
+	case out.panic != nil && !got.panicked:
+		p.fail("%s: fn panicked with %v (%T), but Do returned %v: Do panics on with the same value", where, got.thrown, got.thrown, testDescribeErr(got.err))
+	case out.panic != nil && got.caught != got.thrown && p.req == "R1": // R1 checks the value; the others what it counts as
+		p.fail("%s: fn panicked with %v (%T), but Do panicked with %v (%T): Do panics on with the same value, not another one",
+			where, got.thrown, got.thrown, got.caught, got.caught)
+	case out.panic == nil && got.panicked:
+		p.fail("%s: fn returned, but Do panicked with %v", where, got.caught)
+	case out.panic == nil && got.err != got.returned:
+		p.fail("%s: fn returned %s but Do returned %s: when fn runs, Do returns its error as it is (the very value, "+
+			"err == what fn returned, not wrapped or rebuilt)", where, testDescribeErr(got.returned), testDescribeErr(got.err))
+	}
+}
+
+func testDescribeErr(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%q (%T)", err.Error(), err)
+}
+
+// why says why the model rejects a call, in the README's terms.
+func (p *testPlayer) why(rej error) string {
+	m := p.m
+	if rej == ErrTooManyRequests {
+		return fmt.Sprintf("half-open with %d probe(s) already running and HalfOpenMaxRequests %d", m.probes, m.maxHalf)
+	}
+	return fmt.Sprintf("open since t=%v until t=%v", m.openedAt, m.openUntil)
+}
+
+func (p *testPlayer) rejectRule(rej error) string {
+	if rej == ErrTooManyRequests {
+		return "a half-open breaker runs at most HalfOpenMaxRequests probes at once and rejects the others with ErrTooManyRequests"
+	}
+	if p.m.openedFrom == HalfOpen {
+		return "a failed probe reopens the breaker for a fresh OpenTimeout from that failure"
+	}
+	return fmt.Sprintf("%s; while open, Do returns ErrOpen without calling fn",
+		p.tripRule())
+}
+
+func (p *testPlayer) tripRule() string {
+	return fmt.Sprintf("it trips on exactly the %d-th failure in a row (MaxFailures below 1 means 5) and stays open for OpenTimeout %v (0 or below means 60s)",
+		p.m.maxF, p.m.timeout)
+}
+
+func (p *testPlayer) admitRule() string {
+	m := p.m
+	switch m.state {
+	case Closed:
+		return fmt.Sprintf("the breaker is closed (%d failure(s) in a row so far, MaxFailures %d; a success or an error IsFailure rejects resets the count, a cancellation counts for nothing)",
+			m.failures, m.maxF)
+	case HalfOpen:
+		if m.changes[len(m.changes)-1].to == HalfOpen && m.now >= m.openUntil {
+			return fmt.Sprintf("the open period ended at t=%v (OpenTimeout %v after the failure at t=%v) and a half-open breaker runs up to HalfOpenMaxRequests (%d) probes",
+				m.openUntil, m.timeout, m.openedAt, m.maxHalf)
+		}
+		return "the breaker is half-open with a probe's place free"
+	}
+	return "the breaker lets it through"
+}
+
+// checkHooks checks OnStateChange: once per transition, in order, on the
+// goroutine of the call that made it, before that call returns.
+func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string) {
+	p.h.Helper()
+	if !p.ok || p.req != "R6" || p.holding() {
+		return
+	}
+	got := p.hooks.All()
+	want := p.m.changes
+	var gotCh []testChange
+	for _, c := range got {
+		gotCh = append(gotCh, c.testChange)
+	}
+	if !slices.Equal(gotCh, want) {
+		p.fail("%s: so far OnStateChange saw %v; want %v (the breaker's transitions): OnStateChange fires once per transition, "+
+			"and a call that made one has called it before it returns", where, gotCh, want)
+		return
+	}
+	if seenAtReturn < len(want) {
+		p.fail("%s: the call that moved the breaker %v returned before OnStateChange was called: the hook runs on the "+
+			"goroutine of the call that made the transition, before that call returns", where, want[len(want)-1])
+		return
+	}
+	for _, c := range got[before:] {
+		if g != "" && c.g != g {
+			p.fail("%s: OnStateChange(%v) ran on goroutine %s, not on the goroutine %s of the call that made the transition: "+
+				"the hook runs on that call's goroutine, before it returns", where, c.testChange, c.g, g)
+			return
+		}
+	}
+}
+
+func (p *testPlayer) state(where string) {
+	before := len(p.m.changes)
+	c := katatest.Go(p.h, func() (testCallResult, error) {
+		got := p.b.State()
+		return testCallResult{g: testGoroutine(), err: nil, caught: got, hooks: len(p.hooks.All())}, nil
+	})
+	if p.holding() && !p.settle(where) {
+		return
+	}
+	res, _ := c.Result()
+	p.m.expire()
+	if got := res.caught.(State); got != p.m.state {
+		p.fail("%s: State() was %v; want %v — %s", where, got, p.m.state, p.stateRule())
+		return
+	}
+	p.checkHooks(where, before, res.hooks, res.g)
+}
+
+func (p *testPlayer) stateRule() string {
+	m := p.m
+	switch {
+	case m.state == HalfOpen && m.openedFrom == HalfOpen:
+		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v: from t=%v the next Do or State finds it half-open",
+			m.openedAt, m.timeout, m.openUntil)
+	case m.state == HalfOpen:
+		return fmt.Sprintf("it opened at t=%v, so from t=%v (exactly OpenTimeout %v later) the next Do or State finds it half-open",
+			m.openedAt, m.openUntil, m.timeout)
+	case m.state == Open && m.openedFrom == HalfOpen:
+		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v, until t=%v", m.openedAt, m.timeout, m.openUntil)
+	case m.state == Open:
+		return p.tripRule() + fmt.Sprintf("; it opened at t=%v, so it is open until t=%v", m.openedAt, m.openUntil)
+	case len(m.changes) > 0 && m.changes[len(m.changes)-1].from == HalfOpen:
+		return fmt.Sprintf("HalfOpenMaxRequests (%d) successful probes close it, with fresh counts", m.maxHalf)
+	}
+	return fmt.Sprintf("it is closed with %d failure(s) in a row (MaxFailures %d): a success or an error IsFailure rejects resets the count, a cancellation counts for nothing",
+		m.failures, m.maxF)
+}
+
+// settle lets the code settle; with fns held, a call stuck on the
+// breaker's mutex would hang synctest.Wait, so it uses Settle and stops the
+// scenario if calls are stuck (the older tests say why).
+func (p *testPlayer) settle(where string) bool {
+	if stuck := p.h.Settle(); stuck != nil {
+		if p.req != "R3" && p.req != "R5" { // the scenario stops here; R3 and R5 say why
+			p.ok = false
+			return false
+		}
+		p.fail("%s: calls were stuck on the breaker's mutex while an fn was running: Do must not hold "+
+			"the lock while fn runs. Stuck:\n\t%s", where, strings.Join(stuck, "\n\t"))
+		return false
+	}
+	return true
+}
+
+// holding reports whether a held call may be running its fn.
+func (p *testPlayer) holding() bool {
+	for _, hc := range p.held {
+		if !hc.ended && !hc.c.Returned() {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *testPlayer) hold(n int, where string) {
+	before := len(p.m.changes)
+	batch := make([]*testHeldCall, n)
+	for i := range batch {
+		hc := &testHeldCall{entered: make(chan struct{}), end: make(chan testOutcome, 1)}
+		ctx, cancel := context.WithCancel(context.Background())
+		hc.cancel = cancel
+		hc.c = katatest.Go(p.h, func() (testCallResult, error) {
+			defer cancel()
+			return p.do(ctx, testOutcome{}, hc.entered, hc.end), nil
+		})
+		batch[i] = hc
+		p.held = append(p.held, hc)
+	}
+	if !p.settle(where) {
+		return
+	}
+	var ran, rejected int
+	var rejErr error
+	for _, hc := range batch {
+		select {
+		case <-hc.entered:
+			ran++
+		default:
+		}
+		if hc.c.Returned() {
+			rejected++
+			res, _ := hc.c.Result()
+			if !res.ran && rejErr == nil {
+				rejErr = res.err
+			}
+		}
+	}
+	// The model: the same calls, one after the other.
+	var wantRan int
+	var wantRej error
+	for range n {
+		if gen, rej := p.m.admit(); rej == nil {
+			wantRan++
+			_ = gen
+		} else {
+			wantRej = rej
+		}
+	}
+	if ran+rejected != n {
+		p.fail("%s: %d of %d calls neither ran fn nor returned: Do never waits — it lets a call through or rejects it at once", where, n-ran-rejected, n)
+		return
+	}
+	if ran != wantRan {
+		p.fail("%s: %d of %d calls made at once ran fn; want %d — %s", where, ran, n, wantRan, p.holdRule(wantRej))
+		return
+	}
+	if wantRej != nil && !errors.Is(rejErr, wantRej) {
+		p.fail("%s: the calls that did not run got %v; want an error matching %s — %s", where, testDescribeErr(rejErr), testName(wantRej), p.holdRule(wantRej))
+		return
+	}
+	for _, hc := range batch {
+		select {
+		case <-hc.entered:
+			hc.through, hc.gen = true, p.m.gen
+			p.through = append(p.through, hc)
+		default:
+		}
+	}
+	// The hook of a transition made here may run any time before the
+	// held call that made it returns: it is checked later.
+	_ = before
+}
+
+func (p *testPlayer) holdRule(rej error) string {
+	m := p.m
+	switch {
+	case m.state == HalfOpen:
+		return fmt.Sprintf("a half-open breaker runs at most HalfOpenMaxRequests (%d) probes at once and rejects the others at once with ErrTooManyRequests", m.maxHalf)
+	case rej == ErrOpen:
+		return p.rejectRule(rej)
+	}
+	return "a closed breaker lets every call through; closed calls run in parallel"
+}
+
+func (p *testPlayer) endHeld(st testStep, where string) {
+	hc := p.through[st.n-1]
+	before := len(p.m.changes)
+	hc.ended, hc.out = true, st.out
+	if st.out.ctx {
+		hc.cancel()
+	}
+	hc.end <- st.out
+	if !p.settle(where) {
+		return
+	}
+	if !hc.c.Returned() {
+		p.fail("%s: fn ended, but Do did not return: after fn, Do only records the result and returns", where)
+		return
+	}
+	got, _ := hc.c.Result()
+	stale := hc.gen != p.m.gen
+	p.m.record(hc.gen, st.out)
+	p.check(where, got, st.out, nil)
+	if !p.ok {
+		return
+	}
+	if p.req == "R6" && stale && len(p.m.changes) == before && len(p.hooks.All()) > before {
+		p.fail("%s: a call let through before the breaker's state changed ended and changed the state (OnStateChange saw %v): "+
+			"a call's result counts only in the generation that let it through", where, p.hooks.All()[before:])
+		return
+	}
+	p.checkHooks(where, before, got.hooks, got.g)
+}
+
+// cleanup ends the held calls the scenario left running.
+func (p *testPlayer) cleanup() {
+	defer p.h.Advance(24 * time.Hour) // no open period outlives the scenario
+	for range 100 {
+		for _, hc := range p.held {
+			select {
+			case <-hc.entered:
+				if !hc.ended {
+					hc.ended = true
+					hc.end <- testOutcome{how: "returns nil", err: func(context.Context) error { return nil }}
+				}
+			default:
+			}
+		}
+		stuck := p.h.Settle()
+		if stuck != nil {
+			continue
+		}
+		done := true
+		for _, hc := range p.held {
+			done = done && hc.c.Returned()
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// --- the scenarios of each requirement ---
+
+func testDrawMaxFailures(r *rapid.T, withDefaults bool) int {
+	if withDefaults && rapid.IntRange(0, 3).Draw(r, "default MaxFailures") == 0 {
+		return rapid.SampledFrom([]int{0, -1, -3}).Draw(r, "MaxFailures")
+	}
+	return rapid.IntRange(1, 4).Draw(r, "MaxFailures")
+}
+
+func testDrawTimeout(r *rapid.T, withDefaults bool) time.Duration {
+	if withDefaults && rapid.IntRange(0, 3).Draw(r, "default OpenTimeout") == 0 {
+		return rapid.SampledFrom([]time.Duration{0, -time.Second}).Draw(r, "OpenTimeout")
+	}
+	return rapid.SampledFrom([]time.Duration{time.Nanosecond, time.Millisecond, 1500 * time.Millisecond,
+		10 * time.Second, 90 * time.Second}).Draw(r, "OpenTimeout")
+}
+
+// testDrawAdvances draws moves of the clock that add up to total, with a
+// State or a call now and then while the breaker must still be open.
+func testDrawUntil(r *rapid.T, total time.Duration, label string) []testStep {
+	var steps []testStep
+	left := total
+	for left > 0 {
+		d := left
+		if left > 1 && rapid.Bool().Draw(r, label+" split") {
+			d = time.Duration(rapid.Int64Range(1, int64(left)-1).Draw(r, label+" part"))
+		}
+		steps = append(steps, testStep{kind: testStepAdvance, d: d})
+		left -= d
+	}
+	return steps
+}
+
+// testTrip makes the closed breaker trip: maxF failures in a row.
+func testTrip(r *rapid.T, maxF int, label string) []testStep {
+	var steps []testStep
+	for i := range maxF {
+		steps = append(steps, testStep{kind: testStepCall,
+			out: testDrawOutcome(r, fmt.Sprintf("%s failure %d", label, i+1), testReturned)})
+	}
+	return steps
+}
+
+func testEffective(maxF int, timeout time.Duration) (int, time.Duration) {
+	if maxF < 1 {
+		maxF = 5
+	}
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	return maxF, timeout
+}
+
+// R1: calls in the closed state, one at a time, that succeed, fail in every
+// way the README names, or get an answer IsFailure rejects.
+func testDrawR1(r *rapid.T) testScenario {
+	s := testScenario{req: "R1", isF: rapid.Bool().Draw(r, "IsFailure")}
+	s.set.MaxFailures = testDrawMaxFailures(r, true)
+	s.set.OpenTimeout = 10 * time.Second
+	n := rapid.IntRange(1, 12).Draw(r, "calls")
+	for i := range n {
+		st := testStep{kind: testStepCall, out: testDrawOutcome(r, fmt.Sprintf("call %d", i+1), testSuccess, testFailure, testFailure, testAnswer)}
+		s.steps = append(s.steps, st)
+		if rapid.IntRange(0, 3).Draw(r, "ask State") == 0 {
+			s.steps = append(s.steps, testStep{kind: testStepState})
+		}
+	}
+	return s
+}
+
+func TestR1_ExploreTripsOnTheNthFailureInARow(t *testing.T) {
+	katatest.Explore(t, 10, testDrawR1, testPlay)
+}
+
+// R3: trip, let the clock run to the exact end of the open period (with
+// States on the way), then several callers at once in the half-open state.
+func testDrawR3(r *rapid.T) testScenario {
+	s := testScenario{req: "R3"}
+	s.set.MaxFailures = testDrawMaxFailures(r, false)
+	s.set.OpenTimeout = testDrawTimeout(r, true)
+	s.set.HalfOpenMaxRequests = rapid.IntRange(-1, 3).Draw(r, "HalfOpenMaxRequests")
+	_, timeout := testEffective(s.set.MaxFailures, s.set.OpenTimeout)
+	if rapid.Bool().Draw(r, "time before the trip") {
+		s.steps = append(s.steps, testStep{kind: testStepAdvance, d: time.Duration(rapid.IntRange(1, 5000).Draw(r, "ms before")) * time.Millisecond})
+	}
+	s.steps = append(s.steps, testTrip(r, s.set.MaxFailures, "trip")...)
+	for _, st := range testDrawUntil(r, timeout-time.Nanosecond, "open period") {
+		s.steps = append(s.steps, st, testStep{kind: testStepState})
+	}
+	s.steps = append(s.steps, testStep{kind: testStepAdvance, d: time.Nanosecond})
+	if rapid.Bool().Draw(r, "State first") {
+		s.steps = append(s.steps, testStep{kind: testStepState})
+	}
+	s.steps = append(s.steps, testStep{kind: testStepHold, n: rapid.IntRange(1, 5).Draw(r, "callers at once")})
+	if rapid.Bool().Draw(r, "more callers") {
+		s.steps = append(s.steps, testStep{kind: testStepHold, n: rapid.IntRange(1, 3).Draw(r, "more callers at once")})
+	}
+	return s
+}
+
+func TestR3_ExploreHalfOpenAtTheEndOfTheOpenPeriod(t *testing.T) {
+	katatest.Explore(t, 8, testDrawR3, testPlay)
+}
+
+// R4: from half-open, probes that end in any order and in every way, with
+// the clock moving between them; after a reopen, the clock runs to the
+// exact end of the fresh period.
+func testDrawR4(r *rapid.T) testScenario {
+	s := testScenario{req: "R4", isF: rapid.IntRange(0, 3).Draw(r, "IsFailure") > 0}
+	s.set.MaxFailures = testDrawMaxFailures(r, false)
+	s.set.OpenTimeout = testDrawTimeout(r, false)
+	s.set.HalfOpenMaxRequests = rapid.IntRange(1, 3).Draw(r, "HalfOpenMaxRequests")
+	maxF, timeout := testEffective(s.set.MaxFailures, s.set.OpenTimeout)
+	s.steps = append(s.steps, testTrip(r, maxF, "trip")...)
+	s.steps = append(s.steps, testStep{kind: testStepAdvance, d: timeout})
+	probes := s.set.HalfOpenMaxRequests
+	s.steps = append(s.steps, testStep{kind: testStepHold, n: probes})
+	order := rapid.Permutation(seq(probes)).Draw(r, "order the probes end in")
+	for i, k := range order {
+		if rapid.Bool().Draw(r, fmt.Sprintf("time before probe %d ends", k)) {
+			s.steps = append(s.steps, testStep{kind: testStepAdvance, d: time.Duration(rapid.IntRange(1, 3000).Draw(r, "ms")) * time.Millisecond})
+		}
+		kinds := []int{testSuccess, testAnswer, testFailure}
+		out := testDrawOutcome(r, fmt.Sprintf("probe %d", k), kinds...)
+		s.steps = append(s.steps, testStep{kind: testStepEnd, n: k, out: out})
+		s.steps = append(s.steps, testStep{kind: testStepState})
+		if out.counts(s.isF) == testFailure {
+			// Reopened: the rest end in a later generation. Run the
+			// fresh period to its edge.
+			for _, k2 := range order[i+1:] {
+				s.steps = append(s.steps, testStep{kind: testStepEnd, n: k2, out: testDrawOutcome(r, "stale probe", testSuccess)})
+			}
+			for _, st := range testDrawUntil(r, timeout-time.Nanosecond, "fresh period") {
+				s.steps = append(s.steps, st, testStep{kind: testStepState})
+			}
+			s.steps = append(s.steps, testStep{kind: testStepAdvance, d: time.Nanosecond}, testStep{kind: testStepState})
+			return s
+		}
+	}
+	// Closed with fresh counts: MaxFailures-1 failures keep it closed.
+	for i := range maxF - 1 {
+		s.steps = append(s.steps, testStep{kind: testStepCall, out: testDrawOutcome(r, fmt.Sprintf("after close %d", i), testReturned)})
+	}
+	s.steps = append(s.steps, testStep{kind: testStepState})
+	return s
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i + 1
+	}
+	return s
+}
+
+func TestR4_ExploreProbesCloseOrReopen(t *testing.T) {
+	katatest.Explore(t, 12, testDrawR4, testPlay)
+}
+
+// R5: calls let through in one state end, in any order and in every way,
+// after the breaker has moved on.
+func testDrawR5(r *rapid.T) testScenario {
+	s := testScenario{req: "R5"}
+	s.set.MaxFailures = testDrawMaxFailures(r, false)
+	s.set.OpenTimeout = testDrawTimeout(r, false)
+	s.set.HalfOpenMaxRequests = rapid.IntRange(1, 2).Draw(r, "HalfOpenMaxRequests")
+	maxF, timeout := testEffective(s.set.MaxFailures, s.set.OpenTimeout)
+	slow := rapid.IntRange(1, 3).Draw(r, "slow closed calls")
+	s.steps = append(s.steps, testStep{kind: testStepHold, n: slow})
+	s.steps = append(s.steps, testTrip(r, maxF, "trip")...)
+	var stale []int
+	for i := range slow {
+		stale = append(stale, i+1)
+	}
+	held := slow
+	phase := rapid.IntRange(0, 2).Draw(r, "when the slow calls end") // open, half-open, half-open with probes running
+	if phase >= 1 {
+		s.steps = append(s.steps, testStep{kind: testStepAdvance, d: timeout}, testStep{kind: testStepState})
+	}
+	if phase == 2 {
+		s.steps = append(s.steps, testStep{kind: testStepHold, n: s.set.HalfOpenMaxRequests})
+		held += s.set.HalfOpenMaxRequests
+	}
+	for _, k := range rapid.Permutation(stale).Draw(r, "order the slow calls end in") {
+		out := testDrawOutcome(r, fmt.Sprintf("slow call %d", k), testSuccess, testReturned)
+		s.steps = append(s.steps, testStep{kind: testStepEnd, n: k, out: out}, testStep{kind: testStepState})
+	}
+	if phase >= 1 {
+		// A new caller: the stale calls hold no probe's place.
+		s.steps = append(s.steps, testStep{kind: testStepHold, n: 1})
+	}
+	return s
+}
+
+func TestR5_ExploreLateResultsChangeNothing(t *testing.T) {
+	katatest.Explore(t, 8, testDrawR5, testPlay)
+}
+
+// R6: cancellations of every kind among failures, closed and half-open;
+// failures whose text speaks of a cancellation are still failures.
+func testDrawR6(r *rapid.T) testScenario {
+	s := testScenario{req: "R6", isF: rapid.Bool().Draw(r, "IsFailure")}
+	s.set.MaxFailures = rapid.IntRange(1, 4).Draw(r, "MaxFailures")
+	s.set.OpenTimeout = testDrawTimeout(r, false)
+	s.set.HalfOpenMaxRequests = 1
+	_, timeout := testEffective(s.set.MaxFailures, s.set.OpenTimeout)
+	for i := range s.set.MaxFailures {
+		for range rapid.IntRange(0, 2).Draw(r, "cancellations") {
+			s.steps = append(s.steps, testStep{kind: testStepCall, out: testDrawOutcome(r, "cancelled", testCancelled),
+				ctxCancel: rapid.Bool().Draw(r, "ctx cancelled")})
+		}
+		out := testDrawOutcome(r, fmt.Sprintf("failure %d", i+1), testReturned)
+		if rapid.IntRange(0, 2).Draw(r, "text speaks of cancel") == 0 {
+			out = testFailingText(r, "failure")
+		}
+		s.steps = append(s.steps, testStep{kind: testStepCall, out: out, ctxCancel: rapid.IntRange(0, 3).Draw(r, "failure's ctx cancelled") == 0},
+			testStep{kind: testStepState})
+	}
+	// Half-open: a cancelled probe frees its place and changes nothing.
+	s.steps = append(s.steps, testStep{kind: testStepAdvance, d: timeout}, testStep{kind: testStepHold, n: 1})
+	s.steps = append(s.steps, testStep{kind: testStepEnd, n: 1, out: testDrawOutcome(r, "cancelled probe", testCancelled)},
+		testStep{kind: testStepState}, testStep{kind: testStepHold, n: 1})
+	return s
+}
+
+func TestR6_ExploreCancellationCountsForNothing(t *testing.T) {
+	katatest.Explore(t, 8, testDrawR6, testPlay)
+}

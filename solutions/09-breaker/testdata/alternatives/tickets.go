@@ -1,0 +1,346 @@
+// Design: no counter of probes and no generation number: every call let
+// through holds a ticket in the set of the current state; a state change
+// starts an empty set, so a call whose ticket is gone counts for nothing.
+
+// Package breaker stops calling a dependency that keeps failing, and lets a
+// few probe calls through after a while to find out whether it is back: a
+// circuit breaker.
+//
+// A [Breaker] is in one of three states. Closed: every call runs, and
+// [Settings.MaxFailures] consecutive failures open it. Open: every call is
+// rejected at once with [ErrOpen], without running, for
+// [Settings.OpenTimeout]. Half-open: at most [Settings.HalfOpenMaxRequests]
+// probe calls run at once (the others are rejected at once with
+// [ErrTooManyRequests]); that many successful probes close the breaker, and
+// one failed probe opens it again for a fresh OpenTimeout.
+//
+// A Breaker is safe for concurrent use by many goroutines. It starts no
+// goroutines and keeps no timers: [Breaker.Do] runs fn on the caller's
+// goroutine, and the breaker holds its lock only while it updates its own
+// state, never while fn runs and never while it calls
+// [Settings.OnStateChange]. So calls in the closed state run in parallel,
+// and State answers while fn runs.
+//
+// Time comes from the injected clock.Clock and only from it. The move from
+// open to half-open is lazy: the first Do or State that finds
+// clk.Now() at or after the end of the open period makes it. Nothing
+// happens at that instant by itself; no timer or goroutine is needed (and
+// none may outlive a call).
+//
+// Generations: every state change starts a new generation. The result of a
+// call counts only in the generation in which the call was let through: a
+// call that ends after a state change (it started closed and the breaker
+// has opened since, or it was a probe of an earlier half-open period)
+// changes nothing, and it does not hold a probe's place in the new
+// generation.
+//
+// What counts as what: fn returning nil is a success. An error matching
+// context.Canceled (the caller gave up) counts as nothing: not a failure,
+// not a success, and it does not reset the count of failures; a cancelled
+// probe frees its place. Every other error is a failure (a
+// context.DeadlineExceeded too: a dependency that makes its callers time out
+// is failing), unless [Settings.IsFailure] says it is not, in which case it
+// is a success. A panic in fn counts as a failure, and Do panics on with
+// the same value.
+package breaker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// State is the state of a breaker.
+type State int
+
+// The states of a breaker. A new breaker is Closed.
+const (
+	Closed   State = iota // calls run; consecutive failures are counted
+	Open                  // calls are rejected with ErrOpen without running
+	HalfOpen              // a few probe calls run; the rest get ErrTooManyRequests
+)
+
+// String returns "closed", "open" or "half-open".
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half-open"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ErrOpen is matched (errors.Is) by the error Do returns, without running
+// fn, while the breaker is open.
+var ErrOpen = errors.New("breaker: open")
+
+// ErrTooManyRequests is matched (errors.Is) by the error Do returns, without
+// running fn, while the breaker is half-open and already runs
+// HalfOpenMaxRequests probes.
+var ErrTooManyRequests = errors.New("breaker: too many half-open requests")
+
+// Settings configure a breaker. The zero value trips on 5 consecutive
+// failures, stays open 60 seconds and then lets one probe through at a time.
+type Settings struct {
+	// MaxFailures is the number of consecutive failures that opens a
+	// closed breaker; values below 1 mean 5. A success resets the count.
+	// It is not used when FailureRate is set (bonus B1).
+	MaxFailures int
+	// OpenTimeout is how long the breaker stays open, measured on the clock
+	// from the moment the failure that opened it was recorded (the moment
+	// fn returned it); values of 0 or below mean 60 seconds.
+	OpenTimeout time.Duration
+	// HalfOpenMaxRequests is both the number of probes a half-open breaker
+	// runs at once and the number of successful probes that close it;
+	// values below 1 mean 1.
+	HalfOpenMaxRequests int
+	// IsFailure, if not nil, is asked about every error fn returns except
+	// those matching context.Canceled: false makes the call a success (the
+	// dependency answered, with a 404 say). nil counts every such error as a
+	// failure. It is called without the breaker's lock held.
+	IsFailure func(err error) bool
+	// OnStateChange, if not nil, is called once for every transition, with
+	// the state before and after it, on the goroutine of the Do or State
+	// call that made the transition, before that call returns, and after
+	// the breaker's lock is released: it may call State or Do. Transitions
+	// made at about the same time by different goroutines may reach it in
+	// either order.
+	OnStateChange func(from, to State)
+
+	// FailureRate (bonus B1), if above 0, replaces MaxFailures: a closed
+	// breaker opens when a failure is recorded and, counting the outcomes
+	// (successes and failures) recorded in the last Window,
+	// outcomes >= MinRequests and failures >= FailureRate·outcomes.
+	// An outcome recorded at t is in the window while clk.Now() < t+Window.
+	// The window starts empty every time the breaker closes.
+	FailureRate float64
+	// Window is the length of the window of FailureRate; values of 0 or
+	// below mean 60 seconds.
+	Window time.Duration
+	// MinRequests is the number of outcomes the window needs before
+	// FailureRate can open the breaker; values below 1 mean 1.
+	MinRequests int
+}
+
+// RetryAfter (bonus B2) marks err as carrying a server's Retry-After of d.
+// When the failure that opens the breaker (a closed breaker tripping, or a
+// failed probe) is such an error, even wrapped again, the breaker stays open
+// for the longer of OpenTimeout and d. errors.Is and errors.As see through
+// the mark. RetryAfter(d, nil) is nil.
+func RetryAfter(d time.Duration, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterError{d, err}
+}
+
+type retryAfterError struct {
+	d   time.Duration
+	err error
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+// Breaker is a circuit breaker. Create it with New; it must not be copied
+// after first use.
+type Breaker struct {
+	clk  clock.Clock
+	s    Settings
+	hook func(from, to State)
+
+	mu    sync.Mutex
+	state State
+	// tickets holds the calls let through in the current state, by ticket.
+	// A state change starts an empty set: a call whose ticket is gone from
+	// it ended after the change and counts for nothing.
+	tickets  map[*ticket]bool
+	fails    int // closed: failures in a row
+	passed   int // half-open: successful probes
+	window   []mark
+	reopenAt time.Time
+}
+
+// ticket is a call let through.
+type ticket struct{ _ byte } // not zero-sized: every new ticket has an address of its own
+
+type mark struct {
+	at   time.Time
+	fail bool
+}
+
+// New returns a closed breaker that reads the time from clk.
+func New(clk clock.Clock, s Settings) *Breaker {
+	if s.MaxFailures < 1 {
+		s.MaxFailures = 5
+	}
+	if s.OpenTimeout <= 0 {
+		s.OpenTimeout = time.Minute
+	}
+	if s.HalfOpenMaxRequests < 1 {
+		s.HalfOpenMaxRequests = 1
+	}
+	if s.Window <= 0 {
+		s.Window = time.Minute
+	}
+	if s.MinRequests < 1 {
+		s.MinRequests = 1
+	}
+	return &Breaker{clk: clk, s: s, hook: s.OnStateChange, tickets: map[*ticket]bool{}}
+}
+
+// transitions collects the state changes made under the lock, to report
+// once it is released.
+type transitions [][2]State
+
+func (ts transitions) report(hook func(from, to State)) {
+	if hook == nil {
+		return
+	}
+	for _, t := range ts {
+		hook(t[0], t[1])
+	}
+}
+
+// moveLocked changes the state: fresh counts, an empty set of tickets.
+func (b *Breaker) moveLocked(to State, ts *transitions) {
+	*ts = append(*ts, [2]State{b.state, to})
+	b.state = to
+	b.tickets = map[*ticket]bool{}
+	b.fails, b.passed, b.window = 0, 0, nil
+}
+
+func (b *Breaker) refreshLocked(ts *transitions) {
+	if b.state == Open && !b.clk.Now().Before(b.reopenAt) {
+		b.moveLocked(HalfOpen, ts)
+	}
+}
+
+// State returns the breaker's state now, moving an open breaker whose open
+// period is over to half-open first.
+func (b *Breaker) State() State {
+	var ts transitions
+	b.mu.Lock()
+	b.refreshLocked(&ts)
+	s := b.state
+	b.mu.Unlock()
+	ts.report(b.hook)
+	return s
+}
+
+// Do runs fn(ctx) if the breaker lets it through and returns fn's error as
+// it is; otherwise it returns ErrOpen or ErrTooManyRequests at once.
+func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) error {
+	t, err := b.enter()
+	if err != nil {
+		return err
+	}
+	finished := false
+	defer func() {
+		if !finished { // fn panicked: a failure, and the panic goes on
+			b.leave(t, true, false, nil)
+		}
+	}()
+	ferr := fn(ctx)
+	finished = true
+	switch {
+	case ferr == nil:
+		b.leave(t, false, false, nil)
+	case errors.Is(ferr, context.Canceled):
+		b.leave(t, false, true, nil)
+	case b.s.IsFailure != nil && !b.s.IsFailure(ferr):
+		b.leave(t, false, false, nil)
+	default:
+		b.leave(t, true, false, ferr)
+	}
+	return ferr
+}
+
+func (b *Breaker) enter() (*ticket, error) {
+	var ts transitions
+	b.mu.Lock()
+	b.refreshLocked(&ts)
+	var t *ticket
+	var err error
+	switch {
+	case b.state == Open:
+		err = ErrOpen
+	case b.state == HalfOpen && len(b.tickets) >= b.s.HalfOpenMaxRequests:
+		err = ErrTooManyRequests
+	default:
+		t = &ticket{}
+		b.tickets[t] = true
+	}
+	b.mu.Unlock()
+	ts.report(b.hook)
+	return t, err
+}
+
+// leave records how the call with ticket t ended: failed, cancelled (counts
+// for nothing), or else a success. cause is the failure, for Retry-After.
+func (b *Breaker) leave(t *ticket, failed, cancelled bool, cause error) {
+	var ts transitions
+	b.mu.Lock()
+	if b.tickets[t] {
+		delete(b.tickets, t)
+		now := b.clk.Now()
+		switch {
+		case cancelled:
+		case b.state == Closed && b.tripsLocked(now, failed):
+			b.openLocked(now, cause, &ts)
+		case b.state == HalfOpen && failed:
+			b.openLocked(now, cause, &ts)
+		case b.state == HalfOpen:
+			if b.passed++; b.passed >= b.s.HalfOpenMaxRequests {
+				b.moveLocked(Closed, &ts)
+			}
+		}
+	}
+	b.mu.Unlock()
+	ts.report(b.hook)
+}
+
+func (b *Breaker) tripsLocked(now time.Time, failed bool) bool {
+	if b.s.FailureRate <= 0 {
+		if !failed {
+			b.fails = 0
+			return false
+		}
+		b.fails++
+		return b.fails >= b.s.MaxFailures
+	}
+	kept := b.window[:0]
+	for _, m := range b.window {
+		if now.Before(m.at.Add(b.s.Window)) {
+			kept = append(kept, m)
+		}
+	}
+	b.window = append(kept, mark{now, failed})
+	if !failed || len(b.window) < b.s.MinRequests {
+		return false
+	}
+	n := 0
+	for _, m := range b.window {
+		if m.fail {
+			n++
+		}
+	}
+	return float64(n) >= b.s.FailureRate*float64(len(b.window))
+}
+
+func (b *Breaker) openLocked(now time.Time, cause error, ts *transitions) {
+	b.moveLocked(Open, ts)
+	d := b.s.OpenTimeout
+	var ra *retryAfterError
+	if errors.As(cause, &ra) && ra.d > d {
+		d = ra.d
+	}
+	b.reopenAt = now.Add(d)
+}
