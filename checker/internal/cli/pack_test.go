@@ -118,7 +118,7 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 	// a harness that runs no test body, a file added to it, a go.mod that
 	// cannot be satisfied change nothing.
 	harness := filepath.Join(kit, "internal", "katatest", "katatest.go")
-	runFunc := "func run(t *testing.T, dir string, body func(h *H)) {"
+	runFunc := "func run(t *testing.T, dir string, rec *record, body func(h *H)) {"
 	require.Contains(t, read(t, harness), runFunc)
 	write(t, harness, strings.Replace(read(t, harness), runFunc, runFunc+"\n\tif true {\n\t\treturn\n\t}", 1))
 	write(t, filepath.Join(kit, "internal", "katatest", "zz_extra.go"), "package katatest\n\nnot Go at all\n")
