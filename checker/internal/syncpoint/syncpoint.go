@@ -44,7 +44,7 @@ var syncMethods = map[string]bool{
 	"Lock": true, "Unlock": true, "RLock": true, "RUnlock": true, "TryLock": true, "TryRLock": true,
 	"Wait": true, "Add": true, "Done": true, "Go": true, "Signal": true, "Broadcast": true, "Do": true,
 	"Load": true, "Store": true, "Swap": true, "CompareAndSwap": true, "And": true, "Or": true,
-	"LoadOrStore": true, "LoadAndDelete": true, "CompareAndDelete": true,
+	"LoadOrStore": true, "LoadAndDelete": true, "CompareAndDelete": true, "Delete": true, "Range": true, "Clear": true,
 }
 
 // Rewrite returns the files of one package (name → source) that change,
@@ -128,7 +128,7 @@ func rewrite(fset *token.FileSet, f *ast.File, src []byte, name string) ([]byte,
 				}
 			}
 		case *ast.ForStmt:
-			if w.syncs(n.Cond) {
+			if w.syncs(n.Init) || w.syncs(n.Cond) || w.syncs(n.Post) {
 				w.add(n.Body.Lbrace+1, first)
 			}
 		case *ast.SwitchStmt:
