@@ -105,11 +105,22 @@ func (it ItemResult) FailedByChance() bool {
 		return true
 	}
 	for _, t := range it.Tests {
-		if t.Scheduling && !t.Passed() && t.Kind != failure.NotRun {
+		if t.Scheduling && !t.Passed() && ranTheCode(t.Kind) {
 			return true
 		}
 	}
 	return false
+}
+
+// ranTheCode reports whether a failure of kind k came from running the
+// code: one that did not (refused, not built, not implemented, not run)
+// cannot have gone the other way by luck.
+func ranTheCode(k failure.Kind) bool {
+	switch k {
+	case failure.NotRun, failure.NotImplemented, failure.Forbidden, failure.Compile, failure.API:
+		return false
+	}
+	return true
 }
 
 // Flaky reports whether the item passed some repetitions and failed
