@@ -773,4 +773,12 @@ func TestR6_ExploreTheCallersCancel(t *testing.T) {
 	d := testFirstDraw{focus: "R6", minN: 0, maxCall: 2, success: true, ignores: true, timeout: true, cancel: true,
 		mustStop: true, pre: true, distinct: true, lateOK: 0, odds: 5}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	// And always the cancel after two failures: the error carries both.
+	twoFailed := testFirstScenario{focus: "R6", callers: 1, cancelAt: 30 * testMs, reps: []testReplica{
+		{at: 10 * testMs, text: "connection refused", honours: true},
+		{at: 20 * testMs, text: "503 busy", honours: true},
+		{at: 60 * testMs, ok: true, text: "9.99", honours: true},
+	}}
+	katatest.Explore(t, 1, func(*rapid.T) testFirstScenario { return twoFailed },
+		func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
