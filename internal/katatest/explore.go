@@ -124,7 +124,7 @@ func (r *record) Errorf(format string, args ...any) {
 	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
 }
 
-// Logf adds a line to the scenario's messages, after its failures.
+// Logf drops the line: only a scenario's failures reach the verdict.
 func (r *record) Logf(format string, args ...any) {}
 
 func (r *record) Failed() bool {
