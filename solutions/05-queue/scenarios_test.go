@@ -765,7 +765,10 @@ func TestR2_ExploreDrainDeliversEveryItemInFIFOOrder(t *testing.T) {
 }
 
 func TestR3_ExploreCancelAmongReleasesAndLateErrors(t *testing.T) {
-	testExplore(t, "R3", 15)
+	// The one consumer is busy when the caller cancels, and its consume
+	// then fails: the cancel came first, so Run returns ctx.Err().
+	testExplore(t, "R3", 15, testFlow{capacity: 0, consumers: 1, producers: []int{1},
+		steps: []testStep{{cancel: 1, releases: []testRelease{{0, 0}}}}})
 }
 
 func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
