@@ -6,7 +6,10 @@
 // unlocks, waits, sends, receives, closes a channel, cancels, starts a
 // goroutine or calls sync/atomic, and first thing in every select case,
 // and in the body of an if, for or switch whose header does one of
-// these. Each call goes on the line of the statement it follows, and the
+// these. One is also added before every statement that takes a lock
+// (Lock, RLock) or sends: a check made under one critical section and
+// acted on under the next is a window even when the first unlock is
+// deferred, and so is a check of a channel's len before a send. Each call goes on the line of the statement it follows, and the
 // import goes on the line of the package clause, so every line keeps its
 // number: compile errors, panics and race reports name the lines of the
 // original. Nothing else in the file changes.
@@ -111,6 +114,8 @@ func rewrite(fset *token.FileSet, f *ast.File, src []byte, name string) ([]byte,
 	w := walker{fset: fset, atomic: atomicNames(f)}
 	after := "; " + name + ".Point()" // after a statement, on its line
 	first := " " + name + ".Point();" // first in a list, on the line of its { or :
+	before := name + ".Point(); "     // before a statement, on its line
+	w.before = before
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.BlockStmt:
@@ -178,6 +183,7 @@ type walker struct {
 	fset   *token.FileSet
 	atomic map[string]bool
 	ins    []insertion
+	before string // the text added before a statement that takes a lock or sends
 }
 
 func (w *walker) add(pos token.Pos, text string) {
@@ -185,13 +191,34 @@ func (w *walker) add(pos token.Pos, text string) {
 }
 
 // list adds a point after each statement of a statement list that is a
-// synchronization point.
+// synchronization point, and one before each that takes a lock or sends.
 func (w *walker) list(stmts []ast.Stmt, after string) {
 	for _, s := range stmts {
+		if acts(s) {
+			w.add(s.Pos(), w.before)
+		}
 		if w.isPoint(s) {
 			w.add(s.End(), after)
 		}
 	}
+}
+
+// acts reports whether statement s sends on a channel or calls a Lock or
+// RLock method (m.Lock(), s.mu.RLock()): the act that may follow a check.
+func acts(s ast.Stmt) bool {
+	if _, ok := s.(*ast.SendStmt); ok {
+		return true
+	}
+	e, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	c, ok := e.X.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
+	return ok && (sel.Sel.Name == "Lock" || sel.Sel.Name == "RLock")
 }
 
 // isPoint reports whether statement s synchronizes: it sends, starts a
