@@ -158,6 +158,14 @@ func atoi(b []byte) int {
 }
 
 // ownGoroutine returns the id and the bubble of the calling goroutine.
+// Goroutine returns the id of the goroutine that calls it, as goroutine
+// dumps name it: a fake compares it with the caller's to check on which
+// goroutine the code runs a hook.
+func Goroutine() int {
+	id, _ := ownGoroutine()
+	return id
+}
+
 func ownGoroutine() (id, bubble int) {
 	var buf [128]byte // the first line is all it needs
 	hs := dump{buf[:runtime.Stack(buf[:], false)]}.headers()
