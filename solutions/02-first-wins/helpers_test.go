@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"testing/synctest"
 	"time"
 
 	"gokata/internal/katatest"
@@ -86,11 +85,7 @@ func testStop[T any](h *katatest.H, r *katatest.Call[T], latches ...*testLatch) 
 // replicas are all done: WaitForAllTimers then moves the clock to its end.
 func testNoTimerLeft(h *katatest.H, what, when string) bool {
 	h.T.Helper()
-	synctest.Wait()
-	before := h.Clk.Now()
-	h.Clk.WaitForAllTimers()
-	synctest.Wait()
-	if moved := h.Clk.Now().Sub(before); moved != 0 {
+	if moved := h.PendingTimer(); moved != 0 {
 		h.T.Errorf("%s: %s returned but left a timer pending on clk (WaitForAllTimers moved the mock clock "+
 			"%v further): stop every timer on the way out (t := clk.Timer(d); defer t.Stop()); "+
 			"clk.After cannot be stopped", when, what, moved)

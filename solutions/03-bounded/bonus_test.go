@@ -244,8 +244,9 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 	// loops take slots concurrently: a count of slots kept without a lock
 	// or an atomic is a data race the race detector sees every time, and
 	// a count checked and then taken in two steps lets both requests past
-	// the limit.
-	katatest.Run(t, func(h *katatest.H) {
+	// the limit, or lets both see the last free slot, so that one waits for
+	// it instead of being shed. It depends on the schedule: repeated.
+	katatest.Repeat(t, 4, func(h *katatest.H) {
 		b, err := NewBulkhead(3)
 		if !assert.NoError(t, err, "NewBulkhead(3)") {
 			return
@@ -275,8 +276,42 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 		errY, okY := testResult(y)
 		if okX && okY {
 			assert.True(t, errors.Is(errX, ErrBusy) || errors.Is(errY, ErrBusy), "two requests wanted 4 slots at "+
-				"once from a bulkhead of 3: one of them must have been shed with ErrBusy; got %v and %v", errX, errY)
+				"once from a bulkhead of 3: the item that found every slot busy must be shed with ErrBusy, yet "+
+				"both returned %v and %v — it waited for a slot instead: take a slot in one step that cannot "+
+				"wait (a select with a default case on the send, or CompareAndSwap), never check that one is "+
+				"free and then take it", errX, errY)
 		}
+	})
+}
+
+func TestB2_TwoRequestsRaceForTheLastSlot(t *testing.T) {
+	// Two requests of one item each, on a bulkhead of one slot, start in
+	// the same instant: one gets the slot and the other is shed at once.
+	// A free slot looked at and then taken in a second step lets both see
+	// it free, and the loser then waits for the slot instead. It depends on
+	// the schedule: repeated.
+	katatest.Repeat(t, 6, func(h *katatest.H) {
+		b, err := NewBulkhead(1)
+		if !assert.NoError(t, err, "NewBulkhead(1)") {
+			return
+		}
+		gate := katatest.NewGate()
+		fn := func(ctx context.Context, _ int) error { return gate.Hold(ctx) }
+		x := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), fn) })
+		y := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), fn) })
+		if x.Broken() || y.Broken() {
+			return
+		}
+		shed := (x.Returned() && errors.Is(x.Err(), ErrBusy)) || (y.Returned() && errors.Is(y.Err(), ErrBusy))
+		if !shed {
+			t.Errorf("two requests of one item each started at once on a bulkhead of 1 slot: one got the slot, and " +
+				"the other must be shed with ErrBusy at once, but neither had returned ErrBusy — it waited for the " +
+				"slot: take a slot in one step that cannot wait (a select with a default case on the send, or " +
+				"CompareAndSwap), never check that one is free and then take it")
+		}
+		gate.Release()
+		testReturned(h, x, "every call returned, but the first TryForEach did not")
+		testReturned(h, y, "every call returned, but the second TryForEach did not")
 	})
 }
 

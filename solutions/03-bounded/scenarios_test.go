@@ -245,6 +245,7 @@ type testXState struct {
 	stopStep  int  // the step of the first cancel or call error; -1 none yet
 	cancelled bool // the caller cancelled
 	started   int  // calls started by the end of the stop step
+	seen      int  // calls started by the end of the step before
 }
 
 // testXPlay plays s and checks requirement req after every step; it
@@ -393,13 +394,16 @@ func testXCheck(h *katatest.H, s testXScenario, c int, x *testXRun, st *testXSta
 	order := slices.Clone(x.order)
 	calls := slices.Clone(x.calls)
 	returned := 0
-	errorNow := false
+	errorNow, successNow := -1, false
 	var running []int
 	for _, i := range order {
 		if x.returned[i] {
 			returned++
-			if x.got[i] != nil && x.step[i] == now {
-				errorNow = true
+			if x.step[i] == now && x.got[i] != nil && errorNow < 0 {
+				errorNow = i
+			}
+			if x.step[i] == now && x.got[i] == nil {
+				successNow = true
 			}
 		} else {
 			running = append(running, i)
@@ -407,7 +411,10 @@ func testXCheck(h *katatest.H, s testXScenario, c int, x *testXRun, st *testXSta
 	}
 	x.mu.Unlock()
 	who := fmt.Sprintf("caller %d (limit %d, %d items)", c+1, x.cl.limit, n)
-	if st.stopStep < 0 && errorNow {
+	seen := st.seen
+	st.seen = len(order)
+	failedFirst := st.stopStep < 0 && errorNow >= 0 // the first stop is this step's failure
+	if st.stopStep < 0 && errorNow >= 0 {
 		st.stopStep = now
 	}
 	if st.stopStep == now {
@@ -439,6 +446,16 @@ func testXCheck(h *katatest.H, s testXScenario, c int, x *testXRun, st *testXSta
 		if x.cl.before && len(order) > 0 {
 			h.Errorf("R3: a ctx already done starts nothing, but %s, whose ctx was cancelled before the call, "+
 				"started %d call(s) of fn: check ctx before each call; %s", who, len(order), testRandomHint)
+			return false
+		}
+		if failedFirst && !successNow && len(order) > seen {
+			// Only failures returned in this step: each freed its slot, and
+			// a correct ForEach records the error and cancels before that.
+			h.Errorf("R3: after a call fails, no new call starts, but in %s item %d failed, no other call "+
+				"returned, and item(s) %v started right after it: the failed call gave its slot back before it "+
+				"recorded the error and cancelled, and the loop took that slot first — record the error and "+
+				"cancel, then release the slot (defer release() at the top of the goroutine runs last)",
+				who, errorNow, order[seen:])
 			return false
 		}
 		if stopped && now > st.stopStep && len(order) > st.started {

@@ -330,6 +330,12 @@ func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
 		}
 		assert.NoError(t, err, "the drain ended 1ns before its deadline: RunDrainTimeout must return nil")
 		assert.Equal(t, Stats{Produced: 5, Consumed: 5, Dropped: 0}, stats, "the drain ended in time: Stats")
+		if moved := h.PendingTimer(); moved != 0 {
+			t.Errorf("the drain ended 1ns before its 1s deadline and RunDrainTimeout returned, but its drain timer "+
+				"was still pending on clk (it would fire %v later, into the void; one more pending timer per call "+
+				"in a long-lived service): stop the timer once the drain is over (t := clk.Timer(d); defer t.Stop())",
+				moved)
+		}
 	})
 }
 

@@ -449,7 +449,7 @@ func (f testFlow) play(h *katatest.H) {
 			break
 		}
 		if !r.settled(call, stopped) {
-			call.Stop()
+			r.abandon(call, total)
 			return
 		}
 		r.mu.Lock()
@@ -468,7 +468,7 @@ func (f testFlow) play(h *katatest.H) {
 		r.mu.Unlock()
 	}
 	if !r.settled(call, stopped) {
-		call.Stop()
+		r.abandon(call, total)
 		return
 	}
 	r.mu.Lock()
@@ -500,6 +500,21 @@ func (f testFlow) play(h *katatest.H) {
 		stop(nil)
 	}
 	r.check(stats, err)
+}
+
+// abandon ends the scenario once a failure was reported: it cancels Run's
+// ctx and lets every held consume call go until Run returns, so that the
+// report is the failure and not a hang it left behind.
+func (r *testFlowRun) abandon(call *katatest.Call[Stats], total int) {
+	call.Cancel()
+	for range total + 2 {
+		if call.Returned() {
+			break
+		}
+		r.release(nil)
+		synctest.Wait()
+	}
+	call.Stop()
 }
 
 // cancel cancels Run's ctx, as a stop in the history.

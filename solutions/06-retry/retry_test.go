@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,6 +103,51 @@ func TestR1_BaseDelayZeroRetriesWithoutPausing(t *testing.T) {
 		for _, s := range hooks.All() {
 			assert.Zero(t, s.pause, "BaseDelay 0: BeforeSleep must be told a pause of 0 after attempt %d", s.attempt)
 		}
+	})
+}
+
+func TestR1_BeforeSleepRunsOnDosGoroutine(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		op := &testOp{errs: testErrors(3)}
+		var mu sync.Mutex
+		var caller int
+		var on []int // the goroutine each call of the hook ran on
+		p := Policy{MaxAttempts: 3, BaseDelay: 10 * time.Millisecond, BeforeSleep: func(int, error, time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			on = append(on, katatest.Goroutine())
+		}}
+		c := katatest.Start(h, func(ctx context.Context) (string, error) {
+			mu.Lock()
+			caller = katatest.Goroutine()
+			mu.Unlock()
+			return Do(ctx, h.Clk, p, op.call)
+		})
+		if c.Broken() {
+			return
+		}
+		h.Advance(time.Hour)
+		if !c.Returned() {
+			t.Errorf("Do was still running after an hour of mock time (BaseDelay 10ms, MaxAttempts 3): " +
+				"does it wait on something other than a timer from clk?")
+			c.Stop()
+			return
+		}
+		if _, _, ok := c.Finish("Do"); !ok {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i, g := range on {
+			if g != caller {
+				t.Errorf("BeforeSleep for attempt %d ran on goroutine %d, not on the goroutine that called Do "+
+					"(%d): call it on Do's goroutine, right before the pause — on a goroutine of its own it may run "+
+					"after the pause began or after Do returned, and the caller cannot know when it is done", i+1, g,
+					caller)
+				return
+			}
+		}
+		assert.NotEmpty(t, on, "three attempts failed, with pauses between them: BeforeSleep runs before each pause")
 	})
 }
 

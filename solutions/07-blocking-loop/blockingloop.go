@@ -14,8 +14,8 @@
 //     keeps answering Stats, Gets of cached keys and its heartbeat. Only the
 //     loop touches the map: lookup goroutines never do.
 //   - At most [Config.MaxInFlight] lookups run at once. Further misses wait
-//     in a queue the loop owns, and start as running lookups end; the loop
-//     itself never blocks on the limit.
+//     in a FIFO queue the loop owns, and start oldest first as running
+//     lookups end; the loop itself never blocks on the limit.
 //   - A lookup runs with Run's ctx, not its caller's: its result is stored
 //     for everybody. A caller who gives up returns at once and the late
 //     result is still stored. Every reply channel has room for one answer,

@@ -233,6 +233,12 @@ func TestR4_AtMostMaxInFlightLookupsRunAndTheLoopStaysResponsive(t *testing.T) {
 				t.Errorf("Get(%q) did not return once its lookup had answered", k)
 				return
 			}
+			if i == 0 && tb.backend.Calls("d") > 0 && tb.backend.Calls("c") == 0 {
+				t.Errorf("the misses for \"c\" and \"d\" queued in that order; when the lookup of \"a\" reported " +
+					"back, \"d\" started instead of \"c\": queued misses start oldest first (a FIFO queue: take " +
+					"from the front), or under steady load the oldest miss waits forever")
+				return
+			}
 			started := tb.backend.Calls("c") + tb.backend.Calls("d")
 			if want := min(i+1, 2); started < want {
 				t.Errorf("after %d of the running lookups had ended, only %d of the 2 queued misses had started; "+

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,39 +155,65 @@ func TestR1_WaitingSubmitIsReleasedWhenShutdownBegins(t *testing.T) {
 		if !r.accept("the queue was empty", "job-1", "job-2") { // job-1 runs, job-2 fills the queue
 			return
 		}
-		waiting := r.submit("job-3")
-		if !r.settle("Submit on a full queue") || testBroken(r, waiting) {
+		// Three Submits wait for room: Shutdown must wake every one of them.
+		ids := []string{"job-3", "job-4", "job-5"}
+		var waiting []*katatest.Call[struct{}]
+		for _, id := range ids {
+			waiting = append(waiting, r.submit(id))
+		}
+		if !r.settle("three Submits on a full queue") ||
+			slices.ContainsFunc(waiting, func(c *katatest.Call[struct{}]) bool { return testBroken(r, c) }) {
 			return
 		}
-		if waiting.Returned() {
-			t.Errorf("Submit of job-3 returned while the queue was full; it must wait for room, its ctx or the shutdown")
-			r.unwind()
-			return
+		for i, c := range waiting {
+			if c.Returned() {
+				t.Errorf("Submit of %s returned while the queue was full; it must wait for room, its ctx or the "+
+					"shutdown", ids[i])
+				r.unwind()
+				return
+			}
 		}
 		sd := r.shutdown()
-		if !r.settle("Shutdown while Submit of job-3 waited for room") || testBroken(r, waiting) || testBroken(r, sd) {
+		if !r.settle("Shutdown while three Submits waited for room") || testBroken(r, sd) ||
+			slices.ContainsFunc(waiting, func(c *katatest.Call[struct{}]) bool { return testBroken(r, c) }) {
 			return
 		}
-		if !waiting.Returned() {
-			t.Errorf("Shutdown began while Submit of job-3 waited for room in the full queue, and Submit kept " +
-				"waiting: a waiting Submit must return ErrShuttingDown as soon as Shutdown begins — select on a " +
-				"channel that Shutdown closes, together with the send")
+		var still []string
+		for i, c := range waiting {
+			if !c.Returned() {
+				still = append(still, ids[i])
+			}
+		}
+		if len(still) == len(ids) {
+			t.Errorf("Shutdown began while the Submits of %s waited for room in the full queue, and they kept "+
+				"waiting: a waiting Submit must return ErrShuttingDown as soon as Shutdown begins — select on a "+
+				"channel that Shutdown closes, together with the send", strings.Join(ids, ", "))
 			r.unwind()
 			return
 		}
-		_, err := waiting.Result()
-		if !assert.ErrorIs(t, err, ErrShuttingDown, "Shutdown began while Submit of job-3 waited for room: "+
-			"it must return ErrShuttingDown") {
+		if len(still) > 0 {
+			t.Errorf("Shutdown began while the Submits of %s waited for room in the full queue; %s kept waiting: "+
+				"every waiting Submit must return ErrShuttingDown as soon as Shutdown begins — a value sent on a "+
+				"channel wakes one receiver, closing the channel wakes them all", strings.Join(ids, ", "),
+				strings.Join(still, " and "))
 			r.unwind()
 			return
+		}
+		for i, c := range waiting {
+			_, err := c.Result()
+			if !assert.ErrorIs(t, err, ErrShuttingDown, "Shutdown began while Submit of %s waited for room: "+
+				"it must return ErrShuttingDown", ids[i]) {
+				r.unwind()
+				return
+			}
 		}
 		r.release() // job-1 finishes, then job-2
 		if _, _, ok := testFinish(r, sd, "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
 			return
 		}
 		assert.Equal(t, []string{"job-1", "job-2"}, r.started(),
-			"job-3 was refused and must never be handled; job-1 (running) and job-2 (queued) were accepted "+
-				"when Shutdown began, and must be")
+			"job-3, job-4 and job-5 were refused and must never be handled; job-1 (running) and job-2 (queued) "+
+				"were accepted when Shutdown began, and must be")
 	})
 }
 
@@ -255,6 +282,34 @@ func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
 		assert.Equal(t, accepted, handled, "%d Submits raced Shutdown: every job whose Submit returned nil must be "+
 			"handled exactly once, and no refused job may be handled — count the Submits that may still send "+
 			"(under the same lock as the closed check) and let Shutdown wait for them", submitters)
+	})
+}
+
+func TestR1_StartTwiceStartsTheWorkersOnce(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 2)
+		r.svc.Start()
+		r.svc.Start() // main starts the service, and so does Run: the second call must change nothing
+		r.hold(true, "job-1", "job-2")
+		if !r.accept("the queue was empty", "job-1", "job-2") {
+			return
+		}
+		if got := r.running(); len(got) > 1 {
+			t.Errorf("New(clk, 1, 2, handle), Start called twice, two jobs submitted: the jobs in handle were %v; "+
+				"want [job-1] — Start launches the workers once, so a second call must not launch another set "+
+				"(remember under the lock that the workers were started)", got)
+			r.unwind()
+			return
+		}
+		if !r.wantRunning("New(clk, 1, 2, handle), Start called twice, two jobs submitted", "job-1") {
+			return
+		}
+		sd := r.shutdown()
+		r.release()
+		if _, _, ok := testFinish(r, sd, "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
+			return
+		}
+		assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "with Start called twice, each job is still handled once")
 	})
 }
 
@@ -574,6 +629,57 @@ func TestR4_ConcurrentShutdownsWaitForTheSameEnd(t *testing.T) {
 			assert.Empty(t, rep.Dropped, "Shutdown call %d of 3: the drain finished, so nothing is dropped", i+1)
 		}
 		assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "three Shutdown calls drain the queued jobs once")
+	})
+}
+
+func TestR4_ShutdownsCalledAtTheSameInstant(t *testing.T) {
+	katatest.Repeat(t, 4, func(h *katatest.H) {
+		const callers = 3
+		r := testNew(h, 2, 2)
+		r.svc.Start()
+		gates := r.hold(true, "job-1")
+		if !r.accept("the queue had room", "job-1", "job-2", "job-3") {
+			return
+		}
+		// A SIGTERM handler and two admin requests call Shutdown at the same
+		// instant, with nothing but the Service to order them.
+		start := make(chan struct{})
+		calls := make([]*katatest.Call[Report], callers)
+		for i := range calls {
+			calls[i] = testGo(r, func(ctx context.Context) (Report, error) {
+				<-start
+				return r.svc.Shutdown(ctx)
+			})
+		}
+		close(start)
+		if !r.settle(fmt.Sprintf("%d Shutdown calls at the same instant", callers)) ||
+			slices.ContainsFunc(calls, func(c *katatest.Call[Report]) bool { return testBroken(r, c) }) {
+			return
+		}
+		for i, c := range calls {
+			if c.Returned() {
+				_, err := c.Result()
+				t.Errorf("%d Shutdown calls came at the same instant while job-1 ran; call %d returned (error: %v) "+
+					"before the drain was over: decide which call is first and mark the shutdown begun in one "+
+					"critical section, so that every other call waits for the same end", callers, i+1, err)
+				r.unwind()
+				return
+			}
+		}
+		gates[0].Release()
+		for i, c := range calls {
+			rep, err, ok := testFinish(r, c, fmt.Sprintf("Shutdown call %d of %d at the same instant", i+1, callers),
+				"every job had finished, but it did not return")
+			if !ok {
+				return
+			}
+			assert.NoError(t, err, "Shutdown call %d of %d: the drain finished, so every call returns nil", i+1, callers)
+			assert.Empty(t, rep.Dropped, "Shutdown call %d of %d: the drain finished, so nothing is dropped", i+1, callers)
+		}
+		handled := r.started()
+		slices.Sort(handled)
+		assert.Equal(t, []string{"job-1", "job-2", "job-3"}, handled,
+			"%d Shutdown calls at the same instant drain the accepted jobs once", callers)
 	})
 }
 
