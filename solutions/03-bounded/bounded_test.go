@@ -234,6 +234,38 @@ func TestR3_NothingStartsAfterCancelOrTheFirstError(t *testing.T) {
 	})
 }
 
+func TestR3_AFailedCallsSlotGoesToNoOneElse(t *testing.T) {
+	// Limit 1: the loop waits for the one slot while item 0 runs. Item 0
+	// fails; its slot frees, and the loop must see the failure before it
+	// sees the slot. A call that gives its slot back first and records the
+	// failure after leaves a window a few instructions wide: repeated.
+	katatest.Repeat(t, 16, func(h *katatest.H) {
+		errBoom := errors.New("thumbnail 0: 500 internal error")
+		w := testNewWork(4)
+		w.errs[0] = errBoom
+		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(4), 1, w.call) })
+		if c.Broken() || !testRunning(h, w, 1, c, "limit 1, 4 items") {
+			return
+		}
+		w.open(0)
+		synctest.Wait()
+		if n := w.started(); n > 1 {
+			h.T.Errorf("limit 1, 4 items: item 0 failed, and %d more call(s) of fn started after it: the failed call "+
+				"gave its slot back before it recorded the error and cancelled, and the loop took that slot first "+
+				"— record the error and cancel, then release the slot (defer release() at the top of the goroutine "+
+				"runs last)", n-1)
+			w.openAll()
+			c.Stop()
+			return
+		}
+		w.openAll()
+		if !testReturned(h, c, "limit 1: item 0 failed, but ForEach did not return") {
+			return
+		}
+		testResult(c)
+	})
+}
+
 // TestR3 runs its whole scenario testR3Rounds times, then makes testR3Draws
 // more calls of ForEach with a ctx cancelled before the call.
 const testR3Rounds, testR3Draws = 2, 46

@@ -73,10 +73,20 @@ func TestR1_OutcomesFollowTheInputs(t *testing.T) {
 		slices.Sort(started)
 		assert.Equal(t, skus, started, "fn must be called exactly once for each input")
 
+		before := slices.Clone(out)
 		ok2, failed := Split(out)
 		assert.Equal(t, []string{"sku-1", "sku-2", "sku-4", "sku-5"}, testInputs(ok2),
 			"Split must return the successes in input order")
 		assert.Equal(t, []string{"sku-3"}, testInputs(failed), "Split must return the failures in input order")
+		for i := range out {
+			if out[i].Input != before[i].Input || !errors.Is(out[i].Err, before[i].Err) {
+				t.Errorf("after Split, out[%d] was the outcome of %q, no longer of %q: Split must leave the outcomes "+
+					"it was given as they were — the caller still uses them (partial.Join(outcomes) in the "+
+					"README's example); build new slices, do not filter in place with outcomes[:0]",
+					i, out[i].Input, before[i].Input)
+				return
+			}
+		}
 	})
 }
 

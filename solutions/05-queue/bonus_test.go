@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -127,14 +128,43 @@ func TestB1_BatchesFlushBySizeAfterFlushEveryAndAtTheEnd(t *testing.T) {
 	})
 }
 
+// testBatchLog records the batches consume got: a copy of each as it came,
+// and the slice itself, which consume may keep.
+type testBatchLog struct {
+	mu     sync.Mutex
+	copies [][]int
+	kept   [][]int
+}
+
+func (l *testBatchLog) Add(b []int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.copies = append(l.copies, slices.Clone(b))
+	l.kept = append(l.kept, b)
+}
+
+// All returns the batches as consume got them.
+func (l *testBatchLog) All() [][]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.copies)
+}
+
+// Kept returns the slices consume got, as they read now.
+func (l *testBatchLog) Kept() [][]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.kept)
+}
+
 // testBatches starts RunBatches with one consumer that records its batches;
 // send hands the producer some items and lets the code settle, and closing
 // the returned channel makes produce return (only that does).
 func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats],
-	batches *katatest.Recorder[[]int], send func(...int) bool, groups chan []int) {
-	batches = &katatest.Recorder[[]int]{}
+	batches *testBatchLog, send func(...int) bool, groups chan []int) {
+	batches = &testBatchLog{}
 	consume := func(ctx context.Context, b []int) error {
-		batches.Add(slices.Clone(b))
+		batches.Add(b)
 		return nil
 	}
 	groups = make(chan []int)
@@ -190,6 +220,14 @@ func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 		assert.NoError(t, err, "every batch was consumed: RunBatches must return nil")
 		assert.Equal(t, [][]int{{1, 2, 3}, {4}}, batches.All(), "Size 3, FlushEvery 0: a batch by size, then the final flush")
 		assert.Equal(t, Stats{Produced: 4, Consumed: 4, Dropped: 0}, stats, "RunBatches: Stats count items, not batches")
+		for i, b := range batches.Kept() {
+			if got := batches.All()[i]; !slices.Equal(b, got) {
+				t.Errorf("consume kept the slice of batch %d, %v, and once RunBatches returned it read %v: consume "+
+					"may keep the slice it gets, so hand it a fresh slice for every batch (batch = nil after a "+
+					"flush, not batch[:0], which writes the next items over the kept ones)", i+1, got, b)
+				break
+			}
+		}
 	})
 }
 

@@ -165,5 +165,22 @@ func TestB2_ForgetsKeysThatAreFullAndIdle(t *testing.T) {
 		h.Advance(1)
 		assert.Equal(t, 0, slow.Len(), "at exactly 100s carol's bucket is full again (her token came back at that instant: "+
 			"full means anchor + ⌈n·1e9/r⌉ ≤ now) and her key idle for more than a minute: forget it")
+
+		// Idle counts from the last use, not the first: a key in steady use
+		// is never forgotten.
+		steady := NewKeyed(h.Clk, 10, 1, time.Minute)
+		for i := range 12 {
+			if !steady.Allow("dave") {
+				t.Errorf("dave calls Allow every 10s with 10 tokens/s: call %d found no token", i+1)
+				return
+			}
+			h.Advance(10 * time.Second)
+			if steady.Len() != 1 {
+				t.Errorf("dave used his key every 10s, the last time 10s ago, and after %v his key was forgotten: a "+
+					"key is forgotten only when no Allow or Wait has used it for idle (1 minute) — record the time "+
+					"of every use, not only the first", time.Duration(i+1)*10*time.Second)
+				return
+			}
+		}
 	})
 }

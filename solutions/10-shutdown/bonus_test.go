@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -253,5 +254,56 @@ func TestB3_HooksRunOnceAfterTheWorkersInReverseOrder(t *testing.T) {
 		}
 		assert.Len(t, calls.All(), 3, "a second Shutdown must not run the hooks again")
 		assert.ErrorIs(t, err, errFlush, "a second Shutdown must return the first one's error")
+	})
+}
+
+func TestB3_AHookMayCallTheService(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		var ready katatest.Recorder[bool]
+		var refused katatest.Recorder[error]
+		// A deregister hook asks the Service whether it is still ready and
+		// tries one last Submit, on goroutines of its own so that the test
+		// can report a hook stuck behind the Service's mutex.
+		r.svc.OnShutdown(func(ctx context.Context) error {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			r.mu.Lock()
+			r.undo = append(r.undo, cancel)
+			r.mu.Unlock()
+			asked := make(chan bool, 1)
+			go func() { asked <- r.svc.Ready() }()
+			select {
+			case v := <-asked:
+				ready.Add(v)
+			case <-ctx.Done():
+				return nil
+			}
+			sent := make(chan error, 1)
+			go func() { sent <- r.svc.Submit(context.Background(), Job{ID: "late"}) }()
+			select {
+			case err := <-sent:
+				refused.Add(err)
+			case <-ctx.Done():
+			}
+			return nil
+		})
+		r.svc.Start()
+		sd := r.shutdown()
+		if stuck := h.Settle(); stuck != nil {
+			t.Errorf("a shutdown hook called Ready and got stuck on the Service's mutex, which Shutdown held while "+
+				"the hooks ran: run the hooks with no lock held — a hook may call the Service (Ready, Submit), and "+
+				"a mutex is not reentrant. Stuck:\n\t%s", strings.Join(stuck, "\n\t"))
+			r.unwind()
+			sd.Stop()
+			return
+		}
+		if _, _, ok := testFinish(r, sd, "Shutdown", "its hook had returned, but Shutdown did not return"); !ok {
+			return
+		}
+		assert.Equal(t, []bool{false}, ready.All(), "a hook runs once Shutdown has begun: Ready must be false")
+		if got := refused.All(); assert.Len(t, got, 1, "the hook's Submit must return") {
+			assert.ErrorIs(t, got[0], ErrShuttingDown, "a Submit from a hook comes after Shutdown began: ErrShuttingDown")
+		}
 	})
 }
