@@ -263,6 +263,48 @@ func TestR3_FirstErrorInTimeNotLowestIndex(t *testing.T) {
 	})
 }
 
+func TestR3_AnErrorBeforeTheCallersCancelStillWins(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 4
+		unavailable := &testStatusError{503}
+		calls := testNewCalls(n)
+		calls.ignoreCtx = true // slow queries: they finish what they started
+		calls.fail[1] = unavailable
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "in[1] failing, then the caller cancelling") {
+			return
+		}
+		calls.release(1) // in[1] fails first; the others keep going
+		synctest.Wait()
+		c.Cancel() // then the caller gives up, while Map still waits for the others
+		synctest.Wait()
+		if c.Returned() && calls.waiting() > 0 {
+			// Returning before the calls that ignore ctx is R4's to report.
+			calls.releaseAll()
+			synctest.Wait()
+			return
+		}
+		calls.releaseAll()
+		synctest.Wait()
+		if !c.Returned() {
+			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
+			testStop(c, calls)
+			return
+		}
+		_, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		if !errors.Is(err, unavailable) {
+			t.Errorf("in[1] failed with %q, and only later did the caller cancel ctx; Map returned %q: the first "+
+				"error in time wins, and that was in[1]'s — keep the first error as it comes, and do not let a "+
+				"later cancel of the caller's ctx replace it", unavailable, err)
+			return
+		}
+		assert.Contains(t, err.Error(), "in[1]", "the first error was in[1]'s: Map's error must name the element")
+	})
+}
+
 func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 5

@@ -189,6 +189,43 @@ func TestB1_NoReplicaStartsAfterAWinner(t *testing.T) {
 	})
 }
 
+func TestB1_TheTimeoutCountsFromTheStartOfHedge(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		gates := []*katatest.Gate{katatest.NewGate(), katatest.NewGate(), katatest.NewGate()}
+		calls, _ := testHedgeReplicas(h, 3, func(i int, ctx context.Context) (string, error) {
+			return testHeld(gates[i], fmt.Sprintf("replica %d", i))(ctx)
+		})
+		r := katatest.Start(h, func(ctx context.Context) (string, error) {
+			return Hedge(ctx, h.Clk, 100*ms, 60*ms, calls...)
+		})
+		if r.Broken() {
+			return
+		}
+		h.Advance(100*ms - 1) // replica 1 started at 60ms; replica 2 is due at 120ms
+		if r.Returned() {
+			_, err := r.Result()
+			t.Errorf("Hedge with timeout 100ms returned (error %v) after 100ms-1ns, while replicas 0 and 1 were "+
+				"still running: it may give up only when the timeout has passed", err)
+			testStop(h, r)
+			return
+		}
+		h.Advance(1)
+		if !r.Returned() {
+			t.Errorf("Hedge with timeout 100ms and delay 60ms: 100ms after Hedge started, with no replica " +
+				"answered, it was still waiting: one timeout for the whole call, counted from the start of Hedge, " +
+				"not from the start of the latest replica — arm it once, before the first replica starts")
+			testStop(h, r)
+			return
+		}
+		_, err, ok := r.Finish("Hedge")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, ErrTimeout, "Hedge timed out after 100ms: its error must match ErrTimeout")
+	})
+}
+
 func TestB2_CollectReturnsWhatArrivedByTheDeadline(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond

@@ -315,6 +315,81 @@ func TestB2_TwoRequestsRaceForTheLastSlot(t *testing.T) {
 	})
 }
 
+func TestB2_ASheddingRequestWaitsForItsCallsInFlight(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		b, err := NewBulkhead(2)
+		if !assert.NoError(t, err, "NewBulkhead(2)") {
+			return
+		}
+		wA := testNewWork(1) // request A holds one of the 2 slots
+		a := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), wA.call) })
+		if a.Broken() || !testRunning(h, wA, 1, a, "1 item on a free bulkhead of 2 slots") {
+			return
+		}
+		// Request B's item 0 takes the last slot and ignores its ctx (an
+		// upload finishing what it started); item 1 finds no slot.
+		wB := testNewWork(3)
+		wB.deaf[0] = true
+		bc := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(3), wB.call) })
+		if bc.Broken() {
+			return
+		}
+		synctest.Wait()
+		if bc.Returned() {
+			err := bc.Err()
+			t.Errorf("item 1 was shed (every slot busy) while item 0, which ignores its ctx, still ran, and "+
+				"TryForEach returned at once (%v): shedding is the first error — cancel the calls in flight, then "+
+				"wait for them before returning, or item 0 runs on unseen and a retry of the request runs it twice", err)
+			wB.openAll()
+			wA.openAll()
+			return
+		}
+		wB.openAll()
+		if !testReturned(h, bc, "item 0 returned, but the TryForEach that shed item 1 did not") {
+			wA.openAll()
+			return
+		}
+		if err, ok := testResult(bc); ok {
+			assert.ErrorIs(t, err, ErrBusy, "item 1 was shed: TryForEach returns an error matching ErrBusy")
+		}
+		wA.openAll()
+		testReturned(h, a, "request A's call returned, but its TryForEach did not")
+	})
+}
+
+func TestB2_ACancelledRequestKeepsNoSlot(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		b, err := NewBulkhead(1)
+		if !assert.NoError(t, err, "NewBulkhead(1)") {
+			return
+		}
+		// Three clients that already left: each finds the slot free.
+		for range 3 {
+			w := testNewWork(1)
+			w.openAll()
+			c := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), w.call) },
+				katatest.Cancelled())
+			if c.Broken() || !testReturned(h, c, "TryForEach with a ctx already cancelled did not return") {
+				return
+			}
+		}
+		w := testNewWork(1)
+		w.openAll()
+		c := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), w.call) })
+		if c.Broken() || !testReturned(h, c, "TryForEach with 1 item on a bulkhead of 1 free slot did not return") {
+			return
+		}
+		if err, ok := testResult(c); ok && errors.Is(err, ErrBusy) {
+			t.Errorf("three TryForEach calls with a ctx already cancelled started nothing, and then a request with 1 "+
+				"item on the bulkhead of 1 slot, with nothing running, was shed (%v): a slot taken and then not used "+
+				"(ctx found done) must be given back, or every client that leaves early loses a slot for good", err)
+			return
+		} else if ok {
+			assert.NoError(t, err, "1 item on a bulkhead of 1 free slot: it runs")
+		}
+	})
+}
+
 func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		// Capacity 2, weights 2, 1, 1: item 0 runs alone and items 1 and 2

@@ -137,6 +137,46 @@ func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 	})
 }
 
+func TestB2_MaxFailuresBelowOneNeverStops(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		skus := testSKUs(4)
+		held := testNewGate()
+		b := testNewBackend()
+		for _, sku := range skus {
+			b.calls[sku] = testCall{wait: held}
+		}
+		fail := testNewGate()
+		b.calls["sku-2"] = testCall{wait: fail, deaf: true, err: testErrNotFound}
+		c := testStart(h, skus, b.fn, &Options{MaxFailures: -1})
+		if c.Broken() {
+			return
+		}
+		if !testAllStarted(h, c, b, skus) {
+			testStop(c, held, fail)
+			return
+		}
+		fail.Release() // sku-2 fails while the others run
+		synctest.Wait()
+		if n := held.Cancelled(); n > 0 {
+			t.Errorf("with MaxFailures -1, the failure of sku-2 cancelled %d of the 3 calls still running: only "+
+				"MaxFailures above 0 sets a limit; 0 or less never stops the gather (test opt.MaxFailures > 0, "+
+				"not != 0)", n)
+			testStop(c, held)
+			return
+		}
+		held.Release()
+		out, ok := testCollect(h, c, skus)
+		if !ok {
+			return
+		}
+		for _, sku := range skus {
+			if o, ok := testFind(h, out, sku); ok && sku != "sku-2" {
+				assert.NoError(t, o.Err, "with MaxFailures -1 nothing stops: the call for %s succeeded", sku)
+			}
+		}
+	})
+}
+
 func TestB2_PanicsCountAsFailures(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(4)

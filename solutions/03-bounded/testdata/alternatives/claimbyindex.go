@@ -21,10 +21,12 @@ type stopper struct {
 	cancel context.CancelFunc
 }
 
+// fail cancels on every error, not only the first: a worker whose call
+// failed second must not see ctx still live (the first may not have
+// cancelled yet) and claim another item.
 func (s *stopper) fail(err error) {
-	if s.first.CompareAndSwap(nil, &err) {
-		s.cancel()
-	}
+	s.first.CompareAndSwap(nil, &err)
+	s.cancel()
 }
 
 // result is ForEach's answer once every call it started has returned.
