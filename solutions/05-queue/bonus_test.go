@@ -262,6 +262,52 @@ func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 	})
 }
 
+func TestB1_EachBatchGetsAFreshTimer(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const s = time.Second
+		call, batches, send, groups := testBatches(h, Batch{Size: 3, FlushEvery: 10 * s})
+		if call.Broken() {
+			return
+		}
+		if !send(1, 2, 3) { // a full batch at 0s
+			return
+		}
+		h.Advance(8 * s)
+		if !send(4) { // the first item of the next batch, at 8s
+			return
+		}
+		h.Advance(2 * s)
+		if got := batches.All(); len(got) > 1 {
+			t.Errorf("Size 3, FlushEvery 10s: [1 2 3] came at 0s and was flushed full; item 4 came at 8s, but "+
+				"its batch %v was flushed at 10s, 2s after its first item and 10s after that of [1 2 3]; want it at 18s: "+
+				"stop the timer when a batch is flushed by Size, and start a fresh clk.Timer with the first item "+
+				"of each batch", got[1])
+			close(groups)
+			call.Stop()
+			return
+		}
+		h.Advance(8*s - 1)
+		if got := batches.All(); len(got) > 1 {
+			t.Errorf("Size 3, FlushEvery 10s: item 4 came at 8s, but its batch %v was flushed before 18s; want "+
+				"it FlushEvery after its first item: a fresh clk.Timer with the first item of each batch", got[1])
+			close(groups)
+			call.Stop()
+			return
+		}
+		h.Advance(1)
+		if !assert.Equal(t, [][]int{{1, 2, 3}, {4}}, batches.All(), "Size 3, FlushEvery 10s: [1 2 3] full at 0s, "+
+			"then item 4 at 8s: its batch is flushed at 18s, FlushEvery after its first item") {
+			close(groups)
+			call.Stop()
+			return
+		}
+		close(groups)
+		if _, err, ok := testEnd(h, call, "produce returned and nothing held the consumer, yet"); ok {
+			assert.NoError(t, err, "every batch was consumed: RunBatches must return nil")
+		}
+	})
+}
+
 // testStopped reports a RunDrainTimeout that stopped before its drain
 // deadline, at the moment when.
 func testStopped(h *katatest.H, call *katatest.Call[Stats], gate *katatest.Gate, when string) bool {

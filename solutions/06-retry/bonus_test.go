@@ -49,6 +49,14 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 				why: "450ms have passed since Do started (150ms of them inside op) and the next pause of 400ms " +
 					"would end at 850ms: the budget counts the time since Do started, not just the pauses",
 			},
+			{
+				// Attempt 1 runs 0–4s: 4s elapsed + the first pause of 2s would end at 6s.
+				name:   "MaxElapsed 5s, attempts that take 4s each",
+				policy: Policy{BaseDelay: 2 * time.Second, MaxElapsed: 5 * time.Second},
+				took:   4 * time.Second,
+				why: "attempt 1 took 4s and the pause of 2s after it would end at 6s, past MaxElapsed 5s: " +
+					"the budget counts from the moment Do was called, the first attempt included, not from the first failure",
+			},
 		}
 		for _, tc := range cases {
 			attempts := len(tc.pauses) + 1

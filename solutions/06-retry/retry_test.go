@@ -151,6 +151,43 @@ func TestR1_BeforeSleepRunsOnDosGoroutine(t *testing.T) {
 	})
 }
 
+func TestR1_BeforeSleepSeesARetryAfterPauseToo(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errBusy := RetryAfter(20*time.Second, errors.New("429 too many requests"))
+		op := &testOp{errs: []error{errBusy, errors.New("503 busy")}, clk: h.Clk}
+		hooks := &testHooks{}
+		p := Policy{MaxAttempts: 3, BaseDelay: 100 * time.Millisecond, BeforeSleep: hooks.record}
+		c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		if c.Broken() {
+			return
+		}
+		if c.Returned() || op.Calls() != 1 {
+			c.Stop() // not pausing after attempt 1: the other tests say why
+			return
+		}
+		if len(hooks.All()) == 0 {
+			t.Errorf("BeforeSleep was not called before the pause after attempt 1, which failed with " +
+				"RetryAfter(20s, err): call it before every pause, a Retry-After pause included, so logs and " +
+				"metrics see why Do waits")
+			c.Stop()
+			return
+		}
+		h.Advance(time.Hour)
+		if !c.Returned() {
+			c.Stop()
+			return
+		}
+		if _, _, ok := c.Finish("Do"); !ok || op.Calls() < 2 {
+			return
+		}
+		if s, real := hooks.All()[0], op.waited(1); s.attempt != 1 || s.pause != real {
+			t.Errorf("before the pause after attempt 1, which failed with RetryAfter(20s, err), BeforeSleep got "+
+				"(attempt %d, pause %v), but Do waited %v on the mock clock: report (1, err, the pause you wait for), "+
+				"a Retry-After pause too", s.attempt, s.pause, real)
+		}
+	})
+}
+
 func TestR2_StopsAfterMaxAttemptsWithoutAFinalPause(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
@@ -340,6 +377,11 @@ func TestR4_CancelDuringPauseReturnsAtOnce(t *testing.T) {
 		testIs(t, err, errs[0], "cancel during a pause: the error must also match the last op error, "+
 			"so the caller learns why Do was retrying",
 			"wrap with %w both ctx.Err() and the last op error: fmt.Errorf(\"…%w…%w\", ctx.Err(), err)")
+		if moved := h.PendingTimer(); moved != 0 {
+			t.Errorf("cancel 100ms into the 200ms pause after attempt 1: Do returned, but the pause's timer was still "+
+				"pending on the mock clock (it would fire %v later): stop the timer on the way out of every pause "+
+				"(defer t.Stop()), a cancelled one too, so a call that returned leaves nothing on the clock", moved)
+		}
 	})
 }
 
