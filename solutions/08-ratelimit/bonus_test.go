@@ -2,8 +2,12 @@ package ratelimit
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,6 +120,126 @@ func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
 		}
 		assert.True(t, perSecond.Allow(), "a combined Wait that failed on its deadline must take nothing: the "+
 			"per-second token must still be there")
+
+		// The latest token may be any limiter's: here the one made first and
+		// passed first.
+		slow, fast := New(h.Clk, 1, 1), New(h.Clk, 10, 10)
+		m = Combine(slow, fast)
+		require.True(t, m.Allow(), "precondition: two new limiters have a token each")
+		w = katatest.StartErr(h, m.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		testWakesAt(h, w, h.Elapsed()+time.Second, "Combine(slow, fast) with slow = New(clk, 1, 1) made first and "+
+			"fast = New(clk, 10, 10): fast has a token now, slow one 1s later; a combined Wait returns when the "+
+			"latest of them is due, whichever limiter it belongs to, not when the last one reserved is")
+	})
+}
+
+// testFreezeClock is the mock clock, but the first call of Now after
+// freeze waits until thaw: a limiter that reads the clock under its lock
+// holds the lock meanwhile.
+type testFreezeClock struct {
+	*clock.Mock
+	mu   sync.Mutex
+	gate chan struct{}
+}
+
+func (c *testFreezeClock) Now() time.Time {
+	c.mu.Lock()
+	g := c.gate
+	c.gate = nil
+	c.mu.Unlock()
+	if g != nil {
+		<-g
+	}
+	return c.Mock.Now()
+}
+
+func (c *testFreezeClock) freeze() (thaw func()) {
+	g := make(chan struct{})
+	c.mu.Lock()
+	c.gate = g
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.gate == g {
+			c.gate = nil
+		}
+		c.mu.Unlock()
+		close(g)
+	}
+}
+
+// testHoldsWhileWaiting reports whether m.Allow, waiting for a (held by a
+// call of a.Allow frozen in clk.Now), already holds b: whether a call of
+// b.Allow then waits too, though it did not before m.Allow began.
+func testHoldsWhileWaiting(h *katatest.H, clk *testFreezeClock, m *Multi, a, b *Limiter) (holds, ok bool) {
+	allow := func(l interface{ Allow() bool }) *katatest.Call[bool] {
+		return katatest.Go(h, func() (bool, error) { return l.Allow(), nil })
+	}
+	thaw := clk.freeze()
+	calls := []*katatest.Call[bool]{allow(a)}
+	h.Settle()
+	if probe := allow(b); h.Settle() != nil || !probe.Returned() {
+		calls = append(calls, probe) // b waits on a's holder itself (one lock for all): nothing to learn
+	} else {
+		calls = append(calls, allow(m))
+		h.Settle()
+		probe = allow(b)
+		h.Settle()
+		holds = !probe.Returned()
+		calls = append(calls, probe)
+	}
+	thaw()
+	if stuck := h.Settle(); stuck != nil {
+		h.T.Errorf("Allow calls on two limiters and a Multi over both stayed stuck on a mutex after the call "+
+			"that held one of the limiters had returned: a lock is never unlocked. Stuck:\n\t%s", strings.Join(stuck, "\n\t"))
+		return false, false
+	}
+	for _, c := range calls {
+		if !c.Returned() || c.Panicked() {
+			if !c.Returned() {
+				h.T.Errorf("an Allow call on two limiters or a Multi over both never returned, though no call held a lock")
+				c.Stop()
+			}
+			return false, false
+		}
+	}
+	return holds, true
+}
+
+func TestB1_MultisSharingLimitersLockThemInOneOrder(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		clk := &testFreezeClock{Mock: h.Clk}
+		x, y := New(clk, 10, 100), New(clk, 10, 100)
+		multis := []struct {
+			name string
+			m    *Multi
+		}{{"Combine(x, y)", Combine(x, y)}, {"Combine(y, x)", Combine(y, x)}}
+		var xFirst, yFirst string // a Multi that holds x while it waits for y, and one that holds y waiting for x
+		for _, mm := range multis {
+			holds, ok := testHoldsWhileWaiting(h, clk, mm.m, y, x)
+			if !ok {
+				return
+			}
+			if holds && xFirst == "" {
+				xFirst = mm.name
+			}
+			if holds, ok = testHoldsWhileWaiting(h, clk, mm.m, x, y); !ok {
+				return
+			}
+			if holds && yFirst == "" {
+				yFirst = mm.name
+			}
+		}
+		if xFirst != "" && yFirst != "" {
+			t.Errorf("%s.Allow locked x and then waited for y, while %s.Allow locked y and then waited for x: "+
+				"called at once from two goroutines, each gets one mutex and waits forever for the other, and "+
+				"every later call on x or y hangs. Lock the limiters of every Multi in one order, whatever the "+
+				"order passed to Combine (sort them in Combine, for example by a number New gives each limiter)",
+				xFirst, yFirst)
+		}
 	})
 }
 

@@ -307,3 +307,80 @@ func TestB3_AHookMayCallTheService(t *testing.T) {
 		}
 	})
 }
+
+func TestB2_PreDrainDelayEndsWithShutdownsCtx(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 4)
+		r.svc.SetPreDrainDelay(10 * time.Second)
+		r.svc.Start()
+		sd := r.shutdownWithin(5 * time.Second)
+		if !r.settle("Shutdown with a 10s pre-drain delay and a 5s ctx") || testBroken(r, sd) ||
+			!r.advance(5*time.Second-1, "Shutdown 1ns before its ctx ends") ||
+			!r.accept("Shutdown began 1ns less than 5s ago, within its 10s pre-drain delay", "job-1") ||
+			!r.advance(1, "Shutdown at the end of its ctx") {
+			return
+		}
+		_, err, ok := testAsk(r, "Submit once Shutdown's ctx had ended", "Submit is refused at once",
+			func() (struct{}, error) { return struct{}{}, r.svc.Submit(context.Background(), Job{ID: "job-2"}) })
+		if !ok {
+			return
+		}
+		if !errors.Is(err, ErrShuttingDown) {
+			t.Errorf("Shutdown's ctx ended at 5s, during the 10s pre-drain delay, but Submit of job-2 at 5s returned "+
+				"%v; want ErrShuttingDown: the delay lasts 10s or until Shutdown's ctx ends, whichever comes first — "+
+				"wait on the timer in a select with ctx.Done(), then stop intake", err)
+			r.unwind()
+			h.Advance(time.Minute)
+			return
+		}
+		testFinish(r, sd, "Shutdown", "its ctx had ended at 5s, during the 10s pre-drain delay, and no job was "+
+			"running, but Shutdown did not return: a ctx that ends cuts the delay short")
+	})
+}
+
+type testHookKey struct{}
+
+func TestB3_HooksGetTheFirstShutdownsCtx(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		r := testNew(h, 1, 1)
+		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), testHookKey{}, "sigterm"))
+		r.mu.Lock()
+		r.undo = append(r.undo, cancel)
+		r.mu.Unlock()
+		type seen struct {
+			value any
+			done  bool
+		}
+		var got katatest.Recorder[seen]
+		r.svc.OnShutdown(func(hookCtx context.Context) error {
+			cancel() // a second SIGTERM ends the grace while the hooks run
+			s := seen{value: hookCtx.Value(testHookKey{})}
+			select {
+			case <-hookCtx.Done():
+				s.done = true
+			default:
+			}
+			got.Add(s)
+			return nil
+		})
+		r.svc.Start()
+		sd := testGo(r, func(context.Context) (Report, error) { return r.svc.Shutdown(ctx) })
+		if _, _, ok := testFinish(r, sd, "Shutdown", "no job was running and the hook had returned, but Shutdown "+
+			"did not return"); !ok {
+			return
+		}
+		all := got.All()
+		if !assert.Len(t, all, 1, "the hook must run once") {
+			return
+		}
+		switch s := all[0]; {
+		case !s.done:
+			t.Errorf("a hook cancelled the first Shutdown call's ctx (as a second SIGTERM does), and the ctx the hook " +
+				"got was still not done: call the hooks with Shutdown's ctx, so that a hook sees the grace end and " +
+				"gives up at once instead of blocking past it")
+		case s.value != "sigterm":
+			t.Errorf("the ctx the hook got lacks the values of the first Shutdown call's ctx (value %v; want "+
+				"%q): pass that ctx to the hooks as it is", s.value, "sigterm")
+		}
+	})
+}
