@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -49,6 +50,12 @@ func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func
 	)
 	x := &explorer{name: t.Name()}
 	played := 0
+	began := time.Now()
+	defer func() {
+		if found || x.failed {
+			shrinkBudget.spend(time.Since(began))
+		}
+	}()
 	rapid.Check(x, func(r *rapid.T) {
 		played++
 		s := draw(r)
@@ -86,6 +93,7 @@ const CountEnv = "KATATEST_COUNT"
 // the seed: the one given on the command line (-rapid.seed, a replay), or
 // a fresh one, which it returns.
 func setRapid(checks int) (seed uint64) {
+	shrink := min(400*time.Millisecond, shrinkBudget.left())
 	replay.once.Do(func() { replay.seed = flag.Lookup("rapid.seed").Value.(flag.Getter).Get().(uint64) })
 	if seed = replay.seed; seed == 0 {
 		seed = rand.Uint64() | 1
@@ -94,13 +102,39 @@ func setRapid(checks int) (seed uint64) {
 		"rapid.seed":       fmt.Sprint(seed),
 		"rapid.checks":     fmt.Sprint(checks),
 		"rapid.nofailfile": "true",
-		"rapid.shrinktime": "400ms",
+		"rapid.shrinktime": shrink.String(),
 	} {
 		if err := flag.Set(name, v); err != nil {
 			panic(fmt.Sprintf("katatest: set %s: %v", name, err))
 		}
 	}
 	return seed
+}
+
+// shrinkBudget bounds the time all the explorations of one test binary
+// spend on failing: a wrong design can fail many of them, and every one
+// shrinks its failure, all within the one timeout of the run. The first
+// failures get up to 400ms of shrinking each; once the budget is spent,
+// a failure is shown as found (still a failure, with its seed), unshrunk.
+var shrinkBudget = budget{total: 1200 * time.Millisecond}
+
+type budget struct {
+	mu    sync.Mutex
+	total time.Duration
+	spent time.Duration
+}
+
+// left is what remains, at least 1ms (rapid takes 0 as no bound).
+func (b *budget) left() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return max(b.total-b.spent, time.Millisecond)
+}
+
+func (b *budget) spend(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent += d
 }
 
 // replay is the seed given on the command line, if any, read before the
