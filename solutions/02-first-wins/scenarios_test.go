@@ -754,6 +754,14 @@ func TestR2_ExploreEveryFailureIsReturned(t *testing.T) {
 func TestR3_ExploreTheTimeout(t *testing.T) {
 	d := testFirstDraw{focus: "R3", minN: 2, maxCall: 2, success: true, honours: true, mustTime: true, lateOK: 0, odds: 5}
 	katatest.Explore(t, 14, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	// And always the timeout after two failures: the error carries both.
+	twoFailed := testFirstScenario{focus: "R3", callers: 1, timeout: 50 * testMs, reps: []testReplica{
+		{at: 10 * testMs, text: "connection refused", honours: true},
+		{at: 20 * testMs, text: "503 busy", honours: true},
+		{at: 80 * testMs, ok: true, text: "9.99", honours: true},
+	}}
+	katatest.Explore(t, 1, func(*rapid.T) testFirstScenario { return twoFailed },
+		func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
 
 func TestR4_ExploreTheLosersAreCancelled(t *testing.T) {
