@@ -157,7 +157,6 @@ func atoi(b []byte) int {
 	return n
 }
 
-// ownGoroutine returns the id and the bubble of the calling goroutine.
 // Goroutine returns the id of the goroutine that calls it, as goroutine
 // dumps name it: a fake compares it with the caller's to check on which
 // goroutine the code runs a hook.
@@ -166,6 +165,7 @@ func Goroutine() int {
 	return id
 }
 
+// ownGoroutine returns the id and the bubble of the calling goroutine.
 func ownGoroutine() (id, bubble int) {
 	var buf [128]byte // the first line is all it needs
 	hs := dump{buf[:runtime.Stack(buf[:], false)]}.headers()
