@@ -29,6 +29,13 @@ func TestParseAdapter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, a.Fails)
 
+	a, err = ParseAdapter(write("some", "// Library: golang.org/x/sync v0.22.0\n// Fails: R3\n// Sometimes: R4\n// Why: x.\n\npackage p\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"R3"}, a.Fails)
+	assert.Equal(t, []string{"R4"}, a.Sometimes)
+	_, err = ParseAdapter(write("both", "// Library: golang.org/x/sync v0.22.0\n// Fails: R3\n// Sometimes: R3\n// Why: x.\n\npackage p\n"))
+	assert.ErrorContains(t, err, "in both Fails: and Sometimes:")
+
 	for name, text := range map[string]string{
 		"noversion": "// Library: golang.org/x/sync\n// Fails: none\n// Why: x.\n\npackage p\n",
 		"nofails":   "// Library: golang.org/x/sync v0.22.0\n// Why: x.\n\npackage p\n",
