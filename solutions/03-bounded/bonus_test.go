@@ -246,7 +246,7 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 	// a count checked and then taken in two steps lets both requests past
 	// the limit, or lets both see the last free slot, so that one waits for
 	// it instead of being shed. It depends on the schedule: repeated.
-	katatest.Repeat(t, 4, func(h *katatest.H) {
+	katatest.Repeat(t, 12, func(h *katatest.H) {
 		b, err := NewBulkhead(3)
 		if !assert.NoError(t, err, "NewBulkhead(3)") {
 			return
@@ -290,7 +290,7 @@ func TestB2_TwoRequestsRaceForTheLastSlot(t *testing.T) {
 	// A free slot looked at and then taken in a second step lets both see
 	// it free, and the loser then waits for the slot instead. It depends on
 	// the schedule: repeated.
-	katatest.Repeat(t, 6, func(h *katatest.H) {
+	katatest.Repeat(t, 24, func(h *katatest.H) {
 		b, err := NewBulkhead(1)
 		if !assert.NoError(t, err, "NewBulkhead(1)") {
 			return
