@@ -9,7 +9,8 @@
 // these. One is also added before every statement that takes a lock
 // (Lock, RLock) or sends: a check made under one critical section and
 // acted on under the next is a window even when the first unlock is
-// deferred, and so is a check of a channel's len before a send. Each call goes on the line of the statement it follows, and the
+// deferred, and so is a check of a channel's len before a send. Each call
+// goes on the line of the statement it follows or precedes, and the
 // import goes on the line of the package clause, so every line keeps its
 // number: compile errors, panics and race reports name the lines of the
 // original. Nothing else in the file changes.
@@ -111,11 +112,9 @@ type insertion struct {
 
 // rewrite inserts the points into one file.
 func rewrite(fset *token.FileSet, f *ast.File, src []byte, name string) ([]byte, bool) {
-	w := walker{fset: fset, atomic: atomicNames(f)}
+	w := walker{fset: fset, atomic: atomicNames(f), before: name + ".Point(); "}
 	after := "; " + name + ".Point()" // after a statement, on its line
 	first := " " + name + ".Point();" // first in a list, on the line of its { or :
-	before := name + ".Point(); "     // before a statement, on its line
-	w.before = before
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.BlockStmt:
@@ -183,7 +182,7 @@ type walker struct {
 	fset   *token.FileSet
 	atomic map[string]bool
 	ins    []insertion
-	before string // the text added before a statement that takes a lock or sends
+	before string // added before a statement that takes a lock or sends, on its line
 }
 
 func (w *walker) add(pos token.Pos, text string) {
