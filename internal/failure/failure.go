@@ -40,12 +40,12 @@ const (
 // Tag returns the marker the harness puts before a failure message.
 func Tag(k Kind) string { return "[" + string(k) + "] " }
 
-// Tagged lists the kinds the harness reports with a [Tag]. [FirstTag]
+// tagged lists the kinds the harness reports with a [Tag]. [FirstTag]
 // recognises these and no others: a kind the harness starts to write goes
 // here, and the checker reads it back from then on.
-var Tagged = []Kind{NotImplemented, Panic, Leak, Deadlock, RealClock}
+var tagged = []Kind{NotImplemented, Panic, Leak, Deadlock, RealClock}
 
-var tagRE = tagPattern(Tagged)
+var tagRE = tagPattern(tagged)
 
 // tagPattern matches the tag of any of kinds.
 func tagPattern(kinds []Kind) *regexp.Regexp {

@@ -56,7 +56,7 @@ func TestFirstTag(t *testing.T) {
 	assert.Equal(t, Leak, k)
 	_, ok = FirstTag("plain assertion")
 	assert.False(t, ok)
-	for _, k := range Tagged {
+	for _, k := range tagged {
 		got, ok := FirstTag("    x_test.go:3: " + Tag(k) + "what went wrong")
 		assert.True(t, ok && got == k, "the tag of %q must be read back as %q, got %q", k, k, got)
 	}

@@ -143,10 +143,10 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt gr
 	return r, nil
 }
 
-// TestImports are what a learner's tests may import besides what the
+// testImports are what a learner's tests may import besides what the
 // kata's code may: the test framework, fake time, assertions, leak checks
 // and the harness the hidden tests use.
-var TestImports = []string{
+var testImports = []string{
 	"testing", "testing/synctest",
 	"github.com/stretchr/testify/assert", "github.com/stretchr/testify/require",
 	"go.uber.org/goleak", "gokata/internal/katatest",
@@ -166,7 +166,7 @@ func CheckTests(root string, s *Suite) ([]gate.Finding, error) {
 		}
 		srcs = append(srcs, gate.Source{Name: rel(root, f), Data: data})
 	}
-	fs := gate.Check(srcs, gate.NewAllowlist(append(slices.Clone(s.Kata.Imports), TestImports...)))
+	fs := gate.Check(srcs, gate.NewAllowlist(append(slices.Clone(s.Kata.Imports), testImports...)))
 	fset := token.NewFileSet()
 	for _, src := range srcs {
 		f, err := parser.ParseFile(fset, src.Name, src.Data, parser.SkipObjectResolution)

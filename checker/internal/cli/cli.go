@@ -337,7 +337,7 @@ var cpuListRE = regexp.MustCompile(`^[1-9][0-9]*(,[1-9][0-9]*)*$`)
 
 // repeatOptions checks the --timeout, --repeat and --cpu flags of verb.
 func repeatOptions(verb string, timeout time.Duration, repeat int, cpu string) (grade.Options, error) {
-	opt := grade.DefaultOptions
+	opt := grade.DefaultOptions()
 	try := "checker " + verb + " " + nextMark
 	switch {
 	case timeout <= 0:

@@ -100,7 +100,7 @@ func doctor(ctx context.Context, cat *catalog.Catalog, style report.Style, env E
 	start := env.clock().Now()
 	stop := progressLine{w: env.Stdout, terminal: env.IsTerminal, clk: env.clock(), dim: style.Dim,
 		text: "  … warming the race build: grading " + k.Slug + " (about a minute on a new machine)"}.start()
-	r, err := grade.Grade(ctx, tc, cat.Root, t, grade.DefaultOptions)
+	r, err := grade.Grade(ctx, tc, cat.Root, t, grade.DefaultOptions())
 	stop()
 	took := env.clock().Since(start).Round(100 * time.Millisecond)
 	switch {

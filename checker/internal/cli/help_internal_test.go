@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"gokata/checker/internal/golden"
+)
 
 // The help texts are generated from the verb table; the golden files show
 // them whole, so that a change to any verb's wording shows in review.
@@ -22,7 +20,7 @@ func TestHelpGolden(t *testing.T) {
 		all  bool
 	}{{"help.golden", true}, {"help-kit.golden", false}} {
 		t.Run(c.file, func(t *testing.T) {
-			golden(t, filepath.Join("testdata", c.file), helpFor(c.all))
+			golden.Check(t, filepath.Join("testdata", c.file), []byte(helpFor(c.all)))
 		})
 	}
 	t.Run("verbs.golden", func(t *testing.T) {
@@ -30,18 +28,8 @@ func TestHelpGolden(t *testing.T) {
 		for _, v := range verbs {
 			b.WriteString("$ checker " + v.name + " -h\n" + verbHelp(v) + "\n")
 		}
-		golden(t, filepath.Join("testdata", "verbs.golden"), b.String())
+		golden.Check(t, filepath.Join("testdata", "verbs.golden"), []byte(b.String()))
 	})
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "go test -run TestHelpGolden -update writes it")
-	assert.Equal(t, string(want), got, "go test -run TestHelpGolden -update refreshes %s", path)
 }
 
 // Every flag a verb defines has a help string and is in the help: under

@@ -211,7 +211,7 @@ func colorFlag(fs *flag.FlagSet) {
 }
 
 func timeoutFlag(fs *flag.FlagSet) {
-	fs.Duration("timeout", grade.DefaultOptions.Timeout, "a test run still going after this `duration` is stopped\nas a hang")
+	fs.Duration("timeout", grade.DefaultOptions().Timeout, "a test run still going after this `duration` is stopped\nas a hang")
 }
 
 func pollFlag(fs *flag.FlagSet) *time.Duration {

@@ -59,14 +59,14 @@ const (
 	RuleSyntax    = "syntax" // the file does not parse: it cannot compile either
 )
 
-// DefaultImports is what every kata's code may import: the standard
+// defaultImports is what every kata's code may import: the standard
 // library's packages for computing, collections, text, errors, contexts,
 // synchronisation, logging for debugging (log and log/slog), runtime and
 // runtime/debug (GOMAXPROCS, NumGoroutine, a panic's stack), time (its
 // types and constants; the clock rules below still apply) and the clock
 // library. Nothing that reaches files, the network, other processes,
 // signals, the test framework or raw memory.
-var DefaultImports = []string{
+var defaultImports = []string{
 	"bytes", "cmp", "container/heap", "container/list", "container/ring", "context", "errors", "fmt",
 	"hash", "hash/fnv", "hash/maphash", "io", "iter", "log", "log/slog", "maps",
 	"math", "math/big", "math/bits", "math/cmplx", "math/rand", "math/rand/v2",
@@ -161,18 +161,18 @@ type Allowlist struct {
 	shown string              // the list as messages show it
 }
 
-// NewAllowlist is DefaultImports plus the kata's extras (kata.json's
+// NewAllowlist is defaultImports plus the kata's extras (kata.json's
 // "imports").
 func NewAllowlist(extra []string) Allowlist {
 	a := Allowlist{pkgs: map[string]bool{}, names: map[string][]string{}}
-	for _, p := range append(slices.Clone(DefaultImports), extra...) {
+	for _, p := range append(slices.Clone(defaultImports), extra...) {
 		a.pkgs[p] = true
 		dir, last := path.Split(p)
 		if pkg, name, ok := strings.Cut(last, "."); ok {
 			a.names[dir+pkg] = append(a.names[dir+pkg], name)
 		}
 	}
-	shown := slices.Clone(DefaultImports)
+	shown := slices.Clone(defaultImports)
 	slices.Sort(shown)
 	a.shown = strings.Join(shown, ", ")
 	if len(extra) > 0 {

@@ -2,7 +2,6 @@ package grade
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"gokata/checker/internal/golden"
 	"gokata/internal/failure"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected verdicts in testdata/classify from the raw outputs")
 
 // TestClassifyGolden feeds the classifier real test outputs and compares its
 // verdicts with the JSON next to them, in the style of cmd/test2json's
@@ -53,15 +51,7 @@ func TestClassifyGolden(t *testing.T) {
 			got, err := json.MarshalIndent(v, "", "\t")
 			require.NoError(t, err)
 			got = append(got, '\n')
-			golden := strings.TrimSuffix(f, ".txt") + ".json"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "no verdict for %s yet: run this test with -update, then read the JSON it wrote", f)
-			assert.Equal(t, string(want), string(got), "the verdict for %s changed; if that is intended, "+
-				"run this test with -update and read the diff", f)
+			golden.Check(t, strings.TrimSuffix(f, ".txt")+".json", got)
 		})
 	}
 	// The corpus stays worth its name: every kind the classifier gives a

@@ -48,9 +48,9 @@ type Options struct {
 	Building func() (built func())
 }
 
-// DefaultOptions are used by the checker's verbs.
-// The hidden tests of a kata run in milliseconds, so 5 s of one run is a hang.
-var DefaultOptions = Options{Timeout: 5 * time.Second, OutputLimit: 64 << 10}
+// DefaultOptions are the options the checker's verbs grade with. The
+// hidden tests of a kata run in milliseconds, so 5 s of one run is a hang.
+func DefaultOptions() Options { return Options{Timeout: 5 * time.Second, OutputLimit: 64 << 10} }
 
 // Result is the grade of one target.
 type Result struct {

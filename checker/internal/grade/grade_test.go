@@ -34,7 +34,7 @@ func TestFixtures(t *testing.T) {
 	require.NoError(t, err)
 	tc, err := grade.Detect(context.Background(), os.Environ())
 	require.NoError(t, err)
-	opt := grade.DefaultOptions
+	opt := grade.DefaultOptions()
 
 	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.go"))
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func TestCompileErrorsNameTheLearnersColumns(t *testing.T) {
 	target, err := grade.Replacement(k, file)
 	require.NoError(t, err)
 
-	r, err := grade.Grade(context.Background(), tc, root, target, grade.DefaultOptions)
+	r, err := grade.Grade(context.Background(), tc, root, target, grade.DefaultOptions())
 	require.NoError(t, err)
 	require.NotNil(t, r.Build, "%s", describe(r))
 	col := strings.Index(lines[at], `"x"`) + 1 // the compiler counts a tab as one column

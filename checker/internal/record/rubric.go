@@ -14,14 +14,14 @@ import (
 // recommendation.
 type Rubric struct {
 	Competencies   []Assessment `json:"competencies"`
-	Recommendation string       `json:"recommendation"` // "", or one of Recommendations
+	Recommendation string       `json:"recommendation"` // "", or one of recommendations
 	Notes          string       `json:"notes"`
 }
 
 // Assessment is the level and the notes given to one competency.
 type Assessment struct {
 	Competency string `json:"competency"` // a Competency's Key
-	Level      int    `json:"level"`      // 0: not assessed; 1 to 4 (Levels)
+	Level      int    `json:"level"`      // 0: not assessed; 1 to 4 (levels)
 	Notes      string `json:"notes"`
 }
 
@@ -32,15 +32,15 @@ type Competency struct {
 	Levels    [4]string // what levels 1 to 4 look like
 }
 
-// Levels names the levels 1 to 4.
-var Levels = [4]string{"concern", "mixed", "solid", "strong"}
+// levels names the levels 1 to 4.
+var levels = [4]string{"concern", "mixed", "solid", "strong"}
 
-// Recommendations are the values the recommendation may take.
-var Recommendations = []string{"strong no", "no", "yes", "strong yes"}
+// recommendations are the values the recommendation may take.
+var recommendations = []string{"strong no", "no", "yes", "strong yes"}
 
-// Competencies is the scale, written here once: the record carries it,
+// competencies is the scale, written here once: the record carries it,
 // the scorecard shows it and the interviewer guide shows the scorecard.
-var Competencies = []Competency{
+var competencies = []Competency{
 	{"clarifying-questions", "Clarifying questions", [4]string{
 		"started coding without asking anything",
 		"asked one of the Ask-first questions, or asked only after a verdict showed the gap",
@@ -76,7 +76,7 @@ var Competencies = []Competency{
 // NewRubric is the empty rubric a record starts with.
 func NewRubric() Rubric {
 	r := Rubric{}
-	for _, c := range Competencies {
+	for _, c := range competencies {
 		r.Competencies = append(r.Competencies, Assessment{Competency: c.Key})
 	}
 	return r
@@ -84,15 +84,15 @@ func NewRubric() Rubric {
 
 func (r Rubric) check() error {
 	for _, a := range r.Competencies {
-		if !slices.ContainsFunc(Competencies, func(c Competency) bool { return c.Key == a.Competency }) {
+		if !slices.ContainsFunc(competencies, func(c Competency) bool { return c.Key == a.Competency }) {
 			return fmt.Errorf("no competency %q", a.Competency)
 		}
-		if a.Level < 0 || a.Level > len(Levels) {
-			return fmt.Errorf("%s: level %d is not 0 (not assessed) to %d", a.Competency, a.Level, len(Levels))
+		if a.Level < 0 || a.Level > len(levels) {
+			return fmt.Errorf("%s: level %d is not 0 (not assessed) to %d", a.Competency, a.Level, len(levels))
 		}
 	}
-	if r.Recommendation != "" && !slices.Contains(Recommendations, r.Recommendation) {
-		return fmt.Errorf("recommendation %q is none of: %s", r.Recommendation, strings.Join(Recommendations, ", "))
+	if r.Recommendation != "" && !slices.Contains(recommendations, r.Recommendation) {
+		return fmt.Errorf("recommendation %q is none of: %s", r.Recommendation, strings.Join(recommendations, ", "))
 	}
 	return nil
 }
@@ -102,12 +102,12 @@ func (r Rubric) check() error {
 func writeRubric(b *strings.Builder, r Rubric) {
 	fmt.Fprintf(b, "\n## Rubric\n\nFill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again with `checker scorecard RECORD`.\n\n")
 	fmt.Fprintf(b, "| competency | level | notes |\n| --- | --- | --- |\n")
-	for _, c := range Competencies {
+	for _, c := range competencies {
 		level, notes := "_", ""
 		for _, a := range r.Competencies {
 			if a.Competency == c.Key {
 				if a.Level > 0 {
-					level = fmt.Sprintf("%d %s", a.Level, Levels[a.Level-1])
+					level = fmt.Sprintf("%d %s", a.Level, levels[a.Level-1])
 				}
 				notes = a.Notes
 			}
@@ -116,17 +116,17 @@ func writeRubric(b *strings.Builder, r Rubric) {
 	}
 	rec := r.Recommendation
 	if rec == "" {
-		rec = "_ (" + strings.Join(Recommendations, ", ") + ")"
+		rec = "_ (" + strings.Join(recommendations, ", ") + ")"
 	}
 	fmt.Fprintf(b, "\n**Recommendation:** %s\n", rec)
 	if r.Notes != "" {
 		fmt.Fprintf(b, "\n%s\n", escape.Markdown(r.Notes))
 	}
 	fmt.Fprintf(b, "\nThe scale:\n\n")
-	for _, c := range Competencies {
+	for _, c := range competencies {
 		fmt.Fprintf(b, "- **%s.**", c.Name)
 		for i, l := range c.Levels {
-			fmt.Fprintf(b, " %d %s: %s.", i+1, Levels[i], l)
+			fmt.Fprintf(b, " %d %s: %s.", i+1, levels[i], l)
 		}
 		fmt.Fprintln(b)
 	}

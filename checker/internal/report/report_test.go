@@ -3,8 +3,6 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,13 +13,12 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/gate"
+	"gokata/checker/internal/golden"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/teststream"
 	"gokata/internal/failure"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func kata() catalog.Kata {
 	return catalog.Kata{Num: 6, Slug: "06-retry", Package: "retry", Meta: catalog.Meta{
@@ -127,7 +124,7 @@ func TestText(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
 			report.Text(&b, r, report.Style{})
-			golden(t, name+".txt", b.Bytes())
+			goldenFile(t, name+".txt", b.Bytes())
 			var c bytes.Buffer
 			report.Text(&c, r, report.Style{Color: true})
 			assert.Contains(t, c.String(), "\x1b[", "colour when asked")
@@ -147,7 +144,7 @@ func TestTextPrinted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
 			report.Text(&b, r, s)
-			golden(t, name, b.Bytes())
+			goldenFile(t, name, b.Bytes())
 			assert.NotContains(t, b.String(), "a pass prints too", "a passed item's prints are not news")
 		})
 	}
@@ -160,22 +157,16 @@ func TestJSON(t *testing.T) {
 	r := results()["mixed"]
 	var b bytes.Buffer
 	require.NoError(t, report.JSON(&b, r, report.Meta{}))
-	golden(t, "mixed.json", b.Bytes())
+	goldenFile(t, "mixed.json", b.Bytes())
 	var decoded map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &decoded))
 	assert.Equal(t, float64(1), decoded["schema"])
 	assert.Equal(t, false, decoded["passed"], "a gate finding fails the kata even when the score would not")
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	assert.Equal(t, string(want), string(got))
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func TestJSONParticipant(t *testing.T) {

@@ -3,7 +3,6 @@ package room_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/chromium"
+	"gokata/checker/internal/golden"
 	"gokata/checker/internal/room"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // grade is a --json grade as the checker prints it, cut to what matters
 // here: the first req of total requirements pass, the others fail.
@@ -158,27 +156,15 @@ func TestReadDirEmpty(t *testing.T) {
 func TestMarkdownGolden(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, readRoom(t).Markdown(&b))
-	golden(t, "room.md", b.String())
+	golden.Check(t, filepath.Join("testdata", "room.md"), b.Bytes())
 }
 
 func TestHTMLGolden(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, readRoom(t).HTML(&b))
-	golden(t, "room.html", b.String())
+	golden.Check(t, filepath.Join("testdata", "room.html"), b.Bytes())
 	assert.NotContains(t, b.String(), "<b>", "names are escaped")
 	assert.NotRegexp(t, `(src|href)=`, b.String(), "self-contained: nothing to fetch")
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), got)
 }
 
 // The page in a real browser: headless Chromium loads it and dumps the

@@ -55,13 +55,13 @@ type Interview struct {
 	notices []time.Duration // countdown notices not yet given, longest first
 }
 
-// Notices are the times left at which the countdown is announced.
-var Notices = []time.Duration{5 * time.Minute, time.Minute}
+// countdownNotices are the times left at which the countdown is announced.
+var countdownNotices = []time.Duration{5 * time.Minute, time.Minute}
 
 // NewInterview is the state of an interview of kata k starting at start.
 func NewInterview(k catalog.Kata, candidate string, start time.Time, limit time.Duration) *Interview {
 	return &Interview{Kata: k, Candidate: candidate, Start: start, Limit: limit,
-		FirstPass: map[string]time.Duration{}, notices: append([]time.Duration(nil), Notices...),
+		FirstPass: map[string]time.Duration{}, notices: append([]time.Duration(nil), countdownNotices...),
 		Events: []record.Event{{At: start, Kind: record.KindStart}}}
 }
 

@@ -2,8 +2,6 @@ package session_test
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,14 +15,13 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/fingerprint"
+	"gokata/checker/internal/golden"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/session"
 	"gokata/checker/internal/state"
 	"gokata/internal/failure"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of the scripted interview")
 
 // The candidate's code at each step of the scripted interview, and the
 // grade the fake grader gives it.
@@ -170,8 +167,8 @@ func TestInterviewRecord(t *testing.T) {
 		assert.Equal(t, fin.Scorecard, string(card))
 		data, err := os.ReadFile(filepath.Join(root, fin.Record))
 		require.NoError(t, err)
-		golden(t, "record.golden.json", data)
-		golden(t, "scorecard.golden.md", card)
+		golden.Check(t, filepath.Join("testdata", "record.golden.json"), data)
+		golden.Check(t, filepath.Join("testdata", "scorecard.golden.md"), card)
 
 		// The facts, one by one.
 		assert.Equal(t, "2030-05-06T14:00:00+02:00", rec.Start.Format(time.RFC3339), "times keep their zone")
@@ -221,20 +218,3 @@ func TestInterviewRecord(t *testing.T) {
 		assert.Equal(t, "2 2030-05-06T14:06:00+02:00 interview", fmt.Sprint(h.N, " ", h.At.Format(time.RFC3339), " ", h.Via))
 	})
 }
-
-// golden compares got with the file testdata/name, or rewrites it with
-// -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(p, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "go test -run TestInterviewRecord -update writes it")
-	assert.Equal(t, string(want), string(got), "%s differs (go test -update rewrites it)", p)
-}
-
-var _ = json.Marshal

@@ -2,7 +2,6 @@ package syncpoint_test
 
 import (
 	"encoding/json"
-	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -17,10 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"gokata/checker/internal/golden"
 	"gokata/checker/internal/syncpoint"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // Each testdata/NAME.in is a file as a learner might write it, and
 // NAME.golden what the grader builds instead.
@@ -34,13 +32,7 @@ func TestGolden(t *testing.T) {
 			src, err := os.ReadFile(in)
 			require.NoError(t, err)
 			got := rewrite(src)
-			golden := strings.TrimSuffix(in, ".in") + ".golden"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), string(got))
+			golden.Check(t, strings.TrimSuffix(in, ".in")+".golden", got)
 			sameLines(t, src, got)
 		})
 	}
