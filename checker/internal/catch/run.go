@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/gate"
 	"gokata/checker/internal/grade"
@@ -104,20 +106,14 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt gr
 	var trusted map[string]bool
 	r.Alarms, r.Skipped, trusted = Alarms(ref)
 	r.Mutants = make([]Verdict, len(ms))
-	errs := make([]error, len(ms))
-	sem := make(chan struct{}, 2)
 	var mu sync.Mutex
 	done := 1
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(2)
 	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				errs[i] = ctx.Err()
-				return
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 			res, err := s.Mutant(ctx, tc, root, m, opt)
 			var stale *StaleError
@@ -126,7 +122,7 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt gr
 				r.Mutants[i] = header(m)
 				r.Mutants[i].Stale = true
 			case err != nil:
-				errs[i] = fmt.Errorf("%s mutant %s: %w", k.Slug, m.Name, err)
+				return fmt.Errorf("%s mutant %s: %w", k.Slug, m.Name, err)
 			default:
 				r.Mutants[i] = Judge(m, trusted, res)
 			}
@@ -134,10 +130,10 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt gr
 			done++
 			progress(done, len(ms)+1)
 			mu.Unlock()
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return r, nil
