@@ -164,7 +164,7 @@ func (s *Suite) grade(ctx context.Context, tc *grade.Toolchain, root string, m *
 			return nil, &StaleError{err}
 		}
 	}
-	tmp, err := os.MkdirTemp("", "catch-")
+	tmp, err := os.MkdirTemp(tc.TempDir, "catch-")
 	if err != nil {
 		return nil, err
 	}

@@ -76,13 +76,8 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt gr
 		if err != nil {
 			return nil, err
 		}
-		r.Gate = gs
-		if bf := grade.SyntaxFailure(gs); bf != nil {
-			r.Build = bf
-			r.Gate = slices.DeleteFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleSyntax })
-			return r, nil
-		}
-		if blocked(r.Gate) {
+		var stop *grade.Verdict
+		if r.Build, r.Gate, stop = grade.Screen(gs); stop != nil {
 			return r, nil
 		}
 	}

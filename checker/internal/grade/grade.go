@@ -70,9 +70,6 @@ type Result struct {
 	// build where the code as it is did: the tests then ran without the
 	// points. The rewrite must never do this; verify fails when it did.
 	Unshaken []string
-
-	scheduling map[string]bool // the tests whose scenario depends on scheduling
-	own        bool            // the tests are a learner's own: no Items
 	// Untouched: the graded code is the kata's untouched stub, so the
 	// items it passes are its declared stub passes (set by the caller,
 	// who can read git history; the report shows their reasons).
@@ -191,97 +188,145 @@ type grader struct {
 	tc   *Toolchain
 	root string
 	opt  Options
+	pol  policy
 	hung bool // a run has hit the time limit: later runs get less time
-	own  bool // the tests are a learner's own (Suite.Own): a pass needs no receipt
 }
 
-// Grade grades target t. An error means the grading itself failed (or
-// ctx ended); everything wrong with the graded code is in the Result.
+// policy is what a grade asks of the tests and of the code, set by whose
+// tests they are. The hidden tests prove each pass with the harness's
+// receipt and fold into requirement verdicts, and the code, the learner's,
+// is vetted. A learner's own tests (Suite.Own, for catch) run against the
+// reference or a mutant: none of that holds, and a panic on a goroutine
+// may be the tests' own.
+type policy struct {
+	receipts bool // a pass needs the harness's receipt; a process that exits before any test is the code's doing
+	items    bool // the tests' verdicts fold into requirement verdicts
+	vet      bool // go vet's analyzers look at the code
+	ownTests bool // the tests are the learner's, under test as much as the code
+}
+
+func policyFor(t Target) policy {
+	if t.Suite != nil && t.Suite.Own {
+		return policy{ownTests: true}
+	}
+	return policy{receipts: true, items: true, vet: true}
+}
+
+// Grade grades target t in named stages: read the tests, read the
+// sources, gate, build and vet, run, judge. A stage that settles the
+// grade (the gate refuses the code, it does not build, it changed files
+// while it ran) gives every test the same verdict. An error means the
+// grading itself failed (or ctx ended); everything wrong with the graded
+// code is in the Result.
 func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
-	g := &grader{tc: tc, root: root, opt: opt, own: t.Suite != nil && t.Suite.Own}
+	g := &grader{tc: tc, root: root, opt: opt, pol: policyFor(t)}
+	hid, err := t.tests()
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{Kata: t.Kata, Race: tc.Race, NoRace: tc.NoRace, RaceRequired: opt.RequireRace, Runs: g.repetitions()}
-	var hid hidden
-	var err error
-	if t.Suite != nil {
-		hid, err = readTests(t.Kata, t.Suite.Files, t.Suite.Own)
-	} else {
-		hid, err = readHidden(t.Kata)
-	}
+	files, err := t.Sources()
 	if err != nil {
 		return nil, err
 	}
-	res.own = g.own
-	names, itemOf := hid.names, hid.itemOf
-	res.scheduling = hid.scheduling
-	srcs, err := t.Sources()
-	if err != nil {
+	if res.Gate, err = g.gate(t, files); err != nil {
 		return nil, err
 	}
-	files, err := readSources(root, srcs)
-	if err != nil {
-		return nil, err
+	var stop *Verdict
+	if res.Build, res.Gate, stop = Screen(res.Gate); stop != nil {
+		return res.same(hid, *stop, g.pol), nil
 	}
-	res.Gate = gate.Check(files, gate.NewAllowlist(t.Kata.Imports))
-	for _, o := range t.Odd {
-		res.Gate = append(res.Gate, gate.Finding{File: rel(root, o.Path), Line: 1, Rule: gate.RuleForbidden,
-			Message: fmt.Sprintf("%s is %s, not a source file: remove it (go build cannot read it)", filepath.Base(o.Path), o.Kind)})
-	}
-	res.Gate = append(res.Gate, t.Refused...)
-	others, err := dirFiles(root, t.Dir)
-	if err != nil {
-		return nil, err
-	}
-	res.Gate = append(res.Gate, gate.Foreign(others)...)
-	verdicts := map[string]TestResult{}
-	if res.Build = SyntaxFailure(res.Gate); res.Build != nil {
-		// A file that does not parse does not compile either: say so
-		// without building, and run nothing.
-		res.Gate = slices.DeleteFunc(res.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleSyntax })
-		for _, n := range names {
-			verdicts[n] = TestResult{Name: n, Verdict: Verdict{Kind: failure.Compile, Message: "does not compile"}}
-		}
-		res.collect(names, itemOf, verdicts)
-		return res, nil
-	}
-	if v, blocked := blockedVerdict(res.Gate); blocked {
-		for _, n := range names {
-			verdicts[n] = TestResult{Name: n, Verdict: v}
-		}
-		res.collect(names, itemOf, verdicts)
-		return res, nil
-	}
-	tmp, err := os.MkdirTemp("", "kata-")
+	tmp, err := os.MkdirTemp(tc.TempDir, "kata-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	ovPath, err := g.writeOverlay(t, tmp, true)
+	bin, err := g.buildAndVet(ctx, t, tmp, res)
 	if err != nil {
 		return nil, err
+	}
+	if res.Build != nil {
+		return res.same(hid, buildVerdict(res.Build), g.pol), nil
+	}
+	verdicts, changed, err := g.runWatched(ctx, bin, t, tmp, hid)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)
+	}
+	if len(changed) > 0 {
+		res.Gate = append(res.Gate, changed...)
+		return res.same(hid, changedVerdict(changed), g.pol), nil
+	}
+	res.judge(hid, g.trimRoot(verdicts), g.pol)
+	return res, nil
+}
+
+// gate is the static gate's look at the sources (srcs: overlay path →
+// file), at what else lies in the exercise, and what the target refused.
+func (g *grader) gate(t Target, srcs map[string]string) ([]gate.Finding, error) {
+	files, err := readSources(g.root, srcs)
+	if err != nil {
+		return nil, err
+	}
+	fs := gate.Check(files, gate.NewAllowlist(t.Kata.Imports))
+	for _, o := range t.Odd {
+		fs = append(fs, gate.Finding{File: rel(g.root, o.Path), Line: 1, Rule: gate.RuleForbidden,
+			Message: fmt.Sprintf("%s is %s, not a source file: remove it (go build cannot read it)", filepath.Base(o.Path), o.Kind)})
+	}
+	fs = append(fs, t.Refused...)
+	others, err := dirFiles(g.root, t.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return append(fs, gate.Foreign(others)...), nil
+}
+
+// Screen is the step between the gate and the build, for the hidden tests
+// and for a learner's own (package catch). Files that do not parse do not
+// compile either: build says so without building, and their findings
+// leave the gate's list (rest). A blocking finding keeps the tests from
+// running. stop is the verdict every test then gets; nil: build the code.
+func Screen(fs []gate.Finding) (build *BuildFailure, rest []gate.Finding, stop *Verdict) {
+	if build = SyntaxFailure(fs); build != nil {
+		rest = slices.DeleteFunc(slices.Clone(fs), func(f gate.Finding) bool { return f.Rule == gate.RuleSyntax })
+		v := buildVerdict(build)
+		return build, rest, &v
+	}
+	if v, blocked := blockedVerdict(fs); blocked {
+		return nil, fs, &v
+	}
+	return nil, fs, nil
+}
+
+// buildAndVet builds the test binary, with go vet's concurrency analyzers
+// beside it: their findings join the gate's, without hiding any verdict.
+// It sets res.Build when the code does not build (with the hidden tests,
+// or without them: else it reaches into them, see vet) and res.Unshaken
+// when only the rewrite that shakes the schedule did not build.
+func (g *grader) buildAndVet(ctx context.Context, t Target, tmp string, res *Result) (bin string, err error) {
+	ovPath, err := g.writeOverlay(t, tmp, true)
+	if err != nil {
+		return "", err
 	}
 	vetPath, err := g.writeOverlay(t, tmp, false)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	shakenPath, err := g.writeShaken(t, tmp)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	// go vet's concurrency analyzers run beside the build: their findings
-	// fail the kata like the clock gate, without hiding any verdict.
 	built := func() {}
-	if opt.Building != nil {
-		built = opt.Building()
+	if g.opt.Building != nil {
+		built = g.opt.Building()
 	}
 	var vetRes vetResult
 	var vetErr error
 	vetDone := make(chan struct{})
 	go func() {
 		defer close(vetDone)
-		if g.own {
-			return // the code is the kata's reference or a mutant of it: none of it is the learner's to vet
+		if g.pol.vet {
+			vetRes, vetErr = g.vet(ctx, t, vetPath)
 		}
-		vetRes, vetErr = g.vet(ctx, t, vetPath)
 	}()
 	bin, bf, err := g.build(ctx, t, tmp, cmp.Or(shakenPath, ovPath))
 	if err == nil && bf != nil && shakenPath != "" {
@@ -296,59 +341,77 @@ func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Option
 	<-vetDone
 	built()
 	if err != nil {
-		return nil, fmt.Errorf("build %s: %w", t.Kata.Slug, err)
+		return "", fmt.Errorf("build %s: %w", t.Kata.Slug, err)
 	}
 	if vetErr != nil {
-		return nil, fmt.Errorf("vet %s: %w", t.Kata.Slug, vetErr)
+		return "", fmt.Errorf("vet %s: %w", t.Kata.Slug, vetErr)
 	}
-	if bf == nil {
-		// It built with the hidden tests, but must build without them
-		// too: else it reaches into them (see vet).
-		bf = vetRes.alone
+	res.Build = cmp.Or(bf, vetRes.alone)
+	if res.Build == nil {
+		res.Gate = append(res.Gate, vetRes.findings...)
 	}
-	if bf != nil {
-		res.Build = bf
-		v := Verdict{Kind: bf.Kind, Message: "does not compile"}
-		if bf.Kind == failure.API {
-			v.Message = "your exported API differs from the stub's"
+	return bin, nil
+}
+
+// The verdicts that every test of a grade gets when a stage settles it.
+
+func buildVerdict(bf *BuildFailure) Verdict {
+	if bf.Kind == failure.API {
+		return Verdict{Kind: bf.Kind, Message: "your exported API differs from the stub's"}
+	}
+	return Verdict{Kind: bf.Kind, Message: "does not compile"}
+}
+
+func changedVerdict(changed []gate.Finding) Verdict {
+	v := Verdict{Kind: failure.Forbidden, Message: "not graded: your code changed files outside its exercise while it ran"}
+	for _, f := range changed {
+		v.Detail = append(v.Detail, f.String())
+	}
+	return v
+}
+
+// blockedVerdict is for code the gate refuses to run.
+func blockedVerdict(fs []gate.Finding) (Verdict, bool) {
+	var why []string
+	for _, f := range fs {
+		if f.Blocking() {
+			why = append(why, f.String())
 		}
-		for _, n := range names {
-			verdicts[n] = TestResult{Name: n, Verdict: v}
-		}
-		res.collect(names, itemOf, verdicts)
-		return res, nil
 	}
-	res.Gate = append(res.Gate, vetRes.findings...)
-	verdicts, changed, err := g.runWatched(ctx, bin, t, tmp, names, itemOf)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", t.Kata.Slug, err)
+	if len(why) == 0 {
+		return Verdict{}, false
 	}
-	if len(changed) > 0 {
-		res.Gate = append(res.Gate, changed...)
-		v := Verdict{Kind: failure.Forbidden, Message: "not graded: your code changed files outside its exercise while it ran"}
-		for _, f := range changed {
-			v.Detail = append(v.Detail, f.String())
-		}
-		for _, n := range names {
-			verdicts[n] = TestResult{Name: n, Verdict: v}
-		}
+	sort.Strings(why)
+	return Verdict{Kind: failure.Forbidden, Message: "not run: the code uses something the grader does not allow", Detail: why}, true
+}
+
+// same gives every test verdict v, and judges.
+func (r *Result) same(hid hidden, v Verdict, pol policy) *Result {
+	verdicts := map[string]TestResult{}
+	for _, n := range hid.names {
+		verdicts[n] = TestResult{Name: n, Verdict: v}
 	}
+	r.judge(hid, verdicts, pol)
+	return r
+}
+
+// trimRoot shows the checkout's paths in the verdicts relative to it.
+func (g *grader) trimRoot(verdicts map[string]TestResult) map[string]TestResult {
 	for n, v := range verdicts {
-		v.Message = trimRoot(root, v.Message)
+		v.Message = trimRoot(g.root, v.Message)
 		v.Detail = slices.Clone(v.Detail)
 		for i := range v.Detail {
-			v.Detail[i] = trimRoot(root, v.Detail[i])
+			v.Detail[i] = trimRoot(g.root, v.Detail[i])
 		}
 		verdicts[n] = v
 	}
-	res.collect(names, itemOf, verdicts)
-	return res, nil
+	return verdicts
 }
 
 // runWatched runs the tests (runAll) and reports every file outside the
 // graded directory that changed meanwhile (package integrity): in the
 // checkout, and the kit's copies of the grader's files.
-func (g *grader) runWatched(ctx context.Context, bin string, t Target, tmp string, names []string, itemOf map[string]string) (map[string]TestResult, []gate.Finding, error) {
+func (g *grader) runWatched(ctx context.Context, bin string, t Target, tmp string, hid hidden) (map[string]TestResult, []gate.Finding, error) {
 	skip := []string{t.Dir, tmp}
 	var extra []string
 	if g.tc.Kit != nil {
@@ -360,7 +423,7 @@ func (g *grader) runWatched(ctx context.Context, bin string, t Target, tmp strin
 	if err != nil {
 		return nil, nil, err
 	}
-	verdicts, err := g.runAll(ctx, bin, t.Dir, names, itemOf)
+	verdicts, err := g.runAll(ctx, bin, t.Dir, hid)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -380,23 +443,10 @@ func (g *grader) runWatched(ctx context.Context, bin string, t Target, tmp strin
 	return verdicts, changed, nil
 }
 
-// blockedVerdict is the verdict for code the gate refuses to run.
-func blockedVerdict(fs []gate.Finding) (Verdict, bool) {
-	var why []string
-	for _, f := range fs {
-		if f.Blocking() {
-			why = append(why, f.String())
-		}
-	}
-	if len(why) == 0 {
-		return Verdict{}, false
-	}
-	sort.Strings(why)
-	return Verdict{Kind: failure.Forbidden, Message: "not run: the code uses something the grader does not allow", Detail: why}, true
-}
-
-// collect folds test verdicts into requirement verdicts.
-func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[string]TestResult) {
+// judge lists the tests' verdicts and, under a policy with items, folds
+// them into requirement verdicts.
+func (r *Result) judge(hid hidden, verdicts map[string]TestResult, pol policy) {
+	names, itemOf := hid.names, hid.itemOf
 	bonus := map[string]bool{}
 	for _, b := range r.Kata.Bonus {
 		bonus[b.ID] = true
@@ -404,10 +454,10 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 	for _, n := range names {
 		tr := verdicts[n]
 		tr.Name = n
-		tr.Scheduling = r.scheduling[n]
+		tr.Scheduling = hid.scheduling[n]
 		r.Tests = append(r.Tests, tr)
 	}
-	if r.own {
+	if !pol.items {
 		return
 	}
 	for _, it := range r.Kata.Items() {
@@ -417,7 +467,7 @@ func (r *Result) collect(names []string, itemOf map[string]string, verdicts map[
 				continue
 			}
 			tr := verdicts[n]
-			tr.Scheduling = r.scheduling[n]
+			tr.Scheduling = hid.scheduling[n]
 			ir.Tests = append(ir.Tests, tr)
 			ir.Scheduling = ir.Scheduling || tr.Scheduling
 			if !tr.Passed() && tr.Kind != failure.NotRun && ir.Kind == "" {

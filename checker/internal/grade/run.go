@@ -177,9 +177,9 @@ func (g *grader) timeout() time.Duration {
 // test frames. Tests of a requirement that has already failed are not run
 // again, which bounds the time spent on code that hangs everywhere to one
 // timeout per requirement.
-func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, itemOf map[string]string) (map[string]TestResult, error) {
+func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[string]TestResult, error) {
 	verdicts := map[string]TestResult{}
-	pending := tests
+	pending := hid.names
 	for len(pending) > 0 {
 		run, e, err := g.runTests(ctx, bin, dir, pending)
 		if err != nil {
@@ -187,89 +187,119 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, tests []string, it
 		}
 		ok := clean(run, e)
 		for _, name := range pending {
-			t := run.Tests[name]
-			switch {
-			case t == nil:
-			case t.Action == "fail" && t.Finished():
-				verdicts[name] = TestResult{Name: name, Verdict: classifyFailure(t.Output(), dir), Results: t.Results, Output: t.Printed()}
-			case t.Action == "pass" && ok && !g.own && !e.receipts.Confirms(name, len(t.Results)):
-				verdicts[name] = TestResult{Name: name, Verdict: unprovenVerdict(e.receipts.Tests[name]), Output: t.Printed()}
-			case t.Action == "pass" && ok:
-				verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.Pass}, Results: t.Results, Output: t.Printed()}
-			case t.Action == "skip" && ok:
-				verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.Assertion, Message: "the test was skipped"}, Results: t.Results, Output: t.Printed()}
-			}
-			if line, forged := run.Forged[name]; forged {
-				verdicts[name] = TestResult{Name: name, Verdict: forgedVerdict(line), Output: t.Printed()}
+			if v, done := g.finished(run, e, ok, name, dir); done {
+				verdicts[name] = v
 			}
 		}
 		if ok {
-			for _, name := range pending {
-				if _, done := verdicts[name]; !done {
-					verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.Exit, Message: "the test did not run"}}
-				}
-			}
+			same(verdicts, pending, Verdict{Kind: failure.Exit, Message: "the test did not run"})
 			break
 		}
 		blamed := run.Running()
 		if len(blamed) == 0 {
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
-			v := classifyCrash(run.Output(), dir, e, g.timeout())
-			if v.Kind == failure.Exit && e.receipts.Valid == 0 && !g.own {
-				v = endedEarlyVerdict(e)
-			} else {
-				v.Message += " (before or between the tests: in an init function?)"
-			}
-			for _, name := range pending {
-				if _, done := verdicts[name]; !done {
-					verdicts[name] = TestResult{Name: name, Verdict: v}
-				}
-			}
+			same(verdicts, pending, g.diedOutsideTests(run, e, dir))
 			break
 		}
 		for _, name := range blamed {
-			v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.timeout())
-			if hung := v.Kind == failure.Timeout || v.Kind == failure.MutexHang; hung {
-				// A panic the harness recovered earlier in the test explains
-				// the hang (a mutex the panicking code held stays locked).
-				if first := classifyFailure(run.Tests[name].Output(), dir); first.Kind == failure.Panic || first.Kind == failure.NotImplemented {
-					first.Detail = append(slices.Clip(first.Detail), "then the test hung: "+v.Message)
-					v = first
-				}
-			} else if v.Kind == failure.Panic {
-				// The harness recovers panics on the goroutines it runs,
-				// so this one came from a goroutine the code started.
-				who := "a goroutine your code started"
-				if g.own {
-					who = "a goroutine" // the learner's tests' or the code's: both are under test
-				}
-				v.Message = who + " panicked: " + strings.TrimPrefix(v.Message, "panic: ")
-			}
-			verdicts[name] = TestResult{Name: name, Verdict: v, Output: run.Tests[name].Printed()}
-			g.hung = g.hung || v.Kind == failure.Timeout || v.Kind == failure.MutexHang
+			verdicts[name] = g.blame(run, e, name, dir)
 		}
-		failed := map[string]string{} // item → a test that failed it
-		for name, v := range verdicts {
-			if !v.Passed() {
-				failed[itemOf[name]] = name
-			}
-		}
-		var next []string
-		for _, name := range pending {
-			if _, done := verdicts[name]; done {
-				continue
-			}
-			if by, ok := failed[itemOf[name]]; ok {
-				verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.NotRun,
-					Message: fmt.Sprintf("not run: %s already failed in %s", itemOf[name], by)}}
-				continue
-			}
-			next = append(next, name)
-		}
-		pending = next
+		pending = notRunAfterFailure(verdicts, pending, hid.itemOf)
 	}
 	return verdicts, nil
+}
+
+// finished is the verdict of a test the run reported as ended, and
+// whether it did; ok: the run itself ended cleanly, which a pass or a
+// skip needs to count.
+func (g *grader) finished(run *teststream.Run, e exit, ok bool, name, dir string) (TestResult, bool) {
+	t := run.Tests[name]
+	if t == nil {
+		return TestResult{}, false
+	}
+	if line, forged := run.Forged[name]; forged {
+		return TestResult{Name: name, Verdict: forgedVerdict(line), Output: t.Printed()}, true
+	}
+	switch {
+	case t.Action == "fail" && t.Finished():
+		return TestResult{Name: name, Verdict: classifyFailure(t.Output(), dir), Results: t.Results, Output: t.Printed()}, true
+	case t.Action == "pass" && ok && g.pol.receipts && !e.receipts.Confirms(name, len(t.Results)):
+		return TestResult{Name: name, Verdict: unprovenVerdict(e.receipts.Tests[name]), Output: t.Printed()}, true
+	case t.Action == "pass" && ok:
+		return TestResult{Name: name, Verdict: Verdict{Kind: failure.Pass}, Results: t.Results, Output: t.Printed()}, true
+	case t.Action == "skip" && ok:
+		return TestResult{Name: name, Verdict: Verdict{Kind: failure.Assertion, Message: "the test was skipped"}, Results: t.Results, Output: t.Printed()}, true
+	}
+	return TestResult{}, false
+}
+
+// same gives v to every test of names that has no verdict yet.
+func same(verdicts map[string]TestResult, names []string, v Verdict) {
+	for _, name := range names {
+		if _, done := verdicts[name]; !done {
+			verdicts[name] = TestResult{Name: name, Verdict: v}
+		}
+	}
+}
+
+// diedOutsideTests is the verdict of a process that died while no test
+// was running.
+func (g *grader) diedOutsideTests(run *teststream.Run, e exit, dir string) Verdict {
+	v := classifyCrash(run.Output(), dir, e, g.timeout())
+	if v.Kind == failure.Exit && e.receipts.Valid == 0 && g.pol.receipts {
+		return endedEarlyVerdict(e)
+	}
+	v.Message += " (before or between the tests: in an init function?)"
+	return v
+}
+
+// blame is the verdict of test name, running when the process died.
+func (g *grader) blame(run *teststream.Run, e exit, name, dir string) TestResult {
+	v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.timeout())
+	if hung := v.Kind == failure.Timeout || v.Kind == failure.MutexHang; hung {
+		// A panic the harness recovered earlier in the test explains
+		// the hang (a mutex the panicking code held stays locked).
+		if first := classifyFailure(run.Tests[name].Output(), dir); first.Kind == failure.Panic || first.Kind == failure.NotImplemented {
+			first.Detail = append(slices.Clip(first.Detail), "then the test hung: "+v.Message)
+			v = first
+		}
+	} else if v.Kind == failure.Panic {
+		// The harness recovers panics on the goroutines it runs,
+		// so this one came from a goroutine the code started.
+		who := "a goroutine your code started"
+		if g.pol.ownTests {
+			who = "a goroutine" // the learner's tests' or the code's: both are under test
+		}
+		v.Message = who + " panicked: " + strings.TrimPrefix(v.Message, "panic: ")
+	}
+	g.hung = g.hung || v.Kind == failure.Timeout || v.Kind == failure.MutexHang
+	return TestResult{Name: name, Verdict: v, Output: run.Tests[name].Printed()}
+}
+
+// notRunAfterFailure returns the pending tests without a verdict that
+// still need a run: a test of a requirement that already failed gets
+// "not run" instead.
+func notRunAfterFailure(verdicts map[string]TestResult, pending []string, itemOf map[string]string) []string {
+	failed := map[string]string{} // item → a test that failed it
+	for name, v := range verdicts {
+		if !v.Passed() {
+			failed[itemOf[name]] = name
+		}
+	}
+	var next []string
+	for _, name := range pending {
+		if _, done := verdicts[name]; done {
+			continue
+		}
+		if by, ok := failed[itemOf[name]]; ok {
+			verdicts[name] = TestResult{Name: name, Verdict: Verdict{Kind: failure.NotRun,
+				Message: fmt.Sprintf("not run: %s already failed in %s", itemOf[name], by)}}
+			continue
+		}
+		next = append(next, name)
+	}
+	return next
 }
 
 // forgedVerdict is for a test during which the code printed a line that

@@ -89,9 +89,10 @@ func TestPassesNeedReceipts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.scenario, func(t *testing.T) {
-			g := &grader{tc: &Toolchain{Env: append(os.Environ(), fakeEnv+"="+c.scenario)}, opt: DefaultOptions()}
+			g := &grader{tc: &Toolchain{Env: append(os.Environ(), fakeEnv+"="+c.scenario)}, opt: DefaultOptions(), pol: policyFor(Target{})}
 			tests := []string{"TestR1_A", "TestR2_B"}
-			verdicts, err := g.runAll(context.Background(), self, t.TempDir(), tests, map[string]string{"TestR1_A": "R1", "TestR2_B": "R2"})
+			hid := hidden{names: tests, itemOf: map[string]string{"TestR1_A": "R1", "TestR2_B": "R2"}}
+			verdicts, err := g.runAll(context.Background(), self, t.TempDir(), hid)
 			require.NoError(t, err)
 			for _, name := range tests {
 				v := verdicts[name]

@@ -195,6 +195,15 @@ type hidden struct {
 
 const harnessPath = "gokata/internal/katatest"
 
+// tests reads the tests t is graded with: its suite's, or the kata's
+// hidden tests.
+func (t Target) tests() (hidden, error) {
+	if t.Suite != nil {
+		return readTests(t.Kata, t.Suite.Files, t.Suite.Own)
+	}
+	return readHidden(t.Kata)
+}
+
 func readHidden(k catalog.Kata) (hidden, error) {
 	files, err := HiddenFiles(k)
 	if err != nil {

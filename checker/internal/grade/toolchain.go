@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 )
 
@@ -16,6 +15,10 @@ type Toolchain struct {
 	Race   bool     // the race detector is available (cgo and a C compiler)
 	NoRace string   // why not, when Race is false
 	Kit    *Kit     // a candidate kit's own copies of the grader's files; nil in the repository
+	// TempDir is where a grade puts its overlays and the test binary:
+	// the TMPDIR of Env, under which the go command and the test binary
+	// put theirs too; "" is os.TempDir().
+	TempDir string
 }
 
 // Kit is what a candidate kit's checker carries of the grader's files (the
@@ -53,7 +56,7 @@ func (e *SetupError) Error() string { return e.Problem }
 // fails (an overlay is refused "beneath GOMODCACHE ()"), which must not
 // read as the code's failure.
 func Detect(ctx context.Context, env []string) (*Toolchain, error) {
-	tc := &Toolchain{Env: WithEnv(env, fixedEnv...)}
+	tc := &Toolchain{Env: WithEnv(env, fixedEnv...), TempDir: lookup(env, "TMPDIR")}
 	cmd := exec.CommandContext(ctx, "go", "env", "CGO_ENABLED", "CC", "GOMODCACHE", "GOCACHE")
 	cmd.Env = tc.Env
 	out, err := cmd.Output()
@@ -81,11 +84,20 @@ func Detect(ctx context.Context, env []string) (*Toolchain, error) {
 	return tc, nil
 }
 
+// lookup is the value of key in env (the last one set), or "".
+func lookup(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, _ := strings.Cut(kv, "="); k == key {
+			v = val
+		}
+	}
+	return v
+}
+
 // caches explains a missing module or build cache.
 func caches(env []string, modcache, cache string) error {
-	set := func(key string) bool {
-		return slices.ContainsFunc(env, func(kv string) bool { k, v, _ := strings.Cut(kv, "="); return k == key && v != "" })
-	}
+	set := func(key string) bool { return lookup(env, key) != "" }
 	switch {
 	case modcache == "":
 		return &SetupError{
