@@ -180,3 +180,53 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 			"that panicked (debug.Stack() inside the recover), which shows the line of fn that failed")
 	})
 }
+
+// An error comes first and cancels the others; a call that ignores its ctx
+// panics afterwards. The error does not hide the panic: it is still a bug.
+func TestB2_APanicAfterAnErrorIsStillRaised(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 4
+		calls := testNewCalls(n)
+		calls.ignoreCtx = true
+		calls.fail[0] = errors.New("price service: 503")
+		corrupt := errors.New("price table corrupted (the test panics with this error value in fn for in[3] on purpose)")
+		calls.panics[3] = corrupt
+		c := katatest.Start(h, func(ctx context.Context) (recovered any, err error) {
+			defer func() {
+				recovered = recover()
+				if s, ok := recovered.(string); ok && strings.HasPrefix(s, "TODO") {
+					panic(recovered) // the stub: let the harness report it as not implemented
+				}
+			}()
+			_, err = Map(ctx, calls.in, calls.fn)
+			return nil, err
+		})
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "in[0] fails, then in[3] panics") {
+			return
+		}
+		for _, i := range []int{0, 1, 2, 3} { // in[0] fails first; in[3], last, panics
+			calls.release(i)
+			synctest.Wait()
+		}
+		if !c.Returned() {
+			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
+			testStop(c, calls)
+			return
+		}
+		r, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		if r == nil {
+			t.Errorf("in[0] failed first (503), then fn panicked for in[3], which ignored the cancel; Map returned "+
+				"(error: %v) instead of panicking: an error that came first does not hide a panic — once every call "+
+				"has returned, raise any panic again as a *PanicError", err)
+			return
+		}
+		pe, isPanicError := r.(*PanicError)
+		require.True(t, isPanicError, "fn panicked for in[3]: Map must panic with a *PanicError, not with %T(%v)", r, r)
+		assert.Equal(t, 3, pe.Index, "fn panicked for in[3]: PanicError.Index must be 3")
+		assert.Equal(t, any(corrupt), pe.Value, "fn for in[3] panicked with an error value: PanicError.Value must be "+
+			"that value — keep the value recover() gave, as it is, not its text")
+	})
+}

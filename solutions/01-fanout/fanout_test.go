@@ -402,6 +402,37 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 	})
 }
 
+// The caller cancels first; a call that ignores its ctx fails afterwards.
+// The cancel came first: Map's error matches ctx.Err(), not the late failure.
+func TestR5_ALateFailureAfterTheCancelDoesNotWin(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 3
+		calls := testNewCalls(n)
+		calls.deaf[1] = true
+		calls.fail[1] = errors.New("price service: 503")
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a cancel, then a late failure") {
+			return
+		}
+		c.Cancel()
+		synctest.Wait()
+		calls.release(1) // in[1] fails after the cancel (waiting for it is R4's business)
+		synctest.Wait()
+		out, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the caller cancelled first, and the calls for in[0] and in[2] returned its error; in[1] ignored the "+
+				"cancel and failed afterwards with a 503, and Map returned %q: the error first in time is the one Map "+
+				"returns, so Map's error must match ctx.Err() (context.Canceled) — keep the first error, do not let a "+
+				"later one overwrite it", err)
+			return
+		}
+		assert.Nil(t, out, "the caller cancelled ctx: on an error Map returns nil results")
+	})
+}
+
 func TestR5_AlreadyCancelledCtxCallsNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		calls := testNewCalls(3)

@@ -40,7 +40,8 @@ type testCalls struct {
 	gates     []*katatest.Gate
 	fail      map[int]error
 	panics    map[int]any
-	ignoreCtx bool // hold without ctx: calls that, like a slow query, do not honour cancellation
+	ignoreCtx bool         // hold without ctx: calls that, like a slow query, do not honour cancellation
+	deaf      map[int]bool // the calls that hold without ctx when ignoreCtx is false
 
 	mu       sync.Mutex
 	released map[*katatest.Gate]bool
@@ -53,6 +54,7 @@ func testNewCalls(n int) *testCalls {
 		gates:    make([]*katatest.Gate, n),
 		fail:     map[int]error{},
 		panics:   map[int]any{},
+		deaf:     map[int]bool{},
 		released: map[*katatest.Gate]bool{},
 		ctxs:     make([]context.Context, n),
 	}
@@ -69,7 +71,7 @@ func (c *testCalls) fn(ctx context.Context, v int) (string, error) {
 	c.ctxs[i] = ctx
 	c.mu.Unlock()
 	hold := ctx
-	if c.ignoreCtx {
+	if c.ignoreCtx || c.deaf[i] {
 		hold = context.Background()
 	}
 	if err := c.gates[i].Hold(hold); err != nil {

@@ -432,3 +432,40 @@ func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 		}
 	})
 }
+
+func TestB2_ASlotIsFreeAgainWhenTryForEachReturns(t *testing.T) {
+	// A request fills the bulkhead, its calls return at once, and the next
+	// request, right after it returned, takes every slot again. A call
+	// whose goroutine says it is done before it gives its slot back lets
+	// TryForEach return with the slot still taken, and the next request is
+	// shed for nothing. It depends on the schedule: repeated.
+	katatest.Repeat(t, 16, func(h *katatest.H) {
+		const limit = 3
+		b, err := NewBulkhead(limit)
+		if !assert.NoError(t, err, "NewBulkhead(3)") {
+			return
+		}
+		fn := func(context.Context, int) error { return nil }
+		c := katatest.StartErr(h, func(ctx context.Context) error {
+			if err := TryForEach(ctx, b, testItems(limit), fn); err != nil {
+				return fmt.Errorf("the first request: %w", err)
+			}
+			if err := TryForEach(ctx, b, testItems(limit), fn); err != nil {
+				return fmt.Errorf("the next request: %w", err)
+			}
+			return nil
+		})
+		if c.Broken() || !testReturned(h, c, "two requests of 3 items, one after the other, on a bulkhead of 3 "+
+			"slots, every call returning at once: TryForEach did not return") {
+			return
+		}
+		if err := c.Err(); errors.Is(err, ErrBusy) {
+			t.Errorf("a request of 3 items on a bulkhead of 3 slots returned, every call done, and the next request, "+
+				"right after it, got %v: a slot was still taken after TryForEach returned — give the slot back "+
+				"before the goroutine counts itself done (defer wg.Done() first, so that it runs last), so that "+
+				"every call has given its slot back when TryForEach returns", err)
+		} else {
+			assert.NoError(t, err, "every call succeeded: TryForEach must return nil")
+		}
+	})
+}

@@ -509,6 +509,62 @@ func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
 	})
 }
 
+// A goroutine produce started keeps putting while produce returns: each
+// put races the end of produce. Whichever way each race goes, no put
+// panics, and an item a put accepted is consumed. It depends on the
+// schedule: repeated.
+func TestR5_PutsRacingTheEndOfProduceNeverPanic(t *testing.T) {
+	katatest.Repeat(t, 20, func(h *katatest.H) {
+		const n = 64
+		c := &testConsumer{}
+		type result struct {
+			accepted []int
+			err      error
+			panicked any
+		}
+		done := make(chan result, 1)
+		produce := func(ctx context.Context, put func(int) error) error {
+			go func() {
+				var r result
+				for i := 1; i <= n; i++ {
+					r.err, r.panicked = testPut(put, i)
+					if r.err != nil || r.panicked != nil {
+						break
+					}
+					r.accepted = append(r.accepted, i)
+				}
+				done <- r
+			}()
+			return nil // returns while its goroutine is putting
+		}
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, n, 2, produce, c.consume) })
+		if call.Broken() {
+			return
+		}
+		synctest.Wait()
+		r := <-done
+		if r.panicked != nil {
+			t.Errorf("a goroutine that produce started was putting while produce returned, and a put panicked (%v): "+
+				"a put that raced the end of produce saw the queue open, then the channel was closed before it sent — "+
+				"count a put in flight in the same critical section as its check of the closed mark, so that Run, "+
+				"which waits for the puts in flight before it closes the channel, cannot miss it", r.panicked)
+			call.Stop()
+			return
+		}
+		if r.err != nil && !errors.Is(r.err, ErrClosed) {
+			t.Errorf("a put that raced the end of produce returned %v: a put either takes its item or, once produce "+
+				"has returned, returns ErrClosed", r.err)
+		}
+		stats, _, ok := testEnd(h, call, "produce had returned and its goroutine had stopped putting, yet")
+		if !ok {
+			return
+		}
+		assert.ElementsMatch(t, r.accepted, c.got.All(), "every item a put accepted must be consumed, once, even when the put "+
+			"raced the end of produce")
+		assert.Equal(t, len(r.accepted), stats.Produced, "Produced counts the puts that returned nil")
+	})
+}
+
 func TestR6_CapacityZeroIsAHandOff(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		for _, consumers := range []int{2, 1} {

@@ -160,3 +160,41 @@ func TestB2_RetryAfterStillCountsAgainstMaxAttempts(t *testing.T) {
 			"wrap with %w both ErrExhausted and the last op error")
 	})
 }
+
+func TestB2_RetryAfterStillCountsAgainstMaxElapsed(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// Attempt 1 asks for 1s, which fits in MaxElapsed 2s; attempt 2, at
+		// 1s, asks for 30s: 1s + 30s passes the budget, so Do gives up.
+		busy := errors.New("429 too many requests")
+		slow := RetryAfter(30*time.Second, errors.New("429 come back in 30s"))
+		op := &testOp{errs: []error{RetryAfter(time.Second, busy), slow}}
+		p := Policy{MaxAttempts: 10, BaseDelay: 100 * time.Millisecond, MaxElapsed: 2 * time.Second}
+		c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
+		if c.Broken() {
+			return
+		}
+		h.Advance(time.Second) // the Retry-After pause of 1s, within the budget
+		if op.Calls() < 2 {
+			t.Errorf("attempt 1 failed with RetryAfter(1s, err) and MaxElapsed is 2s, but 1s later op had run %d time(s): "+
+				"a Retry-After pause that fits in the budget is taken", op.Calls())
+			c.Stop()
+			return
+		}
+		if !c.Returned() {
+			t.Errorf("attempt 2 failed at 1s with RetryAfter(30s, err) and MaxElapsed is 2s: 1s + 30s passes the budget, " +
+				"so Do must give up at once, but it was still waiting with the mock clock stopped; " +
+				"a Retry-After pause is still subject to MaxElapsed: check the budget before every pause, the server's too")
+			c.Stop()
+			return
+		}
+		_, err, ok := c.Finish("Do")
+		if !ok {
+			return
+		}
+		assert.Equal(t, 2, op.Calls(), "Do gives up before the 30s pause: no third attempt")
+		testIs(t, err, ErrExhausted, "the Retry-After pause would pass MaxElapsed: the error must match ErrExhausted",
+			"wrap with %w both ErrExhausted and the last op error")
+		testIs(t, err, slow, "the error must match the last op error, the one that asked for 30s",
+			"wrap with %w both ErrExhausted and the last op error")
+	})
+}

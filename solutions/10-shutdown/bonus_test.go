@@ -333,8 +333,15 @@ func TestB2_PreDrainDelayEndsWithShutdownsCtx(t *testing.T) {
 			h.Advance(time.Minute)
 			return
 		}
-		testFinish(r, sd, "Shutdown", "its ctx had ended at 5s, during the 10s pre-drain delay, and no job was "+
-			"running, but Shutdown did not return: a ctx that ends cuts the delay short")
+		if _, _, ok := testFinish(r, sd, "Shutdown", "its ctx had ended at 5s, during the 10s pre-drain delay, and no job was "+
+			"running, but Shutdown did not return: a ctx that ends cuts the delay short"); !ok {
+			return
+		}
+		if moved := h.PendingTimer(); moved != 0 {
+			t.Errorf("Shutdown's ctx ended at 5s and cut the 10s pre-drain delay short, and Shutdown returned, but a timer "+
+				"was still waiting on the clock (it fired %v later): stop the delay's timer when the wait ends either way "+
+				"(defer t.Stop()), or every Shutdown whose ctx ends early leaves one behind", moved)
+		}
 	})
 }
 
@@ -382,5 +389,52 @@ func TestB3_HooksGetTheFirstShutdownsCtx(t *testing.T) {
 			t.Errorf("the ctx the hook got lacks the values of the first Shutdown call's ctx (value %v; want "+
 				"%q): pass that ctx to the hooks as it is", s.value, "sigterm")
 		}
+	})
+}
+
+func TestB3_HooksRunAfterAHardStopToo(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errClose := errors.New("close db: broken pipe")
+		r := testNew(h, 1, 1)
+		var calls katatest.Recorder[[]string]
+		r.svc.OnShutdown(func(ctx context.Context) error {
+			calls.Add(r.running())
+			return errClose
+		})
+		r.svc.Start()
+		r.hold(false, "job-1") // job-1 returns once its ctx is cancelled
+		if !r.accept("the queue was empty", "job-1") {
+			return
+		}
+		sd := r.shutdownWithin(time.Second)
+		if !r.settle("Shutdown with a 1s grace while job-1 ran") || testBroken(r, sd) {
+			return
+		}
+		if r.ctxEnded("job-1") {
+			t.Errorf("Shutdown began with 1s of grace, and job-1's ctx was cancelled at once: only the hard stop, " +
+				"when the grace has run out, cancels the running jobs")
+			r.unwind()
+			return
+		}
+		if !r.advance(time.Second, "Shutdown at the end of its 1s grace") {
+			return
+		}
+		_, err, ok := testFinish(r, sd, "Shutdown", "the grace had ended and job-1 returned once its ctx was "+
+			"cancelled, but Shutdown did not return")
+		if !ok {
+			return
+		}
+		got := calls.All()
+		if len(got) == 0 {
+			t.Errorf("the 1s grace ran out while job-1 ran, so Shutdown stopped it hard, and the hook never ran: " +
+				"hooks run once every worker has returned, drained or hard-stopped — the hook that closes the " +
+				"database or flushes the metrics must run either way")
+			return
+		}
+		assert.Len(t, got, 1, "the hook must run once")
+		assert.Empty(t, got[0], "the hook ran while jobs were running: after the hard stop, Shutdown must wait for "+
+			"every worker to return before it runs the hooks")
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "after a hard stop, Shutdown's error must match ctx.Err()")
+		assert.ErrorIs(t, err, errClose, "the hook failed: Shutdown's error must match the hook's error too (errors.Join)")
 	})
 }

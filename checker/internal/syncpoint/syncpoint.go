@@ -9,7 +9,11 @@
 // these. One is also added before every statement that takes a lock
 // (Lock, RLock) or sends: a check made under one critical section and
 // acted on under the next is a window even when the first unlock is
-// deferred, and so is a check of a channel's len before a send. Each call
+// deferred, and so is a check of a channel's len before a send. A
+// deferred synchronizing call (defer wg.Done(), defer mu.Unlock()) gets
+// one too, deferred just before it, so that it runs right after the call
+// as the function returns: what a function does after wg.Done() is a
+// window for whoever Wait wakes. Each call
 // goes on the line of the statement it follows or precedes, and the
 // import goes on the line of the package clause, so every line keeps its
 // number: compile errors, panics and race reports name the lines of the
@@ -112,7 +116,7 @@ type insertion struct {
 
 // rewrite inserts the points into one file.
 func rewrite(fset *token.FileSet, f *ast.File, src []byte, name string) ([]byte, bool) {
-	w := walker{fset: fset, atomic: atomicNames(f), before: name + ".Point(); "}
+	w := walker{fset: fset, atomic: atomicNames(f), before: name + ".Point(); ", deferred: "defer " + name + ".Point(); "}
 	after := "; " + name + ".Point()" // after a statement, on its line
 	first := " " + name + ".Point();" // first in a list, on the line of its { or :
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -183,6 +187,11 @@ type walker struct {
 	atomic map[string]bool
 	ins    []insertion
 	before string // added before a statement that takes a lock or sends, on its line
+	// deferred is added before a defer of a synchronizing call (defer
+	// wg.Done(), defer mu.Unlock()): deferred calls run last in, first
+	// out, so the point runs right after that call, when the function
+	// returns.
+	deferred string
 }
 
 func (w *walker) add(pos token.Pos, text string) {
@@ -195,6 +204,9 @@ func (w *walker) list(stmts []ast.Stmt, after string) {
 	for _, s := range stmts {
 		if acts(s) {
 			w.add(s.Pos(), w.before)
+		}
+		if d, ok := s.(*ast.DeferStmt); ok && w.syncCall(d.Call) {
+			w.add(s.Pos(), w.deferred)
 		}
 		if w.isPoint(s) {
 			w.add(s.End(), after)

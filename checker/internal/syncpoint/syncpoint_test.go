@@ -62,6 +62,7 @@ func sameLines(t *testing.T, src, got []byte) {
 	}
 	alias := string(m[1])
 	bare := strings.ReplaceAll(string(got), string(m[0]), "")
+	bare = strings.ReplaceAll(bare, "defer "+alias+".Point(); ", "")
 	bare = strings.ReplaceAll(bare, "; "+alias+".Point()", "")
 	bare = strings.ReplaceAll(bare, " "+alias+".Point();", "")
 	bare = strings.ReplaceAll(bare, alias+".Point(); ", "")
@@ -94,12 +95,17 @@ func stmtLines(t *testing.T, src []byte, alias string) [][2]int {
 }
 
 func isPoint(s ast.Stmt, alias string) bool {
-	e, ok := s.(*ast.ExprStmt)
-	if !ok || alias == "" {
+	if alias == "" {
 		return false
 	}
-	c, ok := e.X.(*ast.CallExpr)
-	if !ok {
+	var c *ast.CallExpr
+	switch s := s.(type) {
+	case *ast.ExprStmt:
+		c, _ = s.X.(*ast.CallExpr)
+	case *ast.DeferStmt:
+		c = s.Call
+	}
+	if c == nil {
 		return false
 	}
 	sel, ok := c.Fun.(*ast.SelectorExpr)
