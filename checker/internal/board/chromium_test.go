@@ -60,7 +60,7 @@ func TestBoardInChromium(t *testing.T) {
 	require.NoError(t, json.Unmarshal(value, &got), "%s", value)
 	require.True(t, got.Found, "the pushed grade was not in the page within a second: %s", value)
 	assert.Equal(t, name, got.Text, "the name is shown as text")
-	assert.Equal(t, "3/7R4 since 10:42", got.Cell)
+	assert.Equal(t, "3/7R4 · 0 min", got.Cell, "minutes stuck")
 	assert.Equal(t, []string{b.url + "/board.js"}, got.Scripts, "one script, the board's own")
 	assert.True(t, strings.HasPrefix(got.Status, "live"), got.Status)
 	assert.Equal(t, "24px", got.Font, "the inline style is allowed (by its hash) and in force: large type")
