@@ -370,7 +370,9 @@ func (g *Grid) Put(gr Grade, fallback string) {
 	}
 	c.Look = gr.look(c.Stuck)
 	c.Best = c.score()
-	g.sawStuck(who, gr.Kata, c.Stuck, c.At)
+	// Since is on the board's clock only: a grade's own time is the
+	// participant's machine's.
+	g.sawStuck(who, gr.Kata, c.Stuck, gr.Received)
 	g.add(who, k.Slug, c)
 }
 
