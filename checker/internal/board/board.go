@@ -55,6 +55,10 @@ import (
 // 158 KB (docs/facilitator.md).
 const MaxBody = 1 << 20
 
+// MaxStreams bounds the /events streams open at once: a projector and a
+// page per participant, with room to spare.
+const MaxStreams = 200
+
 // FileName is the room's file in its directory: one accepted grade per
 // line, as `checker report` also reads it.
 const FileName = "pushes.json"
@@ -103,6 +107,8 @@ type Server struct {
 	ending  bool                       // done is closed
 	closed  bool                       // the file is closed
 
+	maxStreams int // /events streams open at once; more are refused (503)
+
 	// connected, when set, is called each time a board starts following
 	// /events, after the first table is sent (tests wait on it).
 	connected func()
@@ -131,7 +137,7 @@ func Open(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), grid: room.New(cfg.Katas), lock: lock,
+	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), grid: room.New(cfg.Katas), lock: lock, maxStreams: MaxStreams,
 		tableOf: -1, subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
 	s.grid.QuietAfter, s.grid.StuckAfter = cfg.QuietAfter, cfg.StuckAfter
 	sum := sha256.Sum256([]byte(room.Stylesheet))
@@ -297,6 +303,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if s.ending {
 		s.mu.Unlock()
 		http.Error(w, "the board is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if len(s.subs) >= s.maxStreams {
+		s.mu.Unlock()
+		fmt.Fprintf(s.cfg.Log, "refused a board from %s: %d boards open already\n", remote(r), s.maxStreams)
+		http.Error(w, fmt.Sprintf("the board is open in %d places already: close one", s.maxStreams), http.StatusServiceUnavailable)
 		return
 	}
 	s.subs[wake] = struct{}{}

@@ -374,6 +374,21 @@ func TestEventsDeliverEachChange(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF)
 }
 
+// Boards following /events are capped: one more is refused with 503, and
+// a place freed is taken again.
+func TestEventsCapped(t *testing.T) {
+	b, connected := start(t, t.TempDir())
+	b.Server.mu.Lock()
+	b.Server.maxStreams = 1
+	b.Server.mu.Unlock()
+	ev := follow(t, b.url, connected)
+	ev.next(t)
+	resp, body := get(t, b.url+"/events")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Contains(t, body, "open in 1 places already")
+	assert.Contains(t, b.log.String(), "refused a board from 127.0.0.1")
+}
+
 // A restarted board shows the same room; a line cut short by a crash is
 // skipped with a warning and cut off, a bad line in the middle is
 // skipped with its number, and new pushes follow.
