@@ -24,6 +24,7 @@ FILE    ?=
 PUSH    ?=
 TOKEN   ?=
 ADDR    ?=
+KATAS   ?=
 CHECKER := bin/checker
 # PUSH= and TOKEN= send each grade of check and watch to a room board
 # (make serve); the token goes in the environment, not on the command line.
@@ -90,8 +91,8 @@ regrade: $(CHECKER) ## grade returned work with the real hidden tests, with fing
 report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)
 
-serve: $(CHECKER) ## the live room board for a workshop: make serve (ADDR=:8080 DIR=.kata/room TOKEN=…; Ctrl-C stops)
-	@$(CHECKER) serve $(if $(ADDR),--addr "$(ADDR)") $(if $(DIR),--dir "$(DIR)") $(if $(TOKEN),--token "$(TOKEN)")
+serve: $(CHECKER) ## the live room board for a workshop: make serve (ADDR=:8080 DIR=.kata/room TOKEN=… KATAS=01,06; Ctrl-C stops)
+	@$(CHECKER) serve $(if $(ADDR),--addr "$(ADDR)") $(if $(DIR),--dir "$(DIR)") $(if $(TOKEN),--token "$(TOKEN)") $(if $(KATAS),--katas "$(KATAS)")
 
 # OS and ARCH count only on make's command line: Windows sets OS in the
 # environment of every program.

@@ -12,11 +12,14 @@
 //	                "Authorization: Bearer TOKEN"
 //
 // A push is checked before anything is kept: the token (compared in
-// constant time; 401), the size (MaxBody; 413), the JSON and the kata, which
-// must be one of the room's (400, with the reason in the body). An
-// accepted grade is appended to the room's file as one line, stamped with
-// the time it was received, and synced to disk before the answer. Open
-// replays that file, so a restarted server shows the same room.
+// constant time; 401), the size (MaxBody; 413), then the grade against
+// the catalog (400, with the reason in the body): its kata, its items,
+// its score, the participant's name (see accept). What the board keeps
+// of an accepted grade (room.Grade: unknown fields dropped, long texts
+// cut) is appended to the room's file as one line, stamped with the time
+// it was received, and synced to disk before the answer. Open replays
+// that file, so a restarted server shows the same room. One server at a
+// time holds a room's directory (a lock file, LockName).
 //
 // Every page carries a Content-Security-Policy that allows the board's own
 // script and style and nothing from any other origin. The token is never
@@ -30,7 +33,6 @@ import (
 	"crypto/subtle"
 	_ "embed"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,18 +55,32 @@ import (
 // 158 KB (docs/facilitator.md).
 const MaxBody = 1 << 20
 
+// MaxStreams bounds the /events streams open at once: a projector and a
+// page per participant, with room to spare.
+const MaxStreams = 200
+
 // FileName is the room's file in its directory: one accepted grade per
 // line, as `checker report` also reads it.
 const FileName = "pushes.json"
 
-// maxName bounds a participant's name, in bytes.
-const maxName = 100
-
 // Config is what a board needs.
 type Config struct {
-	Katas []room.Kata // the room's columns; a grade for another kata is refused
-	Dir   string      // where FileName is kept
-	Token string      // the join token
+	// Catalog is every kata a grade may be for, with its items and the
+	// fingerprint of its hidden tests: a grade for another kata, or that
+	// does not list the kata's items, is refused. Nil: Katas.
+	Catalog []room.Kata
+	// Katas are the room's columns, the agenda: a grade for another kata
+	// of the catalog is kept but not shown.
+	Katas []room.Kata
+	Dir   string // where FileName is kept
+	Token string // the join token
+	// VerifiedOnly refuses a grade made by other hidden tests than the
+	// catalog's; without it such a grade is kept and marked.
+	VerifiedOnly bool
+	// QuietAfter dims the row of a participant who pushed nothing for so
+	// long (0: never); StuckAfter is when the summary counts one stuck
+	// (0: room.DefaultStuckAfter).
+	QuietAfter, StuckAfter time.Duration
 	// Log gets one line per accepted or refused push, per board that
 	// connects, and per line of the file skipped on replay. Never the token.
 	Log io.Writer
@@ -83,10 +99,15 @@ type Server struct {
 	version int                        // of the grid: one more per accepted push
 	table   []byte                     // the grid's table at tableOf
 	tableOf int                        // the version table shows; -1: none yet
+	names   []string                   // every participant's name, to tell look-alikes
+	minute  time.Time                  // the minute the grid's table was rendered at
+	lock    *os.File                   // held while the room is open: one server per directory
 	subs    map[chan struct{}]struct{} // a board following /events each
 	done    chan struct{}              // closed by endStreams: /events streams end
 	ending  bool                       // done is closed
 	closed  bool                       // the file is closed
+
+	maxStreams int // /events streams open at once; more are refused (503)
 
 	// connected, when set, is called each time a board starts following
 	// /events, after the first table is sent (tests wait on it).
@@ -106,20 +127,30 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if cfg.Catalog == nil {
+		cfg.Catalog = cfg.Katas
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), grid: room.New(cfg.Katas),
+	lock, err := lockRoom(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), grid: room.New(cfg.Katas), lock: lock, maxStreams: MaxStreams,
 		tableOf: -1, subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
+	s.grid.QuietAfter, s.grid.StuckAfter = cfg.QuietAfter, cfg.StuckAfter
 	sum := sha256.Sum256([]byte(room.Stylesheet))
 	s.csp = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'sha256-" +
 		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 	f, err := os.OpenFile(filepath.Join(cfg.Dir, FileName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	if err := s.replay(f); err != nil {
 		f.Close()
+		lock.Close()
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	s.file = f
@@ -136,10 +167,12 @@ func (s *Server) Participants() int {
 	return len(s.grid.Rows)
 }
 
-// Grid calls f with the grid, which it must not keep or change.
+// Grid calls f with the grid, which it must not keep or change, as it is
+// shown now.
 func (s *Server) Grid(f func(*room.Grid)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.grid.Now = s.cfg.Now()
 	f(s.grid)
 }
 
@@ -154,7 +187,9 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.file.Close()
+	err := s.file.Close()
+	s.lock.Close() // the room is free for another server
+	return err
 }
 
 // endStreams ends every /events stream, and refuses new ones.
@@ -175,6 +210,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv.RegisterOnShutdown(s.endStreams) // pushes under way are still kept
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
+	go s.tick(ctx)
 	select {
 	case err := <-served:
 		s.Close()
@@ -193,6 +229,25 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 
 // shutdownGrace bounds how long a shutdown waits for pushes under way.
 const shutdownGrace = 3 * time.Second
+
+// tick sends the boards a new table when the minute changes, until ctx is
+// done: a cell says for how many minutes it has been stuck.
+func (s *Server) tick(ctx context.Context) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if m := s.cfg.Now().Truncate(time.Minute); !m.Equal(s.minute) && s.tableOf == s.version {
+			s.changed()
+		}
+		s.mu.Unlock()
+	}
+}
 
 // Handler serves the board's paths, and 404 for any other.
 func (s *Server) Handler() http.Handler {
@@ -213,6 +268,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
 	s.mu.Lock()
+	s.grid.Now = s.cfg.Now()
 	err := s.grid.LivePage(&b, "/board.js")
 	s.mu.Unlock()
 	if err != nil {
@@ -247,6 +303,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if s.ending {
 		s.mu.Unlock()
 		http.Error(w, "the board is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if len(s.subs) >= s.maxStreams {
+		s.mu.Unlock()
+		fmt.Fprintf(s.cfg.Log, "refused a board from %s: %d boards open already\n", remote(r), s.maxStreams)
+		http.Error(w, fmt.Sprintf("the board is open in %d places already: close one", s.maxStreams), http.StatusServiceUnavailable)
 		return
 	}
 	s.subs[wake] = struct{}{}
@@ -287,6 +349,8 @@ func (s *Server) currentTable() ([]byte, error) {
 	defer s.mu.Unlock()
 	if s.tableOf != s.version {
 		var b bytes.Buffer
+		s.grid.Now = s.cfg.Now()
+		s.minute = s.grid.Now.Truncate(time.Minute)
 		if err := s.grid.Table(&b); err != nil {
 			return nil, err
 		}
@@ -333,7 +397,11 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if err := s.store(gr, line); err != nil {
+	if err := s.store(gr, line); errors.As(err, new(refused)) {
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s: %s\n", from, escape.Line(err.Error()))
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	} else if err != nil {
 		fmt.Fprintf(s.cfg.Log, "could not keep a push from %s: %v\n", from, err)
 		http.Error(w, "the board could not keep the grade: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -356,46 +424,6 @@ func (s *Server) tokenOK(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.token[:]) == 1
 }
 
-// accept checks a pushed grade and returns it, stamped with the time it
-// was received, and the line to store: the grade with "received" added.
-func (s *Server) accept(data []byte) (room.Grade, []byte, error) {
-	gr, err := room.ParseGrade(data)
-	if err != nil {
-		return gr, nil, fmt.Errorf("not a grade from checker check --json: %v", err)
-	}
-	if !s.hasKata(gr.Kata) {
-		return gr, nil, fmt.Errorf("this room has no kata %q", gr.Kata)
-	}
-	name := room.Name(gr.Participant)
-	switch {
-	case name == "":
-		return gr, nil, errors.New("the grade names no participant: push with --name (or KATA_NAME)")
-	case len(name) > maxName:
-		return gr, nil, fmt.Errorf("the participant's name is over %d bytes", maxName)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return gr, nil, fmt.Errorf("not a grade from checker check --json: %v", err)
-	}
-	gr.Received = s.cfg.Now().Truncate(time.Second)
-	at, _ := json.Marshal(gr.Received.Format(time.RFC3339))
-	fields["received"] = at
-	line, err := json.Marshal(fields) // compact: one line
-	if err != nil {
-		return gr, nil, err
-	}
-	return gr, append(line, '\n'), nil
-}
-
-func (s *Server) hasKata(slug string) bool {
-	for _, k := range s.cfg.Katas {
-		if k.Slug == slug {
-			return true
-		}
-	}
-	return false
-}
-
 // store appends line to the room's file and syncs it, then puts the grade
 // in the grid and wakes the boards. Under one lock, so the file's order is
 // the grid's.
@@ -405,13 +433,53 @@ func (s *Server) store(gr room.Grade, line []byte) error {
 	if s.closed {
 		return errors.New("the board is shutting down")
 	}
+	if err := s.sameName(gr.Participant); err != nil {
+		return err
+	}
 	if _, err := s.file.Write(line); err != nil {
 		return err
 	}
 	if err := s.file.Sync(); err != nil {
 		return err
 	}
+	s.kept(gr)
+	return nil
+}
+
+// refused is an error a pusher gets as a 400, with its reason.
+type refused struct{ error }
+
+// sameName refuses a name that looks like another participant's
+// without being it. Called with s.mu held.
+func (s *Server) sameName(name string) error {
+	for _, n := range s.names {
+		if room.LooksLike(name, n) {
+			return refused{fmt.Errorf("the name %q looks like %q, already on the board, but is written with other letters: push with that name, or one that reads differently", name, n)}
+		}
+	}
+	return nil
+}
+
+// kept puts a grade kept in the grid, if its kata is on the agenda, and
+// wakes the boards. Called with s.mu held.
+func (s *Server) kept(gr room.Grade) {
+	known := false
+	for _, n := range s.names {
+		known = known || strings.EqualFold(n, gr.Participant)
+	}
+	if !known {
+		s.names = append(s.names, gr.Participant)
+	}
+	if !s.onAgenda(gr.Kata) {
+		return
+	}
 	s.grid.Put(gr, "")
+	s.changed()
+}
+
+// changed makes the next table a new one and wakes the boards. Called
+// with s.mu held.
+func (s *Server) changed() {
 	s.version++
 	for wake := range s.subs {
 		select {
@@ -419,7 +487,6 @@ func (s *Server) store(gr room.Grade, line []byte) error {
 		default: // already woken: it will send the newest table
 		}
 	}
-	return nil
 }
 
 func score(gr room.Grade) string {

@@ -25,7 +25,17 @@ import (
 
 const token = "s3cret-token-42"
 
-var katas = []room.Kata{{Slug: "01-fanout", Title: "Fan-out"}, {Slug: "06-retry", Title: "Retry"}}
+var katas = []room.Kata{testKata("01-fanout", "Fan-out", 6), testKata("06-retry", "Retry", 7)}
+
+// testKata is a kata as the catalog has it: n requirements, two bonus
+// follow-ups.
+func testKata(slug, title string, n int) room.Kata {
+	k := room.Kata{Slug: slug, Title: title, Bonus: []room.Item{{ID: "B1", Text: "bonus 1"}, {ID: "B2", Text: "bonus 2"}}}
+	for i := 1; i <= n; i++ {
+		k.Requirements = append(k.Requirements, room.Item{ID: fmt.Sprintf("R%d", i), Text: fmt.Sprintf("requirement %d", i)})
+	}
+	return k
+}
 
 // syncBuffer is a log that handlers write to concurrently.
 type syncBuffer struct {
@@ -84,7 +94,7 @@ func start(t testing.TB, dir string) (*running, <-chan struct{}) {
 }
 
 // gradeJSON is a grade as `check --json` prints it: the first req of
-// total requirements pass.
+// total requirements pass, and neither bonus follow-up.
 func gradeJSON(who, kata string, req, total int) []byte {
 	items := []map[string]any{}
 	for i := 1; i <= total; i++ {
@@ -94,6 +104,10 @@ func gradeJSON(who, kata string, req, total int) []byte {
 		}
 		items = append(items, map[string]any{"id": fmt.Sprintf("R%d", i), "text": fmt.Sprintf("requirement %d", i),
 			"bonus": false, "kind": kind, "message": "", "hints": []int{1}})
+	}
+	for i := 1; i <= 2; i++ {
+		items = append(items, map[string]any{"id": fmt.Sprintf("B%d", i), "text": fmt.Sprintf("bonus %d", i),
+			"bonus": true, "kind": "assertion", "message": "", "hints": []int{}})
 	}
 	b, err := json.MarshalIndent(map[string]any{"schema": 1, "participant": who, "kata": kata, "title": "T",
 		"passed": req == total, "score": map[string]int{"required": req, "requiredTotal": total, "bonus": 0, "bonusTotal": 2},
@@ -149,12 +163,12 @@ func TestPushIsKeptAndShown(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stored[0]), &line))
 	assert.Equal(t, "2026-05-04T10:42:07+02:00", line["received"], "stamped with the time it came in")
 	assert.Equal(t, "Ada Lovelace", line["participant"])
-	assert.Len(t, line["items"], 7, "the whole grade is kept")
+	assert.Len(t, line["items"], 9, "every item is kept")
 
 	resp, page := get(t, b.url+"/")
 	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
 	assert.Contains(t, page, `<tr data-participant="Ada Lovelace">`)
-	assert.Contains(t, page, `3/7<small>R4 since 10:42</small>`)
+	assert.Contains(t, page, `3/7<small>R4 · 0 min</small>`, "minutes stuck")
 	assert.Contains(t, b.log.String(), "10:42:07 Ada Lovelace: 06-retry 3/7\n")
 }
 
@@ -177,7 +191,7 @@ func TestBadPushes(t *testing.T) {
 		{"another schema", token, []byte(`{"schema": 2, "participant": "Eve", "kata": "06-retry"}`), 400, "schema 2"},
 		{"a kata the room has not", token, gradeJSON("Eve", "99-nope", 1, 7), 400, `this room has no kata "99-nope"`},
 		{"no name", token, gradeJSON("  ", "06-retry", 1, 7), 400, "names no participant"},
-		{"a name too long", token, gradeJSON(strings.Repeat("x", 101), "06-retry", 1, 7), 400, "over 100 bytes"},
+		{"a name too long", token, gradeJSON(strings.Repeat("x", 41), "06-retry", 1, 7), 400, "over 40 characters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := post(t, b.url, tc.tok, tc.body)
@@ -278,16 +292,20 @@ func TestNamesAreEscaped(t *testing.T) {
 }
 
 // The board's log is a terminal: a pushed name cannot steer it (clear
-// the screen, retitle the window), nor the pusher's terminal.
+// the screen, retitle the window), nor the pusher's terminal. A name
+// loses its control characters; what a refused push names is escaped.
 func TestLogIsEscaped(t *testing.T) {
 	b, _ := start(t, t.TempDir())
 	code, body := post(t, b.url, token, gradeJSON("Mallory\x1b]0;pwned\a\x1b[2J", "06-retry", 3, 7))
 	require.Equal(t, 200, code, body)
+	refusedCode, refusedBody := post(t, b.url, token, gradeJSON("Mallory", "06\x1b]0;pwned\a", 3, 7))
+	require.Equal(t, 400, refusedCode, refusedBody)
 	for what, text := range map[string]string{"log": b.log.String(), "answer": body} {
 		assert.NotContains(t, text, "\x1b", what)
 		assert.NotContains(t, text, "\a", what)
-		assert.Contains(t, text, `Mallory\x1b]0;pwned\a\x1b[2J`, what)
+		assert.Contains(t, text, `Mallory]0;pwned[2J`, what)
 	}
+	assert.Contains(t, b.log.String(), `this room has no kata "06\x1b]0;pwned\a"`)
 }
 
 // events reads Server-Sent Events from /events.
@@ -354,6 +372,21 @@ func TestEventsDeliverEachChange(t *testing.T) {
 	require.NoError(t, b.stop(), "a shutdown ends the stream and is clean")
 	_, err := ev.r.ReadString('\n')
 	assert.ErrorIs(t, err, io.EOF)
+}
+
+// Boards following /events are capped: one more is refused with 503, and
+// a place freed is taken again.
+func TestEventsCapped(t *testing.T) {
+	b, connected := start(t, t.TempDir())
+	b.Server.mu.Lock()
+	b.Server.maxStreams = 1
+	b.Server.mu.Unlock()
+	ev := follow(t, b.url, connected)
+	ev.next(t)
+	resp, body := get(t, b.url+"/events")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Contains(t, body, "open in 1 places already")
+	assert.Contains(t, b.log.String(), "refused a board from 127.0.0.1")
 }
 
 // A restarted board shows the same room; a line cut short by a crash is

@@ -3,10 +3,12 @@ package board
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,7 +62,7 @@ func TestBoardInChromium(t *testing.T) {
 	require.NoError(t, json.Unmarshal(value, &got), "%s", value)
 	require.True(t, got.Found, "the pushed grade was not in the page within a second: %s", value)
 	assert.Equal(t, name, got.Text, "the name is shown as text")
-	assert.Equal(t, "3/7R4 since 10:42", got.Cell)
+	assert.Equal(t, "3/7R4 · 0 min", got.Cell, "minutes stuck")
 	assert.Equal(t, []string{b.url + "/board.js"}, got.Scripts, "one script, the board's own")
 	assert.True(t, strings.HasPrefix(got.Status, "live"), got.Status)
 	assert.Equal(t, "24px", got.Font, "the inline style is allowed (by its hash) and in force: large type")
@@ -228,3 +230,69 @@ func (d *devtools) requested() []string {
 	defer d.mu.Unlock()
 	return append([]string(nil), d.requests...)
 }
+
+// Thirty participants fit one 1920×1080 screen: the glance, every row and
+// the totals, with the longest name allowed, in a real browser at that
+// size. The screenshot is written to $BOARD_SCREENSHOT when it is set.
+func TestThirtyFitOneScreen(t *testing.T) {
+	browser := chromium.Path(t)
+	b, connected := start(t, t.TempDir())
+	for p := range 30 {
+		name := participantName(p)
+		if p == 7 {
+			name = strings.Repeat("W", 40)
+		}
+		for _, g := range [][]byte{gradeJSON(name, "01-fanout", min(6, p%8), 6), gradeJSON(name, "06-retry", p%8, 7)} {
+			code, body := post(t, b.url, token, g)
+			require.Equal(t, 200, code, body)
+		}
+	}
+	cdp := launch(t, browser)
+	target := cdp.call(t, "", "Target.createTarget", map[string]any{"url": "about:blank"})
+	attached := cdp.call(t, "", "Target.attachToTarget", map[string]any{"targetId": target["targetId"], "flatten": true})
+	session := attached["sessionId"].(string)
+	cdp.call(t, session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1920, "height": 1080, "deviceScaleFactor": 1, "mobile": false})
+	cdp.call(t, session, "Page.navigate", map[string]any{"url": b.url + "/"})
+	select {
+	case <-connected:
+	case <-time.After(time.Minute):
+		t.Fatal("the page never followed /events")
+	}
+	res := cdp.call(t, session, "Runtime.evaluate", map[string]any{"awaitPromise": true, "returnByValue": true, "expression": measure})
+	var got struct {
+		Rows, Height, Width, LastRow, Foot, Right, Glance float64
+	}
+	value, err := json.Marshal(res["result"].(map[string]any)["value"])
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(value, &got), "%s", value)
+	assert.Equal(t, 30.0, got.Rows)
+	assert.Equal(t, 1080.0, got.Height)
+	assert.Greater(t, got.Glance, 0.0, "the glance is shown")
+	assert.LessOrEqual(t, got.Foot, got.Height, "every row and the totals within 1080 px: %s", value)
+	assert.LessOrEqual(t, got.Right, got.Width, "nothing wider than the screen: %s", value)
+	if dir := os.Getenv("BOARD_SCREENSHOT"); dir != "" {
+		shot := cdp.call(t, session, "Page.captureScreenshot", map[string]any{"format": "png"})
+		png, err := base64.StdEncoding.DecodeString(shot["data"].(string))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "board-1920x1080.png"), png, 0o644))
+	}
+}
+
+// measure waits for the live table (the events' first), then measures
+// the page.
+const measure = `new Promise((resolve) => {
+  const done = () => {
+    const rows = document.querySelectorAll("#room tbody tr");
+    const rect = (el) => el ? el.getBoundingClientRect() : {bottom: 0, right: 0, height: 0};
+    resolve({
+      rows: rows.length, height: innerHeight, width: innerWidth,
+      lastRow: rect(rows[rows.length - 1]).bottom, foot: rect(document.querySelector("#room tfoot")).bottom,
+      right: Math.max(document.documentElement.scrollWidth, rect(document.getElementById("room")).right),
+      glance: rect(document.getElementById("glance")).height,
+    });
+  };
+  const ready = () => document.getElementById("status").textContent.startsWith("live");
+  if (ready()) return done();
+  const seen = new MutationObserver(() => { if (ready()) { seen.disconnect(); done(); } });
+  seen.observe(document.body, {childList: true, subtree: true, characterData: true});
+})`

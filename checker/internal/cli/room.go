@@ -33,9 +33,7 @@ func roomReport(args []string, out string, env Env) (int, error) {
 	dir := absPath(env.Dir, args[0])
 	var katas []room.Kata
 	if cat, err := load(env); err == nil {
-		for _, k := range cat.Katas {
-			katas = append(katas, room.Kata{Slug: k.Slug, Title: k.Title})
-		}
+		katas = roomKatas(cat)
 	}
 	g := room.New(katas)
 	problems, err := g.ReadDir(dir)

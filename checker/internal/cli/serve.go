@@ -8,12 +8,22 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"gokata/checker/internal/board"
+	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/room"
+	"gokata/checker/internal/session"
 )
+
+// short is a kata's number as participants type it: "06-retry" → "06".
+func short(slug string) string {
+	n, _, _ := strings.Cut(slug, "-")
+	return n
+}
 
 var serveVerb = verb{
 	name: "serve", section: workshops, needs: needCatalog,
@@ -22,15 +32,67 @@ var serveVerb = verb{
 		addr := fs.String("addr", ":8080", "listen on `host:port`")
 		dir := fs.String("dir", "", "keep the room's grades in `DIR` (default .kata/room/ in the checkout)")
 		token := fs.String("token", "", "the room's join `TOKEN` (default: a new random one, printed)")
-		return func(c *call) (int, error) { return serve(c, *addr, *dir, *token) }
+		agenda := fs.String("katas", "", "show only the agenda's katas, `NN,NN` (default all; grades\nof the others are still kept)")
+		quiet := fs.Duration("quiet", 10*time.Minute, "dim a participant quiet for this `duration` (0: never)")
+		stuck := fs.Duration("stuck", room.DefaultStuckAfter, "count a participant stuck after this `duration` on one item")
+		verified := fs.Bool("verified-only", false, "refuse a grade made by other hidden tests than this checkout's\n(default: keep it, marked)")
+		return func(c *call) (int, error) {
+			return serve(c, serveOptions{addr: *addr, dir: *dir, token: *token, agenda: *agenda,
+				quiet: *quiet, stuck: *stuck, verified: *verified})
+		}
 	},
+}
+
+// serveOptions are serve's flags.
+type serveOptions struct {
+	addr, dir, token, agenda string
+	quiet, stuck             time.Duration
+	verified                 bool
+}
+
+// roomKatas is the catalog as the board and the report know it: each
+// kata's items and the fingerprint of its hidden tests.
+func roomKatas(cat *catalog.Catalog) []room.Kata {
+	var katas []room.Kata
+	for _, k := range cat.Katas {
+		rk := room.Kata{Slug: k.Slug, Title: k.Title, Tests: session.TestsFingerprint(k)}
+		for _, it := range k.Requirements {
+			rk.Requirements = append(rk.Requirements, room.Item{ID: it.ID, Text: it.Text})
+		}
+		for _, it := range k.Bonus {
+			rk.Bonus = append(rk.Bonus, room.Item{ID: it.ID, Text: it.Text})
+		}
+		katas = append(katas, rk)
+	}
+	return katas
+}
+
+// agendaOf is the katas of all that list names ("03,06"); all for "".
+func agendaOf(cat *catalog.Catalog, all []room.Kata, list string) ([]room.Kata, error) {
+	if strings.TrimSpace(list) == "" {
+		return all, nil
+	}
+	var agenda []room.Kata
+	for _, name := range strings.Split(list, ",") {
+		k, ok := cat.Find(name)
+		if !ok {
+			return nil, &usageError{fmt.Sprintf("--katas: no kata %q; the katas are %s", strings.TrimSpace(name), cat.Names()), "checker serve --katas 01,06"}
+		}
+		for _, rk := range all {
+			if rk.Slug == k.Slug && !slices.ContainsFunc(agenda, func(a room.Kata) bool { return a.Slug == k.Slug }) {
+				agenda = append(agenda, rk)
+			}
+		}
+	}
+	return agenda, nil
 }
 
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~-]{8,100}$`)
 
 // serve runs the live room board until Ctrl-C: it prints the board's
 // address and the command participants type, then a line per push.
-func serve(c *call, addr, dir, token string) (int, error) {
+func serve(c *call, o serveOptions) (int, error) {
+	addr, dir, token := o.addr, o.dir, o.token
 	switch {
 	case token == "":
 		token = strings.ToLower(rand.Text()[:16]) // 80 bits
@@ -42,27 +104,36 @@ func serve(c *call, addr, dir, token string) (int, error) {
 	} else {
 		dir = absPath(c.env.Dir, dir)
 	}
-	var katas []room.Kata
-	for _, k := range c.cat.Katas {
-		katas = append(katas, room.Kata{Slug: k.Slug, Title: k.Title})
+	if o.quiet < 0 || o.stuck <= 0 {
+		return 0, &usageError{"--quiet and --stuck are durations above zero (--quiet 0: never dim)", "checker serve --quiet 10m --stuck 10m"}
 	}
+	all := roomKatas(c.cat)
+	agenda, err := agendaOf(c.cat, all, o.agenda)
+	if err != nil {
+		return 0, err
+	}
+	if len(agenda) == 0 {
+		return 0, errors.New("the checkout has no katas to show")
+	}
+	b, err := board.Open(board.Config{Catalog: all, Katas: agenda, Dir: dir, Token: token, Log: c.env.Stderr,
+		VerifiedOnly: o.verified, QuietAfter: o.quiet, StuckAfter: o.stuck})
+	if err != nil {
+		return 0, &usageError{"open the room: " + err.Error(), ""}
+	}
+	defer b.Close()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return 0, listenError(addr, err)
 	}
 	defer l.Close()
-	b, err := board.Open(board.Config{Katas: katas, Dir: dir, Token: token, Log: c.env.Stderr})
-	if err != nil {
-		return 0, fmt.Errorf("open the room: %w", err)
-	}
 	host, port := boardHost(addr), l.Addr().(*net.TCPAddr).Port
 	base := fmt.Sprintf("http://%s", net.JoinHostPort(host, fmt.Sprint(port)))
 	out := c.env.Stdout
 	fmt.Fprintf(out, "Room board: %s/\n", base)
-	fmt.Fprintf(out, "Participants push their grades from their kata checkout with:\n")
-	fmt.Fprintf(out, "  make check EX=01 PUSH=%s TOKEN=%s NAME=\"Their Name\"\n", base, token)
-	fmt.Fprintf(out, "or, so that make watch and every later check push too:\n")
+	fmt.Fprintf(out, "Participants type this once in their kata checkout's shell, so that every\nmake check and make watch pushes its grade:\n")
 	fmt.Fprintf(out, "  export KATA_PUSH=%s KATA_TOKEN=%s KATA_NAME=\"Their Name\"\n", base, token)
+	fmt.Fprintf(out, "or push one check:\n")
+	fmt.Fprintf(out, "  make check EX=%s PUSH=%s TOKEN=%s NAME=\"Their Name\"\n", short(agenda[0].Slug), base, token)
 	who := fmt.Sprintf("%d participants", b.Participants())
 	if b.Participants() == 1 {
 		who = "1 participant"

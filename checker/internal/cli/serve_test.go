@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -30,6 +31,10 @@ func TestServeAndPush(t *testing.T) {
 	assert.Contains(t, srv.out.String(), "  make check EX=01 PUSH="+base+" TOKEN=workshop-2026 NAME=\"Their Name\"\n")
 	assert.Contains(t, srv.out.String(), "  export KATA_PUSH="+base+" KATA_TOKEN=workshop-2026 KATA_NAME=\"Their Name\"\n")
 
+	second := run(t, dir, "serve", "--addr", "127.0.0.1:0", "--dir", room)
+	assert.Equal(t, cli.ExitUsage, second.code)
+	assert.Contains(t, second.stderr, fmt.Sprintf("another board (process %d) is serving the room in %s", os.Getpid(), room), "one server per room")
+
 	busy := run(t, dir, "serve", "--addr", strings.TrimPrefix(base, "http://"))
 	assert.Equal(t, cli.ExitUsage, busy.code)
 	assert.Equal(t, "checker: cannot serve on "+strings.TrimPrefix(base, "http://")+": the port is in use; choose another, e.g. make serve ADDR=:8081\n", busy.stderr)
@@ -42,7 +47,7 @@ func TestServeAndPush(t *testing.T) {
 
 	page := httpGet(t, base+"/")
 	assert.Contains(t, page, `<tr data-participant="Ada &lt;b&gt;Lovelace&lt;/b&gt;">`)
-	assert.Contains(t, page, `<small>R1 since `)
+	assert.Contains(t, page, `<small>R1 · 0 min</small>`)
 
 	// watch pushes each grade too, told by the environment.
 	watching := start(t, dir, cli.Env{Vars: append(os.Environ(), "KATA_PUSH="+base, "KATA_TOKEN=workshop-2026", "KATA_NAME=Grace Hopper")}, "watch", "06")
@@ -81,6 +86,8 @@ func TestPushUsage(t *testing.T) {
 		{[]string{"check", "06", "--token", "abcdefgh"}, "name the board too"},
 		{[]string{"serve", "--token", "a b"}, "--token: use 8 to 100 letters"},
 		{[]string{"serve", "--addr", "nonsense"}, "cannot serve on nonsense: address nonsense: missing port in address"},
+		{[]string{"serve", "--katas", "03,99", "--dir", t.TempDir()}, `--katas: no kata "99"`},
+		{[]string{"serve", "--stuck", "0", "--dir", t.TempDir()}, "--quiet and --stuck are durations above zero"},
 	} {
 		r := run(t, dir, tc.args...)
 		assert.Equal(t, cli.ExitUsage, r.code, "%v", tc.args)

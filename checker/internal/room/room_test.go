@@ -98,37 +98,51 @@ func TestGrid(t *testing.T) {
 	assert.Equal(t, 1, g.PassedBy("06-retry"))
 }
 
-// Where a participant is stuck: the first failing requirement of the best
-// grade, since the earliest grade that failed there first, whatever the
-// order the grades are read in.
+// Where a participant is stuck: the first failing requirement of the
+// latest grade, since the earliest grade that failed there first, whatever
+// the order the grades are read in. A better earlier grade is the mark.
 func TestStuckSince(t *testing.T) {
 	grades := []string{
 		timedGrade("Ada", "06-retry", "2026-05-04T10:00:00+02:00", false, 2, 7, 0, 2), // stuck on R3
 		timedGrade("Ada", "06-retry", "2026-05-04T10:05:00+02:00", false, 2, 7, 0, 2),
 		timedGrade("Ada", "06-retry", "2026-05-04T10:10:00+02:00", false, 4, 7, 0, 2), // now on R5
 		timedGrade("Ada", "06-retry", "2026-05-04T10:20:00+02:00", false, 4, 7, 0, 2),
-		timedGrade("Ada", "06-retry", "2026-05-04T10:25:00+02:00", false, 1, 7, 0, 2), // worse: does not count
+		timedGrade("Ada", "06-retry", "2026-05-04T10:25:00+02:00", false, 4, 7, 0, 2),
+		timedGrade("Ada", "06-retry", "2026-05-04T10:26:00+02:00", false, 1, 7, 0, 2), // worse, and the latest: shown, the best a mark
 		timedGrade("ada", "01-fanout", "2026-05-04T10:30:00+02:00", true, 6, 6, 0, 2),
 		grade("Ada", "04-partial", false, 0, 5, 0, 1), // no time
 		`{"schema": 1, "participant": "Ada", "kata": "02-first-wins", "passed": false, "build": {"kind": "compile", "lines": []},
 		  "score": {"required": 0, "requiredTotal": 5}, "items": [{"id": "R1", "kind": "compile"}]}`,
 	}
-	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7}, {7, 6, 5, 4, 3, 2, 1, 0}} {
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1, 0}, {0, 1, 2, 3, 5, 6, 7, 8, 4}} {
 		g := room.New(nil)
 		for _, i := range order {
 			require.NoError(t, g.Add(strings.NewReader(grades[i]), ""))
 		}
 		require.Len(t, g.Rows, 1)
 		retry := g.Rows[0].Cells["06-retry"]
-		assert.Equal(t, "4/7", retry.Text(), "order %v", order)
-		assert.Equal(t, "R5", retry.Stuck)
-		assert.Equal(t, "requirement 5", retry.StuckText)
-		assert.Equal(t, "R5 since 10:10", retry.Where(), "since the first grade stuck there, in the grade's own zone")
+		assert.Equal(t, "1/7", retry.Text(), "order %v: the latest grade", order)
+		assert.Equal(t, "best 4/7", retry.Mark(), "order %v", order)
+		assert.Equal(t, "fail", retry.State())
+		assert.Equal(t, "R2", retry.Stuck)
+		assert.Equal(t, "requirement 2", retry.StuckText)
+		assert.Equal(t, "R2 since 10:26", retry.Where(), "in the grade's own zone")
+		g.Put(mustGrade(t, timedGrade("Ada", "06-retry", "2026-05-04T10:40:00+02:00", false, 4, 7, 0, 2)), "")
+		retry = g.Rows[0].Cells["06-retry"]
+		assert.Equal(t, "R5 since 10:10", retry.Where(), "since the first grade stuck there")
+		assert.Equal(t, "", retry.Mark(), "the best is the one shown")
 		assert.Equal(t, "", g.Rows[0].Cells["01-fanout"].Where(), "a pass is stuck nowhere")
 		assert.Equal(t, "R1", g.Rows[0].Cells["04-partial"].Where(), "no time, no since")
 		assert.Equal(t, "build", g.Rows[0].Cells["02-first-wins"].Where())
 		assert.Equal(t, "it does not compile", g.Rows[0].Cells["02-first-wins"].StuckText)
 	}
+}
+
+func mustGrade(t *testing.T, s string) room.Grade {
+	t.Helper()
+	gr, err := room.ParseGrade([]byte(s))
+	require.NoError(t, err)
+	return gr
 }
 
 func TestParseGrade(t *testing.T) {
