@@ -470,6 +470,40 @@ func TestR5_AlreadyCancelledCtxCallsNothing(t *testing.T) {
 	})
 }
 
+// A ctx cancelled with a cause (context.WithCancelCause): ctx.Err() is
+// still context.Canceled; the cause is for context.Cause, not for Map.
+func TestR5_ACtxCancelledWithACauseGivesCtxErr(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		errClientGone := errors.New("client went away")
+		calls := testNewCalls(3)
+		c := katatest.Start(h, func(ctx context.Context) ([]string, error) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			cancel(errClientGone)
+			return Map(ctx, calls.in, calls.fn)
+		})
+		if c.Broken() {
+			return
+		}
+		if !c.Returned() {
+			t.Errorf("ctx was already cancelled (with a cause), but Map was still waiting: return ctx.Err() at once")
+			testStop(c, calls)
+			return
+		}
+		out, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		assert.Equal(t, 0, calls.entered(), "ctx was already cancelled, yet Map called fn")
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("ctx was cancelled with context.WithCancelCause(ctx) and the cause %q, and Map returned %v: "+
+				"Map's error must match ctx.Err(), which is context.Canceled whatever the cause — the caller's "+
+				"errors.Is(err, context.Canceled) must hold; the cause is what context.Cause(ctx) says, not ctx.Err()",
+				errClientGone, err)
+		}
+		assert.Nil(t, out, "ctx was already cancelled: on an error Map returns nil results")
+	})
+}
+
 func TestR5_EmptyInputCallsNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		for _, tc := range []struct {

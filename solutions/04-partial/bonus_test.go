@@ -273,3 +273,39 @@ func TestB2_ACallerCancelIsNotAStop(t *testing.T) {
 		}
 	})
 }
+
+func TestB2_TwoFailuresAtOnceStillStop(t *testing.T) {
+	// With MaxFailures 1, two calls fail at the same instant: that is more
+	// than one failure, so the gather stops, whichever counts first. A count
+	// read in one step and raised in another lets both read 0 and neither
+	// stop. It depends on the schedule: repeated.
+	katatest.Repeat(t, 16, func(h *katatest.H) {
+		skus := testSKUs(5)
+		held, failing := testNewGate(), testNewGate()
+		b := testNewBackend()
+		for _, sku := range skus {
+			b.calls[sku] = testCall{wait: held}
+		}
+		b.calls["sku-2"] = testCall{wait: failing, deaf: true, err: &testStatusError{503}}
+		b.calls["sku-4"] = testCall{wait: failing, deaf: true, err: testErrNotFound}
+		c := testStart(h, skus, b.fn, &Options{MaxFailures: 1})
+		if c.Broken() {
+			return
+		}
+		if !testAllStarted(h, c, b, skus) {
+			testStop(c, failing, held)
+			return
+		}
+		failing.Release() // sku-2 and sku-4 fail together
+		synctest.Wait()
+		if cancelled := held.Cancelled(); cancelled < 3 {
+			t.Errorf("with MaxFailures 1, sku-2 and sku-4 failed at the same instant, and only %d of the 3 calls "+
+				"still running saw a cancel: two failures are more than 1, whichever is counted first — count a "+
+				"failure and compare the count in one step (failures.Add(1) > MaxFailures), not a read and a "+
+				"later increment", cancelled)
+			testStop(c, held)
+			return
+		}
+		testCollect(h, c, skus)
+	})
+}

@@ -364,6 +364,41 @@ func TestR5_ACtxCancelledBeforeTheCallStillGivesAnOutcomePerInput(t *testing.T) 
 	})
 }
 
+// A ctx cancelled before Gather, and calls that never look at it (an
+// in-memory table): each is still called once, and keeps its value.
+func TestR1_ACtxCancelledBeforeGatherStillCallsFnForEveryInput(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		skus := testSKUs(3)
+		b := testNewBackend() // the calls return their price at once, whatever ctx says
+		c := testStart(h, skus, b.fn, nil, katatest.Cancelled())
+		if c.Broken() {
+			return
+		}
+		if !c.Returned() {
+			t.Errorf("ctx was cancelled before Gather was called, and every call returns at once, but Gather did not return")
+			c.Stop()
+			return
+		}
+		out, _, ok := c.Finish("Gather")
+		if !ok {
+			return
+		}
+		if got := b.started.All(); len(got) != len(skus) {
+			t.Errorf("ctx was cancelled before Gather was called, and fn was called for %d of the %d inputs: Gather "+
+				"calls fn once per input whatever ctx says — fn decides what a cancelled ctx means (a table in "+
+				"memory answers anyway), and an outcome is what its call returned", len(got), len(skus))
+			return
+		}
+		for _, sku := range skus {
+			if o, ok := testFind(h, out, sku); ok && (o.Err != nil || o.Value != testPrice(sku)) {
+				t.Errorf("ctx was cancelled before Gather was called, and the call for %s ignored it and returned %d; "+
+					"its outcome is (%d, %v): a call that succeeded anyway keeps its value", sku, testPrice(sku), o.Value, o.Err)
+				return
+			}
+		}
+	})
+}
+
 func TestR6_EqualInputsStaySeparate(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := []string{"sku-1", "sku-7", "sku-1", "sku-1"}

@@ -462,3 +462,36 @@ func TestB2_NoDeadlineWhenDrainTimeoutIsZero(t *testing.T) {
 		}
 	})
 }
+
+func TestB2_AtTheDeadlineRunStillWaitsForTheConsumeInFlight(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		gate := katatest.NewGate()
+		consume := func(ctx context.Context, v int) error {
+			return gate.Hold(context.Background()) // a write that ignores its ctx
+		}
+		produce := func(ctx context.Context, put func(int) error) error { return put(1) }
+		call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
+			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, 1, produce, consume)
+		})
+		if call.Broken() {
+			return
+		}
+		h.Advance(time.Second) // the drain deadline passes while item 1 is being consumed
+		if call.Returned() {
+			t.Errorf("the drain deadline passed while a consume that ignores its ctx was still running, and " +
+				"RunDrainTimeout returned: cancel the consumers' ctx at the deadline, then wait for every consume " +
+				"in flight to return — Run returns once every consumer has returned, or the caller closes what " +
+				"the consume still uses")
+			gate.Release()
+			return
+		}
+		gate.Release()
+		synctest.Wait()
+		stats, err, ok := call.Finish("RunDrainTimeout")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, ErrDrainTimeout, "the drain deadline passed: the error must match ErrDrainTimeout")
+		assert.Equal(t, Stats{Produced: 1, Consumed: 1}, stats, "item 1 was in a consumer's hands at the deadline")
+	})
+}

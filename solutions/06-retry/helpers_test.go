@@ -132,7 +132,10 @@ func testNotRetried(h *katatest.H, p Policy, err error, stillPausing string) (go
 	h.T.Helper()
 	op := &testOp{errs: []error{err, err, err}}
 	hooks := &testHooks{}
-	p.MaxAttempts, p.BaseDelay, p.BeforeSleep = 3, 10*time.Millisecond, hooks.record
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = 3 // room to retry, unless the case is about the final attempt
+	}
+	p.BaseDelay, p.BeforeSleep = 10*time.Millisecond, hooks.record
 	c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
 	if c.Broken() {
 		return nil, 0, nil, false

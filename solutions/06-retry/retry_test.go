@@ -268,14 +268,17 @@ func TestR3_PermanentErrorRunsOnce(t *testing.T) {
 		assert.NoError(t, Permanent(nil), "Permanent(nil) must be nil, so `return v, Permanent(err)` stays a success when err is nil")
 		denied := &testStatusError{403}
 		cases := []struct {
-			name string
-			err  error
+			name   string
+			err    error
+			policy Policy
 		}{
-			{"Permanent(err)", Permanent(denied)},
-			{"a Permanent error wrapped again with %w", fmt.Errorf("charge card: %w", Permanent(denied))},
+			{"Permanent(err)", Permanent(denied), Policy{}},
+			{"a Permanent error wrapped again with %w", fmt.Errorf("charge card: %w", Permanent(denied)), Policy{}},
+			// The first attempt is also the last: still returned as it is.
+			{"Permanent(err) with MaxAttempts 1", Permanent(denied), Policy{MaxAttempts: 1}},
 		}
 		for _, tc := range cases {
-			err, calls, sleeps, ok := testNotRetried(h, Policy{}, tc.err, fmt.Sprintf(
+			err, calls, sleeps, ok := testNotRetried(h, tc.policy, tc.err, fmt.Sprintf(
 				"op returned %s and Do is pausing to try again; a permanent error ends Do at once "+
 					"(look for the mark with errors.As, which also finds it when it is wrapped)", tc.name))
 			if !ok {
@@ -306,6 +309,9 @@ func TestR3_NonRetryableErrorRunsOnce(t *testing.T) {
 		}{
 			{"a non-retryable error on the first attempt", []error{errBadRequest, errBadRequest}},
 			{"a retryable error, then a non-retryable one", []error{errBusy, errBadRequest, errBadRequest}},
+			// The final attempt's error is not retried anyway: it is returned
+			// as it is, not as an exhausted retry.
+			{"a non-retryable error on the final attempt", []error{errBusy, errBusy, errBusy, errBusy, errBadRequest, errBadRequest}},
 		}
 		for _, tc := range cases {
 			op := &testOp{errs: tc.errs}

@@ -2,10 +2,12 @@ package blockingloop
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -519,6 +521,58 @@ func TestR2_TheHeartbeatKeepsItsScheduleWhileRequestsArrive(t *testing.T) {
 			st := tb.stats()
 			if !testAnswered(st) {
 				t.Errorf("Stats did not answer at %v", h.Elapsed())
+				return
+			}
+		}
+	})
+}
+
+// testTickerClock is the mock clock, with every period asked of Ticker or
+// Tick noted: a negative one would make the mock clock spin.
+type testTickerClock struct {
+	clock.Clock
+	periods katatest.Recorder[time.Duration]
+}
+
+func (c *testTickerClock) Ticker(d time.Duration) *clock.Ticker {
+	c.periods.Add(d)
+	if d <= 0 {
+		d = time.Hour // the test reports it; the clock must not spin meanwhile
+	}
+	return c.Clock.Ticker(d)
+}
+
+func (c *testTickerClock) Tick(d time.Duration) <-chan time.Time {
+	c.periods.Add(d)
+	if d <= 0 {
+		d = time.Hour
+	}
+	return c.Clock.Tick(d)
+}
+
+func TestR2_ATickOfZeroOrLessTurnsTheHeartbeatOff(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		for _, tick := range []time.Duration{-time.Second, 0} {
+			clk := &testTickerClock{Clock: h.Clk}
+			var ticks katatest.Recorder[Stats]
+			backend := testNewBackend()
+			cache := New(clk, backend.lookup, Config{MaxInFlight: 2, Tick: tick, OnTick: ticks.Add})
+			run := katatest.StartErr(h, cache.Run)
+			h.Advance(10 * time.Second)
+			bad := slices.DeleteFunc(clk.periods.All(), func(d time.Duration) bool { return d > 0 })
+			if len(bad) > 0 || len(ticks.All()) > 0 {
+				t.Errorf("Config.Tick is %v, with an OnTick set: the heartbeat is off, but Run asked the clock for "+
+					"tickers of %v and OnTick ran %d times in 10s: Tick <= 0 turns the heartbeat off — a ticker of a "+
+					"period below 1 panics on a real clock (and never stops firing on a mock one)",
+					tick, bad, len(ticks.All()))
+			}
+			run.Cancel()
+			synctest.Wait()
+			if !run.Returned() {
+				t.Errorf("Tick %v: Run did not return once its ctx had ended", tick)
+				return
+			}
+			if t.Failed() {
 				return
 			}
 		}

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -306,5 +307,31 @@ func TestB2_ForgetsKeysThatAreFullAndIdle(t *testing.T) {
 				return
 			}
 		}
+	})
+}
+
+func TestB1_CombinedWaitWithACtxAlreadyDoneTakesNothing(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		perSecond, perMinute := New(h.Clk, 10, 1), New(h.Clk, 100.0/60, 1)
+		m := Combine(perSecond, perMinute)
+		c := katatest.StartErr(h, m.Wait, katatest.Cancelled())
+		if c.Broken() {
+			return
+		}
+		if !c.Returned() {
+			t.Errorf("Combine(…).Wait with a ctx already done was still waiting with the mock clock stopped: " +
+				"return ctx.Err() at once")
+			c.Stop()
+			return
+		}
+		err := c.Err()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Combine(…).Wait with a ctx already cancelled, every limiter with a token to spare, returned %v: "+
+				"a ctx already done gets ctx.Err() at once and takes nothing — look at ctx before reserving, as "+
+				"Limiter.Wait does", err)
+			return
+		}
+		assert.True(t, perSecond.Allow() && perMinute.Allow(), "Combine(…).Wait with a ctx already done must take "+
+			"nothing: each limiter's one token must still be there")
 	})
 }
