@@ -45,6 +45,8 @@ func main() {
 	}
 }
 
+// run measures kata kataName in a scratch copy of the checkout, section
+// by section, and fails when a target is missed.
 func run(kataName string) error {
 	root, err := catalog.FindRoot(".")
 	if err != nil {
@@ -70,85 +72,125 @@ func run(kataName string) error {
 	check := command(tmp, env, "make", "--no-print-directory", "check", "EX="+k.ID())
 	plain := command(tmp, env, "go", "test", "-race", "-count=1", "./solutions/"+k.Slug)
 
+	slowCheck, err := checkVsGoTest(k, check, plain)
+	if err != nil {
+		return err
+	}
+	total, slowTests, err := execTimes(tmp, env, cat.Katas)
+	if err != nil {
+		return err
+	}
+	slowWatch, err := watchTimes(tmp, env, k, check)
+	if err != nil {
+		return err
+	}
+	if slowCheck || slowTests || slowWatch || total >= time.Second {
+		return fmt.Errorf("a target was missed")
+	}
+	return nil
+}
+
+// alternate runs a then b, n times each, and returns how long each run
+// took.
+func alternate(n int, a, b func() (time.Duration, error)) (ta, tb []time.Duration, err error) {
+	for range n {
+		d, err := a()
+		if err != nil {
+			return nil, nil, err
+		}
+		ta = append(ta, d)
+		if d, err = b(); err != nil {
+			return nil, nil, err
+		}
+		tb = append(tb, d)
+	}
+	return ta, tb, nil
+}
+
+// checkVsGoTest prints the medians of make check and of plain go test of
+// kata k, warm, and their ratio; true when the ratio misses its target.
+func checkVsGoTest(k catalog.Kata, check, plain func() (time.Duration, error)) (missed bool, err error) {
 	fmt.Printf("warm check of %s vs warm go test -race -count=1 of its reference (median of %d alternating runs)\n", k.Slug, runs)
 	for _, c := range []func() (time.Duration, error){check, plain} { // warm both caches
 		if _, err := c(); err != nil {
-			return err
+			return false, err
 		}
 	}
-	var tc, tp []time.Duration
-	for range runs {
-		d, err := check()
-		if err != nil {
-			return err
-		}
-		tc = append(tc, d)
-		if d, err = plain(); err != nil {
-			return err
-		}
-		tp = append(tp, d)
+	tc, tp, err := alternate(runs, check, plain)
+	if err != nil {
+		return false, err
 	}
 	mc, mp := median(tc), median(tp)
 	ratio := float64(mc) / float64(mp)
 	fmt.Printf("  make check EX=%s   %6.0f ms\n", k.ID(), ms(mc))
 	fmt.Printf("  go test -race      %6.0f ms\n", ms(mp))
 	fmt.Printf("  ratio              %6.2f   (target ≤ 1.30)\n", ratio)
-	missed := ratio > 1.3
+	return ratio > 1.3, nil
+}
 
+// execTimes prints how long each kata's hidden tests take to execute
+// under -race, and their total; missed is true when one kata misses its
+// target.
+func execTimes(tmp string, env []string, katas []catalog.Kata) (total time.Duration, missed bool, err error) {
 	fmt.Printf("\nhidden tests of each reference under -race: execution time, median of %d\n", execRuns)
-	var total time.Duration
-	for _, k := range cat.Katas {
-		bin := filepath.Join(tmp, k.Package+".test")
-		build := exec.Command("go", "test", "-c", "-race", "-o", bin, "./solutions/"+k.Slug)
-		build.Dir, build.Env = tmp, env
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v\n%s", k.Slug, err, out)
-		}
-		dir := filepath.Join(tmp, "solutions", k.Slug)
-		all := command(dir, env, bin, "-test.count=1")
-		none := command(dir, env, bin, "-test.count=1", "-test.run=^$")
-		var ta, tn []time.Duration
-		for range execRuns {
-			d, err := all()
-			if err != nil {
-				return err
-			}
-			ta = append(ta, d)
-			if d, err = none(); err != nil {
-				return err
-			}
-			tn = append(tn, d)
-		}
-		m := max(0, median(ta)-median(tn))
-		total += m
-		scenarios, explorations, err := explored(dir, env, bin)
+	for _, k := range katas {
+		m, err := execTime(tmp, env, k)
 		if err != nil {
-			return err
+			return 0, false, err
 		}
-		fmt.Printf("  %-20s %6.1f ms   (target < 200 ms; process %5.1f ms, of which %5.1f ms start-up with no test); "+
-			"%d scenarios in %d explorations, each from a fresh seed\n",
-			k.Slug, ms(m), ms(median(ta)), ms(median(tn)), scenarios, explorations)
+		total += m
 		missed = missed || m >= 200*time.Millisecond
 	}
 	fmt.Printf("  %-20s %6.1f ms   (target < 1000 ms)\n", "all", ms(total))
+	return total, missed, nil
+}
 
+// execTime builds kata k's hidden tests with the reference and prints,
+// and returns, their execution time: the test process running them minus
+// the same process running none. It also prints the scenarios their
+// explorations played.
+func execTime(tmp string, env []string, k catalog.Kata) (time.Duration, error) {
+	bin := filepath.Join(tmp, k.Package+".test")
+	build := exec.Command("go", "test", "-c", "-race", "-o", bin, "./solutions/"+k.Slug)
+	build.Dir, build.Env = tmp, env
+	if out, err := build.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("build %s: %v\n%s", k.Slug, err, out)
+	}
+	dir := filepath.Join(tmp, "solutions", k.Slug)
+	all := command(dir, env, bin, "-test.count=1")
+	none := command(dir, env, bin, "-test.count=1", "-test.run=^$")
+	ta, tn, err := alternate(execRuns, all, none)
+	if err != nil {
+		return 0, err
+	}
+	m := max(0, median(ta)-median(tn))
+	scenarios, explorations, err := explored(dir, env, bin)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Printf("  %-20s %6.1f ms   (target < 200 ms; process %5.1f ms, of which %5.1f ms start-up with no test); "+
+		"%d scenarios in %d explorations, each from a fresh seed\n",
+		k.Slug, ms(m), ms(median(ta)), ms(median(tn)), scenarios, explorations)
+	return m, nil
+}
+
+// watchTimes prints how long checker watch takes from a save of kata k's
+// exercise to its verdict, and make check right after an edit; true when
+// watch misses its target.
+func watchTimes(tmp string, env []string, k catalog.Kata, check func() (time.Duration, error)) (missed bool, err error) {
 	edited, err := checkAfterEdit(tmp, env, k, check)
 	if err != nil {
-		return err
+		return false, err
 	}
 	lat, err := watchLatency(tmp, env, k)
 	if err != nil {
-		return err
+		return false, err
 	}
 	fmt.Printf("\nwatch %s: save to verdict, warm (median of %d saves)\n", k.ID(), runs)
 	fmt.Printf("  median             %6.0f ms   (target < 1500 ms)\n", ms(median(lat)))
 	fmt.Printf("  slowest            %6.0f ms\n", ms(slices.Max(lat)))
 	fmt.Printf("  make check EX=%s right after an edit (recompiles and relinks, as watch must): %.0f ms\n", k.ID(), ms(median(edited)))
-	missed = missed || median(lat) >= 1500*time.Millisecond
-	if missed || total >= time.Second {
-		return fmt.Errorf("a target was missed")
-	}
-	return nil
+	return median(lat) >= 1500*time.Millisecond, nil
 }
 
 // explored runs the test binary once more and counts the scenarios its

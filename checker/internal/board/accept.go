@@ -54,44 +54,73 @@ func (s *Server) checkGrade(gr room.Grade) (room.Grade, error) {
 	if !ok {
 		return gr, fmt.Errorf("this room has no kata %.40q", gr.Kata)
 	}
-	name := room.Name(gr.Participant)
-	switch n := utf8.RuneCountInString(name); {
-	case name == "":
-		return gr, errors.New("the grade names no participant: push with --name (or KATA_NAME)")
-	case n > room.MaxName:
-		return gr, fmt.Errorf("the participant's name is over %d characters: push with a shorter --name (or KATA_NAME)", room.MaxName)
-	}
-	if mix := room.MixedScript(name); mix != "" {
-		return gr, fmt.Errorf("the participant's name mixes %s letters, which can pass for another name: type it in one script", mix)
+	name, err := checkName(gr.Participant)
+	if err != nil {
+		return gr, err
 	}
 	gr.Participant = name
 	gr.Title = k.Title
-	switch {
-	case !hexRE.MatchString(gr.Fingerprint.Code) || !hexRE.MatchString(gr.Fingerprint.Tests):
-		return gr, errors.New("its fingerprints are not SHA-256 hex")
-	case gr.Time != "" && !validTime(gr.Time):
-		return gr, fmt.Errorf("its time %.40q is not RFC 3339", gr.Time)
-	case gr.Runs < 0 || gr.Runs > maxRuns:
-		return gr, fmt.Errorf("runs %d is out of range", gr.Runs)
-	case gr.Build != nil && gr.Build.Kind != "compile" && gr.Build.Kind != "api":
-		return gr, fmt.Errorf("build kind %.20q is neither compile nor api", gr.Build.Kind)
-	case s.cfg.VerifiedOnly && k.Tests != "" && gr.Fingerprint.Tests != k.Tests:
-		return gr, fmt.Errorf("graded by other hidden tests than the board's %s: update the checkout (git pull) and check again", k.Slug)
+	if err := s.checkFields(gr, k); err != nil {
+		return gr, err
 	}
 	gr.NoRace = cut(gr.NoRace, maxText)
-	if len(gr.Gates) > maxGates {
-		gr.Gates = gr.Gates[:maxGates]
-	}
-	for i, g := range gr.Gates {
-		if !ruleRE.MatchString(g.Rule) {
-			return gr, fmt.Errorf("gate rule %.40q is not one the checker writes", g.Rule)
-		}
-		gr.Gates[i].Message = cut(g.Message, maxText)
+	if err := checkGates(&gr); err != nil {
+		return gr, err
 	}
 	if err := checkItems(&gr, k); err != nil {
 		return gr, err
 	}
 	return gr, nil
+}
+
+// checkName is the participant's name normalized, refused when empty, too
+// long, or mixing scripts.
+func checkName(participant string) (string, error) {
+	name := room.Name(participant)
+	switch n := utf8.RuneCountInString(name); {
+	case name == "":
+		return "", errors.New("the grade names no participant: push with --name (or KATA_NAME)")
+	case n > room.MaxName:
+		return "", fmt.Errorf("the participant's name is over %d characters: push with a shorter --name (or KATA_NAME)", room.MaxName)
+	}
+	if mix := room.MixedScript(name); mix != "" {
+		return "", fmt.Errorf("the participant's name mixes %s letters, which can pass for another name: type it in one script", mix)
+	}
+	return name, nil
+}
+
+// checkFields checks the fields of gr with a fixed form: fingerprints,
+// time, runs and build kind; and, on a board that takes only verified
+// grades, that the board's hidden tests of kata k graded it.
+func (s *Server) checkFields(gr room.Grade, k room.Kata) error {
+	switch {
+	case !hexRE.MatchString(gr.Fingerprint.Code) || !hexRE.MatchString(gr.Fingerprint.Tests):
+		return errors.New("its fingerprints are not SHA-256 hex")
+	case gr.Time != "" && !validTime(gr.Time):
+		return fmt.Errorf("its time %.40q is not RFC 3339", gr.Time)
+	case gr.Runs < 0 || gr.Runs > maxRuns:
+		return fmt.Errorf("runs %d is out of range", gr.Runs)
+	case gr.Build != nil && gr.Build.Kind != "compile" && gr.Build.Kind != "api":
+		return fmt.Errorf("build kind %.20q is neither compile nor api", gr.Build.Kind)
+	case s.cfg.VerifiedOnly && k.Tests != "" && gr.Fingerprint.Tests != k.Tests:
+		return fmt.Errorf("graded by other hidden tests than the board's %s: update the checkout (git pull) and check again", k.Slug)
+	}
+	return nil
+}
+
+// checkGates keeps the first maxGates gates of gr, each with a rule the
+// checker writes and its message cut to maxText.
+func checkGates(gr *room.Grade) error {
+	if len(gr.Gates) > maxGates {
+		gr.Gates = gr.Gates[:maxGates]
+	}
+	for i, g := range gr.Gates {
+		if !ruleRE.MatchString(g.Rule) {
+			return fmt.Errorf("gate rule %.40q is not one the checker writes", g.Rule)
+		}
+		gr.Gates[i].Message = cut(g.Message, maxText)
+	}
+	return nil
 }
 
 // checkItems checks that gr lists every item of k once, with the

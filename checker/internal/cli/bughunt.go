@@ -76,7 +76,7 @@ func plant(cat *catalog.Catalog, k catalog.Kata, pick string, force, inInterview
 	if err != nil {
 		return b, nil, false, err
 	}
-	unseen := !p.PassedOnce && !p.GaveUp && !inInterview
+	unseen := p.HuntGivesUp(inInterview)
 	fmt.Fprintf(env.Stdout, "Bug hunt in %s: a working solution with one real mistake planted in it\nreplaces your code.\n", k.Slug)
 	if unseen {
 		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", k.Slug, k.ID())
@@ -85,14 +85,7 @@ func plant(cat *catalog.Catalog, k catalog.Kata, pick string, force, inInterview
 		return b, nil, false, err
 	}
 	now := env.clock().Now()
-	saveProgress(cat.Root, env, func(s *state.State) {
-		sk := s.Kata(k.Slug)
-		sk.Last = nil
-		sk.StartHunt(b.Name, now)
-		if unseen {
-			sk.GaveUp, sk.GaveUpAt = true, &now
-		}
-	})
+	saved(env, state.Progress{Root: cat.Root}.StartHunt(k.Slug, b.Name, now, inInterview))
 	return b, files, true, nil
 }
 
@@ -158,7 +151,7 @@ func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
 	if why, err := hunt.Why(k.Solution, b); err == nil && why != "" {
 		fmt.Fprintf(env.Stdout, "\nFrom WHY.md:\n\n%s\n", why)
 	}
-	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).EndHunt(env.clock().Now(), true) })
+	saved(env, state.Progress{Root: cat.Root}.GiveUpHunt(k.Slug, env.clock().Now()))
 	fmt.Fprintf(env.Stdout, "\nThe hunt is over; your files are as you left them. Another one: make bughunt EX=%s\n", k.ID())
 	return ExitPass, nil
 }

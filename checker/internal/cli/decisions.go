@@ -36,11 +36,7 @@ func decisions(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, env En
 		fmt.Fprintf(env.Stdout, "- %s\n", d)
 	}
 	now := env.clock().Now().Truncate(time.Second) // in its zone, as the record shows it
-	saveProgress(cat.Root, env, func(s *state.State) {
-		if p := s.Kata(k.Slug); p.DecisionsRead == nil {
-			p.DecisionsRead = &now
-		}
-	})
+	saved(env, state.Progress{Root: cat.Root}.ReadDecisions(k.Slug, now))
 	fmt.Fprintf(env.Stdout, "\nNoted in %s/: an interview of %s will say that you read them before it showed them.\n", state.Dir, k.ID())
 	return ExitPass, nil
 }

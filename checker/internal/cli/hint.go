@@ -40,7 +40,7 @@ func hint(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, nth string,
 		}
 	}
 	now := env.clock().Now().Truncate(time.Second)
-	saveProgress(cat.Root, env, func(s *state.State) { s.Kata(k.Slug).ShowHint(n, now, "hint") })
+	saved(env, state.Progress{Root: cat.Root}.RevealHint(k.Slug, n, now, "hint"))
 	h := k.Hints[n-1]
 	fmt.Fprintf(env.Stdout, "Hint %d of %d for %s (helps with %s)\n\n%s\n", n, len(k.Hints), k.Slug, strings.Join(h.Covers, ", "), h.Text)
 	switch {

@@ -109,17 +109,11 @@ func committed(ctx context.Context, root string, env Env, paths []string, refuse
 // progress reads the state file; an unreadable one is reported and read
 // as no progress, so that list and hint still work.
 func progress(root string, env Env) *state.State {
-	s, err := state.Load(root)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "checker: %v\n", err)
-		return &state.State{Schema: 1}
-	}
-	return s
+	return session.ReadProgress(root, func(msg string) { fmt.Fprintf(env.Stderr, "checker: %s\n", msg) })
 }
 
-// saveProgress applies change to the state file, warning when it cannot.
-func saveProgress(root string, env Env, change func(*state.State)) {
-	err := state.Update(root, func(s *state.State) error { change(s); return nil })
+// saved warns when an operation of state.Progress could not save.
+func saved(env Env, err error) {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "checker: progress not saved: %v\n", err)
 	}

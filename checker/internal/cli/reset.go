@@ -62,7 +62,7 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 	}
 	// The next candidate starts afresh: no grade, no hint shown, no
 	// give-up that would open the reference without a pass, no hunt.
-	saveProgress(cat.Root, env, func(s *state.State) { delete(s.Katas, k.Slug) })
+	saved(env, state.Progress{Root: cat.Root}.Reset(k.Slug))
 	if ch.none() {
 		fmt.Fprintf(env.Stdout, "Done: %s is the stub, with no progress.\n", k.Slug)
 		return ExitPass, nil

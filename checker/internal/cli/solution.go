@@ -53,15 +53,7 @@ func solution(cat *catalog.Catalog, k catalog.Kata, giveUp bool, env Env) (int, 
 		return ExitFail, nil
 	}
 	now := env.clock().Now().Truncate(time.Second)
-	saveProgress(cat.Root, env, func(s *state.State) {
-		p := s.Kata(k.Slug)
-		if giveUp && !p.GaveUp && !p.PassedOnce {
-			p.GaveUp, p.GaveUpAt = true, &now
-		}
-		if p.SolutionShown == nil { // an interview's record says when
-			p.SolutionShown = &now
-		}
-	})
+	saved(env, state.Progress{Root: cat.Root}.ShowSolution(k.Slug, now, giveUp))
 	why := filepath.Join(k.Solution, "WHY.md")
 	if _, err := os.Stat(why); err == nil {
 		shown = append(shown, why)

@@ -210,86 +210,127 @@ func syntaxFindings(name string, err error) []Finding {
 	return out
 }
 
+// fileCheck gathers the findings of one file.
+type fileCheck struct {
+	fset  *token.FileSet
+	name  string
+	allow Allowlist
+	local map[string]string // local import name → path
+	out   []Finding
+}
+
+// add records a finding at pos, on the file's own line, whatever //line
+// directives say.
+func (c *fileCheck) add(pos token.Pos, rule, format string, args ...any) {
+	c.out = append(c.out, Finding{File: c.name, Line: c.fset.PositionFor(pos, false).Line, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+// checkFile lists what file f, called name, uses that the allowlist does
+// not allow: imports, calls, directives and predeclared names it shadows.
 func checkFile(fset *token.FileSet, name string, f *ast.File, allow Allowlist) []Finding {
-	var out []Finding
-	add := func(pos token.Pos, rule, format string, args ...any) {
-		// The file's own lines, whatever //line directives say.
-		out = append(out, Finding{File: name, Line: fset.PositionFor(pos, false).Line, Rule: rule, Message: fmt.Sprintf(format, args...)})
-	}
-	local := map[string]string{} // local import name → path
+	c := &fileCheck{fset: fset, name: name, allow: allow, local: map[string]string{}}
 	for _, imp := range f.Imports {
-		path, _ := strconv.Unquote(imp.Path.Value)
-		if !allow.pkgs[path] && allow.names[path] == nil {
-			reason := why[path]
-			if reason == "" && strings.HasPrefix(path, "testing/") {
-				reason = why["testing"]
-			}
-			if lib := library(path); lib != "" && reason == "" {
-				add(imp.Pos(), RuleForbidden, "import %q is not allowed in this kata: it asks you to build what %s does yourself; once you pass, make solution compares your design with it", path, lib)
-				out[len(out)-1].Allowed = "the code may import only " + allow.shown
-				continue
-			}
-			if reason == "" && isModule(path) {
-				reason = "packages from other modules are not in the kata's go.mod (only the clock is); write it with the standard library"
-			}
-			if reason == "" {
-				reason = "it is not on the list of packages the katas need"
-			}
-			add(imp.Pos(), RuleForbidden, "import %q is not allowed: %s", path, reason)
-			out[len(out)-1].Allowed = "the code may import only " + allow.shown
-			continue
-		}
-		name := path[strings.LastIndex(path, "/")+1:]
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
-		if name == "." && (realClock[path] != nil || forbiddenCalls[path] != nil || !allow.pkgs[path]) {
-			add(imp.Pos(), RuleForbidden, "dot import of %q is not allowed: name the package so its calls can be checked", path)
-			continue
-		}
-		local[name] = path
+		c.importSpec(imp)
 	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		sel, ok := n.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		id, ok := sel.X.(*ast.Ident)
-		if !ok {
-			return true
-		}
-		path, ok := local[id.Name]
-		if !ok {
-			return true
-		}
-		if use, ok := realClock[path][sel.Sel.Name]; ok {
-			add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock: use the injected clock instead (%s)", path, sel.Sel.Name, use)
-		}
-		if reason, ok := forbiddenCalls[path][sel.Sel.Name]; ok {
-			add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: %s", path, sel.Sel.Name, reason)
-		} else if names := allow.names[path]; !allow.pkgs[path] && !slices.Contains(names, sel.Sel.Name) {
-			add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: from package %s this kata allows only %s", path, sel.Sel.Name, path, strings.Join(names, ", "))
-		}
-		return true
-	})
-	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			switch {
-			case strings.HasPrefix(c.Text, "//go:linkname"):
-				add(c.Pos(), RuleForbidden, "//go:linkname is not allowed: it reaches into other packages' internals")
-			case lineDirective(c.Text):
-				add(c.Pos(), RuleForbidden, "a //line directive is not allowed: it makes compiler errors and stacks name another file than yours; remove it")
-			}
-		}
-	}
+	ast.Inspect(f, c.selector)
+	c.directives(f.Comments)
 	for _, d := range f.Decls {
-		for _, id := range declared(d) {
-			if types.Universe.Lookup(id.Name) != nil {
-				add(id.Pos(), RuleForbidden, "declaring %s here replaces Go's predeclared %s in the whole package, the hidden tests included: give yours another name", id.Name, id.Name)
+		c.predeclared(d)
+	}
+	return c.out
+}
+
+// importSpec checks one import: refused if the kata does not allow its
+// package, or imported with a dot where its calls need checking; else
+// its local name is remembered for the calls.
+func (c *fileCheck) importSpec(imp *ast.ImportSpec) {
+	path, _ := strconv.Unquote(imp.Path.Value)
+	if !c.allow.pkgs[path] && c.allow.names[path] == nil {
+		c.add(imp.Pos(), RuleForbidden, "%s", refusal(path))
+		c.out[len(c.out)-1].Allowed = "the code may import only " + c.allow.shown
+		return
+	}
+	name := path[strings.LastIndex(path, "/")+1:]
+	if imp.Name != nil {
+		name = imp.Name.Name
+	}
+	if name == "." && (realClock[path] != nil || forbiddenCalls[path] != nil || !c.allow.pkgs[path]) {
+		c.add(imp.Pos(), RuleForbidden, "dot import of %q is not allowed: name the package so its calls can be checked", path)
+		return
+	}
+	c.local[name] = path
+}
+
+// refusal is why the kata does not allow importing path: a library that
+// does the kata's work, a package from another module, or one the katas
+// do not need.
+func refusal(path string) string {
+	reason := why[path]
+	if reason == "" && strings.HasPrefix(path, "testing/") {
+		reason = why["testing"]
+	}
+	if lib := library(path); lib != "" && reason == "" {
+		return fmt.Sprintf("import %q is not allowed in this kata: it asks you to build what %s does yourself; once you pass, make solution compares your design with it", path, lib)
+	}
+	if reason == "" && isModule(path) {
+		reason = "packages from other modules are not in the kata's go.mod (only the clock is); write it with the standard library"
+	}
+	if reason == "" {
+		reason = "it is not on the list of packages the katas need"
+	}
+	return fmt.Sprintf("import %q is not allowed: %s", path, reason)
+}
+
+// selector checks a use of an imported package's name (pkg.Name), for
+// ast.Inspect: one of the real clock, a forbidden call, or a name the
+// kata does not allow from that package.
+func (c *fileCheck) selector(n ast.Node) bool {
+	sel, ok := n.(*ast.SelectorExpr)
+	if !ok {
+		return true
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return true
+	}
+	path, ok := c.local[id.Name]
+	if !ok {
+		return true
+	}
+	if use, ok := realClock[path][sel.Sel.Name]; ok {
+		c.add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock: use the injected clock instead (%s)", path, sel.Sel.Name, use)
+	}
+	if reason, ok := forbiddenCalls[path][sel.Sel.Name]; ok {
+		c.add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: %s", path, sel.Sel.Name, reason)
+	} else if names := c.allow.names[path]; !c.allow.pkgs[path] && !slices.Contains(names, sel.Sel.Name) {
+		c.add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: from package %s this kata allows only %s", path, sel.Sel.Name, path, strings.Join(names, ", "))
+	}
+	return true
+}
+
+// directives refuses the comments that change how the code is compiled or
+// reported: //go:linkname and //line.
+func (c *fileCheck) directives(groups []*ast.CommentGroup) {
+	for _, cg := range groups {
+		for _, cm := range cg.List {
+			switch {
+			case strings.HasPrefix(cm.Text, "//go:linkname"):
+				c.add(cm.Pos(), RuleForbidden, "//go:linkname is not allowed: it reaches into other packages' internals")
+			case lineDirective(cm.Text):
+				c.add(cm.Pos(), RuleForbidden, "a //line directive is not allowed: it makes compiler errors and stacks name another file than yours; remove it")
 			}
 		}
 	}
-	return out
+}
+
+// predeclared refuses a package-level name in d that shadows one of Go's
+// predeclared names.
+func (c *fileCheck) predeclared(d ast.Decl) {
+	for _, id := range declared(d) {
+		if types.Universe.Lookup(id.Name) != nil {
+			c.add(id.Pos(), RuleForbidden, "declaring %s here replaces Go's predeclared %s in the whole package, the hidden tests included: give yours another name", id.Name, id.Name)
+		}
+	}
 }
 
 // declared lists the package-level names declaration d declares: funcs

@@ -187,10 +187,26 @@ func Uncommitted(ctx context.Context, env []string, root string, paths []string)
 		}
 		return nil, false, nil // nothing committed yet
 	}
-	dirs := treeSpecs(paths)
-	tree, err := git.run(append([]string{"ls-tree", "-r", "-z", "HEAD", "--"}, dirs...)...)
+	committed, err := headTree(git, paths)
 	if err != nil {
 		return nil, false, err
+	}
+	flags, err := indexFlags(git, paths)
+	if err != nil {
+		return nil, false, err
+	}
+	changed, err = compare(root, paths, committed, flags)
+	if err != nil {
+		return nil, false, err
+	}
+	return changed, true, nil
+}
+
+// headTree is HEAD's version of the files under paths, by path.
+func headTree(git gitCmd, paths []string) (map[string]blob, error) {
+	tree, err := git.run(append([]string{"ls-tree", "-r", "-z", "HEAD", "--"}, treeSpecs(paths)...)...)
+	if err != nil {
+		return nil, err
 	}
 	committed := map[string]blob{}
 	for _, rec := range strings.Split(tree, "\x00") {
@@ -201,9 +217,15 @@ func Uncommitted(ctx context.Context, env []string, root string, paths []string)
 		}
 		committed[p] = blob{mode: f[0], hash: f[2]}
 	}
-	index, err := git.run(append([]string{"ls-files", "-v", "-z", "--"}, dirs...)...)
+	return committed, nil
+}
+
+// indexFlags are the index flags set on the files under paths, by path:
+// "skip-worktree" or "assume-unchanged" (see Change.Flag).
+func indexFlags(git gitCmd, paths []string) (map[string]string, error) {
+	index, err := git.run(append([]string{"ls-files", "-v", "-z", "--"}, treeSpecs(paths)...)...)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	flags := map[string]string{}
 	for _, rec := range strings.Split(index, "\x00") {
@@ -217,10 +239,18 @@ func Uncommitted(ctx context.Context, env []string, root string, paths []string)
 			flags[rec[2:]] = "assume-unchanged"
 		}
 	}
+	return flags, nil
+}
+
+// compare lists, sorted, the files under paths in root that differ from
+// their committed version or carry an index flag, and the committed files
+// that are gone.
+func compare(root string, paths []string, committed map[string]blob, flags map[string]string) ([]Change, error) {
 	present, err := workFiles(root, paths)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
+	var changed []Change
 	seen := map[string]bool{}
 	for _, p := range present {
 		seen[p] = true
@@ -228,7 +258,7 @@ func Uncommitted(ctx context.Context, env []string, root string, paths []string)
 		differs := true
 		if inHead {
 			if differs, err = b.differs(filepath.Join(root, filepath.FromSlash(p))); err != nil {
-				return nil, false, err
+				return nil, err
 			}
 		}
 		if differs || flags[p] != "" {
@@ -241,7 +271,7 @@ func Uncommitted(ctx context.Context, env []string, root string, paths []string)
 		}
 	}
 	sort.Slice(changed, func(i, j int) bool { return changed[i].Path < changed[j].Path })
-	return changed, true, nil
+	return changed, nil
 }
 
 // gitCmd runs git in dir.

@@ -82,81 +82,122 @@ func parseDiff(text string, first int) ([]FileDiff, error) {
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
+	d := &diffReader{lines: lines, n: first - 1}
 	var files []FileDiff
-	n := first - 1
-	next := func() (string, bool) {
-		if len(lines) == 0 {
-			return "", false
-		}
-		l := lines[0]
-		lines = lines[1:]
-		n++
-		return l, true
-	}
-	for len(lines) > 0 {
-		l, _ := next()
+	for len(d.lines) > 0 {
+		l, _ := d.next()
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		oldName, ok := fileName(l, "--- ")
-		if !ok {
-			return nil, fmt.Errorf("line %d: want a file header (--- NAME), got %q", n, strings.TrimRight(l, "\n"))
-		}
-		l, _ = next()
-		newName, ok := fileName(l, "+++ ")
-		if !ok || newName != oldName {
-			return nil, fmt.Errorf("line %d: want +++ %s after --- %s", n, oldName, oldName)
-		}
-		if oldName == "" || strings.ContainsAny(oldName, `/\`) || oldName == "/dev/null" {
-			return nil, fmt.Errorf("line %d: %q: a patch changes files of the reference, named without a directory", n, oldName)
-		}
-		fd := FileDiff{Name: oldName}
-		for len(lines) > 0 && strings.HasPrefix(lines[0], "@@ ") {
-			l, _ = next()
-			h, err := parseHunkHeader(strings.TrimRight(l, "\n"))
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n, err)
-			}
-			h.At = n
-			old, neu := 0, 0
-			for old < h.OldCount || neu < h.NewCount {
-				l, ok = next()
-				if !ok {
-					return nil, fmt.Errorf("line %d: the patch ends inside the hunk at line %d", n, h.At)
-				}
-				body, eol := strings.CutSuffix(l, "\n")
-				if body == "" && eol { // an empty context line whose space was trimmed
-					body = " "
-				}
-				op := Op{Kind: body[0], line: line{body[1:], true}}
-				switch op.Kind {
-				case ' ':
-					old++
-					neu++
-				case '-':
-					old++
-				case '+':
-					neu++
-				default:
-					return nil, fmt.Errorf("line %d: a hunk line starts with ' ', '-' or '+', not %q", n, op.Kind)
-				}
-				if old > h.OldCount || neu > h.NewCount {
-					return nil, fmt.Errorf("line %d: more lines than the hunk at line %d announces (%s)", n, h.At, h.header())
-				}
-				if len(lines) > 0 && strings.HasPrefix(lines[0], `\ `) { // "\ No newline at end of file"
-					next()
-					op.eol = false
-				}
-				h.Ops = append(h.Ops, op)
-			}
-			fd.Hunks = append(fd.Hunks, h)
-		}
-		if len(fd.Hunks) == 0 {
-			return nil, fmt.Errorf("line %d: %s has no hunk (@@ -a,b +c,d @@)", n, oldName)
+		fd, err := d.file(l)
+		if err != nil {
+			return nil, err
 		}
 		files = append(files, fd)
 	}
 	return files, nil
+}
+
+// diffReader hands out a diff's lines one at a time, and knows the number
+// of the last one in the patch file, for messages.
+type diffReader struct {
+	lines []string // still to read, each with its newline
+	n     int
+}
+
+// next reads a line; false when none is left.
+func (d *diffReader) next() (string, bool) {
+	if len(d.lines) == 0 {
+		return "", false
+	}
+	l := d.lines[0]
+	d.lines = d.lines[1:]
+	d.n++
+	return l, true
+}
+
+// at reports whether the next line starts with prefix.
+func (d *diffReader) at(prefix string) bool {
+	return len(d.lines) > 0 && strings.HasPrefix(d.lines[0], prefix)
+}
+
+// file reads one file's diff, whose "--- NAME" line l was just read: the
+// "+++ NAME" line, then its hunks, at least one.
+func (d *diffReader) file(l string) (FileDiff, error) {
+	oldName, ok := fileName(l, "--- ")
+	if !ok {
+		return FileDiff{}, fmt.Errorf("line %d: want a file header (--- NAME), got %q", d.n, strings.TrimRight(l, "\n"))
+	}
+	l, _ = d.next()
+	newName, ok := fileName(l, "+++ ")
+	if !ok || newName != oldName {
+		return FileDiff{}, fmt.Errorf("line %d: want +++ %s after --- %s", d.n, oldName, oldName)
+	}
+	if oldName == "" || strings.ContainsAny(oldName, `/\`) || oldName == "/dev/null" {
+		return FileDiff{}, fmt.Errorf("line %d: %q: a patch changes files of the reference, named without a directory", d.n, oldName)
+	}
+	fd := FileDiff{Name: oldName}
+	for d.at("@@ ") {
+		l, _ = d.next()
+		h, err := d.hunk(strings.TrimRight(l, "\n"))
+		if err != nil {
+			return FileDiff{}, err
+		}
+		fd.Hunks = append(fd.Hunks, h)
+	}
+	if len(fd.Hunks) == 0 {
+		return FileDiff{}, fmt.Errorf("line %d: %s has no hunk (@@ -a,b +c,d @@)", d.n, oldName)
+	}
+	return fd, nil
+}
+
+// opLines is how many lines of the reference and of the mutant an op of
+// each kind covers.
+var opLines = map[byte][2]int{' ': {1, 1}, '-': {1, 0}, '+': {0, 1}}
+
+// hunk reads one hunk, whose "@@" line header was just read, up to as
+// many lines of the reference and of the mutant as header announces.
+func (d *diffReader) hunk(header string) (Hunk, error) {
+	h, err := parseHunkHeader(header)
+	if err != nil {
+		return Hunk{}, fmt.Errorf("line %d: %w", d.n, err)
+	}
+	h.At = d.n
+	old, neu := 0, 0
+	for old < h.OldCount || neu < h.NewCount {
+		op, err := d.op(h.At)
+		if err != nil {
+			return Hunk{}, err
+		}
+		c := opLines[op.Kind]
+		old, neu = old+c[0], neu+c[1]
+		if old > h.OldCount || neu > h.NewCount {
+			return Hunk{}, fmt.Errorf("line %d: more lines than the hunk at line %d announces (%s)", d.n, h.At, h.header())
+		}
+		if d.at(`\ `) { // "\ No newline at end of file"
+			d.next()
+			op.eol = false
+		}
+		h.Ops = append(h.Ops, op)
+	}
+	return h, nil
+}
+
+// op reads one line of the hunk at line at: context, removed or added.
+func (d *diffReader) op(at int) (Op, error) {
+	l, ok := d.next()
+	if !ok {
+		return Op{}, fmt.Errorf("line %d: the patch ends inside the hunk at line %d", d.n, at)
+	}
+	body, eol := strings.CutSuffix(l, "\n")
+	if body == "" && eol { // an empty context line whose space was trimmed
+		body = " "
+	}
+	op := Op{Kind: body[0], line: line{body[1:], true}}
+	if _, ok := opLines[op.Kind]; !ok {
+		return Op{}, fmt.Errorf("line %d: a hunk line starts with ' ', '-' or '+', not %q", d.n, op.Kind)
+	}
+	return op, nil
 }
 
 // fileName reads "--- NAME" (or "+++ NAME"), with an optional tab and

@@ -84,9 +84,7 @@ var ErrNotEmpty = errors.New("the kit's directory is not empty")
 
 // Build writes the kit.
 func Build(ctx context.Context, kit Kit) error {
-	if entries, err := os.ReadDir(kit.Out); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%w: %s", ErrNotEmpty, kit.Out)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := mustBeEmpty(kit.Out); err != nil {
 		return err
 	}
 	hidden := map[string][]byte{}
@@ -94,32 +92,8 @@ func Build(ctx context.Context, kit Kit) error {
 		if err := kit.exercise(ctx, k); err != nil {
 			return fmt.Errorf("kata %s: %w", k.Slug, err)
 		}
-		tests, err := grade.HiddenFiles(k)
-		if err != nil {
+		if err := hideKata(hidden, k); err != nil {
 			return err
-		}
-		for _, f := range tests {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return err
-			}
-			hidden[k.Slug+"/"+filepath.Base(f)] = data
-		}
-		// What the kata may import travels with its tests: the kit's
-		// kata.json is the candidate's to edit.
-		imports, err := json.Marshal(slices.Clip(k.Imports))
-		if err != nil {
-			return err
-		}
-		hidden[k.Slug+"/"+bundle.ImportsFile] = imports
-		// What is revealed on request travels inside the checker too.
-		reveal, err := json.Marshal(k.Reveal)
-		if err != nil {
-			return err
-		}
-		hidden[k.Slug+"/"+catalog.RevealFile] = reveal
-		if err := solution(hidden, k); err != nil {
-			return fmt.Errorf("kata %s: %w", k.Slug, err)
 		}
 	}
 	settings, err := json.Marshal(bundle.Settings{Interview: kit.Interview})
@@ -132,19 +106,8 @@ func Build(ctx context.Context, kit Kit) error {
 			return err
 		}
 	}
-	// The kit's checker grades with its own copies of the harness, go.mod
-	// and go.sum: the kit's files are there for reading, and editing them
-	// changes nothing.
-	harness, err := kit.harness()
-	if err != nil {
+	if err := kit.hideModule(hidden); err != nil {
 		return err
-	}
-	for _, rel := range append(harness, "go.mod", "go.sum") {
-		data, err := os.ReadFile(filepath.Join(kit.Root, rel))
-		if err != nil {
-			return err
-		}
-		hidden[filepath.ToSlash(rel)] = data
 	}
 	for name, content := range map[string]string{
 		"README.md":  readme(kit),
@@ -159,6 +122,71 @@ func Build(ctx context.Context, kit Kit) error {
 		return err
 	}
 	return kit.commit(ctx)
+}
+
+// mustBeEmpty fails with ErrNotEmpty when directory out has files; a
+// directory not there yet is empty.
+func mustBeEmpty(out string) error {
+	entries, err := os.ReadDir(out)
+	switch {
+	case err == nil && len(entries) > 0:
+		return fmt.Errorf("%w: %s", ErrNotEmpty, out)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return nil
+}
+
+// hideKata adds to hidden what of kata k travels inside the checker only:
+// its hidden tests, what it may import, what is revealed on request, and
+// what bug hunts need.
+func hideKata(hidden map[string][]byte, k catalog.Kata) error {
+	tests, err := grade.HiddenFiles(k)
+	if err != nil {
+		return err
+	}
+	for _, f := range tests {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		hidden[k.Slug+"/"+filepath.Base(f)] = data
+	}
+	// What the kata may import travels with its tests: the kit's
+	// kata.json is the candidate's to edit.
+	imports, err := json.Marshal(slices.Clip(k.Imports))
+	if err != nil {
+		return err
+	}
+	hidden[k.Slug+"/"+bundle.ImportsFile] = imports
+	// What is revealed on request travels inside the checker too.
+	reveal, err := json.Marshal(k.Reveal)
+	if err != nil {
+		return err
+	}
+	hidden[k.Slug+"/"+catalog.RevealFile] = reveal
+	if err := solution(hidden, k); err != nil {
+		return fmt.Errorf("kata %s: %w", k.Slug, err)
+	}
+	return nil
+}
+
+// hideModule adds to hidden the harness, go.mod and go.sum. The kit's
+// checker grades with its own copies of them: the kit's files are there
+// for reading, and editing them changes nothing.
+func (kit Kit) hideModule(hidden map[string][]byte) error {
+	harness, err := kit.harness()
+	if err != nil {
+		return err
+	}
+	for _, rel := range append(harness, "go.mod", "go.sum") {
+		data, err := os.ReadFile(filepath.Join(kit.Root, rel))
+		if err != nil {
+			return err
+		}
+		hidden[filepath.ToSlash(rel)] = data
+	}
+	return nil
 }
 
 // solution adds to files what bug hunts need, laid out as in solutions/:

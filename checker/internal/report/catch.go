@@ -18,6 +18,38 @@ func Catch(w io.Writer, r *catch.Report, s Style) {
 	if !r.Race && r.NoRace != "" {
 		fmt.Fprintf(w, "\n%s\n", s.dim("run without the race detector: "+r.NoRace))
 	}
+	catchRefusals(w, r, s)
+	if !r.Ran() {
+		fmt.Fprintf(w, "\nNot run. Next: fix the lines above, then make catch EX=%s again.\n", k.ID())
+		return
+	}
+	if r.Runs > 1 {
+		fmt.Fprintf(w, "\nEach of your %d tests ran %d times, shuffled, on every version: a test must give the same answer every time.\n", len(r.Tests), r.Runs)
+	}
+	catchAlarms(w, r, s)
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "\nSkipped: these tests catch nothing\n")
+	}
+	for _, t := range r.Skipped {
+		fmt.Fprintf(w, "  %s %s\n", s.none(), t)
+	}
+	var caught, missed []catch.Verdict
+	for _, v := range r.Mutants {
+		if v.Caught {
+			caught = append(caught, v)
+		} else {
+			missed = append(missed, v)
+		}
+	}
+	catchCaught(w, caught, s)
+	catchMissed(w, missed, r.Runs, s)
+	fmt.Fprintf(w, "\ncaught %d of %d, false alarms %d\n", r.Caught(), len(r.Mutants), len(r.Alarms))
+	fmt.Fprintf(w, "Next: %s\n", catchNext(r))
+}
+
+// catchRefusals writes why the tests could not run: what the gate found
+// in them, and their compiler errors.
+func catchRefusals(w io.Writer, r *catch.Report, s Style) {
 	if len(r.Gate) > 0 || r.Build != nil {
 		fmt.Fprintln(w)
 	}
@@ -33,68 +65,62 @@ func Catch(w io.Writer, r *catch.Report, s Style) {
 			fmt.Fprintf(w, "      %s\n", l)
 		}
 	}
-	if !r.Ran() {
-		fmt.Fprintf(w, "\nNot run. Next: fix the lines above, then make catch EX=%s again.\n", k.ID())
+}
+
+// catchAlarms writes the tests that fail on the reference, each with why.
+func catchAlarms(w io.Writer, r *catch.Report, s Style) {
+	if len(r.Alarms) == 0 {
 		return
 	}
-	if r.Runs > 1 {
-		fmt.Fprintf(w, "\nEach of your %d tests ran %d times, shuffled, on every version: a test must give the same answer every time.\n", len(r.Tests), r.Runs)
-	}
-	if len(r.Alarms) > 0 {
-		fmt.Fprintf(w, "\nFalse alarms: these tests fail on the correct code\n")
-		for _, a := range r.Alarms {
-			msg := a.Message
-			if l := kindLabel[a.Kind]; l != "" && !strings.HasPrefix(msg, l) {
-				msg = l + ": " + msg
-			}
-			if a.Flaky {
-				fmt.Fprintf(w, "  %s %s is flaky: it passed some runs and failed others\n", s.bad(), a.Test)
-			} else {
-				fmt.Fprintf(w, "  %s %s\n", s.bad(), a.Test)
-			}
-			fmt.Fprintf(w, "        %s\n", msg)
-			for _, d := range a.Detail {
-				fmt.Fprintf(w, "        %s\n", s.dim(d))
-			}
+	fmt.Fprintf(w, "\nFalse alarms: these tests fail on the correct code\n")
+	for _, a := range r.Alarms {
+		msg := a.Message
+		if l := kindLabel[a.Kind]; l != "" && !strings.HasPrefix(msg, l) {
+			msg = l + ": " + msg
 		}
-	}
-	if len(r.Skipped) > 0 {
-		fmt.Fprintf(w, "\nSkipped: these tests catch nothing\n")
-	}
-	for _, t := range r.Skipped {
-		fmt.Fprintf(w, "  %s %s\n", s.none(), t)
-	}
-	var caught, missed []catch.Verdict
-	for _, v := range r.Mutants {
-		if v.Caught {
-			caught = append(caught, v)
+		if a.Flaky {
+			fmt.Fprintf(w, "  %s %s is flaky: it passed some runs and failed others\n", s.bad(), a.Test)
 		} else {
-			missed = append(missed, v)
+			fmt.Fprintf(w, "  %s %s\n", s.bad(), a.Test)
+		}
+		fmt.Fprintf(w, "        %s\n", msg)
+		for _, d := range a.Detail {
+			fmt.Fprintf(w, "        %s\n", s.dim(d))
 		}
 	}
-	if len(caught) > 0 {
-		fmt.Fprintf(w, "\nCaught: the mistake each one made\n")
-		for _, v := range caught {
-			fmt.Fprintf(w, "  %s %s\n", s.ok(), v.Mistake)
-			fmt.Fprintf(w, "        %s\n", s.dim("by "+names(v.By)))
+}
+
+// catchCaught writes the mutants the tests caught: the mistake each made,
+// and the tests that caught it.
+func catchCaught(w io.Writer, caught []catch.Verdict, s Style) {
+	if len(caught) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nCaught: the mistake each one made\n")
+	for _, v := range caught {
+		fmt.Fprintf(w, "  %s %s\n", s.ok(), v.Mistake)
+		fmt.Fprintf(w, "        %s\n", s.dim("by "+names(v.By)))
+	}
+}
+
+// catchMissed writes the mutants the tests missed: only the symptom of
+// each, and why it was missed when the tests could not judge it.
+func catchMissed(w io.Writer, missed []catch.Verdict, runs int, s Style) {
+	if len(missed) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nNot caught: what a user of such code would notice; write a test for it\n")
+	for _, v := range missed {
+		fmt.Fprintf(w, "  %s %s\n", s.bad(), symptom(v))
+		switch {
+		case v.NoBuild:
+			fmt.Fprintf(w, "        %s\n", s.dim("your tests do not compile against this version: they use something of the reference's that it changes"))
+		case v.Stale:
+			fmt.Fprintf(w, "        %s\n", s.dim("this mutant no longer applies to the reference (make verify says more)"))
+		case len(v.Sometimes) > 0:
+			fmt.Fprintf(w, "        %s\n", fmt.Sprintf("%s failed on it in only some of %d runs: luck, not a catch; make the test deterministic", strings.Join(v.Sometimes, ", "), runs))
 		}
 	}
-	if len(missed) > 0 {
-		fmt.Fprintf(w, "\nNot caught: what a user of such code would notice; write a test for it\n")
-		for _, v := range missed {
-			fmt.Fprintf(w, "  %s %s\n", s.bad(), symptom(v))
-			switch {
-			case v.NoBuild:
-				fmt.Fprintf(w, "        %s\n", s.dim("your tests do not compile against this version: they use something of the reference's that it changes"))
-			case v.Stale:
-				fmt.Fprintf(w, "        %s\n", s.dim("this mutant no longer applies to the reference (make verify says more)"))
-			case len(v.Sometimes) > 0:
-				fmt.Fprintf(w, "        %s\n", fmt.Sprintf("%s failed on it in only some of %d runs: luck, not a catch; make the test deterministic", strings.Join(v.Sometimes, ", "), r.Runs))
-			}
-		}
-	}
-	fmt.Fprintf(w, "\ncaught %d of %d, false alarms %d\n", r.Caught(), len(r.Mutants), len(r.Alarms))
-	fmt.Fprintf(w, "Next: %s\n", catchNext(r))
 }
 
 // symptom is what a missed mutant shows: its bug report, or where the

@@ -121,81 +121,11 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 		fmt.Fprintf(w, "Every test ran %d times, shuffled, at several GOMAXPROCS values: a requirement passes only if it passed every run.\n\n", r.Runs)
 	}
 	for _, g := range gates(r) {
-		mark := s.ok()
-		switch g.state {
-		case gateFailed:
-			mark = s.bad()
-		case gateUnknown:
-			mark = s.none()
-		}
-		line := fmt.Sprintf("  %s %s", mark, g.name)
-		if g.note != "" {
-			line += s.dim("  " + g.note)
-		}
-		fmt.Fprintln(w, line)
-		for _, l := range g.lines {
-			fmt.Fprintf(w, "      %s\n", escape.Line(l))
-		}
+		gateText(w, g, s)
 	}
-	section := func(title string, bonus bool) {
-		first := true
-		for _, it := range r.Items {
-			if it.Bonus != bonus {
-				continue
-			}
-			if first {
-				fmt.Fprintf(w, "\n%s\n", title)
-				first = false
-			}
-			rate := ""
-			if r.Runs > 1 && r.Build == nil {
-				rate = s.dim(fmt.Sprintf("  [passed %d of %d runs]", it.Passes, r.Runs))
-			}
-			if it.Passed() {
-				fmt.Fprintf(w, "  %s %-3s %s%s\n", s.ok(), it.ID, it.Text, rate)
-				if why := stubPass(r, it.ID); why != "" {
-					fmt.Fprintf(w, "        %s\n", s.dim("passes on the untouched stub: "+why))
-				}
-				continue
-			}
-			fmt.Fprintf(w, "  %s %-3s %s%s\n", s.bad(), it.ID, it.Text, rate)
-			if r.Build != nil {
-				continue // the build lines above say it all
-			}
-			msg := it.Message
-			if l := kindLabel[it.Kind]; l != "" && !strings.HasPrefix(msg, l) {
-				msg = l + ": " + msg
-			}
-			// A message can quote what the code returned (an error's text),
-			// and regrade shows a candidate's code to the interviewer.
-			fmt.Fprintf(w, "        %s\n", escape.Line(msg))
-			for _, d := range it.Detail {
-				fmt.Fprintf(w, "        %s\n", s.dim(escape.Line(d)))
-			}
-			if luck := luckNote(it, k, s); luck != "" {
-				fmt.Fprintf(w, "        %s\n", luck)
-			}
-			if hs := k.HintsFor(it.ID); len(hs) > 0 {
-				advice := fmt.Sprintf("hint: make hint EX=%s N=%d", k.ID(), hs[0])
-				if s.Interview {
-					advice = fmt.Sprintf("hint %d covers it: type hint", hs[0])
-				}
-				fmt.Fprintf(w, "        %s\n", s.dim(advice))
-			}
-			if s.Verbose {
-				printedText(w, it, s)
-			}
-		}
-	}
-	section("Requirements", false)
-	section("Bonus", true)
-	if lines := printedInFailures(r); lines > 0 && !s.Verbose && s.Verb != "" {
-		what := "1 line"
-		if lines > 1 {
-			what = fmt.Sprintf("%d lines", lines)
-		}
-		fmt.Fprintf(w, "\nYour code printed %s during the failed tests: make %s EX=%s V=1 shows them under each requirement.\n", what, s.Verb, k.ID())
-	}
+	itemsText(w, r, s, "Requirements", false)
+	itemsText(w, r, s, "Bonus", true)
+	printedNote(w, r, s)
 	req, total, bonus, btotal := r.Score()
 	fmt.Fprintf(w, "\nScore: %d/%d required", req, total)
 	if btotal > 0 {
@@ -203,6 +133,105 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Next: %s\n", next(r, s))
+}
+
+// gateMark is the mark before a gate in each state.
+var gateMark = map[gateState]func(Style) string{
+	gateHeld:    Style.ok,
+	gateFailed:  Style.bad,
+	gateUnknown: Style.none,
+}
+
+// gateText writes one gate: its mark, name and note, then its lines.
+func gateText(w io.Writer, g gateLine, s Style) {
+	line := fmt.Sprintf("  %s %s", gateMark[g.state](s), g.name)
+	if g.note != "" {
+		line += s.dim("  " + g.note)
+	}
+	fmt.Fprintln(w, line)
+	for _, l := range g.lines {
+		fmt.Fprintf(w, "      %s\n", escape.Line(l))
+	}
+}
+
+// itemsText writes the section of required (or bonus) items under its
+// title; nothing, not even the title, when there are none.
+func itemsText(w io.Writer, r *grade.Result, s Style, title string, bonus bool) {
+	first := true
+	for _, it := range r.Items {
+		if it.Bonus != bonus {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\n%s\n", title)
+			first = false
+		}
+		itemText(w, r, it, s)
+	}
+}
+
+// itemText writes one item: a passed one on a line, a failed one with why
+// it failed and what may help.
+func itemText(w io.Writer, r *grade.Result, it grade.ItemResult, s Style) {
+	rate := ""
+	if r.Runs > 1 && r.Build == nil {
+		rate = s.dim(fmt.Sprintf("  [passed %d of %d runs]", it.Passes, r.Runs))
+	}
+	if it.Passed() {
+		fmt.Fprintf(w, "  %s %-3s %s%s\n", s.ok(), it.ID, it.Text, rate)
+		if why := stubPass(r, it.ID); why != "" {
+			fmt.Fprintf(w, "        %s\n", s.dim("passes on the untouched stub: "+why))
+		}
+		return
+	}
+	fmt.Fprintf(w, "  %s %-3s %s%s\n", s.bad(), it.ID, it.Text, rate)
+	if r.Build != nil {
+		return // the build lines above say it all
+	}
+	failureText(w, r.Kata, it, s)
+}
+
+// failureText writes, under a failed item, its message and detail, then
+// what may help: a note on luck, the hint that covers it, and (verbose)
+// what the code printed.
+func failureText(w io.Writer, k catalog.Kata, it grade.ItemResult, s Style) {
+	msg := it.Message
+	if l := kindLabel[it.Kind]; l != "" && !strings.HasPrefix(msg, l) {
+		msg = l + ": " + msg
+	}
+	// A message can quote what the code returned (an error's text),
+	// and regrade shows a candidate's code to the interviewer.
+	fmt.Fprintf(w, "        %s\n", escape.Line(msg))
+	for _, d := range it.Detail {
+		fmt.Fprintf(w, "        %s\n", s.dim(escape.Line(d)))
+	}
+	if luck := luckNote(it, k, s); luck != "" {
+		fmt.Fprintf(w, "        %s\n", luck)
+	}
+	if hs := k.HintsFor(it.ID); len(hs) > 0 {
+		advice := fmt.Sprintf("hint: make hint EX=%s N=%d", k.ID(), hs[0])
+		if s.Interview {
+			advice = fmt.Sprintf("hint %d covers it: type hint", hs[0])
+		}
+		fmt.Fprintf(w, "        %s\n", s.dim(advice))
+	}
+	if s.Verbose {
+		printedText(w, it, s)
+	}
+}
+
+// printedNote names, when output is not verbose, the command that shows
+// what the code printed during the failed tests, and how many lines.
+func printedNote(w io.Writer, r *grade.Result, s Style) {
+	lines := printedInFailures(r)
+	if lines == 0 || s.Verbose || s.Verb == "" {
+		return
+	}
+	what := "1 line"
+	if lines > 1 {
+		what = fmt.Sprintf("%d lines", lines)
+	}
+	fmt.Fprintf(w, "\nYour code printed %s during the failed tests: make %s EX=%s V=1 shows them under each requirement.\n", what, s.Verb, r.Kata.ID())
 }
 
 // luckNote says, under a failed item, that one run can pass by luck: a
@@ -289,6 +318,23 @@ type gateLine struct {
 
 // gates are the checks that hold for the whole submission.
 func gates(r *grade.Result) []gateLine {
+	compiles := compileGate(r)
+	allowed, clock, vet := findingGates(r.Gate)
+	switch {
+	case r.Build != nil:
+		vet.state, vet.note = gateUnknown, "not checked: the code does not compile"
+	case allowed.state == gateFailed:
+		// The gate refuses before anything is built: nothing is known of
+		// the build either.
+		compiles.state, compiles.note = gateUnknown, "not checked: the gate refused to build the code"
+		vet.state, vet.note = gateUnknown, "not checked: the gate refused to run the code"
+	}
+	race, leak := runGates(r)
+	return []gateLine{compiles, allowed, clock, vet, race, leak}
+}
+
+// compileGate is whether the code compiles, against the hidden tests too.
+func compileGate(r *grade.Result) gateLine {
 	compiles := gateLine{name: "compiles"}
 	if r.Build != nil {
 		compiles.state = gateFailed
@@ -298,11 +344,17 @@ func gates(r *grade.Result) []gateLine {
 		}
 		compiles.lines = r.Build.Lines
 	}
-	allowed := gateLine{name: "uses only allowed packages and calls"}
-	clock := gateLine{name: "waits and reads time only through the injected clock"}
-	vet := gateLine{name: "go vet finds no concurrency mistake"}
+	return compiles
+}
+
+// findingGates sorts the static gate's findings into the gates they fail:
+// what the code may use, the injected clock, and go vet.
+func findingGates(findings []gate.Finding) (allowed, clock, vet gateLine) {
+	allowed = gateLine{name: "uses only allowed packages and calls"}
+	clock = gateLine{name: "waits and reads time only through the injected clock"}
+	vet = gateLine{name: "go vet finds no concurrency mistake"}
 	allowedList := ""
-	for _, f := range r.Gate {
+	for _, f := range findings {
 		g := &clock
 		switch {
 		case f.Blocking():
@@ -314,41 +366,23 @@ func gates(r *grade.Result) []gateLine {
 		g.state = gateFailed
 		g.lines = append(g.lines, f.String())
 	}
-	switch {
-	case r.Build != nil:
-		vet.state, vet.note = gateUnknown, "not checked: the code does not compile"
-	case allowed.state == gateFailed:
-		// The gate refuses before anything is built: nothing is known of
-		// the build either.
-		compiles.state, compiles.note = gateUnknown, "not checked: the gate refused to build the code"
-		vet.state, vet.note = gateUnknown, "not checked: the gate refused to run the code"
-	}
 	if allowedList != "" { // once, after the imports it refused
 		allowed.lines = append(allowed.lines, allowedList)
 	}
-	ran := false
-	for _, it := range r.Items {
-		for _, t := range it.Tests {
-			if t.Kind != failure.NotImplemented && t.Kind != failure.Forbidden && t.Kind != failure.Compile && t.Kind != failure.API && t.Kind != failure.Unproven {
-				ran = true
+	return allowed, clock, vet
+}
+
+// runGates are the gates only running the tests decides: no data race and
+// no goroutine leak. Neither is known when no test ran the code, and the
+// race gate not without the race detector.
+func runGates(r *grade.Result) (race, leak gateLine) {
+	race = shownBy(r, failure.Race, "no data race")
+	leak = shownBy(r, failure.Leak, "no goroutine leak")
+	if !testsRan(r) {
+		for _, g := range []*gateLine{&race, &leak} {
+			if g.state == gateHeld {
+				g.state, g.note = gateUnknown, "not checked yet: no test got to run your code"
 			}
-		}
-	}
-	race := gateLine{name: "no data race"}
-	leak := gateLine{name: "no goroutine leak"}
-	for _, it := range r.Items {
-		if it.Kind == failure.Race && race.state != gateFailed { // the first item that showed it
-			race.state = gateFailed
-			race.note = "see " + it.ID
-		}
-		if it.Kind == failure.Leak && leak.state != gateFailed {
-			leak.state = gateFailed
-			leak.note = "see " + it.ID
-		}
-	}
-	for _, g := range []*gateLine{&race, &leak} {
-		if g.state == gateHeld && !ran {
-			g.state, g.note = gateUnknown, "not checked yet: no test got to run your code"
 		}
 	}
 	switch {
@@ -358,11 +392,58 @@ func gates(r *grade.Result) []gateLine {
 	case !r.Race:
 		race.state, race.note = gateUnknown, "not checked: the race detector needs cgo and a C compiler, and here "+r.NoRace
 	}
-	return []gateLine{compiles, allowed, clock, vet, race, leak}
+	return race, leak
+}
+
+// shownBy is the gate named name, failed by the first item whose failure
+// is of kind k, if any.
+func shownBy(r *grade.Result, k failure.Kind, name string) gateLine {
+	g := gateLine{name: name}
+	for _, it := range r.Items {
+		if it.Kind == k {
+			g.state, g.note = gateFailed, "see "+it.ID
+			break
+		}
+	}
+	return g
+}
+
+// ranNot are the kinds of a test that never got to run the code.
+var ranNot = map[failure.Kind]bool{
+	failure.NotImplemented: true,
+	failure.Forbidden:      true,
+	failure.Compile:        true,
+	failure.API:            true,
+	failure.Unproven:       true,
+}
+
+// testsRan is whether any test got to run the code.
+func testsRan(r *grade.Result) bool {
+	for _, it := range r.Items {
+		for _, t := range it.Tests {
+			if !ranNot[t.Kind] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // next says what to do now.
 func next(r *grade.Result, s Style) string {
+	if msg := blockedNext(r); msg != "" {
+		return msg
+	}
+	if msg := failingNext(r, s); msg != "" {
+		return msg
+	}
+	return passingNext(r)
+}
+
+// blockedNext is what to do when the tests could not judge the code: it
+// does not build, the gate refused it, or it steered the tests; "" when
+// none of these.
+func blockedNext(r *grade.Result) string {
 	k := r.Kata
 	switch {
 	case r.Build != nil && r.Build.Kind == failure.API:
@@ -378,6 +459,14 @@ func next(r *grade.Result, s Style) string {
 			return "let the hidden tests run and speak for themselves: print no test results and do not end or steer the test process."
 		}
 	}
+	return ""
+}
+
+// failingNext is where to start when the stub is untouched, else the first
+// required item that fails and its hint; "" when every required item
+// passes.
+func failingNext(r *grade.Result, s Style) string {
+	k := r.Kata
 	allTodo := true
 	var first *grade.ItemResult
 	for i, it := range r.Items {
@@ -391,15 +480,23 @@ func next(r *grade.Result, s Style) string {
 	switch {
 	case allTodo:
 		return fmt.Sprintf("read exercises/%s/README.md, ask yourself its Ask-first questions, then replace the TODO panics in exercises/%s.", k.Slug, k.Slug)
-	case first != nil:
-		msg := fmt.Sprintf("make %s pass, then check again.", first.ID)
-		switch hs := k.HintsFor(first.ID); {
-		case len(hs) > 0 && s.Interview:
-			msg += " Stuck? type hint"
-		case len(hs) > 0:
-			msg += fmt.Sprintf(" Stuck? make hint EX=%s N=%d", k.ID(), hs[0])
-		}
-		return msg
+	case first == nil:
+		return ""
+	}
+	msg := fmt.Sprintf("make %s pass, then check again.", first.ID)
+	switch hs := k.HintsFor(first.ID); {
+	case len(hs) > 0 && s.Interview:
+		msg += " Stuck? type hint"
+	case len(hs) > 0:
+		msg += fmt.Sprintf(" Stuck? make hint EX=%s N=%d", k.ID(), hs[0])
+	}
+	return msg
+}
+
+// passingNext is what is left when every required item passes: what the
+// grade still misses, else the bonus.
+func passingNext(r *grade.Result) string {
+	switch {
 	case r.RaceMissing():
 		return "every requirement passes, but the race detector did not run (" + r.NoRace + "), and this grade needs it to call the kata passed: grade again where cgo works."
 	case slices.ContainsFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleVet }):

@@ -58,8 +58,5 @@ func (c *Catcher) Catch(ctx context.Context, k catalog.Kata) (*catch.Report, err
 
 // recordCatch writes the score of report r to the state file, for list.
 func recordCatch(root, slug string, r *catch.Report) error {
-	return state.Update(root, func(s *state.State) error {
-		s.Kata(slug).Catch = &state.Catch{Caught: r.Caught(), Mutants: len(r.Mutants), FalseAlarms: len(r.Alarms)}
-		return nil
-	})
+	return state.Progress{Root: root}.RecordCatch(slug, state.Catch{Caught: r.Caught(), Mutants: len(r.Mutants), FalseAlarms: len(r.Alarms)})
 }

@@ -133,20 +133,23 @@ func stubPassesOnly(ctx context.Context, r *grade.Result, vars []string) bool {
 // recordState writes grade r of the files with fingerprint fp to the state file.
 func recordState(root, slug, fp string, r *grade.Result) error {
 	req, total, bonus, btotal := r.Score()
-	return state.Update(root, func(s *state.State) error {
-		s.Record(slug, state.Grade{Fingerprint: fp, Passed: r.Passed(),
-			Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal, Runs: r.Runs})
-		return nil
-	})
+	return state.Progress{Root: root}.RecordGrade(slug, state.Grade{Fingerprint: fp, Passed: r.Passed(),
+		Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal, Runs: r.Runs})
 }
 
 // progress reads the state file; an unreadable one is a warning and reads
 // as no progress.
 func progress(root string, emit emitter) *state.State {
-	s, err := state.Load(root)
+	return ReadProgress(root, func(msg string) { emit.emit(Warning{msg}) })
+}
+
+// ReadProgress reads the progress of the checkout at root; an unreadable
+// state file is passed to warn and reads as no progress, so that list and
+// hint still work.
+func ReadProgress(root string, warn func(msg string)) *state.State {
+	s, err := state.Progress{Root: root}.Read()
 	if err != nil {
-		emit.emit(Warning{err.Error()})
-		return &state.State{Schema: 1}
+		warn(err.Error())
 	}
 	return s
 }

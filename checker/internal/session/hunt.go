@@ -24,7 +24,7 @@ type Hunt struct {
 // hunt looks at a grade of kata k in the light of its hunt under way: nil
 // when there is none; a fixed one is marked solved in the state file.
 func (g *Grader) hunt(k catalog.Kata, r *grade.Result) (*Hunt, error) {
-	s, err := state.Load(g.Root)
+	s, err := state.Progress{Root: g.Root}.Read()
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +52,7 @@ func (g *Grader) hunt(k catalog.Kata, r *grade.Result) (*Hunt, error) {
 		return nil, err
 	}
 	now := g.now()
-	return out, state.Update(g.Root, func(s *state.State) error {
-		s.Kata(k.Slug).SolveHunt(now)
-		return nil
-	})
+	return out, state.Progress{Root: g.Root}.SolveHunt(k.Slug, now)
 }
 
 // HuntBug reads the mutant named name of kata k as a bug hunt sees it.

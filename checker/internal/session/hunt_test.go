@@ -28,7 +28,7 @@ func TestGradeDuringAHunt(t *testing.T) {
 	write(filepath.Join(k.Solution, "WHY.md"), "# Why\n\n**Budgets.** Count the whole call.\n")
 	write(filepath.Join(mutants, "nobudget.patch"), "// Mistake: ignores the budget.\n// Fails: R1 B1\n// Expect: x\n// Symptom: it ran long.\n// Why: budgets\n\n--- retry.go\n+++ retry.go\n@@ -1 +1 @@\n-package retry\n+package retry // x\n")
 	now := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
-	require.NoError(t, state.Update(root, func(s *state.State) error { s.Kata(k.Slug).StartHunt("nobudget", now); return nil }))
+	require.NoError(t, state.Progress{Root: root}.StartHunt(k.Slug, "nobudget", now, true))
 
 	pass, fail := grade.Verdict{Kind: failure.Pass}, grade.Verdict{Kind: failure.Assertion}
 	var r1, b1 grade.Verdict

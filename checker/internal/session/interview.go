@@ -462,11 +462,7 @@ func (r *interviewer) showHint() {
 		return
 	}
 	r.emit(h)
-	err := state.Update(r.Grader.Root, func(s *state.State) error {
-		s.Kata(r.Kata.Slug).ShowHint(h.N, now, "interview")
-		return nil
-	})
-	if err != nil {
+	if err := (state.Progress{Root: r.Grader.Root}).RevealHint(r.Kata.Slug, h.N, now, "interview"); err != nil {
 		r.emit(Warning{"progress not saved: " + err.Error()})
 	}
 }

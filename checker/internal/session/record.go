@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
@@ -15,7 +16,33 @@ import (
 // before or during the session; the decisions read; a give-up; the
 // reference shown), in time order.
 func (r *interviewer) toRecord(p *state.Kata) *record.Record {
-	iv, k := r.iv, r.Kata
+	iv := r.iv
+	rec := newRecord(iv, r.Kata)
+	rec.Events = mergedEvents(iv, p)
+	for _, e := range rec.Events {
+		switch e.Kind {
+		case record.KindEnd:
+			rec.End = e.At
+		case record.KindFinal:
+			rec.Final = e.Grade
+		}
+	}
+	rec.StartCode = r.startCode(rec)
+	if iv.Last != nil {
+		rec.Race, rec.NoRace = iv.Last.Race, iv.Last.NoRace
+	}
+	if h := iv.Hunt; h != nil {
+		rec.Hunt = &record.Hunt{Mutant: h.Mutant, Mistake: h.Mistake, Symptom: h.Symptom, Fixed: iv.HuntFixed}
+	}
+	if last := lastCode(rec); last != nil && r.Stub != nil {
+		rec.Diff = mutant.Diff(r.Stub, last)
+	}
+	return rec
+}
+
+// newRecord is the record of interview iv on kata k before anything that
+// happened in it: who, when, how long, and what the kata asks.
+func newRecord(iv *Interview, k catalog.Kata) *record.Record {
 	rec := &record.Record{Schema: record.Schema, Kata: k.Slug, Title: k.Title, Candidate: iv.Candidate,
 		Minutes: int(iv.Limit.Minutes()), Start: iv.Start, Ending: iv.How, KeptBack: iv.KeptBack,
 		Hints: len(k.Hints), Ask: k.Ask, FollowUps: followUps(k), Rubric: record.NewRubric()}
@@ -25,6 +52,12 @@ func (r *interviewer) toRecord(p *state.Kata) *record.Record {
 	for _, it := range k.Items() {
 		rec.Items = append(rec.Items, record.Item{ID: it.ID, Text: it.Text, Bonus: slices.Contains(k.Bonus, it)})
 	}
+	return rec
+}
+
+// mergedEvents are the session's events and those of the state file p it
+// does not hold already, in time order.
+func mergedEvents(iv *Interview, p *state.Kata) []record.Event {
 	events := slices.Clone(iv.Events)
 	for _, h := range p.HintLog {
 		if h.Via != "interview" || h.At.Before(iv.Start) { // this session's own are in events already
@@ -41,34 +74,20 @@ func (r *interviewer) toRecord(p *state.Kata) *record.Record {
 		events = append(events, record.Event{At: *p.SolutionShown, Kind: record.KindSolution})
 	}
 	slices.SortStableFunc(events, func(a, b record.Event) int { return a.At.Compare(b.At) })
-	rec.Events = events
-	for _, e := range events {
-		if e.Kind == record.KindEnd {
-			rec.End = e.At
-		}
+	return events
+}
+
+// startCode is what the first grade graded: the stub untouched, or code
+// already changed; unknown without a grade or a stub to compare with.
+func (r *interviewer) startCode(rec *record.Record) string {
+	gs := rec.Grades()
+	if len(gs) == 0 || r.Stub == nil {
+		return record.StartUnknown
 	}
-	rec.StartCode = record.StartUnknown
-	if gs := rec.Grades(); len(gs) > 0 && r.Stub != nil {
-		rec.StartCode = record.StartChanged
-		if sameFiles(gs[0].Grade.Files(), r.Stub) {
-			rec.StartCode = record.StartStub
-		}
+	if sameFiles(gs[0].Grade.Files(), r.Stub) {
+		return record.StartStub
 	}
-	if iv.Last != nil {
-		rec.Race, rec.NoRace = iv.Last.Race, iv.Last.NoRace
-	}
-	for _, e := range events {
-		if e.Kind == record.KindFinal {
-			rec.Final = e.Grade
-		}
-	}
-	if h := iv.Hunt; h != nil {
-		rec.Hunt = &record.Hunt{Mutant: h.Mutant, Mistake: h.Mistake, Symptom: h.Symptom, Fixed: iv.HuntFixed}
-	}
-	if last := lastCode(rec); last != nil && r.Stub != nil {
-		rec.Diff = mutant.Diff(r.Stub, last)
-	}
-	return rec
+	return record.StartChanged
 }
 
 // lastCode is the code of the final grade, else of the last grade.

@@ -56,13 +56,10 @@ func TestInterviewRecord(t *testing.T) {
 		hidden := []byte("package retry\n\nfunc TestR1_Retries(t *testing.T) {}\n")
 		require.NoError(t, os.WriteFile(filepath.Join(k.Solution, "retry_test.go"), hidden, 0o644))
 		at := func(d time.Duration) *time.Time { t := start.Add(d); return &t }
-		require.NoError(t, state.Update(root, func(s *state.State) error {
-			p := s.Kata(k.Slug)
-			p.DecisionsRead = at(-20 * time.Hour)
-			p.ShowHint(1, *at(-time.Hour), "hint")
-			p.GaveUp, p.GaveUpAt, p.SolutionShown = true, at(-30*time.Minute), at(-30*time.Minute)
-			return nil
-		}))
+		p := state.Progress{Root: root}
+		require.NoError(t, p.ReadDecisions(k.Slug, *at(-20 * time.Hour)))
+		require.NoError(t, p.RevealHint(k.Slug, 1, *at(-time.Hour), "hint"))
+		require.NoError(t, p.ShowSolution(k.Slug, *at(-30 * time.Minute), true))
 
 		mock := clock.NewMock()
 		mock.Set(start)
@@ -131,10 +128,7 @@ func TestInterviewRecord(t *testing.T) {
 		lines <- "hint"
 		synctest.Wait()
 		mock.Set(start.Add(8 * time.Minute)) // hint 2 again, with the hint verb
-		require.NoError(t, state.Update(root, func(s *state.State) error {
-			s.Kata(k.Slug).ShowHint(2, mock.Now(), "hint")
-			return nil
-		}))
+		require.NoError(t, state.Progress{Root: root}.RevealHint(k.Slug, 2, mock.Now(), "hint"))
 		save(9*time.Minute, overflowBug)
 		save(12*time.Minute, breaksR2)
 		save(14*time.Minute, fixedCode)

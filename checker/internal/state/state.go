@@ -160,8 +160,8 @@ func (k *Kata) HuntsSolved() int {
 	return n
 }
 
-// StartHunt ends the hunt under way, if any, and starts one of mutant.
-func (k *Kata) StartHunt(mutant string, now time.Time) {
+// startHunt ends the hunt under way, if any, and starts one of mutant.
+func (k *Kata) startHunt(mutant string, now time.Time) {
 	k.EndHunt(now, false)
 	k.Hunts = append(k.Hunts, Hunt{Mutant: mutant, Started: now})
 }
@@ -192,7 +192,7 @@ type State struct {
 }
 
 // Kata returns the progress on slug; the zero Kata when there is none.
-// Changes to it are kept only inside Update.
+// Changes to it are kept only by Progress's operations.
 func (s *State) Kata(slug string) *Kata {
 	if s.Katas == nil {
 		s.Katas = map[string]*Kata{}
@@ -243,10 +243,11 @@ func Load(root string) (*State, error) {
 	return s, nil
 }
 
-// Update applies change to the latest state of the checkout at root and
+// update applies change to the latest state of the checkout at root and
 // writes it back, holding a lock so that concurrent checkers lose nothing.
 // The file is replaced in one step: a crash leaves the old or the new.
-func Update(root string, change func(*State) error) error {
+// Progress's operations are its only callers.
+func update(root string, change func(*State) error) error {
 	if err := os.MkdirAll(filepath.Join(root, Dir), 0o755); err != nil {
 		return err
 	}

@@ -20,16 +20,11 @@ func TestLoadWithoutFile(t *testing.T) {
 	assert.Nil(t, s.Kata("06-retry").Last, "no grade yet")
 }
 
-func TestUpdateKeepsEveryChange(t *testing.T) {
+func TestProgressKeepsEveryChange(t *testing.T) {
 	root := t.TempDir()
-	require.NoError(t, state.Update(root, func(s *state.State) error {
-		s.Record("06-retry", state.Grade{Fingerprint: "f1", Required: 7, RequiredTotal: 7, Passed: true})
-		return nil
-	}))
-	require.NoError(t, state.Update(root, func(s *state.State) error {
-		s.Record("06-retry", state.Grade{Fingerprint: "f2", Required: 3, RequiredTotal: 7})
-		return nil
-	}))
+	p := state.Progress{Root: root}
+	require.NoError(t, p.RecordGrade("06-retry", state.Grade{Fingerprint: "f1", Required: 7, RequiredTotal: 7, Passed: true}))
+	require.NoError(t, p.RecordGrade("06-retry", state.Grade{Fingerprint: "f2", Required: 3, RequiredTotal: 7}))
 	s, err := state.Load(root)
 	require.NoError(t, err)
 	k := s.Kata("06-retry")
@@ -40,7 +35,7 @@ func TestUpdateKeepsEveryChange(t *testing.T) {
 
 // Checkers running at once (watch in one terminal, hint in another) each
 // change the latest state: no change is lost.
-func TestUpdateConcurrent(t *testing.T) {
+func TestProgressConcurrent(t *testing.T) {
 	root := t.TempDir()
 	const n = 20
 	var wg sync.WaitGroup
@@ -48,16 +43,13 @@ func TestUpdateConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			assert.NoError(t, state.Update(root, func(s *state.State) error {
-				s.Kata("01-fanout").HintsShown++
-				return nil
-			}))
+			assert.NoError(t, state.Progress{Root: root}.RevealHint("01-fanout", 1, time.Unix(0, 0), "hint"))
 		}()
 	}
 	wg.Wait()
 	s, err := state.Load(root)
 	require.NoError(t, err)
-	assert.Equal(t, n, s.Kata("01-fanout").HintsShown)
+	assert.Len(t, s.Kata("01-fanout").HintLog, n)
 	left, _ := filepath.Glob(filepath.Join(root, state.Dir, "state.json.*"))
 	assert.Empty(t, left, "no temporary files left behind")
 }
@@ -123,13 +115,9 @@ func TestRecordKeepsRepeatedPassOfTheSameFiles(t *testing.T) {
 func TestHunts(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
-	require.NoError(t, state.Update(root, func(s *state.State) error {
-		k := s.Kata("06-retry")
-		assert.Nil(t, k.Hunt())
-		assert.False(t, k.SolveHunt(t0), "no hunt to solve")
-		k.StartHunt("clksleep", t0)
-		return nil
-	}))
+	p := state.Progress{Root: root}
+	require.NoError(t, p.SolveHunt("06-retry", t0), "no hunt to solve: nothing changes")
+	require.NoError(t, p.StartHunt("06-retry", "clksleep", t0, true))
 	s, err := state.Load(root)
 	require.NoError(t, err)
 	k := s.Kata("06-retry")
@@ -142,8 +130,8 @@ func TestHunts(t *testing.T) {
 	assert.Equal(t, 1, k.HuntsSolved())
 	assert.Equal(t, "clksleep", k.LastHunt())
 
-	k.StartHunt("sleeplast", t0.Add(2*time.Minute))
-	k.StartHunt("ctxfirst", t0.Add(3*time.Minute))
+	s.StartHunt("06-retry", "sleeplast", t0.Add(2*time.Minute), true)
+	s.StartHunt("06-retry", "ctxfirst", t0.Add(3*time.Minute), true)
 	assert.Len(t, k.Hunts, 3)
 	assert.NotNil(t, k.Hunts[1].Ended, "a new hunt ends the one under way")
 	assert.False(t, k.Hunts[1].GaveUp)
@@ -153,4 +141,53 @@ func TestHunts(t *testing.T) {
 	assert.Nil(t, k.Hunts[2].Solved)
 	assert.Equal(t, 1, k.HuntsSolved())
 	assert.Equal(t, "ctxfirst", k.LastHunt())
+}
+
+// The rules of the operations, without files.
+func TestProgressRules(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+	t.Run("a hunt on a kata neither passed nor given up gives up on it, outside an interview", func(t *testing.T) {
+		s := &state.State{}
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Required: 3, RequiredTotal: 7})
+		s.StartHunt("06-retry", "clksleep", t0, false)
+		k := s.Kata("06-retry")
+		assert.True(t, k.GaveUp)
+		assert.Equal(t, t0, *k.GaveUpAt)
+		assert.Nil(t, k.Last, "the planted code replaced the graded files: the last grade is forgotten")
+
+		s = &state.State{}
+		s.StartHunt("06-retry", "clksleep", t0, true)
+		assert.False(t, s.Kata("06-retry").GaveUp, "an interview's hunt is the interviewer's choice")
+
+		s = &state.State{}
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Required: 7, RequiredTotal: 7, Passed: true})
+		assert.False(t, s.Kata("06-retry").HuntGivesUp(false))
+		s.StartHunt("06-retry", "clksleep", t0, false)
+		assert.False(t, s.Kata("06-retry").GaveUp, "a passed kata is not given up by a hunt")
+	})
+	t.Run("decisions and the solution are noted the first time", func(t *testing.T) {
+		s := &state.State{}
+		s.ReadDecisions("06-retry", t0)
+		s.ReadDecisions("06-retry", t0.Add(time.Hour))
+		assert.Equal(t, t0, *s.Kata("06-retry").DecisionsRead)
+		s.ShowSolution("06-retry", t0, false)
+		s.ShowSolution("06-retry", t0.Add(time.Hour), true)
+		k := s.Kata("06-retry")
+		assert.Equal(t, t0, *k.SolutionShown)
+		assert.True(t, k.GaveUp, "a give-up before any pass")
+		assert.Equal(t, t0.Add(time.Hour), *k.GaveUpAt)
+	})
+	t.Run("a give-up after a pass is not one", func(t *testing.T) {
+		s := &state.State{}
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Required: 7, RequiredTotal: 7, Passed: true})
+		s.ShowSolution("06-retry", t0, true)
+		assert.False(t, s.Kata("06-retry").GaveUp)
+	})
+	t.Run("reset forgets everything", func(t *testing.T) {
+		s := &state.State{}
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Passed: true})
+		s.StartHunt("06-retry", "clksleep", t0, false)
+		s.Reset("06-retry")
+		assert.NotContains(t, s.Katas, "06-retry")
+	})
 }

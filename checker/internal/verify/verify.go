@@ -169,87 +169,148 @@ type Options struct {
 // Run verifies the katas and writes what it checked to w. It returns
 // false if anything is wrong.
 func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.Kata, vo Options, w io.Writer) (bool, error) {
-	opt := vo.Mutants
 	if len(katas) == 0 {
 		fmt.Fprintln(w, "verify: no kata found under exercises/")
 		return false, nil
 	}
-	type job struct {
-		kata int
-		name string
-		run  func() (line, error)
+	p := &plan{ctx: ctx, tc: tc, root: root, opt: vo,
+		lines: make([][]line, len(katas)), checks: make([]*selfCheck, len(katas))}
+	for i, k := range katas {
+		if err := p.kata(i, k); err != nil {
+			return false, err
+		}
 	}
-	var jobs []job
-	mutants := 0
-	lines := make([][]line, len(katas))
+	if err := p.run(katas); err != nil {
+		return false, err
+	}
+	total := catchTotal{}
+	for i, sc := range p.checks {
+		if sc != nil {
+			p.lines[i] = append(p.lines[i], sc.line(&total))
+		}
+	}
+	return p.print(w, katas, total), nil
+}
+
+// job is one version of a kata to build and test, and the line it adds
+// to the kata's report.
+type job struct {
+	kata int
+	name string
+	run  func() (line, error)
+}
+
+// plan is what verify checks: for each kata, the lines known before any
+// test runs and the jobs that add the rest.
+type plan struct {
+	ctx  context.Context
+	tc   *grade.Toolchain
+	root string
+	opt  Options
+
+	jobs    []job
+	lines   [][]line // by kata
+	mutants int      // mutants shipped, over all katas
 	// The reference and the mutants run through catch's engine, with the
 	// hidden tests as the suite: what they prove is also catch's
-	// self-check (selfCheck).
-	checks := make([]*selfCheck, len(katas))
-	for i, k := range katas {
-		lines[i] = append(lines[i], metadata(k))
-		suite, err := catch.Hidden(k)
+	// self-check (selfCheck). nil for a kata without a suite.
+	checks []*selfCheck
+}
+
+// add appends lines to kata i's report.
+func (p *plan) add(i int, ls ...line) { p.lines[i] = append(p.lines[i], ls...) }
+
+// kata plans kata i: its metadata, then the stub, the reference, the
+// mutants, the alternatives and the library adapters.
+func (p *plan) kata(i int, k catalog.Kata) error {
+	ctx, tc, root, opt, correct := p.ctx, p.tc, p.root, p.opt.Mutants, p.opt.Correct
+	p.add(i, metadata(k))
+	suite, err := catch.Hidden(k)
+	if err != nil {
+		p.add(i, line{false, err.Error()})
+		return nil
+	}
+	sc := &selfCheck{}
+	p.checks[i] = sc
+	p.jobs = append(p.jobs,
+		job{i, "stub", func() (line, error) { return stub(ctx, tc, root, k, opt) }},
+		job{i, "reference", func() (line, error) { return reference(ctx, tc, root, suite, correct, sc) }})
+	ms, err := p.mutantsOf(i, k)
+	if err != nil {
+		return err
+	}
+	if err := p.alternatives(i, k); err != nil {
+		return err
+	}
+	for _, m := range ms {
+		p.jobs = append(p.jobs, job{i, m.Name, func() (line, error) { return mutantLine(ctx, tc, root, suite, m, opt, sc) }})
+	}
+	as, err := Adapters(k)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		p.jobs = append(p.jobs, job{i, "library " + a.Name, func() (line, error) { return adapter(ctx, tc, root, k, a, opt) }})
+	}
+	return nil
+}
+
+// mutantsOf reads kata i's mutants and checks what needs no test run:
+// their bug hunts, stray files in the mutants folder, and how many there
+// are. A patch that cannot be read is one failed line, not the end of
+// verify.
+func (p *plan) mutantsOf(i int, k catalog.Kata) ([]Mutant, error) {
+	paths, err := mutant.Paths(k.Solution)
+	if err != nil {
+		return nil, err
+	}
+	var ms []Mutant
+	for _, path := range paths {
+		m, err := ParseMutant(path)
 		if err != nil {
-			lines[i] = append(lines[i], line{false, err.Error()})
+			p.add(i, line{false, err.Error()})
 			continue
 		}
-		sc := &selfCheck{}
-		checks[i] = sc
-		jobs = append(jobs,
-			job{i, "stub", func() (line, error) { return stub(ctx, tc, root, k, opt) }},
-			job{i, "reference", func() (line, error) { return reference(ctx, tc, root, suite, vo.Correct, sc) }})
-		paths, err := mutant.Paths(k.Solution)
-		if err != nil {
-			return false, err
-		}
-		var ms []Mutant
-		for _, p := range paths {
-			m, err := ParseMutant(p)
-			if err != nil {
-				// A patch that cannot be read is one failed mutant, not
-				// the end of verify.
-				lines[i] = append(lines[i], line{false, err.Error()})
-				continue
-			}
-			ms = append(ms, m)
-		}
-		lines[i] = append(lines[i], hunts(k, ms)...)
-		stray, err := strays(k)
-		if err != nil {
-			return false, err
-		}
-		lines[i] = append(lines[i], stray...)
-		if len(paths) < MinMutants {
-			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d mutants; every kata ships at least %d", len(paths), MinMutants)})
-		}
-		alts, err := Alternatives(k)
-		if err != nil {
-			return false, err
-		}
-		if len(alts) < MinAlternatives {
-			lines[i] = append(lines[i], line{false, fmt.Sprintf("only %d alternatives; every kata ships at least %d correct solutions unlike the reference", len(alts), MinAlternatives)})
-		}
-		for _, a := range alts {
-			jobs = append(jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, vo.Correct) }})
-		}
-		mutants += len(paths)
-		for _, m := range ms {
-			jobs = append(jobs, job{i, m.Name, func() (line, error) { return mutantLine(ctx, tc, root, suite, m, opt, sc) }})
-		}
-		as, err := Adapters(k)
-		if err != nil {
-			return false, err
-		}
-		for _, a := range as {
-			jobs = append(jobs, job{i, "library " + a.Name, func() (line, error) { return adapter(ctx, tc, root, k, a, opt) }})
-		}
+		ms = append(ms, m)
 	}
-	// Two at a time: each job is a go build plus a test run.
-	results := make([]line, len(jobs))
-	errs := make([]error, len(jobs))
+	p.add(i, hunts(k, ms)...)
+	stray, err := strays(k)
+	if err != nil {
+		return nil, err
+	}
+	p.add(i, stray...)
+	if len(paths) < MinMutants {
+		p.add(i, line{false, fmt.Sprintf("only %d mutants; every kata ships at least %d", len(paths), MinMutants)})
+	}
+	p.mutants += len(paths)
+	return ms, nil
+}
+
+// alternatives plans a job for each of kata i's alternatives, and checks
+// that it ships enough of them.
+func (p *plan) alternatives(i int, k catalog.Kata) error {
+	alts, err := Alternatives(k)
+	if err != nil {
+		return err
+	}
+	if len(alts) < MinAlternatives {
+		p.add(i, line{false, fmt.Sprintf("only %d alternatives; every kata ships at least %d correct solutions unlike the reference", len(alts), MinAlternatives)})
+	}
+	ctx, tc, root, opt := p.ctx, p.tc, p.root, p.opt.Correct
+	for _, a := range alts {
+		p.jobs = append(p.jobs, job{i, "alternative " + filepath.Base(a), func() (line, error) { return alternative(ctx, tc, root, k, a, opt) }})
+	}
+	return nil
+}
+
+// run runs the jobs, two at a time (each is a go build plus a test run),
+// and adds each one's line to its kata's report, in the order planned.
+func (p *plan) run(katas []catalog.Kata) error {
+	results := make([]line, len(p.jobs))
+	errs := make([]error, len(p.jobs))
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
-	for i, j := range jobs {
+	for i, j := range p.jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -259,22 +320,22 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 		}()
 	}
 	wg.Wait()
-	for i, j := range jobs {
+	for i, j := range p.jobs {
 		if errs[i] != nil {
-			return false, fmt.Errorf("%s %s: %w", katas[j.kata].Slug, j.name, errs[i])
+			return fmt.Errorf("%s %s: %w", katas[j.kata].Slug, j.name, errs[i])
 		}
-		lines[j.kata] = append(lines[j.kata], results[i])
+		p.add(j.kata, results[i])
 	}
-	total := catchTotal{}
-	for i, sc := range checks {
-		if sc != nil {
-			lines[i] = append(lines[i], sc.line(&total))
-		}
-	}
+	return nil
+}
+
+// print writes each kata's lines and the totals, and says whether every
+// line holds.
+func (p *plan) print(w io.Writer, katas []catalog.Kata, total catchTotal) bool {
 	good, passed, failed := true, 0, 0
 	for i, k := range katas {
 		fmt.Fprintln(w, k.Slug)
-		for _, l := range lines[i] {
+		for _, l := range p.lines[i] {
 			mark := "✔"
 			if l.ok {
 				passed++
@@ -289,10 +350,10 @@ func Run(ctx context.Context, tc *grade.Toolchain, root string, katas []catalog.
 	if !good {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "verify: %s, %s: %s\n", plural(len(katas), "kata"), plural(mutants, "mutant"), verdict)
+	fmt.Fprintf(w, "verify: %s, %s: %s\n", plural(len(katas), "kata"), plural(p.mutants, "mutant"), verdict)
 	fmt.Fprintf(w, "verify: catch self-check: the hidden tests, run as a learner's, catch %d of %d mutants, %s\n", total.caught, total.mutants, alarmText(total.alarms))
 	fmt.Fprintf(w, "verify: %d passed, %d failed\n", passed, failed)
-	return good, nil
+	return good
 }
 
 // metadata checks kata.json against the README and the hidden tests.
