@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -590,3 +593,51 @@ func TestR6_ReturnsOnlyAfterEveryCallHasReturned(t *testing.T) {
 
 // TestR6_ReturnsOnlyAfterEveryCallHasReturned makes this many calls.
 const testR6Rounds = 10
+
+// testPanicChild is set in the environment of the copy of the test binary
+// that TestR4_APanicInFnCrashesTheProgram starts: that copy only calls
+// ForEach with a panicking fn, and says what happened.
+const testPanicChild = "KATA_03_PANIC_CHILD"
+
+// A panic in fn is a bug in fn: not recovered, it crashes the program, as
+// in errgroup. The crash is watched from outside, in a copy of the test
+// binary.
+func TestR4_APanicInFnCrashesTheProgram(t *testing.T) {
+	if os.Getenv(testPanicChild) == "1" {
+		err := ForEach(context.Background(), testItems(3), 2, func(_ context.Context, item int) error {
+			if item == 1 {
+				panic("image 1 is corrupt (the test panics in fn on purpose)")
+			}
+			return nil
+		})
+		fmt.Printf("ForEach returned %v\n", err)
+		return
+	}
+	katatest.Run(t, func(h *katatest.H) {
+		c := katatest.StartErr(h, func(ctx context.Context) error {
+			return ForEach(ctx, testItems(1), 1, func(context.Context, int) error { return nil })
+		})
+		if c.Broken() || !testReturned(h, c, "limit 1, 1 item whose call returns at once: ForEach did not return") {
+			return
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestR4_APanicInFnCrashesTheProgram$")
+		cmd.Env = append(os.Environ(), testPanicChild+"=1")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit) && strings.Contains(string(out), "panic: image 1 is corrupt"):
+			// It crashed, with fn's own panic.
+		case strings.Contains(string(out), "ForEach returned"):
+			line, _, _ := strings.Cut(string(out[strings.Index(string(out), "ForEach returned"):]), "\n")
+			t.Errorf("fn panicked for item 1, and the program went on: %s. A panic in fn is a bug in fn, not an "+
+				"error: do not recover it (errgroup does not either); let it crash the program, where its stack "+
+				"shows the bug", line)
+		default:
+			tail := string(out)
+			if len(tail) > 2000 {
+				tail = "…" + tail[len(tail)-2000:]
+			}
+			t.Errorf("fn panicked for item 1, and the program ended without fn's panic (%v); what it printed:\n%s", err, tail)
+		}
+	})
+}

@@ -383,6 +383,11 @@ func TestR1_ACtxCancelledBeforeGatherStillCallsFnForEveryInput(t *testing.T) {
 		if !ok {
 			return
 		}
+		if len(out) != len(skus) {
+			t.Errorf("ctx was cancelled before Gather was called, and Gather returned %d outcomes for %d inputs: a "+
+				"cancelled ctx is no reason to return fewer; every input gets its call and its outcome", len(out), len(skus))
+			return
+		}
 		if got := b.started.All(); len(got) != len(skus) {
 			t.Errorf("ctx was cancelled before Gather was called, and fn was called for %d of the %d inputs: Gather "+
 				"calls fn once per input whatever ctx says — fn decides what a cancelled ctx means (a table in "+

@@ -6,7 +6,8 @@
 // unlocks, waits, sends, receives, closes a channel, cancels, starts a
 // goroutine or calls sync/atomic, and first thing in every select case,
 // and in the body of an if, for or switch whose header does one of
-// these. One is also added before every statement that takes a lock
+// these (and after such an if when it has no else: its check is a window
+// whichever way it goes). One is also added before every statement that takes a lock
 // (Lock, RLock) or sends: a check made under one critical section and
 // acted on under the next is a window even when the first unlock is
 // deferred, and so is a check of a channel's len before a send. A
@@ -208,10 +209,20 @@ func (w *walker) list(stmts []ast.Stmt, after string) {
 		if d, ok := s.(*ast.DeferStmt); ok && w.syncCall(d.Call) {
 			w.add(s.Pos(), w.deferred)
 		}
-		if w.isPoint(s) {
+		if w.isPoint(s) || w.checks(s) {
 			w.add(s.End(), after)
 		}
 	}
+}
+
+// checks reports whether s is an if without an else whose header
+// synchronizes (if n := c.Load(); n > limit {…}): when the condition is
+// false no point runs in its body, and the check is still a window, so one
+// follows the statement. An if without an else never ends its function,
+// so a statement may follow it.
+func (w *walker) checks(s ast.Stmt) bool {
+	ifs, ok := s.(*ast.IfStmt)
+	return ok && ifs.Else == nil && (w.syncs(ifs.Init) || w.syncs(ifs.Cond))
 }
 
 // acts reports whether statement s sends on a channel or calls a Lock or
