@@ -2,6 +2,8 @@ package blockingloop
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -172,7 +174,13 @@ func TestR3_AFailedLookupIsNotStored(t *testing.T) {
 				return
 			}
 			_, err := c.Result()
-			assert.ErrorIs(t, err, testErrBackend, "Get(\"bad\") #%d: Get must return the error of the failed lookup", attempt)
+			// The backend's error says "lookup "bad": backend: 503 unavailable".
+			if want := fmt.Errorf("lookup %q: %w", "bad", testErrBackend); err == nil || err.Error() != want.Error() ||
+				!errors.Is(err, testErrBackend) {
+				t.Errorf("Get(\"bad\") #%d returned %v; the lookup failed with %q: want the error its lookup returned, "+
+					"as it is — not wrapped or rewritten, so that the caller sees what the backend said", attempt, err, want)
+				return
+			}
 		}
 		st := tb.stats()
 		if !testAnswered(st) {
