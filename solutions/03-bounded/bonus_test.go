@@ -448,11 +448,11 @@ func TestB2_ASlotIsFreeAgainWhenTryForEachReturns(t *testing.T) {
 		fn := func(context.Context, int) error { return nil }
 		c := katatest.StartErr(h, func(ctx context.Context) error {
 			if err := TryForEach(ctx, b, testItems(limit), fn); err != nil {
-				return fmt.Errorf("the first request: %w", err)
+				return err
 			}
-			for range 30 { // each request right after the one before it
+			for range 100 { // each request right after the one before it
 				if err := TryForEach(ctx, b, testItems(limit), fn); err != nil {
-					return fmt.Errorf("the next request: %w", err)
+					return err
 				}
 			}
 			return nil
@@ -463,7 +463,7 @@ func TestB2_ASlotIsFreeAgainWhenTryForEachReturns(t *testing.T) {
 		}
 		if err := c.Err(); errors.Is(err, ErrBusy) {
 			t.Errorf("a request of 3 items on a bulkhead of 3 slots returned, every call done, and the next request, "+
-				"right after it, got %v: a slot was still taken after TryForEach returned — give the slot back "+
+				"right after it, got %q: a slot was still taken after TryForEach returned — give the slot back "+
 				"before the goroutine counts itself done (defer wg.Done() first, so that it runs last), so that "+
 				"every call has given its slot back when TryForEach returns", err)
 		} else {
