@@ -122,6 +122,10 @@ func Run(ctx context.Context, args []string, env Env) int {
 	env.scratch = &scratch{}
 	defer env.scratch.clean()
 	code, err := run(ctx, args, env)
+	var sue *session.UsageError
+	if errors.As(err, &sue) {
+		err = &usageError{sue.Msg, sue.Try}
+	}
 	var ue *usageError
 	var se *grade.SetupError
 	switch {

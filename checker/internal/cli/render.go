@@ -41,6 +41,8 @@ func (t *terminal) show(e session.Event) {
 		t.catchProgress(e)
 	case session.Caught:
 		t.caught(e)
+	case session.Replacing:
+		t.replacing(e)
 	case session.Stopped:
 		fmt.Fprintln(out, "\nStopped.")
 	default:

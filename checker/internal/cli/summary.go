@@ -42,7 +42,7 @@ func resultStatus(ctx context.Context, env Env, r *grade.Result) status {
 		graded:    true,
 		passed:    r.Passed(),
 		noBuild:   r.Build != nil,
-		untouched: r.Build == nil && !r.Passed() && untouched(ctx, env, r.Kata),
+		untouched: r.Build == nil && !r.Passed() && checkout(env.Dir, env).Untouched(ctx, r.Kata),
 		g:         state.Grade{Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal},
 	}
 }
