@@ -184,3 +184,7 @@ func (c *Checkout) saved(err error) {
 		c.emit(Warning{"progress not saved: " + err.Error()})
 	}
 }
+
+// StateDir is the checkout's folder of progress, backups and interview
+// records.
+const StateDir = state.Dir
