@@ -1,19 +1,14 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
 	"unicode/utf8"
 
 	"gokata/checker/internal/catalog"
-	"gokata/checker/internal/hunt"
-	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/session"
-	"gokata/checker/internal/state"
 )
 
 // bughunt writes a kata's reference with one of its mutants planted into
@@ -37,66 +32,24 @@ var bughuntVerb = verb{
 }
 
 func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, env Env) (int, error) {
-	b, files, ok, err := plant(cat, k, pick, force, false, env)
-	if err != nil || !ok {
+	h, err := checkout(cat.Root, env).Plant(k, pick, force, false)
+	if err != nil || h == nil {
 		return ExitFail, err
 	}
-	bugReport(env.Stdout, cat.Root, k, b, files)
+	bugReport(env.Stdout, cat.Root, k, h)
 	fmt.Fprintf(env.Stdout, "  make check EX=%s             grade your fix\n", k.ID())
 	fmt.Fprintf(env.Stdout, "  make bughunt EX=%s GIVEUP=1  give up: see the planted change; the hunt ends\n", k.ID())
 	return ExitPass, nil
 }
 
-// plant replaces kata k's exercise with a bug hunt's code (the mutant
-// named pick, or a random one): it shows the change, asks unless force,
-// backs up the learner's files, writes, and starts the hunt in the state
-// file. On a kata the learner has not passed, the planted code is nearly
-// its solution, so that counts as giving up on it, except in an interview
-// (inInterview), where the interviewer chose it. ok is false when the
-// learner said no.
-func plant(cat *catalog.Catalog, k catalog.Kata, pick string, force, inInterview bool, env Env) (b hunt.Bug, files map[string][]byte, ok bool, err error) {
-	bugs, err := hunt.Bugs(k.Solution)
-	if err != nil {
-		return b, nil, false, err
-	}
-	p := progress(cat.Root, env).Kata(k.Slug)
-	if pick != "" {
-		if b, err = hunt.Find(bugs, pick); err != nil {
-			return b, nil, false, &usageError{err.Error(), ""}
-		}
-	} else if b, err = hunt.Pick(bugs, p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
-		return b, nil, false, fmt.Errorf("kata %s: %w", k.Slug, err)
-	} else if err != nil {
-		return b, nil, false, err
-	}
-	if files, err = hunt.Plant(k.Solution, b); err != nil {
-		return b, nil, false, err
-	}
-	ch, err := changesTo(k, files)
-	if err != nil {
-		return b, nil, false, err
-	}
-	unseen := p.HuntGivesUp(inInterview)
-	fmt.Fprintf(env.Stdout, "Bug hunt in %s: a working solution with one real mistake planted in it\nreplaces your code.\n", k.Slug)
-	if unseen {
-		fmt.Fprintf(env.Stdout, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", k.Slug, k.ID())
-	}
-	if _, ok, err = ch.apply(cat, k, "write", files, nil, force, env); err != nil || !ok {
-		return b, nil, false, err
-	}
-	now := env.clock().Now()
-	saved(env, state.Progress{Root: cat.Root}.StartHunt(k.Slug, b.Name, now, inInterview))
-	return b, files, true, nil
-}
-
 // bugReport is what the learner starts from: the kata, its API and the
 // symptom in a user's words; the commands to go on with are the caller's
 // (an interview grades every save, and nobody gives up there).
-func bugReport(w io.Writer, root string, k catalog.Kata, b hunt.Bug, files map[string][]byte) {
+func bugReport(w io.Writer, root string, k catalog.Kata, h *session.Planted) {
 	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
 	fmt.Fprintf(w, "The code: %s in %s\n(the contract: its doc comments, and README.md).\n\n",
-		strings.Join(hunt.API(files), ", "), rel(root, k.Exercise))
-	fmt.Fprintf(w, "What a user saw:\n\n%s\n\n", indent(wrap(b.Symptom, 72), "    "))
+		strings.Join(h.API, ", "), rel(root, k.Exercise))
+	fmt.Fprintf(w, "What a user saw:\n\n%s\n\n", indent(wrap(h.Symptom, 72), "    "))
 	fmt.Fprintln(w, "Find the mistake and fix it; the hidden tests know the bug.")
 }
 
@@ -129,31 +82,48 @@ func indent(text, prefix string) string {
 // giveUpHunt ends the hunt under way and shows what was planted: the diff
 // from the planted code to the reference, and the mistake.
 func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
-	h := progress(cat.Root, env).Kata(k.Slug).Hunt()
-	if h == nil {
+	g, err := checkout(cat.Root, env).GiveUpHunt(k)
+	if err != nil {
+		return 0, err
+	}
+	if g == nil {
 		fmt.Fprintf(env.Stderr, "No bug hunt is under way in %s: make bughunt EX=%s starts one.\n", k.Slug, k.ID())
 		return ExitFail, nil
 	}
-	b, err := session.HuntBug(k, h.Mutant)
-	if err != nil {
-		return 0, err
+	fmt.Fprintf(env.Stdout, "The planted mistake in %s (%s): %s\n\nThe fix, from the planted code to the reference:\n\n", k.Slug, g.Mutant, g.Mistake)
+	fmt.Fprint(env.Stdout, g.Diff)
+	if g.Why != "" {
+		fmt.Fprintf(env.Stdout, "\nFrom WHY.md:\n\n%s\n", g.Why)
 	}
-	planted, err := hunt.Plant(k.Solution, b)
-	if err != nil {
-		return 0, err
-	}
-	ref, err := hunt.Reference(k.Solution)
-	if err != nil {
-		return 0, err
-	}
-	fmt.Fprintf(env.Stdout, "The planted mistake in %s (%s): %s\n\nThe fix, from the planted code to the reference:\n\n", k.Slug, b.Name, b.Mistake)
-	fmt.Fprint(env.Stdout, mutant.Diff(planted, ref))
-	if why, err := hunt.Why(k.Solution, b); err == nil && why != "" {
-		fmt.Fprintf(env.Stdout, "\nFrom WHY.md:\n\n%s\n", why)
-	}
-	saved(env, state.Progress{Root: cat.Root}.GiveUpHunt(k.Slug, env.clock().Now()))
 	fmt.Fprintf(env.Stdout, "\nThe hunt is over; your files are as you left them. Another one: make bughunt EX=%s\n", k.ID())
 	return ExitPass, nil
+}
+
+// replacing draws what a verb is about to replace in an exercise: what
+// it writes, what it removes, where the learner's files go.
+func (t *terminal) replacing(e session.Replacing) {
+	w, verb := t.env.Stdout, "restore"
+	if e.Reset {
+		fmt.Fprintf(w, "Reset %s to its stub:\n", e.Kata)
+	} else {
+		verb = "write"
+		fmt.Fprintf(w, "Bug hunt in %s: a working solution with one real mistake planted in it\nreplaces your code.\n", e.Kata)
+	}
+	if e.GivesUp {
+		fmt.Fprintf(w, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", e.Kata, e.ID)
+	}
+	for _, n := range e.Write {
+		fmt.Fprintf(w, "  %-7s %s\n", verb, n)
+	}
+	for _, n := range e.Remove {
+		fmt.Fprintf(w, "  remove  %s (yours)\n", n)
+	}
+	if e.Forget {
+		fmt.Fprintln(w, "  forget  its progress: grades, hints shown, decisions read, give-up, bug hunts")
+	}
+	if e.Backup != "" {
+		fmt.Fprintf(w, "A copy of your .go files goes to %s/%s.\n", e.Backup, e.Named)
+	}
 }
 
 // huntVerdict follows a grade of a kata with a bug hunt under way: once

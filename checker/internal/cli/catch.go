@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
 
-	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/catch"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
@@ -35,7 +33,7 @@ func catchKata(c *call, repeat int) (int, error) {
 	opt := c.opt // --repeat checked with the other flags (repeatOptions)
 	opt.Repeat, opt.CPU = repeat, ""
 	if c.tc.Kit == nil {
-		if err := catchAsCommitted(c.ctx, c.cat.Root, c.kata, c.env); err != nil {
+		if err := session.CatchAsCommitted(c.ctx, c.cat.Root, c.env.Vars, c.kata); err != nil {
 			return 0, err
 		}
 	}
@@ -54,19 +52,6 @@ func catchKata(c *call, repeat int) (int, error) {
 		return ExitFail, nil
 	}
 	return ExitPass, nil
-}
-
-// catchAsCommitted refuses to run catch when what it grades with (the
-// harness, go.mod, go.sum, the kata's reference and mutants) differs from
-// what is committed.
-func catchAsCommitted(ctx context.Context, root string, k catalog.Kata, env Env) error {
-	paths := []string{"internal", "go.mod", "go.sum"}
-	if sol := rel(root, k.Solution); !filepath.IsAbs(sol) {
-		sol = filepath.ToSlash(sol)
-		paths = append(paths, sol+"/*.go", sol+"/testdata/mutants")
-	}
-	return committed(ctx, root, env, paths, "not run",
-		fmt.Sprintf("catch runs your tests only against %s's reference and mutants as committed", k.Slug))
 }
 
 // catchProgress draws how far a catch run is, on a terminal only.

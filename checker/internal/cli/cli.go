@@ -1,7 +1,17 @@
-// Package cli is the checker's command line: it parses the verbs and their
-// flags (the verb table, from which help is generated), runs them, and
-// turns the outcome into an exit code. Grading, watch and interview
-// sessions are package session's; cli draws their events on a terminal.
+// Package cli is the checker's command line: the verb table (from which
+// help is generated), flag parsing into one options struct or argument
+// list per verb, and the rendering of what comes back, as text on a
+// terminal, with the exit code.
+//
+// Where does X live? A rule for what a learner or an interviewer runs
+// (check, watch, interview, bughunt, catch, hint, decisions, solution,
+// reset, regrade, doctor, list) lives in package session: what is graded,
+// what is written to the state file, which files are replaced and backed
+// up, what a status is. cli only asks: a yes/no prompt is an input the
+// session asks for (session.Checkout.Confirm), and the session's events
+// and results are drawn here. The maintainers' and facilitators' verbs
+// (pack, verify, mutant, serve, report) call their own packages directly.
+// Nothing here grades (grade.Grade) or writes progress (state).
 //
 // Exit codes: 0 everything graded passed; 1 a kata fell short (or verify
 // found a problem); 2 usage error, such as a kata that does not exist;
@@ -122,6 +132,10 @@ func Run(ctx context.Context, args []string, env Env) int {
 	env.scratch = &scratch{}
 	defer env.scratch.clean()
 	code, err := run(ctx, args, env)
+	var sue *session.UsageError
+	if errors.As(err, &sue) {
+		err = &usageError{sue.Msg, sue.Try}
+	}
 	var ue *usageError
 	var se *grade.SetupError
 	switch {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"time"
 
 	"gokata/checker/internal/catalog"
-	"gokata/checker/internal/state"
+	"gokata/checker/internal/session"
 )
 
 // decisions shows a kata's decisions: the answers to its Ask-first
@@ -24,7 +23,7 @@ var decisionsVerb = verb{
 }
 
 func decisions(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
-	if err := revealAsCommitted(ctx, cat.Root, k, env); err != nil {
+	if err := session.RevealAsCommitted(ctx, cat.Root, env.Vars, k); err != nil {
 		return 0, err
 	}
 	if len(k.Decisions) == 0 {
@@ -35,8 +34,7 @@ func decisions(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, env En
 	for _, d := range k.Decisions {
 		fmt.Fprintf(env.Stdout, "- %s\n", d)
 	}
-	now := env.clock().Now().Truncate(time.Second) // in its zone, as the record shows it
-	saved(env, state.Progress{Root: cat.Root}.ReadDecisions(k.Slug, now))
-	fmt.Fprintf(env.Stdout, "\nNoted in %s/: an interview of %s will say that you read them before it showed them.\n", state.Dir, k.ID())
+	checkout(cat.Root, env).ReadDecisions(k)
+	fmt.Fprintf(env.Stdout, "\nNoted in %s/: an interview of %s will say that you read them before it showed them.\n", session.StateDir, k.ID())
 	return ExitPass, nil
 }

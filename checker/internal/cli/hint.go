@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"gokata/checker/internal/catalog"
-	"gokata/checker/internal/state"
+	"gokata/checker/internal/session"
 )
 
 // hint shows hint N of a kata, or the next one not yet shown, and records
@@ -23,24 +22,24 @@ var hintVerb = verb{
 }
 
 func hint(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, nth string, env Env) (int, error) {
-	if err := revealAsCommitted(ctx, cat.Root, k, env); err != nil {
+	if err := session.RevealAsCommitted(ctx, cat.Root, env.Vars, k); err != nil {
 		return 0, err
 	}
 	if len(k.Hints) == 0 {
 		fmt.Fprintf(env.Stdout, "Kata %s has no hints.\n", k.Slug)
 		return ExitPass, nil
 	}
-	shown := progress(cat.Root, env).Kata(k.Slug).HintsShown
-	n := min(shown+1, len(k.Hints))
+	n := 0
 	if nth != "" {
 		var err error
-		n, err = strconv.Atoi(nth)
-		if err != nil || n < 1 || n > len(k.Hints) {
-			return 0, &usageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
+		if n, err = strconv.Atoi(nth); err != nil || n == 0 {
+			n = -1
 		}
 	}
-	now := env.clock().Now().Truncate(time.Second)
-	saved(env, state.Progress{Root: cat.Root}.RevealHint(k.Slug, n, now, "hint"))
+	n, err := checkout(cat.Root, env).Hint(k, n)
+	if err != nil {
+		return 0, err
+	}
 	h := k.Hints[n-1]
 	fmt.Fprintf(env.Stdout, "Hint %d of %d for %s (helps with %s)\n\n%s\n", n, len(k.Hints), k.Slug, strings.Join(h.Covers, ", "), h.Text)
 	switch {

@@ -67,13 +67,12 @@ func interview(c *call, o interviewOptions) (int, error) {
 	}
 	var hunt *session.Planted
 	if o.bughunt {
-		b, files, _, err := plant(cat, k, o.pick, true, true, env)
-		if err != nil {
+		var err error
+		if hunt, err = checkout(cat.Root, env).Plant(k, o.pick, true, true); err != nil {
 			return 0, err
 		}
-		bugReport(env.Stdout, cat.Root, k, b, files)
+		bugReport(env.Stdout, cat.Root, k, hunt)
 		fmt.Fprintln(env.Stdout)
-		hunt = &session.Planted{Mutant: b.Name, Mistake: b.Mistake, Symptom: b.Symptom, Files: files}
 	}
 	t := &terminal{env: env, style: style, interviewer: o.interviewer}
 	if o.out != "" {

@@ -7,55 +7,34 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/report"
-	"gokata/checker/internal/state"
+	"gokata/checker/internal/session"
 )
 
-// status is where a learner stands on one kata, from its last grade.
-type status struct {
-	graded    bool
-	passed    bool
-	stale     bool // the files changed since that grade
-	untouched bool // graded, but still the untouched stub
-	noBuild   bool // graded, but it did not build
-	g         state.Grade
-}
-
-func statusOf(k catalog.Kata, s *state.State) status {
-	last := s.Kata(k.Slug).Last
-	if last == nil {
-		return status{}
-	}
-	st := status{graded: true, passed: last.Passed, g: *last}
-	if fp, err := state.Fingerprint(k.Exercise); err == nil && fp != last.Fingerprint {
-		st.stale = true
-	}
-	return st
-}
-
-// text is the status column: not started, 3 of 7, passed, passed 60× (every
-// one of 60 runs), passed · bonus 1 of 2.
-func (st status) text(style report.Style) string {
+// statusText is the status column: not started, 3 of 7, passed, passed
+// 60× (every one of 60 runs), passed · bonus 1 of 2.
+func statusText(st session.Status, style report.Style) string {
 	var t string
+	g := st.Grade
 	switch {
-	case !st.graded || st.untouched:
+	case !st.Graded || st.Untouched:
 		return style.Dim("not started")
-	case st.noBuild:
+	case st.NoBuild:
 		t = style.Bad("did not build")
-	case st.passed:
+	case st.Passed:
 		t = style.Good("passed")
-		if st.g.Repeated() {
-			t += fmt.Sprintf(" %d×", st.g.Runs)
+		if g.Repeated() {
+			t += fmt.Sprintf(" %d×", g.Runs)
 		}
-		if st.g.BonusTotal > 0 {
-			t += fmt.Sprintf(" · bonus %d of %d", st.g.Bonus, st.g.BonusTotal)
+		if g.BonusTotal > 0 {
+			t += fmt.Sprintf(" · bonus %d of %d", g.Bonus, g.BonusTotal)
 		}
 	default:
-		t = style.Warn(fmt.Sprintf("%d of %d", st.g.Required, st.g.RequiredTotal))
-		if st.g.Bonus > 0 {
-			t += fmt.Sprintf(" · bonus %d of %d", st.g.Bonus, st.g.BonusTotal)
+		t = style.Warn(fmt.Sprintf("%d of %d", g.Required, g.RequiredTotal))
+		if g.Bonus > 0 {
+			t += fmt.Sprintf(" · bonus %d of %d", g.Bonus, g.BonusTotal)
 		}
 	}
-	if st.stale {
+	if st.Stale {
 		t += " " + style.Dim("(stale)")
 	}
 	return t
@@ -71,29 +50,29 @@ var listVerb = verb{
 }
 
 func list(cat *catalog.Catalog, style report.Style, env Env) (int, error) {
-	s := progress(cat.Root, env)
+	sts := checkout(cat.Root, env).List(cat)
 	width := 0
 	for _, k := range cat.Katas {
 		width = max(width, utf8.RuneCountInString(k.Title))
 	}
 	var passed, started, bonus, btotal, stale, once int
-	for _, k := range cat.Katas {
-		st := statusOf(k, s)
+	for _, st := range sts {
+		k := st.Kata
 		pad := width - utf8.RuneCountInString(k.Title)
-		fmt.Fprintf(env.Stdout, "%s  %s%*s  %-12s %3d min  %s%s\n", k.ID(), k.Title, pad, "", k.Difficulty, k.Minutes, st.text(style), hunts(s.Kata(k.Slug))+catchScore(s.Kata(k.Slug)))
+		fmt.Fprintf(env.Stdout, "%s  %s%*s  %-12s %3d min  %s%s\n", k.ID(), k.Title, pad, "", k.Difficulty, k.Minutes, statusText(st, style), hunts(st)+catchScore(st))
 		switch {
-		case st.passed:
+		case st.Passed:
 			passed++
-			if !st.g.Repeated() {
+			if !st.Grade.Repeated() {
 				once++
 			}
-		case st.graded:
+		case st.Graded:
 			started++
 		}
-		if st.stale {
+		if st.Stale {
 			stale++
 		}
-		bonus += st.g.Bonus
+		bonus += st.Grade.Bonus
 		btotal += len(k.Bonus)
 	}
 	fmt.Fprintf(env.Stdout, "\nProgress: %d of %d passed · %d under way · bonus %d of %d\n", passed, len(cat.Katas), started, bonus, btotal)
@@ -103,22 +82,22 @@ func list(cat *catalog.Catalog, style report.Style, env Env) (int, error) {
 	if once < passed {
 		fmt.Fprintln(env.Stdout, style.Dim("passed N×: passed every one of N runs (make check EX=NN REPEAT=20), so not by luck; passed alone: a single run."))
 	}
-	fmt.Fprintln(env.Stdout, nextStep(cat, s))
+	fmt.Fprintln(env.Stdout, nextStep(sts))
 	return ExitPass, nil
 }
 
 // hunts is what list adds about a kata's bug hunts: how many were
 // solved, and whether one is under way.
-func hunts(k *state.Kata) string {
+func hunts(st session.Status) string {
 	var t string
-	switch n := k.HuntsSolved(); n {
+	switch n := st.Solved; n {
 	case 0:
 	case 1:
 		t = " · 1 bug hunt solved"
 	default:
 		t = fmt.Sprintf(" · %d bug hunts solved", n)
 	}
-	if k.Hunt() != nil {
+	if st.Hunting {
 		t += " · bug hunt under way"
 	}
 	return t
@@ -126,8 +105,8 @@ func hunts(k *state.Kata) string {
 
 // catchScore is what list adds about the learner's own tests: the last
 // catch score.
-func catchScore(k *state.Kata) string {
-	c := k.Catch
+func catchScore(st session.Status) string {
+	c := st.Catch
 	switch {
 	case c == nil:
 		return ""
@@ -139,13 +118,10 @@ func catchScore(k *state.Kata) string {
 	return fmt.Sprintf(" · tests catch %d of %d", c.Caught, c.Mutants)
 }
 
-// nextStep is where a learner goes next: the first kata, in order, whose
-// last grade did not pass.
-func nextStep(cat *catalog.Catalog, s *state.State) string {
-	for _, k := range cat.Katas {
-		if !statusOf(k, s).passed {
-			return fmt.Sprintf("Next: make check EX=%s", k.ID())
-		}
+// nextStep is where a learner goes next (session.Next).
+func nextStep(sts []session.Status) string {
+	if k, ok := session.Next(sts); ok {
+		return fmt.Sprintf("Next: make check EX=%s", k.ID())
 	}
 	return "Every kata passes. Well done."
 }

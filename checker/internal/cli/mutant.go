@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/exercise"
 	"gokata/checker/internal/gofiles"
 	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/verify"
@@ -141,7 +142,7 @@ func saveMutants(cat *catalog.Catalog, k catalog.Kata, files []string, env Env) 
 			return 0, &usageError{fmt.Sprintf("%s: %v", f, err), "start the file with // Mistake: …, // Fails: R4, // Expect: (?i)…, then an empty line"}
 		}
 		out := filepath.Join(mutant.Dir(k.Solution), name+mutant.Ext)
-		if err := replaceFile(out, patch); err != nil {
+		if err := exercise.ReplaceFile(out, patch); err != nil {
 			return 0, err
 		}
 		fmt.Fprintf(env.Stdout, "saved %s (%d lines)\n", filepath.ToSlash(rel(cat.Root, out)), strings.Count(string(patch), "\n"))
@@ -179,7 +180,7 @@ func refreshMutants(katas []catalog.Kata, env Env) (int, error) {
 			if string(fresh) == string(old) {
 				continue
 			}
-			if err := replaceFile(p, fresh); err != nil {
+			if err := exercise.ReplaceFile(p, fresh); err != nil {
 				return 0, err
 			}
 			refreshed++

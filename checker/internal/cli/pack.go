@@ -70,7 +70,7 @@ func packKit(c *call, out, goos, goarch string, interview bool) (int, error) {
 // checkPlatform refuses a system the go command cannot build for, and
 // says which it can (go tool dist list).
 func checkPlatform(ctx context.Context, tc *grade.Toolchain, dir, goos, goarch string) error {
-	out, err := goOutput(ctx, tc, dir, "tool", "dist", "list")
+	out, err := tc.Go(ctx, dir, "tool", "dist", "list")
 	if err != nil {
 		return err
 	}

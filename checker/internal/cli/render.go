@@ -27,10 +27,7 @@ func (t *terminal) show(e session.Event) {
 	case session.Building:
 		t.built = buildNotice(t.env, e.Kata, e.Race).start()
 	case session.Built:
-		if t.built != nil {
-			t.built()
-			t.built = nil
-		}
+		t.endBuild()
 	case session.Warning:
 		fmt.Fprintf(t.env.Stderr, "checker: %s\n", e.Text)
 	case session.Graded:
@@ -41,10 +38,22 @@ func (t *terminal) show(e session.Event) {
 		t.catchProgress(e)
 	case session.Caught:
 		t.caught(e)
+	case session.Replacing:
+		t.replacing(e)
+	case session.Checked, session.Warming, session.Warmed, session.Ready:
+		t.doctor(e)
 	case session.Stopped:
 		fmt.Fprintln(out, "\nStopped.")
 	default:
 		t.interview(e)
+	}
+}
+
+// endBuild ends the progress line of the build under way, if any.
+func (t *terminal) endBuild() {
+	if t.built != nil {
+		t.built()
+		t.built = nil
 	}
 }
 

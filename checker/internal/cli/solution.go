@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 
 	"gokata/checker/internal/catalog"
-	"gokata/checker/internal/state"
 )
 
 // solution shows a kata's reference and WHY.md once the learner's code has
@@ -28,48 +22,27 @@ var solutionVerb = verb{
 }
 
 func solution(cat *catalog.Catalog, k catalog.Kata, giveUp bool, env Env) (int, error) {
-	p := progress(cat.Root, env).Kata(k.Slug)
-	if !p.PassedOnce && !p.GaveUp && !giveUp {
+	ref, err := checkout(cat.Root, env).Solution(k, giveUp)
+	switch {
+	case err != nil:
+		return 0, err
+	case ref.Locked:
 		fmt.Fprintf(env.Stderr, "The reference for %s is shown once your code passes (make check EX=%s).\n", k.Slug, k.ID())
-		if p.HintsShown < len(k.Hints) {
+		if ref.MoreHints {
 			fmt.Fprintf(env.Stderr, "A hint may be enough: make hint EX=%s\n", k.ID())
 		}
 		fmt.Fprintf(env.Stderr, "To give up and read it now: make solution EX=%s GIVEUP=1\n", k.ID())
 		return ExitFail, nil
-	}
-	files, err := filepath.Glob(filepath.Join(k.Solution, "*.go"))
-	if err != nil {
-		return 0, err
-	}
-	sort.Strings(files)
-	var shown []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, "_test.go") {
-			shown = append(shown, f)
-		}
-	}
-	if len(shown) == 0 {
+	case len(ref.Files) == 0:
 		fmt.Fprintf(env.Stderr, "This copy of the katas has no reference for %s: ask whoever gave it to you.\n", k.Slug)
 		return ExitFail, nil
 	}
-	now := env.clock().Now().Truncate(time.Second)
-	saved(env, state.Progress{Root: cat.Root}.ShowSolution(k.Slug, now, giveUp))
-	why := filepath.Join(k.Solution, "WHY.md")
-	if _, err := os.Stat(why); err == nil {
-		shown = append(shown, why)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return 0, err
-	}
-	for i, f := range shown {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return 0, err
-		}
+	for i, f := range ref.Files {
 		if i > 0 {
 			fmt.Fprintln(env.Stdout)
 		}
-		fmt.Fprintf(env.Stdout, "──── %s ────\n\n%s", rel(cat.Root, f), data)
-		if len(data) > 0 && data[len(data)-1] != '\n' {
+		fmt.Fprintf(env.Stdout, "──── %s ────\n\n%s", rel(cat.Root, f.Path), f.Data)
+		if len(f.Data) > 0 && f.Data[len(f.Data)-1] != '\n' {
 			fmt.Fprintln(env.Stdout)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
-	"gokata/checker/internal/state"
 )
 
 // summary ends a check of several katas, below their full reports: one
@@ -26,23 +25,10 @@ func summary(ctx context.Context, cat *catalog.Catalog, results []*grade.Result,
 			passed++
 		}
 	}
+	co := checkout(cat.Root, env)
 	fmt.Fprintf(w, "\nSummary: %d of %d passed\n", passed, len(results))
 	for _, r := range results {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, r.Kata.Slug, resultStatus(ctx, env, r).text(style))
+		fmt.Fprintf(w, "  %-*s  %s\n", width, r.Kata.Slug, statusText(co.StatusOf(ctx, r), style))
 	}
-	fmt.Fprintln(w, nextStep(cat, progress(cat.Root, env)))
-}
-
-// resultStatus is the status of a kata from the grade just made. The
-// untouched stub is "not started" whatever it scores (07's stub passes
-// some requirements).
-func resultStatus(ctx context.Context, env Env, r *grade.Result) status {
-	req, total, bonus, btotal := r.Score()
-	return status{
-		graded:    true,
-		passed:    r.Passed(),
-		noBuild:   r.Build != nil,
-		untouched: r.Build == nil && !r.Passed() && untouched(ctx, env, r.Kata),
-		g:         state.Grade{Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal},
-	}
+	fmt.Fprintln(w, nextStep(co.List(cat)))
 }

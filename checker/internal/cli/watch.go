@@ -89,7 +89,7 @@ func readLines(r io.Reader) <-chan string {
 // nextKata is the kata to watch when none is named: the first one whose
 // last grade did not pass.
 func nextKata(cat *catalog.Catalog, env Env) (catalog.Kata, error) {
-	k, ok := session.NextKata(cat, progress(cat.Root, env), "")
+	k, ok := checkout(cat.Root, env).Watched(cat)
 	if !ok {
 		return catalog.Kata{}, &usageError{"there are no katas here", "make list"}
 	}

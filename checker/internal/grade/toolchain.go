@@ -130,3 +130,15 @@ func WithEnv(env []string, set ...string) []string {
 	}
 	return append(out, set...)
 }
+
+// Go runs the go command in dir with the toolchain's environment and
+// returns its trimmed output; on failure the error carries the output.
+func (tc *Toolchain) Go(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir, cmd.Env = dir, tc.Env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}

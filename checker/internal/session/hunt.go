@@ -1,9 +1,13 @@
 package session
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/exercise"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
@@ -70,4 +74,78 @@ func HuntBug(k catalog.Kata, name string) (hunt.Bug, error) {
 type Planted struct {
 	Mutant, Mistake, Symptom string
 	Files                    map[string][]byte // the planted code, name → content
+	API                      []string          // what the planted code declares, for its bug report
+}
+
+// Plant replaces kata k's exercise with a bug hunt's code (the mutant
+// named pick, or a random one): it emits Replacing, asks unless force,
+// backs up the learner's files, writes, and starts the hunt in the state
+// file. On a kata the learner has not passed, the planted code is nearly
+// its solution, so that counts as giving up on it, except in an interview
+// (inInterview), where the interviewer chose it. It returns nil when the
+// learner said no.
+func (c *Checkout) Plant(k catalog.Kata, pick string, force, inInterview bool) (*Planted, error) {
+	bugs, err := hunt.Bugs(k.Solution)
+	if err != nil {
+		return nil, err
+	}
+	p := c.progress().Kata(k.Slug)
+	var b hunt.Bug
+	if pick != "" {
+		if b, err = hunt.Find(bugs, pick); err != nil {
+			return nil, &UsageError{err.Error(), ""}
+		}
+	} else if b, err = hunt.Pick(bugs, p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
+		return nil, fmt.Errorf("kata %s: %w", k.Slug, err)
+	} else if err != nil {
+		return nil, err
+	}
+	files, err := hunt.Plant(k.Solution, b)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := exercise.Compare(k.Exercise, files)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok, err := c.replace(k, ch, force, Replacing{GivesUp: p.HuntGivesUp(inInterview)}); err != nil || !ok {
+		return nil, err
+	}
+	c.saved(state.Progress{Root: c.Root}.StartHunt(k.Slug, b.Name, c.now(), inInterview))
+	return &Planted{Mutant: b.Name, Mistake: b.Mistake, Symptom: b.Symptom, Files: files, API: hunt.API(files)}, nil
+}
+
+// GaveUp is what giving up a bug hunt shows: the planted mistake, the fix
+// as a diff from the planted code to the reference, and WHY.md's
+// paragraph about it ("" when none).
+type GaveUp struct {
+	Mutant, Mistake string
+	Diff, Why       string
+}
+
+// GiveUpHunt ends the hunt under way on kata k and says what was planted;
+// nil when no hunt is under way.
+func (c *Checkout) GiveUpHunt(k catalog.Kata) (*GaveUp, error) {
+	h := c.progress().Kata(k.Slug).Hunt()
+	if h == nil {
+		return nil, nil
+	}
+	b, err := HuntBug(k, h.Mutant)
+	if err != nil {
+		return nil, err
+	}
+	planted, err := hunt.Plant(k.Solution, b)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := hunt.Reference(k.Solution)
+	if err != nil {
+		return nil, err
+	}
+	g := &GaveUp{Mutant: b.Name, Mistake: b.Mistake, Diff: mutant.Diff(planted, ref)}
+	if why, err := hunt.Why(k.Solution, b); err == nil {
+		g.Why = why
+	}
+	c.saved(state.Progress{Root: c.Root}.GiveUpHunt(k.Slug, c.now()))
+	return g, nil
 }

@@ -1,7 +1,10 @@
 // Package session is the checker's application layer: grading a learner's
 // code (and what a grade means for a bug hunt under way), a watch session
 // that grades again on every save, and a timed interview (a bug hunt's
-// included), which leaves its record (package record) behind. Each
+// included), which leaves its record (package record) behind; catch;
+// what else a learner asks of a checkout (Checkout: reset, bug hunts,
+// hints, decisions, the reference, the kata list); regrading returned
+// work; and doctor's checks of the machine. Each
 // reports what happens as events, plain data that a front
 // end renders: the command line draws them on a terminal, a web board
 // could send them to a browser. Nothing here writes to a terminal.

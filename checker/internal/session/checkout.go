@@ -1,0 +1,190 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/exercise"
+	"gokata/checker/internal/fingerprint"
+	"gokata/checker/internal/pristine"
+	"gokata/checker/internal/record"
+	"gokata/checker/internal/state"
+)
+
+// Checkout runs what a learner asks of the checkout at Root besides
+// grading: reset, a bug hunt planted or given up, hints, decisions, the
+// reference, the list of katas. Before it replaces the learner's files
+// it emits Replacing and asks Confirm, unless forced.
+type Checkout struct {
+	Root string
+	Vars []string // the environment for git
+	Now  func() time.Time
+	// Confirm asks the learner a yes/no question; nil answers no.
+	Confirm func(question string) (bool, error)
+	Emit    func(Event)
+}
+
+// UsageError is a request that cannot be done as made, and what to try
+// instead ("" for nothing); the command line shows it as a usage error.
+type UsageError struct{ Msg, Try string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Replacing comes before a verb replaces the learner's files in an
+// exercise: what it writes and removes, and where the learner's .go files
+// go. The learner is asked next, unless the verb was forced.
+type Replacing struct {
+	Kata, ID string
+	Reset    bool     // reset; else a bug hunt planted
+	GivesUp  bool     // a bug hunt on a kata not passed: going ahead counts as giving up on it
+	Write    []string // the files written
+	Remove   []string // the learner's files removed
+	Forget   bool     // reset: the kata's progress is forgotten too
+	Backup   string   // where the learner's .go files go, relative to the checkout; "" when no file changes
+	Named    string   // why the backup has its name (": the final code of the interview in F"), or ""
+}
+
+func (Replacing) event() {}
+
+// Question is what Confirm asks before files are replaced.
+const Question = "Go ahead? [y/N] "
+
+// ErrNoHistory means that a kata's stub cannot be read from git history.
+var ErrNoHistory = pristine.ErrNoHistory
+
+// ResetDone is how a reset ended.
+type ResetDone struct {
+	Nothing  bool   // the kata was its stub already, with no progress
+	Declined bool   // the learner said no: nothing changed
+	Backup   string // where the learner's files went, relative to the checkout; "" when no file changed
+}
+
+// Reset puts kata k's stub back, read from git history, after copying the
+// learner's .go files to a backup under .kata/backup, and forgets the
+// kata's progress (grades, hints, give-up, hunts), so that the next
+// candidate starts afresh.
+func (c *Checkout) Reset(ctx context.Context, k catalog.Kata, force bool) (ResetDone, error) {
+	stub, err := pristine.Read(ctx, c.Vars, k)
+	if errors.Is(err, pristine.ErrNoHistory) {
+		return ResetDone{}, &UsageError{fmt.Sprintf("cannot find the stub of %s in git history (%v)", k.Slug, err),
+			"reset works in a git clone of the katas; elsewhere, copy the stub from a fresh clone"}
+	}
+	if err != nil {
+		return ResetDone{}, err
+	}
+	ch, err := exercise.Compare(k.Exercise, stub.Files)
+	if err != nil {
+		return ResetDone{}, err
+	}
+	_, hasProgress := c.progress().Katas[k.Slug]
+	if ch.None() && !hasProgress {
+		return ResetDone{Nothing: true}, nil
+	}
+	backup, ok, err := c.replace(k, ch, force, Replacing{Reset: true, Forget: hasProgress})
+	if err != nil || !ok {
+		return ResetDone{Declined: !ok}, err
+	}
+	c.saved(state.Progress{Root: c.Root}.Reset(k.Slug))
+	return ResetDone{Backup: backup}, nil
+}
+
+// Untouched reports whether kata k's exercise is still its stub; false
+// when that cannot be told (no git history).
+func (c *Checkout) Untouched(ctx context.Context, k catalog.Kata) bool {
+	stub, err := pristine.Read(ctx, c.Vars, k)
+	if err != nil {
+		return false
+	}
+	ch, err := exercise.Compare(k.Exercise, stub.Files)
+	return err == nil && ch.None()
+}
+
+// replace emits the change ch to kata k's exercise as Replacing (what is
+// filled in from ch), asks unless force, backs up the learner's .go files
+// and writes. It returns the backup's directory relative to the checkout
+// ("" when no file changes), and ok false when the learner said no.
+func (c *Checkout) replace(k catalog.Kata, ch exercise.Change, force bool, e Replacing) (string, bool, error) {
+	backup, named := c.backupName(k)
+	e.Kata, e.ID, e.Write, e.Remove = k.Slug, k.ID(), ch.Restore, ch.Remove
+	if !ch.None() {
+		e.Backup, e.Named = rel(c.Root, backup), named
+	}
+	c.emit(e)
+	if !force {
+		if ok, err := c.confirm(Question); err != nil || !ok {
+			return "", false, err
+		}
+	}
+	if ch.None() {
+		return "", true, nil
+	}
+	backup, err := exercise.BackUp(backup, ch.Mine)
+	if err != nil {
+		return "", false, fmt.Errorf("back up %s: %w", k.Slug, err)
+	}
+	if err := ch.Write(); err != nil {
+		return "", false, err
+	}
+	return rel(c.Root, backup), true, nil
+}
+
+func (c *Checkout) confirm(question string) (bool, error) {
+	if c.Confirm == nil {
+		return false, nil
+	}
+	return c.Confirm(question)
+}
+
+// backupName is where the learner's files go: named after the interview
+// whose record ends with this very code, when there is one (named says
+// so), else after the kata and the time.
+func (c *Checkout) backupName(k catalog.Kata) (dir, named string) {
+	root := c.Root
+	dir = filepath.Join(root, state.Dir, "backup", k.Slug+"-"+c.now().Format("20060102-150405"))
+	fp, err := fingerprint.Code(k.Exercise)
+	if err != nil {
+		return dir, ""
+	}
+	recs, _ := filepath.Glob(filepath.Join(root, state.Dir, "interviews", "*.json"))
+	sort.Sort(sort.Reverse(sort.StringSlice(recs))) // the newest first: names start with the time
+	for _, p := range recs {
+		rec, err := record.Load(p)
+		if err != nil || rec.Kata != k.Slug {
+			continue
+		}
+		if g := rec.Final; g != nil && g.Fingerprint.Code == fp {
+			name := strings.TrimSuffix(filepath.Base(p), ".json")
+			return filepath.Join(root, state.Dir, "backup", name), fmt.Sprintf(": the final code of the interview in %s", rel(root, p))
+		}
+	}
+	return dir, ""
+}
+
+func (c *Checkout) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Checkout) emit(ev Event) { emitter(c.Emit).emit(ev) }
+
+// progress reads the state file; an unreadable one is a warning.
+func (c *Checkout) progress() *state.State { return progress(c.Root, c.Emit) }
+
+// saved warns when an operation of state.Progress could not save.
+func (c *Checkout) saved(err error) {
+	if err != nil {
+		c.emit(Warning{"progress not saved: " + err.Error()})
+	}
+}
+
+// StateDir is the checkout's folder of progress, backups and interview
+// records.
+const StateDir = state.Dir

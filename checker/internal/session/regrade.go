@@ -1,0 +1,162 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/escape"
+	"gokata/checker/internal/fingerprint"
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/record"
+)
+
+// Folder is a returned exercise folder and the kata it is.
+type Folder struct {
+	Kata catalog.Kata
+	Dir  string
+}
+
+// Returned finds the exercise folders of dir (shown as given): dir itself
+// when it is named after a kata (06-retry), else each folder of
+// dir/exercises that is. The folders are read only as they are, never
+// through a link: one could lead into this checkout's own solutions.
+func Returned(cat *catalog.Catalog, dir, shown string) ([]Folder, error) {
+	try := "checker regrade ../returned/exercises/06-retry (or the returned kit's folder)"
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &UsageError{fmt.Sprintf("regrade: %s does not exist", shown), try}
+	case err != nil:
+		return nil, &UsageError{fmt.Sprintf("regrade: %v", err), try}
+	case !fi.IsDir():
+		return nil, &UsageError{fmt.Sprintf("regrade: %s is not a folder", shown), try}
+	}
+	if k, ok := cat.Find(filepath.Base(dir)); ok && k.Slug == filepath.Base(dir) {
+		if err := notLink(dir, shown); err != nil {
+			return nil, err
+		}
+		return []Folder{{k, dir}}, nil
+	}
+	var out []Folder
+	for _, k := range cat.Katas {
+		d := filepath.Join(dir, "exercises", k.Slug)
+		for _, p := range []string{filepath.Dir(d), d} {
+			if err := notLink(p, filepath.Join(shown, strings.TrimPrefix(p, dir))); err != nil {
+				return nil, err
+			}
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out = append(out, Folder{k, d})
+		}
+	}
+	if len(out) == 0 {
+		return nil, &UsageError{fmt.Sprintf("regrade: %s is neither a kata's exercise folder (named like 06-retry) nor a kit with exercises/", shown), try}
+	}
+	return out, nil
+}
+
+// notLink refuses p (shown as shown) when it is a symbolic link.
+func notLink(p, shown string) error {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(p)
+		return &UsageError{fmt.Sprintf("regrade: %s is a symbolic link (to %s): returned work is read from its own folders only", shown, target), "copy the returned folder itself, not a link to it"}
+	}
+	return nil
+}
+
+// Regrade grades returned folder f with the hidden tests, after Check,
+// and returns the fingerprints of the code and the tests. Returned work
+// is hostile input: its files are copied into private, an empty
+// directory of this run's, before anything reads them (grade.Returned),
+// and the copies are what is fingerprinted and graded. The grade needs
+// the race detector, and nothing is recorded in the state file: it is
+// not this checkout's learner's grade.
+func (g *Grader) Regrade(ctx context.Context, f Folder, private string) (*grade.Result, fingerprint.Pair, error) {
+	var fp fingerprint.Pair
+	k := f.Kata
+	if g.Check != nil {
+		if err := g.Check(ctx, k); err != nil {
+			return nil, fp, err
+		}
+	}
+	t, err := grade.Returned(k, f.Dir, private)
+	if err != nil {
+		return nil, fp, err
+	}
+	code, err := fingerprint.Code(private)
+	if err != nil {
+		return nil, fp, err
+	}
+	fp = fingerprint.Pair{Code: code, Tests: TestsFingerprint(k)}
+	opt := g.Options
+	opt.RequireRace = true // the interviewer's word on the work: no pass that a race could have made
+	opt.Building = func() func() {
+		g.emit(Building{Kata: k.Slug, Race: g.Toolchain.Race})
+		return func() { g.emit(Built{Kata: k.Slug}) }
+	}
+	r, err := grade.Grade(ctx, g.Toolchain, g.Root, t, opt)
+	return r, fp, err
+}
+
+// Claims are the fingerprints a file claims, by kata.
+type Claims map[string]fingerprint.Pair
+
+// ReadClaims reads the fingerprints a file claims: an interview's record
+// (of its final grade, else its last), or a stream of check --json
+// grades.
+func ReadClaims(path string) (Claims, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if rec, err := record.Parse(data); err == nil {
+		g := rec.Final
+		if gs := rec.Grades(); g == nil && len(gs) > 0 {
+			g = gs[len(gs)-1].Grade
+		}
+		if g == nil {
+			return nil, errors.New("the record has no grade")
+		}
+		return Claims{rec.Kata: g.Fingerprint}, nil
+	}
+	out := Claims{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var g struct {
+			Kata        string           `json:"kata"`
+			Fingerprint fingerprint.Pair `json:"fingerprint"`
+		}
+		if err := dec.Decode(&g); err != nil {
+			return nil, fmt.Errorf("neither an interview record nor check --json output: %v", err)
+		}
+		if g.Kata == "" || g.Fingerprint.Code == "" {
+			return nil, errors.New("neither an interview record nor check --json output with fingerprints")
+		}
+		out[g.Kata] = g.Fingerprint
+	}
+	return out, nil
+}
+
+// Match is how regraded fingerprints compare with those a file claims.
+type Match struct {
+	Known               bool   // the file claims fingerprints for the kata
+	SameCode, SameTests bool   // it claims those found
+	Code, Tests         string // what it claims, made safe to print
+}
+
+// Compare compares fp, found for kata slug, with what the file claims.
+// What the file names is shown, never obeyed, for anyone can write one:
+// Code and Tests are made safe to print (escape.Line).
+func (c Claims) Compare(slug string, fp fingerprint.Pair) Match {
+	want, ok := c[slug]
+	return Match{Known: ok, SameCode: want.Code == fp.Code, SameTests: want.Tests == fp.Tests,
+		Code: escape.Line(want.Code), Tests: escape.Line(want.Tests)}
+}

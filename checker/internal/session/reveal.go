@@ -1,0 +1,90 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/state"
+)
+
+// Hint notes that hint n of kata k (from 1) is shown, and returns n; n 0
+// is the next hint not yet shown. A kata without hints is the caller's
+// to tell.
+func (c *Checkout) Hint(k catalog.Kata, n int) (int, error) {
+	shown := c.progress().Kata(k.Slug).HintsShown
+	switch {
+	case n == 0:
+		n = min(shown+1, len(k.Hints))
+	case n < 1 || n > len(k.Hints):
+		return 0, &UsageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
+	}
+	c.saved(state.Progress{Root: c.Root}.RevealHint(k.Slug, n, c.now().Truncate(time.Second), "hint"))
+	return n, nil
+}
+
+// ReadDecisions notes that the learner read kata k's decisions: an
+// interview's scorecard says whether that came before the interview
+// showed them.
+func (c *Checkout) ReadDecisions(k catalog.Kata) {
+	now := c.now().Truncate(time.Second) // in its zone, as the record shows it
+	c.saved(state.Progress{Root: c.Root}.ReadDecisions(k.Slug, now))
+}
+
+// Reference is what the solution verb shows of a kata.
+type Reference struct {
+	Locked    bool   // not passed, not given up: nothing is shown
+	MoreHints bool   // Locked, and hints are left to show
+	Files     []File // the reference's .go files, then WHY.md; none when this copy has no reference
+}
+
+// File is a file shown, and its content.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Solution is kata k's reference and WHY.md, once the learner's code has
+// passed, or after a give-up (giveUp now), which is remembered.
+func (c *Checkout) Solution(k catalog.Kata, giveUp bool) (Reference, error) {
+	p := c.progress().Kata(k.Slug)
+	if !p.PassedOnce && !p.GaveUp && !giveUp {
+		return Reference{Locked: true, MoreHints: p.HintsShown < len(k.Hints)}, nil
+	}
+	paths, err := filepath.Glob(filepath.Join(k.Solution, "*.go"))
+	if err != nil {
+		return Reference{}, err
+	}
+	sort.Strings(paths)
+	var shown []string
+	for _, f := range paths {
+		if !strings.HasSuffix(f, "_test.go") {
+			shown = append(shown, f)
+		}
+	}
+	if len(shown) == 0 {
+		return Reference{}, nil
+	}
+	c.saved(state.Progress{Root: c.Root}.ShowSolution(k.Slug, c.now().Truncate(time.Second), giveUp))
+	why := filepath.Join(k.Solution, "WHY.md")
+	if _, err := os.Stat(why); err == nil {
+		shown = append(shown, why)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Reference{}, err
+	}
+	var ref Reference
+	for _, f := range shown {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return Reference{}, err
+		}
+		ref.Files = append(ref.Files, File{f, data})
+	}
+	return ref, nil
+}
