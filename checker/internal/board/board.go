@@ -28,6 +28,7 @@ package board
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -77,6 +78,12 @@ type Config struct {
 	// VerifiedOnly refuses a grade made by other hidden tests than the
 	// catalog's; without it such a grade is kept and marked.
 	VerifiedOnly bool
+	// MaxPushes is how many pushes a participant may make in a minute
+	// (429 past it); MaxStored how many bytes of the room's file their
+	// grades may take, and MaxData how large the file may grow (507 past
+	// either). 0: DefaultMaxPushes, DefaultMaxStored, DefaultMaxData.
+	MaxPushes          int
+	MaxStored, MaxData int64
 	// QuietAfter dims the row of a participant who pushed nothing for so
 	// long (0: never); StuckAfter is when the summary counts one stuck
 	// (0: room.DefaultStuckAfter).
@@ -107,7 +114,8 @@ type Server struct {
 	ending  bool                       // done is closed
 	closed  bool                       // the file is closed
 
-	maxStreams int // /events streams open at once; more are refused (503)
+	maxStreams int    // /events streams open at once; more are refused (503)
+	lim        limits // what the push limits count
 
 	// connected, when set, is called each time a board starts following
 	// /events, after the first table is sent (tests wait on it).
@@ -130,6 +138,9 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.Catalog == nil {
 		cfg.Catalog = cfg.Katas
 	}
+	cfg.MaxPushes = cmp.Or(cfg.MaxPushes, DefaultMaxPushes)
+	cfg.MaxStored = cmp.Or(cfg.MaxStored, DefaultMaxStored)
+	cfg.MaxData = cmp.Or(cfg.MaxData, DefaultMaxData)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -138,7 +149,8 @@ func Open(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), grid: room.New(cfg.Katas), lock: lock, maxStreams: MaxStreams,
-		tableOf: -1, subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
+		tableOf: -1, subs: map[chan struct{}]struct{}{}, done: make(chan struct{}),
+		lim: limits{recent: map[string][]time.Time{}, stored: map[string]int64{}}}
 	s.grid.QuietAfter, s.grid.StuckAfter = cfg.QuietAfter, cfg.StuckAfter
 	sum := sha256.Sum256([]byte(room.Stylesheet))
 	s.csp = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'sha256-" +
@@ -397,7 +409,12 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if err := s.store(gr, line); errors.As(err, new(refused)) {
+	var limit limitError
+	if err := s.store(gr, line); errors.As(err, &limit) {
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s: %s\n", from, escape.Line(err.Error()))
+		limit.write(w)
+		return
+	} else if errors.As(err, new(refused)) {
 		fmt.Fprintf(s.cfg.Log, "refused a push from %s: %s\n", from, escape.Line(err.Error()))
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -436,12 +453,16 @@ func (s *Server) store(gr room.Grade, line []byte) error {
 	if err := s.sameName(gr.Participant); err != nil {
 		return err
 	}
+	if err := s.withinLimits(gr.Participant, line); err != nil {
+		return err
+	}
 	if _, err := s.file.Write(line); err != nil {
 		return err
 	}
 	if err := s.file.Sync(); err != nil {
 		return err
 	}
+	s.counted(gr.Participant, len(line), true)
 	s.kept(gr)
 	return nil
 }

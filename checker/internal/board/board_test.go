@@ -63,13 +63,18 @@ type running struct {
 	stop func() error // shuts it down and returns what Serve returned
 }
 
-// start opens the room in dir and serves it until the test ends; each
-// board that connects to /events is announced on the returned channel.
-func start(t testing.TB, dir string) (*running, <-chan struct{}) {
+// start opens the room in dir, its Config changed by each of opts, and
+// serves it until the test ends; each board that connects to /events is
+// announced on the returned channel.
+func start(t testing.TB, dir string, opts ...func(*Config)) (*running, <-chan struct{}) {
 	t.Helper()
 	log := &syncBuffer{}
-	s, err := Open(Config{Katas: katas, Dir: dir, Token: token, Log: log,
-		Now: func() time.Time { return time.Date(2026, 5, 4, 10, 42, 7, 0, time.FixedZone("CEST", 2*3600)) }})
+	cfg := Config{Katas: katas, Dir: dir, Token: token, Log: log,
+		Now: func() time.Time { return time.Date(2026, 5, 4, 10, 42, 7, 0, time.FixedZone("CEST", 2*3600)) }}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := Open(cfg)
 	require.NoError(t, err)
 	connected := make(chan struct{}, 16)
 	s.connected = func() {

@@ -49,6 +49,7 @@ func (s *Server) replay(f *os.File) error {
 			break
 		}
 		if perr == nil {
+			s.lim.stored[key(gr.Participant)] += int64(len(line))
 			s.kept(gr)
 		}
 		good += int64(len(line))
@@ -56,7 +57,8 @@ func (s *Server) replay(f *os.File) error {
 			break
 		}
 	}
-	_, err := f.Seek(0, io.SeekEnd)
+	end, err := f.Seek(0, io.SeekEnd)
+	s.lim.size = end
 	return err
 }
 

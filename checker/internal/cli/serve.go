@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,9 +37,14 @@ var serveVerb = verb{
 		quiet := fs.Duration("quiet", 10*time.Minute, "dim a participant quiet for this `duration` (0: never)")
 		stuck := fs.Duration("stuck", room.DefaultStuckAfter, "count a participant stuck after this `duration` on one item")
 		verified := fs.Bool("verified-only", false, "refuse a grade made by other hidden tests than this checkout's\n(default: keep it, marked)")
+		o := serveOptions{maxData: board.DefaultMaxData, maxStored: board.DefaultMaxStored}
+		fs.IntVar(&o.maxPushes, "max-pushes", board.DefaultMaxPushes, "take at most `N` pushes a minute from each participant")
+		fs.Var(&o.maxStored, "max-stored", "keep at most `SIZE` of grades per participant, in KiB, MiB or GiB")
+		fs.Var(&o.maxData, "max-data", "let the room's file grow to at most `SIZE`, in KiB, MiB or GiB")
 		return func(c *call) (int, error) {
-			return serve(c, serveOptions{addr: *addr, dir: *dir, token: *token, agenda: *agenda,
-				quiet: *quiet, stuck: *stuck, verified: *verified})
+			o.addr, o.dir, o.token, o.agenda = *addr, *dir, *token, *agenda
+			o.quiet, o.stuck, o.verified = *quiet, *stuck, *verified
+			return serve(c, o)
 		}
 	},
 }
@@ -48,6 +54,41 @@ type serveOptions struct {
 	addr, dir, token, agenda string
 	quiet, stuck             time.Duration
 	verified                 bool
+	maxPushes                int
+	maxStored, maxData       byteSize
+}
+
+// byteSize is a flag's size in bytes, given as 512KiB, 64MiB, 1GiB or a
+// number of bytes.
+type byteSize int64
+
+var sizeUnits = []struct {
+	suffix string
+	shift  int
+}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}}
+
+func (b *byteSize) String() string {
+	for _, u := range sizeUnits {
+		if *b >= 1<<u.shift && *b%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", *b>>u.shift, u.suffix)
+		}
+	}
+	return fmt.Sprint(int64(*b))
+}
+
+func (b *byteSize) Set(s string) error {
+	num, shift := s, 0
+	for _, u := range sizeUnits {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, shift = n, u.shift
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > 1<<40>>shift {
+		return errors.New("give a size above zero such as 64MiB, 512KiB or 1GiB")
+	}
+	*b = byteSize(n << shift)
+	return nil
 }
 
 // roomKatas is the catalog as the board and the report know it: each
@@ -104,6 +145,9 @@ func serve(c *call, o serveOptions) (int, error) {
 	} else {
 		dir = absPath(c.env.Dir, dir)
 	}
+	if o.maxPushes <= 0 {
+		return 0, &usageError{"--max-pushes is a number of pushes above zero", "checker serve --max-pushes 60"}
+	}
 	if o.quiet < 0 || o.stuck <= 0 {
 		return 0, &usageError{"--quiet and --stuck are durations above zero (--quiet 0: never dim)", "checker serve --quiet 10m --stuck 10m"}
 	}
@@ -116,7 +160,8 @@ func serve(c *call, o serveOptions) (int, error) {
 		return 0, errors.New("the checkout has no katas to show")
 	}
 	b, err := board.Open(board.Config{Catalog: all, Katas: agenda, Dir: dir, Token: token, Log: c.env.Stderr,
-		VerifiedOnly: o.verified, QuietAfter: o.quiet, StuckAfter: o.stuck})
+		VerifiedOnly: o.verified, QuietAfter: o.quiet, StuckAfter: o.stuck,
+		MaxPushes: o.maxPushes, MaxStored: int64(o.maxStored), MaxData: int64(o.maxData)})
 	if err != nil {
 		return 0, &usageError{"open the room: " + err.Error(), ""}
 	}
