@@ -10,6 +10,10 @@
 //	GET  /events    Server-Sent Events: the grid's table now and after every change
 //	POST /push      one JSON grade, as `checker check --json` prints it, with
 //	                "Authorization: Bearer TOKEN"
+//	POST /admin/hide  {"participant": NAME}, with the admin token: the row
+//	                  is taken off the board (room.Control)
+//	POST /admin/drop  {"participant": NAME, "kata": SLUG}, with the admin
+//	                  token: their grades so far on the kata are dropped
 //
 // A push is checked before anything is kept: the token (compared in
 // constant time; 401), the size (MaxBody; 413), then the grade against
@@ -23,7 +27,7 @@
 //
 // Every page carries a Content-Security-Policy that allows the board's own
 // script and style and nothing from any other origin. The token is never
-// in a page or a log line.
+// in a page or a log line, nor is the admin token.
 package board
 
 import (
@@ -75,6 +79,9 @@ type Config struct {
 	Katas []room.Kata
 	Dir   string // where FileName is kept
 	Token string // the join token
+	// AdminToken, when set, is the facilitator's: it allows POST
+	// /admin/hide and /admin/drop. It must differ from Token.
+	AdminToken string
 	// VerifiedOnly refuses a grade made by other hidden tests than the
 	// catalog's; without it such a grade is kept and marked.
 	VerifiedOnly bool
@@ -98,6 +105,7 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	token [sha256.Size]byte
+	admin [sha256.Size]byte // of the admin token
 	csp   string
 
 	mu      sync.Mutex
@@ -129,6 +137,9 @@ func Open(cfg Config) (*Server, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("the board needs a token")
 	}
+	if cfg.AdminToken == cfg.Token {
+		return nil, errors.New("the admin token must differ from the participants' token")
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -148,7 +159,7 @@ func Open(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), grid: room.New(cfg.Katas), lock: lock, maxStreams: MaxStreams,
+	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), admin: sha256.Sum256([]byte(cfg.AdminToken)), grid: room.New(cfg.Katas), lock: lock, maxStreams: MaxStreams,
 		tableOf: -1, subs: map[chan struct{}]struct{}{}, done: make(chan struct{}),
 		lim: limits{recent: map[string][]time.Time{}, stored: map[string]int64{}}}
 	s.grid.QuietAfter, s.grid.StuckAfter = cfg.QuietAfter, cfg.StuckAfter
@@ -268,6 +279,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /board.js", s.script)
 	mux.HandleFunc("GET /events", s.events)
 	mux.HandleFunc("POST /push", s.push)
+	mux.HandleFunc("POST /admin/hide", s.control(room.Hide))
+	mux.HandleFunc("POST /admin/drop", s.control(room.Drop))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", s.csp)
@@ -484,11 +497,7 @@ func (s *Server) sameName(name string) error {
 // kept puts a grade kept in the grid, if its kata is on the agenda, and
 // wakes the boards. Called with s.mu held.
 func (s *Server) kept(gr room.Grade) {
-	known := false
-	for _, n := range s.names {
-		known = known || strings.EqualFold(n, gr.Participant)
-	}
-	if !known {
+	if !s.known(gr.Participant) {
 		s.names = append(s.names, gr.Participant)
 	}
 	if !s.onAgenda(gr.Kata) {

@@ -31,7 +31,11 @@ func (s *Server) replay(f *os.File) error {
 			break
 		}
 		torn := line[len(line)-1] != '\n'
+		c, isControl, cerr := room.ParseControl(bytes.TrimSpace(line))
 		gr, perr := s.replayed(bytes.TrimSpace(line))
+		if isControl {
+			perr = cerr
+		}
 		switch {
 		case torn && perr != nil:
 			fmt.Fprintf(s.cfg.Log, "warning: %s: line %d was cut short when the server stopped; skipped it (it was never acknowledged)\n", name, n)
@@ -48,7 +52,10 @@ func (s *Server) replay(f *os.File) error {
 		if torn && perr != nil {
 			break
 		}
-		if perr == nil {
+		if perr == nil && isControl {
+			s.grid.Apply(c)
+			s.changed()
+		} else if perr == nil {
 			s.lim.stored[key(gr.Participant)] += int64(len(line))
 			s.kept(gr)
 		}

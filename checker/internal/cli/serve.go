@@ -37,12 +37,13 @@ var serveVerb = verb{
 		quiet := fs.Duration("quiet", 10*time.Minute, "dim a participant quiet for this `duration` (0: never)")
 		stuck := fs.Duration("stuck", room.DefaultStuckAfter, "count a participant stuck after this `duration` on one item")
 		verified := fs.Bool("verified-only", false, "refuse a grade made by other hidden tests than this checkout's\n(default: keep it, marked)")
+		adminToken := fs.String("admin-token", "", "the facilitator's `TOKEN` for /admin/hide and /admin/drop\n(default $KATA_ADMIN_TOKEN; none: no admin requests)")
 		o := serveOptions{maxData: board.DefaultMaxData, maxStored: board.DefaultMaxStored}
 		fs.IntVar(&o.maxPushes, "max-pushes", board.DefaultMaxPushes, "take at most `N` pushes a minute from each participant")
 		fs.Var(&o.maxStored, "max-stored", "keep at most `SIZE` of grades per participant, in KiB, MiB or GiB")
 		fs.Var(&o.maxData, "max-data", "let the room's file grow to at most `SIZE`, in KiB, MiB or GiB")
 		return func(c *call) (int, error) {
-			o.addr, o.dir, o.token, o.agenda = *addr, *dir, *token, *agenda
+			o.addr, o.dir, o.token, o.agenda, o.admin = *addr, *dir, *token, *agenda, *adminToken
 			o.quiet, o.stuck, o.verified = *quiet, *stuck, *verified
 			return serve(c, o)
 		}
@@ -52,6 +53,7 @@ var serveVerb = verb{
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, dir, token, agenda string
+	admin                    string
 	quiet, stuck             time.Duration
 	verified                 bool
 	maxPushes                int
@@ -145,6 +147,12 @@ func serve(c *call, o serveOptions) (int, error) {
 	} else {
 		dir = absPath(c.env.Dir, dir)
 	}
+	if o.admin == "" {
+		o.admin = c.env.get("KATA_ADMIN_TOKEN")
+	}
+	if o.admin != "" && (!tokenRE.MatchString(o.admin) || o.admin == token) {
+		return 0, &usageError{"--admin-token: use 8 to 100 letters, digits, or . _ ~ -, other than the participants' token", "checker serve --admin-token facilitator-2026"}
+	}
 	if o.maxPushes <= 0 {
 		return 0, &usageError{"--max-pushes is a number of pushes above zero", "checker serve --max-pushes 60"}
 	}
@@ -159,7 +167,7 @@ func serve(c *call, o serveOptions) (int, error) {
 	if len(agenda) == 0 {
 		return 0, errors.New("the checkout has no katas to show")
 	}
-	b, err := board.Open(board.Config{Catalog: all, Katas: agenda, Dir: dir, Token: token, Log: c.env.Stderr,
+	b, err := board.Open(board.Config{Catalog: all, Katas: agenda, Dir: dir, Token: token, AdminToken: o.admin, Log: c.env.Stderr,
 		VerifiedOnly: o.verified, QuietAfter: o.quiet, StuckAfter: o.stuck,
 		MaxPushes: o.maxPushes, MaxStored: int64(o.maxStored), MaxData: int64(o.maxData)})
 	if err != nil {
@@ -179,6 +187,9 @@ func serve(c *call, o serveOptions) (int, error) {
 	fmt.Fprintf(out, "  export KATA_PUSH=%s KATA_TOKEN=%s KATA_NAME=\"Their Name\"\n", base, token)
 	fmt.Fprintf(out, "or push one check:\n")
 	fmt.Fprintf(out, "  make check EX=%s PUSH=%s TOKEN=%s NAME=\"Their Name\"\n", short(agenda[0].Slug), base, token)
+	if o.admin != "" {
+		fmt.Fprintf(out, "Your controls: POST %s/admin/hide and /admin/drop with the admin token.\n", base)
+	}
 	who := fmt.Sprintf("%d participants", b.Participants())
 	if b.Participants() == 1 {
 		who = "1 participant"

@@ -104,3 +104,11 @@ func httpGet(t *testing.T, url string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func TestServeAdminToken(t *testing.T) {
+	dir := checkout(t)
+	same := run(t, dir, "serve", "--addr", "127.0.0.1:0", "--token", "workshop-2026", "--admin-token", "workshop-2026", "--dir", t.TempDir())
+	assert.Equal(t, cli.ExitUsage, same.code)
+	assert.Contains(t, same.stderr, "--admin-token: use 8 to 100 letters, digits, or . _ ~ -, other than the participants' token")
+	assert.NotContains(t, same.stdout, "workshop-2026")
+}

@@ -187,7 +187,8 @@ type Grid struct {
 	// before the summary counts them stuck, not working (default 10 min).
 	StuckAfter time.Duration
 
-	since map[stuckKey]time.Time // see sawStuck
+	since  map[stuckKey]time.Time // see sawStuck
+	hidden map[string]bool        // participants hidden (Apply), by lower-case name
 }
 
 // New starts a grid whose columns include katas (those of the checkout,
@@ -324,22 +325,31 @@ func (gr Grade) look(stuck string) string {
 	return "fail"
 }
 
-// Add reads a stream of JSON grades; fallback names the participant of a
-// grade that names none (the file's name, say).
+// Add reads a stream of JSON grades, and the controls of a board's file
+// among them (Control); fallback names the participant of a grade that
+// names none (the file's name, say).
 func (g *Grid) Add(r io.Reader, fallback string) error {
 	dec := json.NewDecoder(r)
 	n := 0
 	for {
-		var gr Grade
-		err := dec.Decode(&gr)
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return fmt.Errorf("grade %d: %w", n+1, err)
 		}
+		if c, ok, err := ParseControl(raw); ok {
+			if err != nil {
+				return fmt.Errorf("after grade %d: %w", n, err)
+			}
+			g.Apply(c)
+			continue
+		}
 		n++
-		if err := gr.check(); err != nil {
+		gr, err := ParseGrade(raw)
+		if err != nil {
 			return fmt.Errorf("grade %d: %w", n, err)
 		}
 		g.Put(gr, fallback)
@@ -359,6 +369,9 @@ func (g *Grid) Put(gr Grade, fallback string) {
 		who = Name(fallback)
 	}
 	who = clip(who, MaxName)
+	if g.Hidden(who) {
+		return
+	}
 	k := g.column(gr.Kata, gr.Title)
 	c := Cell{Graded: true, Passed: gr.Passed,
 		Required: gr.Score.Required, RequiredTotal: gr.Score.RequiredTotal,
