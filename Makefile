@@ -23,12 +23,14 @@ FRESH   ?=
 FILE    ?=
 PUSH    ?=
 TOKEN   ?=
+CODE    ?=
 ADDR    ?=
 KATAS   ?=
 CHECKER := bin/checker
 # PUSH= and TOKEN= send each grade of check and watch to a room board
-# (make serve); the token goes in the environment, not on the command line.
-PUSHING  = $(if $(PUSH),KATA_PUSH="$(PUSH)") $(if $(TOKEN),KATA_TOKEN="$(TOKEN)") $(if $(NAME),KATA_NAME="$(NAME)")
+# (make serve), CODE= with the participant's join code if the room has
+# codes; the token and the code go in the environment, not on the command line.
+PUSHING  = $(if $(PUSH),KATA_PUSH="$(PUSH)") $(if $(TOKEN),KATA_TOKEN="$(TOKEN)") $(if $(NAME),KATA_NAME="$(NAME)") $(if $(CODE),KATA_CODE="$(CODE)")
 
 export GOFLAGS     := -mod=readonly
 export GOTOOLCHAIN := local

@@ -57,7 +57,7 @@ func BenchmarkRoom(b *testing.B) {
 			var wg sync.WaitGroup
 			for p := range participants {
 				wg.Go(func() {
-					if err := Push(context.Background(), s.url, token, grades[p][r]); err != nil {
+					if err := Push(context.Background(), s.url, token, "", grades[p][r]); err != nil {
 						failed.Store([2]int{p, r}, err)
 					}
 				})

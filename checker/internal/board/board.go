@@ -79,6 +79,9 @@ type Config struct {
 	Katas []room.Kata
 	Dir   string // where FileName is kept
 	Token string // the join token
+	// Codes, when set, are the participants' join codes, by name (see
+	// ReadCodes): a push must carry its participant's (CodeHeader; 403).
+	Codes map[string]string
 	// AdminToken, when set, is the facilitator's: it allows POST
 	// /admin/hide and /admin/drop. It must differ from Token.
 	AdminToken string
@@ -105,7 +108,8 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	token [sha256.Size]byte
-	admin [sha256.Size]byte // of the admin token
+	admin [sha256.Size]byte            // of the admin token
+	codes map[string][sha256.Size]byte // hashed, by key of the name; nil: none
 	csp   string
 
 	mu      sync.Mutex
@@ -163,6 +167,9 @@ func Open(cfg Config) (*Server, error) {
 		tableOf: -1, subs: map[chan struct{}]struct{}{}, done: make(chan struct{}),
 		lim: limits{recent: map[string][]time.Time{}, stored: map[string]int64{}}}
 	s.grid.QuietAfter, s.grid.StuckAfter = cfg.QuietAfter, cfg.StuckAfter
+	if len(cfg.Codes) > 0 {
+		s.codes = hashCodes(cfg.Codes)
+	}
 	sum := sha256.Sum256([]byte(room.Stylesheet))
 	s.csp = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'sha256-" +
 		base64.StdEncoding.EncodeToString(sum[:]) + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -420,6 +427,11 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		fmt.Fprintf(s.cfg.Log, "refused a push from %s: %s\n", from, escape.Line(err.Error()))
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !s.codeOK(r, gr.Participant) {
+		fmt.Fprintf(s.cfg.Log, "refused a push from %s as %s: wrong or missing join code\n", from, escape.Line(gr.Participant))
+		http.Error(w, "wrong or missing join code for this name: push with the code the facilitator gave you (KATA_CODE, --code)", http.StatusForbidden)
 		return
 	}
 	var limit limitError

@@ -465,23 +465,23 @@ func tableOf(t testing.TB, s *Server) string {
 func TestPushClient(t *testing.T) {
 	b, _ := start(t, t.TempDir())
 	grade := gradeJSON("Ada", "06-retry", 3, 7)
-	require.NoError(t, Push(context.Background(), b.url, token, grade))
-	require.NoError(t, Push(context.Background(), b.url+"/", token, grade), "a trailing slash is fine")
+	require.NoError(t, Push(context.Background(), b.url, token, "", grade))
+	require.NoError(t, Push(context.Background(), b.url+"/", token, "", grade), "a trailing slash is fine")
 	assert.Equal(t, 1, b.Participants())
 
-	err := Push(context.Background(), b.url, "wrong", grade)
+	err := Push(context.Background(), b.url, "wrong", "", grade)
 	assert.EqualError(t, err, "the board answered 401: wrong or missing token: use the one the facilitator gave (KATA_TOKEN, --token)")
-	err = Push(context.Background(), b.url, token, []byte("{}"))
+	err = Push(context.Background(), b.url, token, "", []byte("{}"))
 	assert.EqualError(t, err, "the board answered 400: not a grade from checker check --json: schema 0; this checker reads schema 1")
 
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := closed.Addr().String()
 	closed.Close()
-	err = Push(context.Background(), "http://"+addr, token, grade)
+	err = Push(context.Background(), "http://"+addr, token, "", grade)
 	assert.EqualError(t, err, "connection refused: is the board running, at that address and port?")
 
-	err = Push(context.Background(), "192.168.1.20:8080", token, grade)
+	err = Push(context.Background(), "192.168.1.20:8080", token, "", grade)
 	assert.EqualError(t, err, `"192.168.1.20:8080" is not a board's address: give one like http://192.168.1.20:8080`)
 }
 
@@ -497,7 +497,7 @@ func TestPushClientTimeout(t *testing.T) {
 	defer hang.Close()
 	defer close(release)
 	start := time.Now()
-	err := Push(context.Background(), hang.URL, token, gradeJSON("Ada", "06-retry", 3, 7))
+	err := Push(context.Background(), hang.URL, token, "", gradeJSON("Ada", "06-retry", 3, 7))
 	took := time.Since(start)
 	assert.EqualError(t, err, "no answer within 1s")
 	select {

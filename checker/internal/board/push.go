@@ -30,9 +30,10 @@ var client = &http.Client{Transport: &http.Transport{
 }}
 
 // Push sends one JSON grade to the board at base ("http://host:8080")
-// with the room's token, and gives up after PushTimeout. Its error is one
+// with the room's token and, if not "", the participant's join code, and
+// gives up after PushTimeout. Its error is one
 // line, fit to show a participant: what went wrong, never the token.
-func Push(ctx context.Context, base, token string, grade []byte) error {
+func Push(ctx context.Context, base, token, code string, grade []byte) error {
 	u, err := PushURL(base)
 	if err != nil {
 		return err
@@ -45,6 +46,9 @@ func Push(ctx context.Context, base, token string, grade []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
+	if code != "" {
+		req.Header.Set(CodeHeader, code)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return pushError(ctx, err)

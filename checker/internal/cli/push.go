@@ -16,13 +16,14 @@ import (
 // pushFlags are the flags of the verbs that grade and can send each grade
 // to a workshop's live board (checker serve).
 type pushFlags struct {
-	url, token *string
+	url, token, code *string
 }
 
 func definePush(fs *flag.FlagSet) pushFlags {
 	return pushFlags{
 		url:   fs.String("push", "", "also send each grade to the room board at `URL`, as JSON\n(default $KATA_PUSH; the facilitator's checker serve prints it)"),
 		token: fs.String("token", "", "the room's join `TOKEN` for --push (default $KATA_TOKEN)"),
+		code:  fs.String("code", "", "your own join `CODE` for --push, when the facilitator gave\nyou one (default $KATA_CODE)"),
 	}
 }
 
@@ -33,6 +34,7 @@ type pusher struct {
 	ctx        context.Context
 	env        Env
 	url, token string
+	code       string // the participant's join code, if the room has codes
 	name       string // the participant
 }
 
@@ -58,7 +60,11 @@ func newPusher(c *call, f pushFlags, name string) (*pusher, error) {
 	if token == "" {
 		return nil, &usageError{"--push needs the room's token: --token (or KATA_TOKEN), as the facilitator gave it", "checker " + c.verb + " --push " + url + " --token TOKEN"}
 	}
-	return &pusher{ctx: c.ctx, env: c.env, url: url, token: token, name: participant(c, name, true)}, nil
+	code := *f.code
+	if code == "" {
+		code = c.env.get("KATA_CODE")
+	}
+	return &pusher{ctx: c.ctx, env: c.env, url: url, token: token, code: code, name: participant(c, name, true)}, nil
 }
 
 // show pushes the grade of a Graded event.
@@ -80,7 +86,7 @@ func (p *pusher) push(r *grade.Result, meta report.Meta) {
 		fmt.Fprintf(p.env.Stderr, "checker: grade not sent to the board: %v\n", err)
 		return
 	}
-	if err := board.Push(p.ctx, p.url, p.token, b.Bytes()); err != nil && p.ctx.Err() == nil {
+	if err := board.Push(p.ctx, p.url, p.token, p.code, b.Bytes()); err != nil && p.ctx.Err() == nil {
 		fmt.Fprintf(p.env.Stderr, "checker: grade of %s not sent to the board at %s: %v\n", r.Kata.Slug, p.url, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -38,12 +39,13 @@ var serveVerb = verb{
 		stuck := fs.Duration("stuck", room.DefaultStuckAfter, "count a participant stuck after this `duration` on one item")
 		verified := fs.Bool("verified-only", false, "refuse a grade made by other hidden tests than this checkout's\n(default: keep it, marked)")
 		adminToken := fs.String("admin-token", "", "the facilitator's `TOKEN` for /admin/hide and /admin/drop\n(default $KATA_ADMIN_TOKEN; none: no admin requests)")
+		codes := fs.String("codes", "", "take pushes only from the participants in `FILE`, each with\ntheir own join code: a line per participant, their name then their code")
 		o := serveOptions{maxData: board.DefaultMaxData, maxStored: board.DefaultMaxStored}
 		fs.IntVar(&o.maxPushes, "max-pushes", board.DefaultMaxPushes, "take at most `N` pushes a minute from each participant")
 		fs.Var(&o.maxStored, "max-stored", "keep at most `SIZE` of grades per participant, in KiB, MiB or GiB")
 		fs.Var(&o.maxData, "max-data", "let the room's file grow to at most `SIZE`, in KiB, MiB or GiB")
 		return func(c *call) (int, error) {
-			o.addr, o.dir, o.token, o.agenda, o.admin = *addr, *dir, *token, *agenda, *adminToken
+			o.addr, o.dir, o.token, o.agenda, o.admin, o.codes = *addr, *dir, *token, *agenda, *adminToken, *codes
 			o.quiet, o.stuck, o.verified = *quiet, *stuck, *verified
 			return serve(c, o)
 		}
@@ -53,7 +55,7 @@ var serveVerb = verb{
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, dir, token, agenda string
-	admin                    string
+	admin, codes             string // the admin token; the codes file
 	quiet, stuck             time.Duration
 	verified                 bool
 	maxPushes                int
@@ -167,7 +169,11 @@ func serve(c *call, o serveOptions) (int, error) {
 	if len(agenda) == 0 {
 		return 0, errors.New("the checkout has no katas to show")
 	}
-	b, err := board.Open(board.Config{Catalog: all, Katas: agenda, Dir: dir, Token: token, AdminToken: o.admin, Log: c.env.Stderr,
+	codes, err := readCodes(c, o.codes)
+	if err != nil {
+		return 0, err
+	}
+	b, err := board.Open(board.Config{Catalog: all, Katas: agenda, Dir: dir, Token: token, AdminToken: o.admin, Codes: codes, Log: c.env.Stderr,
 		VerifiedOnly: o.verified, QuietAfter: o.quiet, StuckAfter: o.stuck,
 		MaxPushes: o.maxPushes, MaxStored: int64(o.maxStored), MaxData: int64(o.maxData)})
 	if err != nil {
@@ -184,9 +190,13 @@ func serve(c *call, o serveOptions) (int, error) {
 	out := c.env.Stdout
 	fmt.Fprintf(out, "Room board: %s/\n", base)
 	fmt.Fprintf(out, "Participants type this once in their kata checkout's shell, so that every\nmake check and make watch pushes its grade:\n")
-	fmt.Fprintf(out, "  export KATA_PUSH=%s KATA_TOKEN=%s KATA_NAME=\"Their Name\"\n", base, token)
+	code, makeCode := "", ""
+	if codes != nil {
+		code, makeCode = " KATA_CODE=their-code", " CODE=their-code"
+	}
+	fmt.Fprintf(out, "  export KATA_PUSH=%s KATA_TOKEN=%s KATA_NAME=\"Their Name\"%s\n", base, token, code)
 	fmt.Fprintf(out, "or push one check:\n")
-	fmt.Fprintf(out, "  make check EX=%s PUSH=%s TOKEN=%s NAME=\"Their Name\"\n", short(agenda[0].Slug), base, token)
+	fmt.Fprintf(out, "  make check EX=%s PUSH=%s TOKEN=%s NAME=\"Their Name\"%s\n", short(agenda[0].Slug), base, token, makeCode)
 	if o.admin != "" {
 		fmt.Fprintf(out, "Your controls: POST %s/admin/hide and /admin/drop with the admin token.\n", base)
 	}
@@ -200,6 +210,23 @@ func serve(c *call, o serveOptions) (int, error) {
 	}
 	fmt.Fprintf(c.env.Stderr, "checker: board stopped; the room is kept in %s\n", rel(c.env.Dir, b.Path()))
 	return ExitPass, nil
+}
+
+// readCodes reads serve's --codes file; nil for "".
+func readCodes(c *call, path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(absPath(c.env.Dir, path))
+	if err != nil {
+		return nil, &usageError{"--codes: " + err.Error(), ""}
+	}
+	defer f.Close()
+	codes, err := board.ReadCodes(f)
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("--codes: %s: %v", path, err), ""}
+	}
+	return codes, nil
 }
 
 // listenError says in one line why the board cannot listen on addr.

@@ -112,3 +112,26 @@ func TestServeAdminToken(t *testing.T) {
 	assert.Contains(t, same.stderr, "--admin-token: use 8 to 100 letters, digits, or . _ ~ -, other than the participants' token")
 	assert.NotContains(t, same.stdout, "workshop-2026")
 }
+
+// With join codes, the banner asks for each participant's code, and a
+// check pushes with the one it is given (--code, KATA_CODE).
+func TestServeCodes(t *testing.T) {
+	dir := checkout(t)
+	codes := filepath.Join(t.TempDir(), "codes.txt")
+	require.NoError(t, os.WriteFile(codes, []byte("Ada Lovelace ada-7f3k\nGrace Hopper gr-22qz\n"), 0o644))
+	srv := start(t, dir, cli.Env{}, "serve", "--addr", "127.0.0.1:0", "--token", "workshop-2026", "--dir", t.TempDir(), "--codes", codes)
+	srv.out.await(t, 0, "Ctrl-C stops the board.\n")
+	base := regexp.MustCompile(`Room board: (http://127\.0\.0\.1:\d+)/\n`).FindStringSubmatch(srv.out.String())[1]
+	assert.Contains(t, srv.out.String(), "  export KATA_PUSH="+base+" KATA_TOKEN=workshop-2026 KATA_NAME=\"Their Name\" KATA_CODE=their-code\n")
+	assert.NotContains(t, srv.out.String(), "ada-7f3k")
+
+	wrong := run(t, dir, "check", "06", "--push", base, "--token", "workshop-2026", "--name", "Ada Lovelace", "--code", "gr-22qz")
+	assert.Contains(t, wrong.stderr, "the board answered 403: wrong or missing join code for this name")
+	right := start(t, dir, cli.Env{Vars: append(os.Environ(), "KATA_CODE=ada-7f3k")}, "check", "06", "--push", base, "--token", "workshop-2026", "--name", "Ada Lovelace")
+	srv.errb.await(t, 0, "Ada Lovelace: 06-retry 0/")
+	assert.NotContains(t, right.errb.String(), "not sent")
+
+	bad := run(t, dir, "serve", "--addr", "127.0.0.1:0", "--dir", t.TempDir(), "--codes", filepath.Join(t.TempDir(), "none.txt"))
+	assert.Equal(t, cli.ExitUsage, bad.code)
+	assert.Contains(t, bad.stderr, "--codes: ")
+}
