@@ -30,6 +30,7 @@ func TestServeAndPush(t *testing.T) {
 	base := url[1]
 	assert.Contains(t, srv.out.String(), "  make check EX=01 PUSH="+base+" TOKEN=workshop-2026 NAME=\"Their Name\"\n")
 	assert.Contains(t, srv.out.String(), "  export KATA_PUSH="+base+" KATA_TOKEN=workshop-2026 KATA_NAME=\"Their Name\"\n")
+	assert.Less(t, strings.Index(srv.out.String(), "  export KATA_PUSH="), strings.Index(srv.out.String(), "  make check "), "the environment's form comes first")
 
 	second := run(t, dir, "serve", "--addr", "127.0.0.1:0", "--dir", room)
 	assert.Equal(t, cli.ExitUsage, second.code)
