@@ -18,7 +18,10 @@
 // A push is checked before anything is kept: the token (compared in
 // constant time; 401), the size (MaxBody; 413), then the grade against
 // the catalog (400, with the reason in the body): its kata, its items,
-// its score, the participant's name (see accept). What the board keeps
+// its score, the participant's name (see accept); on a board with join
+// codes, the participant's code (403); then the limits: pushes a minute
+// per participant (429, with Retry-After), bytes of the room's file per
+// participant and in all (507). What the board keeps
 // of an accepted grade (room.Grade: unknown fields dropped, long texts
 // cut) is appended to the room's file as one line, stamped with the time
 // it was received, and synced to disk before the answer. Open replays
