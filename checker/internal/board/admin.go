@@ -42,7 +42,9 @@ func (s *Server) control(kind string) http.HandlerFunc {
 		c := room.Control{Control: kind}
 		err := json.NewDecoder(io.LimitReader(r.Body, maxControl)).Decode(&c)
 		c.Control, c.Received = kind, s.cfg.Now().Truncate(time.Second)
-		if err == nil {
+		if err != nil {
+			err = errors.New(`the body is not JSON such as {"participant": "Their Name"}`)
+		} else {
 			c.Participant = room.Name(c.Participant)
 			err = s.applyNew(c)
 		}

@@ -60,6 +60,9 @@ func TestAdminControls(t *testing.T) {
 	code, body := admin(t, b.url, "hide", adminToken, `{"participant":"Nobody"}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, body, `no participant "Nobody"`)
+	code, body = admin(t, b.url, "hide", adminToken, ``)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Equal(t, "the body is not JSON such as {\"participant\": \"Their Name\"}\n", body)
 	code, body = admin(t, b.url, "drop", adminToken, `{"participant":"Ada","kata":"99-none"}`)
 	assert.Equal(t, http.StatusBadRequest, code, body)
 
