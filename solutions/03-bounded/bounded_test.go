@@ -604,12 +604,19 @@ const testPanicChild = "KATA_03_PANIC_CHILD"
 // binary.
 func TestR4_APanicInFnCrashesTheProgram(t *testing.T) {
 	if os.Getenv(testPanicChild) == "1" {
+		before := runtime.NumGoroutine()
 		err := ForEach(context.Background(), testItems(3), 2, func(_ context.Context, item int) error {
 			if item == 1 {
 				panic("image 1 is corrupt (the test panics in fn on purpose)")
 			}
 			return nil
 		})
+		// A panicking goroutine runs its deferred calls (wg.Done among
+		// them) before it ends the program, so ForEach may return first:
+		// wait until ForEach's goroutines are gone, or the crash.
+		for runtime.NumGoroutine() > before {
+			runtime.Gosched()
+		}
 		fmt.Printf("ForEach returned %v\n", err)
 		return
 	}
