@@ -9,6 +9,7 @@ require (
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.22.0
+	golang.org/x/text v0.21.0
 	pgregory.net/rapid v1.3.0
 )
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxName is the longest name the grid shows, in characters: the board
@@ -13,22 +15,21 @@ const MaxName = 40
 // Name is a participant's name as the grid shows it and matches it: one
 // line, spaces collapsed, and nothing that does not show.
 //
-// The standard library has no Unicode normalization, and this module
-// takes no dependency for it, so Name does a part of NFKC by hand: the
-// compatibility forms a keyboard or a paste produces for ASCII
-// (fullwidth letters and digits, the ideographic and no-break spaces)
-// become ASCII. Then everything that does not show is dropped: control
-// characters, format characters (zero-width spaces and joiners, the
-// bidirectional overrides and isolates, soft hyphens, tags), variation
-// selectors, and the blank "letters" some fonts draw as nothing (Hangul
-// fillers, the braille blank). What is left is letters, marks, digits,
-// punctuation, symbols and single spaces. Look-alikes from other scripts
-// are not folded here: see LooksLike and MixedScript.
+// The name is first put in Unicode normalization form NFKC
+// (golang.org/x/text/unicode/norm), so the compatibility forms a keyboard
+// or a paste produces become the plain ones: fullwidth letters and
+// digits, ligatures, the ideographic and no-break spaces. Then everything
+// that does not show is dropped: control characters, format characters
+// (zero-width spaces and joiners, the bidirectional overrides and
+// isolates, soft hyphens, tags), variation selectors, and the blank
+// "letters" some fonts draw as nothing (Hangul fillers, the braille
+// blank). What is left is letters, marks, digits, punctuation, symbols and
+// single spaces. Look-alikes from other scripts are not folded here: see
+// LooksLike and MixedScript.
 func Name(s string) string {
 	var b strings.Builder
 	space := false
-	for _, r := range s {
-		r = compat(r)
+	for _, r := range norm.NFKC.String(s) {
 		switch {
 		case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
 			space = b.Len() > 0
@@ -43,18 +44,6 @@ func Name(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// compat maps the compatibility forms of ASCII to ASCII (a small part of
-// NFKC): fullwidth forms, and the spaces that are spaces by another code.
-func compat(r rune) rune {
-	switch {
-	case r >= 0xff01 && r <= 0xff5e: // fullwidth ASCII
-		return r - 0xff01 + '!'
-	case r == 0x3000 || r == 0xa0 || r == 0x202f || (r >= 0x2000 && r <= 0x200a):
-		return ' '
-	}
-	return r
 }
 
 // invisible reports whether r draws nothing, or steers how text is drawn.

@@ -21,6 +21,7 @@ func TestName(t *testing.T) {
 		{"Ada\x1b]0;x\a\x1b[2J", "Ada]0;x[2J"},             // terminal escapes
 		{"Ada\U000E0041", "Ada"},                           // tag characters
 		{"Zoë Ōtsuka 王小明", "Zoë Ōtsuka 王小明"},
+		{"Zoë ﬁnch Ada⁵", "Zoë finch Ada5"}, // NFKC: composed, ligature, superscript
 	} {
 		assert.Equal(t, tc.want, room.Name(tc.in), "%q", tc.in)
 	}
