@@ -121,16 +121,7 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 		calls.ignoreCtx = true // the others keep running after the panic, so Map must wait for them
 		calls.panics[2] = "price table corrupted (the test panics in fn for in[2] on purpose: recover it on " +
 			"its goroutine and raise it again on the caller's)"
-		c := katatest.Start(h, func(ctx context.Context) (recovered any, err error) {
-			defer func() {
-				recovered = recover()
-				if s, ok := recovered.(string); ok && strings.HasPrefix(s, "TODO") {
-					panic(recovered) // the stub: let the harness report it as not implemented
-				}
-			}()
-			_, err = Map(ctx, calls.in, calls.fn)
-			return nil, err
-		})
+		c := testStartPanicking(h, calls)
 		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a panic in in[2] while the others run") {
 			return
 		}
@@ -191,16 +182,7 @@ func TestB2_APanicAfterAnErrorIsStillRaised(t *testing.T) {
 		calls.fail[0] = errors.New("price service: 503")
 		corrupt := errors.New("price table corrupted (the test panics with this error value in fn for in[3] on purpose)")
 		calls.panics[3] = corrupt
-		c := katatest.Start(h, func(ctx context.Context) (recovered any, err error) {
-			defer func() {
-				recovered = recover()
-				if s, ok := recovered.(string); ok && strings.HasPrefix(s, "TODO") {
-					panic(recovered) // the stub: let the harness report it as not implemented
-				}
-			}()
-			_, err = Map(ctx, calls.in, calls.fn)
-			return nil, err
-		})
+		c := testStartPanicking(h, calls)
 		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "in[0] fails, then in[3] panics") {
 			return
 		}
@@ -228,5 +210,20 @@ func TestB2_APanicAfterAnErrorIsStillRaised(t *testing.T) {
 		assert.Equal(t, 3, pe.Index, "fn panicked for in[3]: PanicError.Index must be 3")
 		assert.Equal(t, any(corrupt), pe.Value, "fn for in[3] panicked with an error value: PanicError.Value must be "+
 			"that value — keep the value recover() gave, as it is, not its text")
+	})
+}
+
+// testStartPanicking starts Map over calls, some of which panic: the call
+// returns what Map panicked with (nil if it returned) and its error.
+func testStartPanicking(h *katatest.H, calls *testCalls) *katatest.Call[any] {
+	return katatest.Start(h, func(ctx context.Context) (recovered any, err error) {
+		defer func() {
+			recovered = recover()
+			if s, ok := recovered.(string); ok && strings.HasPrefix(s, "TODO") {
+				panic(recovered) // the stub: let the harness report it as not implemented
+			}
+		}()
+		_, err = Map(ctx, calls.in, calls.fn)
+		return nil, err
 	})
 }
