@@ -336,23 +336,8 @@ func TestR5_ACtxCancelledBeforeTheCallStillGivesAnOutcomePerInput(t *testing.T) 
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
-		c := testStart(h, skus, b.fn, nil, katatest.Cancelled())
-		if c.Broken() {
-			return
-		}
-		if !c.Returned() {
-			t.Errorf("ctx was cancelled before Gather was called, and every call honours ctx, but Gather did not return")
-			testStop(c, held)
-			return
-		}
-		out, _, ok := c.Finish("Gather")
+		out, ok := testGatherCancelled(h, skus, b, "every call honours ctx", held)
 		if !ok {
-			return
-		}
-		if len(out) != len(skus) {
-			t.Errorf("ctx was cancelled before Gather was called, and Gather returned %d outcomes for %d inputs: a "+
-				"cancelled ctx is no reason to return fewer; every input still gets its outcome, here an error "+
-				"matching context.Canceled", len(out), len(skus))
 			return
 		}
 		for _, sku := range skus {
@@ -370,22 +355,8 @@ func TestR1_ACtxCancelledBeforeGatherStillCallsFnForEveryInput(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(3)
 		b := testNewBackend() // the calls return their price at once, whatever ctx says
-		c := testStart(h, skus, b.fn, nil, katatest.Cancelled())
-		if c.Broken() {
-			return
-		}
-		if !c.Returned() {
-			t.Errorf("ctx was cancelled before Gather was called, and every call returns at once, but Gather did not return")
-			c.Stop()
-			return
-		}
-		out, _, ok := c.Finish("Gather")
+		out, ok := testGatherCancelled(h, skus, b, "every call returns at once")
 		if !ok {
-			return
-		}
-		if len(out) != len(skus) {
-			t.Errorf("ctx was cancelled before Gather was called, and Gather returned %d outcomes for %d inputs: a "+
-				"cancelled ctx is no reason to return fewer; every input gets its call and its outcome", len(out), len(skus))
 			return
 		}
 		if got := b.started.All(); len(got) != len(skus) {
@@ -468,4 +439,31 @@ func TestR6_EqualInputsStaySeparate(t *testing.T) {
 			assert.Equal(t, testPrice("sku-7"), o.Value, "the call for sku-7 succeeded: keep its value")
 		}
 	})
+}
+
+// testGatherCancelled runs Gather with a ctx cancelled before the call and
+// checks that it returns one outcome per input; calls says how the calls
+// behave, and gates are released if Gather hangs.
+func testGatherCancelled(h *katatest.H, skus []string, b *testBackend, calls string, gates ...*testGate) (testOutcomes, bool) {
+	t := h.T
+	t.Helper()
+	c := testStart(h, skus, b.fn, nil, katatest.Cancelled())
+	if c.Broken() {
+		return nil, false
+	}
+	if !c.Returned() {
+		t.Errorf("ctx was cancelled before Gather was called, and %s, but Gather did not return", calls)
+		testStop(c, gates...)
+		return nil, false
+	}
+	out, _, ok := c.Finish("Gather")
+	if !ok {
+		return nil, false
+	}
+	if len(out) != len(skus) {
+		t.Errorf("ctx was cancelled before Gather was called, and Gather returned %d outcomes for %d inputs: a "+
+			"cancelled ctx is no reason to return fewer; every input gets its call and its outcome", len(out), len(skus))
+		return nil, false
+	}
+	return out, true
 }
