@@ -110,13 +110,17 @@ mutant: $(CHECKER) ## maintainers: a kata's mutants, or one as a Go file: make m
 docs: ## run the commands the guides show and compare their output
 	$(GO) test -count=1 -run TestDocs ./checker/internal/cli/
 
+# The checker's own tests grade whole katas, dozens of builds: about three
+# minutes on a quiet machine, past go test's default 10m limit when other
+# builds share the cores. -timeout=30m is only the outer guard against a
+# hang; every test run inside a grade has its own limit (--timeout, 5s).
 test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests, references, verify
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./internal/... $$($(GO) list ./checker/... | grep -v /cli$$) ./solutions/...
-	$(GO) test -race -count=1 -skip '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # in process: sessions, watch, interview
-	$(GO) test -count=1 -run '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
+	$(GO) test -race -count=1 -timeout=30m -skip '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # in process: sessions, watch, interview
+	$(GO) test -count=1 -timeout=30m -run '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
 	$(CHECKER) verify
 
 bench: ## measure: warm check vs plain go test -race, hidden-test run time, watch save-to-verdict, the room board's pushes/s

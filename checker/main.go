@@ -29,8 +29,9 @@ import (
 	"os"
 
 	"gokata/checker/internal/cli"
+	"gokata/checker/internal/tmproot"
 )
 
 func main() {
-	os.Exit(cli.Main())
+	os.Exit(tmproot.Run("checker", cli.Main))
 }

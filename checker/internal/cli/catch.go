@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
 
-	"gokata/checker/internal/catch"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 )
@@ -40,7 +38,7 @@ func catchKata(c *call, repeat int) (int, error) {
 	t := &terminal{env: c.env, style: c.style}
 	ct := &session.Catcher{Toolchain: c.tc, Root: c.cat.Root, Options: opt, Emit: t.show}
 	r, err := ct.Catch(c.ctx, c.kata)
-	if errors.Is(err, catch.ErrNoTests) {
+	if session.NoTests(err) {
 		fmt.Fprintf(c.env.Stdout, "%s has no tests of yours yet: catch runs the _test.go files you write in %s.\n", c.kata.Slug, filepath.ToSlash(rel(c.cat.Root, c.kata.Exercise)))
 		fmt.Fprintf(c.env.Stdout, "Start with docs/catch.md: it shows how to test concurrent code on fake time, one worked example per tool.\n")
 		return ExitFail, nil

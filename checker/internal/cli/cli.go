@@ -25,11 +25,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -38,7 +36,6 @@ import (
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
-	"gokata/checker/internal/tmproot"
 	"gokata/checker/internal/verify"
 )
 
@@ -78,38 +75,10 @@ type usageError struct{ msg, try string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// Main runs the checker as a program: the process's arguments, environment,
-// working directory and standard streams, and a signal (Ctrl-C, SIGTERM,
-// SIGHUP, SIGQUIT) cancelling the work. It returns the exit code.
-//
-// Everything temporary, the go command's and the test binary's files
-// included, goes in one directory of this process (package tmproot),
-// removed on the way out. A second signal, or a cleanup that takes longer
-// than exitGrace, ends the process at once, after removing it.
-func Main() int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	tmp, err := tmproot.New(os.TempDir())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "checker: internal error: %v\n", err)
-		return ExitInternal
-	}
-	defer os.RemoveAll(tmp)
-	os.Setenv("TMPDIR", tmp) // for this process and every program it starts
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
-	go func() {
-		<-sigs
-		cancel()
-		select {
-		case <-sigs:
-		case <-time.After(exitGrace):
-		}
-		os.RemoveAll(tmp)
-		fmt.Fprintln(os.Stderr, "checker: interrupted")
-		os.Exit(ExitInterrupted)
-	}()
+// Main runs the checker as a program, with the process's arguments,
+// environment, working directory and standard streams; ctx is cancelled
+// by a signal (package tmproot runs it). It returns the exit code.
+func Main(ctx context.Context) int {
 	dir, _ := os.Getwd()
 	return Run(ctx, os.Args[1:], Env{
 		Dir: dir, Vars: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
@@ -121,10 +90,6 @@ func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
-
-// exitGrace bounds the cleanup after a signal: stopping the test process
-// and removing files take milliseconds.
-const exitGrace = 5 * time.Second
 
 // Run runs the checker with args (without the program name) and returns
 // the exit code.
@@ -242,43 +207,55 @@ var checkVerb = verb{
 	name: "check", args: "[NN...]", section: learning, needs: needKatas | needToolchain,
 	summary: "grade the katas named (all katas without NN); with several,\na summary and the next step at the end",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
-		asJSON := fs.Bool("json", false, "print the grade as JSON (schema: go doc gokata/checker/internal/report)")
-		name := nameFlag(fs)
+		var o checkOptions
+		fs.BoolVar(&o.asJSON, "json", false, "print the grade as JSON (schema: go doc gokata/checker/internal/report)")
+		o.name = nameFlag(fs)
 		colorFlag(fs)
 		timeoutFlag(fs)
 		fs.Int("repeat", 1, "run every test `N` times at each --cpu value, shuffled, and\nreport each requirement's pass rate (luck is caught)")
 		cpuFlag(fs)
 		seedFlag(fs)
-		verbose := verboseFlag(fs)
-		push := definePush(fs)
-		return func(c *call) (int, error) { return check(c, *asJSON, *name, *verbose, push) }
+		o.verbose = verboseFlag(fs)
+		o.push = definePush(fs)
+		return func(c *call) (int, error) { return check(c, o) }
 	},
 }
 
-func check(c *call, asJSON bool, name string, verbose bool, push pushFlags) (int, error) {
+// checkOptions are check's flags (--timeout, --repeat, --cpu and --seed go
+// to the call's grade.Options, --color to its style).
+type checkOptions struct {
+	asJSON  bool
+	name    *string
+	verbose *bool
+	push    pushFlags
+}
+
+func check(c *call, o checkOptions) (int, error) {
 	style := c.style
-	style.Verbose, style.Verb = verbose, "check"
-	p, err := newPusher(c, push, name)
+	style.Verbose, style.Verb = *o.verbose, "check"
+	p, err := newPusher(c, o.push, *o.name)
 	if err != nil {
 		return 0, err
 	}
-	meta := report.Meta{Participant: name}
-	if asJSON {
-		meta.Participant = participant(c, name, false)
+	meta := report.Meta{Participant: *o.name}
+	if o.asJSON {
+		meta.Participant = participant(c, *o.name, false)
 	}
 	code := ExitPass
 	var results []*grade.Result
-	t := &terminal{env: c.env}
+	t := &terminal{env: c.env, style: style, stacked: true}
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, t)
 	var graded session.Graded
-	g.Emit = func(e session.Event) { // the grades are drawn below, as text or JSON
+	g.Emit = func(e session.Event) {
 		if ev, ok := e.(session.Graded); ok {
 			graded = ev
-			return
+			if o.asJSON { // drawn below, as JSON
+				return
+			}
 		}
 		t.show(e)
 	}
-	for i, k := range c.katas {
+	for _, k := range c.katas {
 		graded = session.Graded{}
 		r, err := g.Grade(c.ctx, k)
 		if err != nil {
@@ -289,23 +266,14 @@ func check(c *call, asJSON bool, name string, verbose bool, push pushFlags) (int
 			code = ExitFail
 		}
 		meta.Time, meta.Fingerprint = c.env.clock().Now().Truncate(time.Second), graded.Fingerprint
-		switch {
-		case asJSON:
+		if o.asJSON {
 			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
 			}
-		case i > 0:
-			fmt.Fprintln(c.env.Stdout)
-			fallthrough
-		default:
-			report.Text(c.env.Stdout, r, style)
-		}
-		if !asJSON {
-			huntVerdict(c.env.Stdout, k, graded.Hunt, r.Passed(), false)
 		}
 		p.push(r, meta)
 	}
-	if len(results) > 1 && !asJSON {
+	if len(results) > 1 && !o.asJSON {
 		summary(c.ctx, c.cat, results, style, c.env)
 	}
 	return code, nil

@@ -129,6 +129,7 @@ func failing(g grade) []string {
 }
 
 func TestUsage(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	cases := []struct {
 		args []string
@@ -167,6 +168,7 @@ func TestUsage(t *testing.T) {
 }
 
 func TestCheckUntouchedStub(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	r := run(t, dir, "check", "06", "--color=never")
 	assert.Equal(t, 1, r.code, r.stdout+r.stderr)
@@ -183,6 +185,7 @@ func TestCheckUntouchedStub(t *testing.T) {
 }
 
 func TestCheckReferencePasses(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	k := kata(t, dir)
 	for _, f := range sources(t, k.Solution) {
@@ -203,6 +206,7 @@ func TestCheckReferencePasses(t *testing.T) {
 // test checks what check itself adds (its JSON, its exit code) on every
 // bonus-only mutant and every third of the others, in name order.
 func TestCheckMutantsOverStub(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	k := kata(t, dir)
 	ms, err := verify.Mutants(k)
@@ -238,6 +242,7 @@ func TestCheckMutantsOverStub(t *testing.T) {
 }
 
 func TestCheckBrokenCode(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	cases := []struct {
 		name  string
 		edit  func(stub string) string

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"gokata/checker/internal/pristine"
 	"gokata/checker/internal/session"
 )
 
@@ -78,15 +77,11 @@ func interview(c *call, o interviewOptions) (int, error) {
 	if o.out != "" {
 		o.out = absPath(env.Dir, o.out)
 	}
-	var stub map[string][]byte
-	if s, err := pristine.Read(ctx, env.Vars, k); err == nil {
-		stub = s.Files
-	}
 	each := c.opt // every save is graded once; the final grade repeats
 	each.Repeat, each.CPU = 1, ""
 	iv, err := session.RunInterview(ctx, session.InterviewRun{
 		Grader: grader(tc, cat.Root, each, env, t), Kata: k, Candidate: o.name, Minutes: o.minutes, Out: o.out,
-		KeptBack: env.interviewKit(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: stub,
+		KeptBack: env.interviewKit(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: checkout(cat.Root, env).Stub(ctx, k),
 		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.show, Hunt: hunt,
 	})
 	switch {

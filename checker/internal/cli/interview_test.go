@@ -18,6 +18,7 @@ import (
 // final grade with repeats, a short summary on the candidate's screen,
 // and the record and its scorecard.
 func TestInterview(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	k := kata(t, dir)
 	clk := clock.NewMock()
@@ -84,6 +85,7 @@ func TestInterview(t *testing.T) {
 // When time runs out, the last grade stands and the scorecard is written
 // under .kata/interviews.
 func TestInterviewTimeUp(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	clk := clock.NewMock()
 	clk.Set(time.Date(2030, 5, 5, 18, 30, 0, 0, time.UTC))
@@ -126,6 +128,7 @@ func TestInterviewInterrupted(t *testing.T) {
 // story, the hunt solved by a save, and the scorecard says which mistake
 // was planted and when it was fixed; the record's diff is the fix.
 func TestInterviewBugHunt(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	k := kata(t, dir)
 	clk := clock.NewMock()

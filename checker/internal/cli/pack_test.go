@@ -189,6 +189,7 @@ func TestPackKitGradesLikeTheRepository(t *testing.T) {
 // needed, so no C cross-compiler either): checker.exe for Windows. It is
 // built here, not run.
 func TestPackForAnotherSystem(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
 	dir := committedCheckout(t)
 
 	mac := filepath.Join(t.TempDir(), "mac")

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 
-	"gokata/checker/internal/record"
+	"gokata/checker/internal/session"
 )
 
 // scorecard renders an interview's record again, after the interviewer
@@ -21,7 +19,7 @@ var scorecardVerb = verb{
 			if err != nil {
 				return 0, err
 			}
-			fmt.Fprint(c.env.Stdout, record.Scorecard(r))
+			fmt.Fprint(c.env.Stdout, r.Scorecard())
 			return ExitPass, nil
 		}
 	},
@@ -49,7 +47,7 @@ var replayVerb = verb{
 					}
 				}
 			}
-			record.Replay(c.env.Stdout, r, func() {
+			r.Replay(c.env.Stdout, func() {
 				if next != nil {
 					next()
 				}
@@ -59,18 +57,10 @@ var replayVerb = verb{
 	},
 }
 
-// loadRecord reads the record named by the one argument; a missing or
-// malformed one is a usage error of one line.
-func loadRecord(c *call) (*record.Record, error) {
+// loadRecord reads the record named by the one argument.
+func loadRecord(c *call) (*session.Record, error) {
 	if len(c.args) != 1 {
 		return nil, &usageError{c.verb + " takes one record: the .json an interview wrote", "checker " + c.verb + " .kata/interviews/FILE.json"}
 	}
-	r, err := record.Load(absPath(c.env.Dir, c.args[0]))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &usageError{fmt.Sprintf("%s does not exist", c.args[0]), "ls .kata/interviews"}
-	}
-	if err != nil {
-		return nil, &usageError{fmt.Sprintf("%s: %v", c.args[0], err), ""}
-	}
-	return r, nil
+	return session.OpenRecord(c.env.Dir, c.args[0])
 }

@@ -19,25 +19,33 @@ var regradeVerb = verb{
 	name: "regrade", args: "DIR", section: workshops, needs: needCatalog | needToolchain,
 	summary: "grade a returned exercise folder (a kit's exercises/NN-slug) or a\nwhole returned kit with the real hidden tests, and print the\nfingerprints of the code and the tests to compare with the record",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
-		asJSON := fs.Bool("json", false, "print the grade as JSON, as check --json does")
-		against := fs.String("against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json")
+		var o regradeOptions
+		fs.BoolVar(&o.asJSON, "json", false, "print the grade as JSON, as check --json does")
+		fs.StringVar(&o.against, "against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json")
 		colorFlag(fs)
 		timeoutFlag(fs)
 		fs.Int("repeat", session.DefaultRepeat, "run every test `N` times at each --cpu value, as an\ninterview's final grade does")
 		cpuFlag(fs)
-		return func(c *call) (int, error) { return regrade(c, *asJSON, *against) }
+		return func(c *call) (int, error) { return regrade(c, o) }
 	},
 }
 
-func regrade(c *call, asJSON bool, against string) (int, error) {
+// regradeOptions are regrade's flags (--timeout, --repeat and --cpu go to
+// the call's grade.Options, --color to its style).
+type regradeOptions struct {
+	asJSON  bool
+	against string // a record or a check --json whose fingerprints to compare
+}
+
+func regrade(c *call, o regradeOptions) (int, error) {
 	if len(c.args) != 1 {
 		return 0, &usageError{"regrade takes one folder: a kit's exercises/NN-slug, or the kit", "checker regrade ../returned/exercises/06-retry"}
 	}
 	var claims session.Claims
-	if against != "" {
+	if o.against != "" {
 		var err error
-		if claims, err = session.ReadClaims(absPath(c.env.Dir, against)); err != nil {
-			return 0, &usageError{fmt.Sprintf("--against=%s: %v", against, err), ""}
+		if claims, err = session.ReadClaims(absPath(c.env.Dir, o.against)); err != nil {
+			return 0, &usageError{fmt.Sprintf("--against=%s: %v", o.against, err), ""}
 		}
 	}
 	folders, err := session.Returned(c.cat, absPath(c.env.Dir, c.args[0]), c.args[0])
@@ -58,7 +66,7 @@ func regrade(c *call, asJSON bool, against string) (int, error) {
 		if !r.Passed() {
 			code = ExitFail
 		}
-		if asJSON {
+		if o.asJSON {
 			meta := report.Meta{Time: c.env.clock().Now().Truncate(time.Second), Fingerprint: fp}
 			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
@@ -71,7 +79,7 @@ func regrade(c *call, asJSON bool, against string) (int, error) {
 		fmt.Fprintf(c.env.Stdout, "Regrading %s as %s\n\n", rel(c.env.Dir, f.Dir), f.Kata.Slug)
 		report.Text(c.env.Stdout, r, c.style)
 		fmt.Fprintf(c.env.Stdout, "\nFingerprints, to compare with the record or check --json:\n  code   %s\n  tests  %s\n", fp.Code, fp.Tests)
-		if claims != nil && !compare(c.env.Stdout, against, f.Kata.Slug, claims.Compare(f.Kata.Slug, fp)) {
+		if claims != nil && !compare(c.env.Stdout, o.against, f.Kata.Slug, claims.Compare(f.Kata.Slug, fp)) {
 			code = ExitFail
 		}
 	}

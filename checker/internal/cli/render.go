@@ -18,6 +18,9 @@ type terminal struct {
 	// interviewer: the interviewer runs the session, so the scorecard
 	// is shown at its end.
 	interviewer bool
+	// stacked: grades follow one another, a blank line apart (check),
+	// instead of each replacing the last on a terminal (watch, interview).
+	stacked bool
 	built       func() // ends the progress line of the build under way
 }
 
@@ -57,10 +60,15 @@ func (t *terminal) endBuild() {
 	}
 }
 
-// graded draws a grade; with Timed, under the time left.
+// graded draws a grade, and a bug hunt's verdict under it; with Timed,
+// under the time left.
 func (t *terminal) graded(e session.Graded) {
 	out := t.env.Stdout
 	switch {
+	case t.stacked:
+		if t.drawn > 0 {
+			fmt.Fprintln(out)
+		}
 	case t.env.IsTerminal:
 		fmt.Fprint(out, "\x1b[H\x1b[2J")
 	case t.drawn > 0:

@@ -20,6 +20,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/cli"
+	"gokata/checker/internal/tmproot"
 )
 
 // The scripts in testdata/script are the catalogue of broken and hostile
@@ -41,7 +42,7 @@ import (
 //	checkersource             copy the checker's source into $WORK, so that pack can build a kit
 //	samefingerprints A B      the --json grades in files A and B name the same code and tests
 func TestMain(m *testing.M) {
-	os.Exit(testscript.RunMain(m, map[string]func() int{"checker": cli.Main}))
+	os.Exit(testscript.RunMain(m, map[string]func() int{"checker": func() int { return tmproot.Run("checker", cli.Main) }}))
 }
 
 func TestScripts(t *testing.T) {

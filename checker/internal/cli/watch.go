@@ -17,25 +17,31 @@ var watchVerb = verb{
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		colorFlag(fs)
 		timeoutFlag(fs)
-		poll := pollFlag(fs)
-		verbose := verboseFlag(fs)
-		name := nameFlag(fs)
-		push := definePush(fs)
-		return func(c *call) (int, error) { return watchKata(c, *poll, *verbose, *name, push) }
+		o := watchOptions{poll: pollFlag(fs), verbose: verboseFlag(fs), name: nameFlag(fs), push: definePush(fs)}
+		return func(c *call) (int, error) { return watchKata(c, o) }
 	},
+}
+
+// watchOptions are watch's flags (--timeout goes to the call's
+// grade.Options, --color to its style).
+type watchOptions struct {
+	poll    *time.Duration
+	verbose *bool
+	name    *string
+	push    pushFlags
 }
 
 // watchKata grades a kata, then grades it again each time the learner
 // saves, redrawing the verdicts; on a pass it offers the next kata.
 // Ctrl-C ends it.
-func watchKata(c *call, poll time.Duration, verbose bool, name string, push pushFlags) (int, error) {
+func watchKata(c *call, o watchOptions) (int, error) {
 	ctx, cat, env := c.ctx, c.cat, c.env
-	p, err := newPusher(c, push, name)
+	p, err := newPusher(c, o.push, *o.name)
 	if err != nil {
 		return 0, err
 	}
 	style := c.style
-	style.Verbose, style.Verb = verbose, "watch"
+	style.Verbose, style.Verb = *o.verbose, "watch"
 	var k catalog.Kata
 	if len(c.args) > 0 {
 		k, err = find(cat, c.args[0])
@@ -54,7 +60,7 @@ func watchKata(c *call, poll time.Duration, verbose bool, name string, push push
 	if p != nil { // each grade, once drawn, goes to the room board
 		g.Emit = func(e session.Event) { t.show(e); p.show(e) }
 	}
-	w := &session.Watch{Grader: g, Catalog: cat, Poll: poll, Lines: readLines(env.Stdin), Emit: t.show}
+	w := &session.Watch{Grader: g, Catalog: cat, Poll: *o.poll, Lines: readLines(env.Stdin), Emit: t.show}
 	return stopped(ctx, w.Run(ctx, k))
 }
 

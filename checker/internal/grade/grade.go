@@ -42,10 +42,6 @@ type Options struct {
 	// pass (an interview's final grade, regrade). Practice grades run
 	// without it and say so.
 	RequireRace bool
-
-	// Building, if set, is called when the build of the test binary (and
-	// go vet beside it) starts; the func it returns, when both have ended.
-	Building func() (built func())
 }
 
 // DefaultOptions are the options the checker's verbs grade with. The
@@ -189,7 +185,9 @@ type grader struct {
 	root string
 	opt  Options
 	pol  policy
-	hung bool // a run has hit the time limit: later runs get less time
+	// building, if set, is told of a build under way (GradeShowing)
+	building func() (built func())
+	hung     bool // a run has hit the time limit: later runs get less time
 }
 
 // policy is what a grade asks of the tests and of the code, set by whose
@@ -219,7 +217,14 @@ func policyFor(t Target) policy {
 // grading itself failed (or ctx ended); everything wrong with the graded
 // code is in the Result.
 func Grade(ctx context.Context, tc *Toolchain, root string, t Target, opt Options) (*Result, error) {
-	g := &grader{tc: tc, root: root, opt: opt, pol: policyFor(t)}
+	return GradeShowing(ctx, tc, root, t, opt, nil)
+}
+
+// GradeShowing is Grade for a verb that shows a build under way: building,
+// if not nil, is called when the build of the test binary (and go vet
+// beside it) starts, and the func it returns when both have ended.
+func GradeShowing(ctx context.Context, tc *Toolchain, root string, t Target, opt Options, building func() (built func())) (*Result, error) {
+	g := &grader{tc: tc, root: root, opt: opt, pol: policyFor(t), building: building}
 	hid, err := t.tests()
 	if err != nil {
 		return nil, err
@@ -316,8 +321,8 @@ func (g *grader) buildAndVet(ctx context.Context, t Target, tmp string, res *Res
 		return "", err
 	}
 	built := func() {}
-	if g.opt.Building != nil {
-		built = g.opt.Building()
+	if g.building != nil {
+		built = g.building()
 	}
 	var vetRes vetResult
 	var vetErr error

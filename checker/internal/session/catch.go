@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/catch"
@@ -60,3 +61,7 @@ func (c *Catcher) Catch(ctx context.Context, k catalog.Kata) (*catch.Report, err
 func recordCatch(root, slug string, r *catch.Report) error {
 	return state.Progress{Root: root}.RecordCatch(slug, state.Catch{Caught: r.Caught(), Mutants: len(r.Mutants), FalseAlarms: len(r.Alarms)})
 }
+
+// NoTests is whether err from Catch says the kata has none of the
+// learner's own tests yet.
+func NoTests(err error) bool { return errors.Is(err, catch.ErrNoTests) }

@@ -105,6 +105,16 @@ func (c *Checkout) Untouched(ctx context.Context, k catalog.Kata) bool {
 	return err == nil && ch.None()
 }
 
+// Stub is kata k's untouched stub (file name → content), nil when it
+// cannot be read (no git history).
+func (c *Checkout) Stub(ctx context.Context, k catalog.Kata) map[string][]byte {
+	stub, err := pristine.Read(ctx, c.Vars, k)
+	if err != nil {
+		return nil
+	}
+	return stub.Files
+}
+
 // replace emits the change ch to kata k's exercise as Replacing (what is
 // filled in from ch), asks unless force, backs up the learner's .go files
 // and writes. It returns the backup's directory relative to the checkout

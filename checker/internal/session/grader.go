@@ -45,12 +45,7 @@ func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, erro
 		}
 	}
 	code, fp, fpErr := fingerprint.Read(k.Exercise)
-	opt := g.Options
-	opt.Building = func() func() {
-		g.emit(Building{Kata: k.Slug, Race: g.Toolchain.Race})
-		return func() { g.emit(Built{Kata: k.Slug}) }
-	}
-	r, err := g.grade(ctx, k, opt)
+	r, err := g.grade(ctx, k, g.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +90,16 @@ func (g *Grader) grade(ctx context.Context, k catalog.Kata, opt grade.Options) (
 	if err != nil {
 		return nil, err
 	}
-	return grade.Grade(ctx, g.Toolchain, g.Root, t, opt)
+	return grade.GradeShowing(ctx, g.Toolchain, g.Root, t, opt, g.building(k))
+}
+
+// building is the hook that emits Building and Built around the build of
+// kata k's test binary.
+func (g *Grader) building(k catalog.Kata) func() (built func()) {
+	return func() func() {
+		g.emit(Building{Kata: k.Slug, Race: g.Toolchain.Race})
+		return func() { g.emit(Built{Kata: k.Slug}) }
+	}
 }
 
 func (g *Grader) now() time.Time {

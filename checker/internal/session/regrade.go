@@ -98,11 +98,7 @@ func (g *Grader) Regrade(ctx context.Context, f Folder, private string) (*grade.
 	fp = fingerprint.Pair{Code: code, Tests: TestsFingerprint(k)}
 	opt := g.Options
 	opt.RequireRace = true // the interviewer's word on the work: no pass that a race could have made
-	opt.Building = func() func() {
-		g.emit(Building{Kata: k.Slug, Race: g.Toolchain.Race})
-		return func() { g.emit(Built{Kata: k.Slug}) }
-	}
-	r, err := grade.Grade(ctx, g.Toolchain, g.Root, t, opt)
+	r, err := grade.GradeShowing(ctx, g.Toolchain, g.Root, t, opt, g.building(k))
 	return r, fp, err
 }
 
