@@ -21,7 +21,7 @@ type terminal struct {
 	// stacked: grades follow one another, a blank line apart (check),
 	// instead of each replacing the last on a terminal (watch, interview).
 	stacked bool
-	built       func() // ends the progress line of the build under way
+	built   func() // ends the progress line of the build under way
 }
 
 func (t *terminal) show(e session.Event) {
