@@ -31,6 +31,10 @@
 // Every page carries a Content-Security-Policy that allows the board's own
 // script and style and nothing from any other origin. The token is never
 // in a page or a log line, nor is the admin token.
+//
+// Serve is `checker serve`: it checks the facilitator's choices, opens
+// the room and serves it. A Pusher is the participants' side: it sends
+// each grade of check and watch to the board.
 package board
 
 import (

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"gokata/checker/internal/escape"
+	"gokata/checker/internal/room"
 )
 
 // PushTimeout bounds a push: grading never waits longer for a board.
@@ -93,4 +95,85 @@ func pushError(ctx context.Context, err error) error {
 		err = ue.Err
 	}
 	return err
+}
+
+// PushConfig is where a participant's grades go: the flags of check and
+// watch, or else the environment's KATA_PUSH, KATA_TOKEN and KATA_CODE.
+type PushConfig struct {
+	URL, Token, Code string    // --push, --token, --code
+	Name             string    // --name (see room.Participant)
+	Env              []string  // the environment, KEY=value
+	Dir              string    // the checkout, where git's user.name is read
+	Verb             string    // the checker verb pushing, for what to try
+	Log              io.Writer // a line per grade not sent
+}
+
+// Pusher sends a participant's grades to the room board. A push that
+// fails costs one line on the log and at most PushTimeout: the grade is
+// shown and counts as without it.
+type Pusher struct {
+	url, token string
+	code       string // the participant's join code, if the room has codes
+	name       string // the participant
+	log        io.Writer
+}
+
+// NewPusher is the pusher cfg names; nil when it names no board. A board
+// named without its token, or a token without a board, is a *UsageError.
+func NewPusher(ctx context.Context, cfg PushConfig) (*Pusher, error) {
+	base, token, code := cfg.URL, cfg.Token, cfg.Code
+	if base == "" {
+		base = getenv(cfg.Env, "KATA_PUSH")
+	}
+	if token == "" {
+		token = getenv(cfg.Env, "KATA_TOKEN")
+	}
+	try := "checker " + cfg.Verb + " --push http://HOST:8080 --token TOKEN"
+	if base == "" {
+		if cfg.Token != "" {
+			return nil, &UsageError{"--token is the room's token for --push: name the board too", try}
+		}
+		return nil, nil
+	}
+	if _, err := PushURL(base); err != nil {
+		return nil, &UsageError{"--push: " + err.Error(), try}
+	}
+	if token == "" {
+		return nil, &UsageError{"--push needs the room's token: --token (or KATA_TOKEN), as the facilitator gave it", "checker " + cfg.Verb + " --push " + base + " --token TOKEN"}
+	}
+	if code == "" {
+		code = getenv(cfg.Env, "KATA_CODE")
+	}
+	log := cfg.Log
+	if log == nil {
+		log = io.Discard
+	}
+	name := room.Participant(ctx, cfg.Name, cfg.Dir, cfg.Env, true)
+	return &Pusher{url: base, token: token, code: code, name: name, log: log}, nil
+}
+
+// Send sends a grade of kata to the board, as encode writes it in JSON
+// under the participant's name. A nil pusher sends nothing.
+func (p *Pusher) Send(ctx context.Context, kata string, encode func(w io.Writer, participant string) error) {
+	if p == nil {
+		return
+	}
+	var b bytes.Buffer
+	if err := encode(&b, p.name); err != nil {
+		fmt.Fprintf(p.log, "checker: grade not sent to the board: %v\n", err)
+		return
+	}
+	if err := Push(ctx, p.url, p.token, p.code, b.Bytes()); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(p.log, "checker: grade of %s not sent to the board at %s: %v\n", kata, p.url, err)
+	}
+}
+
+// getenv is the value of key in env, KEY=value; the first one set.
+func getenv(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }

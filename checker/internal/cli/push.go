@@ -1,15 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"flag"
-	"fmt"
+	"io"
 	"time"
 
 	"gokata/checker/internal/board"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/report"
+	"gokata/checker/internal/room"
 	"gokata/checker/internal/session"
 )
 
@@ -27,44 +27,23 @@ func definePush(fs *flag.FlagSet) pushFlags {
 	}
 }
 
-// pusher sends each grade a session makes to the room board. A push that
-// fails costs one line on stderr and at most board.PushTimeout: the grade
-// is shown and counts as without it.
+// pusher sends each grade a session makes to the room board
+// (board.Pusher).
 type pusher struct {
-	ctx        context.Context
-	env        Env
-	url, token string
-	code       string // the participant's join code, if the room has codes
-	name       string // the participant
+	ctx   context.Context
+	env   Env
+	board *board.Pusher
 }
 
-// newPusher reads --push and --token, or KATA_PUSH and KATA_TOKEN; nil
+// newPusher reads --push, --token and --code, or the environment; nil
 // when neither names a board. name is --name.
 func newPusher(c *call, f pushFlags, name string) (*pusher, error) {
-	url, token := *f.url, *f.token
-	if url == "" {
-		url = c.env.get("KATA_PUSH")
+	b, err := board.NewPusher(c.ctx, board.PushConfig{URL: *f.url, Token: *f.token, Code: *f.code, Name: name,
+		Env: c.env.Vars, Dir: checkoutDir(c), Verb: c.verb, Log: c.env.Stderr})
+	if err != nil || b == nil {
+		return nil, roomUsage(err)
 	}
-	if token == "" {
-		token = c.env.get("KATA_TOKEN")
-	}
-	if url == "" {
-		if *f.token != "" {
-			return nil, &usageError{"--token is the room's token for --push: name the board too", "checker " + c.verb + " --push http://HOST:8080 --token TOKEN"}
-		}
-		return nil, nil
-	}
-	if _, err := board.PushURL(url); err != nil {
-		return nil, &usageError{"--push: " + err.Error(), "checker " + c.verb + " --push http://HOST:8080 --token TOKEN"}
-	}
-	if token == "" {
-		return nil, &usageError{"--push needs the room's token: --token (or KATA_TOKEN), as the facilitator gave it", "checker " + c.verb + " --push " + url + " --token TOKEN"}
-	}
-	code := *f.code
-	if code == "" {
-		code = c.env.get("KATA_CODE")
-	}
-	return &pusher{ctx: c.ctx, env: c.env, url: url, token: token, code: code, name: participant(c, name, true)}, nil
+	return &pusher{ctx: c.ctx, env: c.env, board: b}, nil
 }
 
 // show pushes the grade of a Graded event.
@@ -80,35 +59,22 @@ func (p *pusher) push(r *grade.Result, meta report.Meta) {
 	if p == nil {
 		return
 	}
-	meta.Participant = p.name
-	var b bytes.Buffer
-	if err := report.JSON(&b, r, meta); err != nil {
-		fmt.Fprintf(p.env.Stderr, "checker: grade not sent to the board: %v\n", err)
-		return
-	}
-	if err := board.Push(p.ctx, p.url, p.token, p.code, b.Bytes()); err != nil && p.ctx.Err() == nil {
-		fmt.Fprintf(p.env.Stderr, "checker: grade of %s not sent to the board at %s: %v\n", r.Kata.Slug, p.url, err)
-	}
+	p.board.Send(p.ctx, r.Kata.Slug, func(w io.Writer, name string) error {
+		meta.Participant = name
+		return report.JSON(w, r, meta)
+	})
 }
 
-// participant is the name a grade carries: --name, else KATA_NAME, else
-// git's user.name; for a push, else the system's user name, since the
-// board needs one.
+// participant is the name a grade carries (room.Participant).
 func participant(c *call, name string, forPush bool) string {
-	for _, n := range []string{name, c.env.get("KATA_NAME")} {
-		if n != "" {
-			return n
-		}
-	}
-	root := c.env.Dir
+	return room.Participant(c.ctx, name, checkoutDir(c), c.env.Vars, forPush)
+}
+
+// checkoutDir is where git's user.name is read: the checkout, else the
+// working directory.
+func checkoutDir(c *call) string {
 	if c.cat != nil {
-		root = c.cat.Root
+		return c.cat.Root
 	}
-	if n := gitUserName(c.ctx, root, c.env); n != "" || !forPush {
-		return n
-	}
-	if n := c.env.get("USER"); n != "" {
-		return n
-	}
-	return c.env.get("USERNAME")
+	return c.env.Dir
 }

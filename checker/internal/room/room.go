@@ -1,8 +1,8 @@
 // Package room builds a workshop's room grid from the participants' grades
 // and renders it as a self-contained HTML page and as Markdown: one row per
-// participant, one column per kata. The report verb draws it from files;
-// the live board (package board) draws it from the same model and the same
-// template, and sends the table again after every push.
+// participant, one column per kata. The report verb draws it from files
+// (Report); the live board (package board) draws it from the same model
+// and the same template, and sends the table again after every push.
 //
 // The input is what `checker check --json` prints (the schema is in
 // package report): a stream of grade objects, one per kata, each naming the
