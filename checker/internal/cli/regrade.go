@@ -47,7 +47,7 @@ func regrade(c *call, asJSON bool, against string) (int, error) {
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, &terminal{env: c.env})
 	code := ExitPass
 	for i, f := range folders {
-		private, err := c.env.scratch.dir()
+		private, err := c.env.scratch.Dir()
 		if err != nil {
 			return 0, err
 		}

@@ -157,8 +157,8 @@ type refreshed int
 
 const (
 	refreshSame    refreshed = iota // it was up to date
-	refreshWritten        // it was written again
-	refreshFailed         // it no longer applies: reported
+	refreshWritten                  // it was written again
+	refreshFailed                   // it no longer applies: reported
 )
 
 // refresh writes the patch at path of kata k again against the reference,
