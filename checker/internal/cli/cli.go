@@ -34,6 +34,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/kit"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 	"gokata/checker/internal/verify"
@@ -58,7 +59,7 @@ type Env struct {
 	StderrTerminal bool        // stderr is a terminal (progress lines are redrawn in place)
 	Clock          clock.Clock // for countdowns, progress lines, backup names; nil: the real clock
 
-	scratch *scratch // temporary files of one Run
+	scratch *kit.Scratch // temporary files of one Run
 }
 
 func (e Env) get(key string) string {
@@ -94,8 +95,8 @@ func isTerminal(f *os.File) bool {
 // Run runs the checker with args (without the program name) and returns
 // the exit code.
 func Run(ctx context.Context, args []string, env Env) int {
-	env.scratch = &scratch{}
-	defer env.scratch.clean()
+	env.scratch = &kit.Scratch{}
+	defer env.scratch.Clean()
 	code, err := run(ctx, args, env)
 	var sue *session.UsageError
 	if errors.As(err, &sue) {
@@ -137,7 +138,7 @@ func load(env Env) (*catalog.Catalog, error) {
 	for _, b := range cat.Broken {
 		fmt.Fprintf(env.Stderr, "checker: kata %s cannot be used: %v\n", b.Slug, b.Err)
 	}
-	return cat, unpackHidden(cat, env)
+	return cat, env.scratch.Unpack(cat)
 }
 
 // find resolves a kata argument, or explains which ones exist.

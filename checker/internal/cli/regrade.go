@@ -55,7 +55,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, &terminal{env: c.env})
 	code := ExitPass
 	for i, f := range folders {
-		private, err := c.env.scratch.dir()
+		private, err := c.env.scratch.Dir()
 		if err != nil {
 			return 0, err
 		}

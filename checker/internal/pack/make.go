@@ -1,0 +1,86 @@
+package pack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+
+	"gokata/checker/internal/grade"
+	"gokata/checker/internal/pristine"
+)
+
+// UsageError is a kit that cannot be packed as asked: Msg says why, Try
+// what to run instead.
+type UsageError struct{ Msg, Try string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Make builds kit as `checker pack` does: it finds the go command in the
+// environment vars (grade.Detect; kit.Env is then its environment),
+// refuses a system Go cannot build for, builds the kit, and says on
+// stderr what it is doing and on stdout what it made. A directory that is
+// not empty, or a kata not committed, is a UsageError.
+func Make(ctx context.Context, kit Kit, vars []string, stdout, stderr io.Writer) error {
+	tc, err := grade.Detect(ctx, vars)
+	if err != nil {
+		return err
+	}
+	if err := CheckPlatform(ctx, tc, kit.Root, kit.OS, kit.Arch); err != nil {
+		return err
+	}
+	kit.Env = tc.Env
+	first := ""
+	if kit.Platform() != runtime.GOOS+"/"+runtime.GOARCH {
+		first = " (the first build for another system takes a few minutes)"
+	}
+	fmt.Fprintf(stderr, "checker: packing %d katas and building the kit's checker for %s%s…\n", len(kit.Katas), kit.Platform(), first)
+	err = Build(ctx, kit)
+	if errors.Is(err, ErrNotEmpty) {
+		return &UsageError{err.Error() + "; pack never overwrites", "checker pack --out DIR, with a new or empty DIR"}
+	}
+	if errors.Is(err, pristine.ErrNoHistory) {
+		return &UsageError{err.Error(), "checker pack --out DIR 01 02 (only committed katas)"}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Kit ready in %s: %d katas, %s with their hidden tests inside.\n", kit.Out, len(kit.Katas), kit.Binary())
+	fmt.Fprintf(stdout, "It runs on %s, where the candidate needs Go and a C compiler;\n", PlatformName(kit.Platform()))
+	fmt.Fprintln(stdout, "the hidden tests are out of sight in the binary, not secret.")
+	if kit.Interview {
+		fmt.Fprintln(stdout, "An interview kit: the READMEs keep the Decisions back; interview and decisions NN show them.")
+	}
+	return nil
+}
+
+// CheckPlatform refuses, with a UsageError, a system goos/goarch the go
+// command of tc cannot build for (run in dir), and says which it can (go
+// tool dist list).
+func CheckPlatform(ctx context.Context, tc *grade.Toolchain, dir, goos, goarch string) error {
+	out, err := tc.Go(ctx, dir, "tool", "dist", "list")
+	if err != nil {
+		return err
+	}
+	var systems, arches []string
+	for _, p := range strings.Fields(out) {
+		o, a, _ := strings.Cut(p, "/")
+		if p == goos+"/"+goarch {
+			return nil
+		}
+		if !slices.Contains(systems, o) {
+			systems = append(systems, o)
+		}
+		if o == goos {
+			arches = append(arches, a)
+		}
+	}
+	try := "checker pack --out DIR --os darwin --arch arm64"
+	if len(arches) == 0 {
+		return &UsageError{fmt.Sprintf("--os=%s: Go cannot build for that system; --os takes one of: %s", goos, strings.Join(systems, " ")), try}
+	}
+	return &UsageError{fmt.Sprintf("--arch=%s: Go cannot build %s for that CPU; --arch takes one of: %s", goarch, goos, strings.Join(arches, " ")), try}
+}
