@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 )
 
@@ -35,8 +34,8 @@ func catchKata(c *call, repeat int) (int, error) {
 			return 0, err
 		}
 	}
-	t := &terminal{env: c.env, style: c.style}
-	ct := &session.Catcher{Toolchain: c.tc, Root: c.cat.Root, Options: opt, Emit: t.show}
+	t := screen(c.env, c.style)
+	ct := &session.Catcher{Toolchain: c.tc, Root: c.cat.Root, Options: opt, Emit: t.Show}
 	r, err := ct.Catch(c.ctx, c.kata)
 	if session.NoTests(err) {
 		fmt.Fprintf(c.env.Stdout, "%s has no tests of yours yet: catch runs the _test.go files you write in %s.\n", c.kata.Slug, filepath.ToSlash(rel(c.cat.Root, c.kata.Exercise)))
@@ -50,25 +49,4 @@ func catchKata(c *call, repeat int) (int, error) {
 		return ExitFail, nil
 	}
 	return ExitPass, nil
-}
-
-// catchProgress draws how far a catch run is, on a terminal only.
-func (t *terminal) catchProgress(e session.CatchProgress) {
-	if !t.env.StderrTerminal || t.env.get("TERM") == "dumb" {
-		return
-	}
-	if e.Done == e.Of {
-		fmt.Fprint(t.env.Stderr, "\r\x1b[K")
-		return
-	}
-	what := "the reference"
-	if e.Done > 0 {
-		what = fmt.Sprintf("mistake %d of %d", e.Done, e.Of-1)
-	}
-	fmt.Fprintf(t.env.Stderr, "\r\x1b[Kchecker: catch %s: testing %s…", e.Kata, what)
-}
-
-// caught draws a catch report.
-func (t *terminal) caught(e session.Caught) {
-	report.Catch(t.env.Stdout, e.Report, t.style)
 }

@@ -34,7 +34,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
-	"gokata/checker/internal/kit"
+	"gokata/checker/internal/pack"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 	"gokata/checker/internal/verify"
@@ -59,7 +59,7 @@ type Env struct {
 	StderrTerminal bool        // stderr is a terminal (progress lines are redrawn in place)
 	Clock          clock.Clock // for countdowns, progress lines, backup names; nil: the real clock
 
-	scratch *kit.Scratch // temporary files of one Run
+	scratch *pack.Scratch // temporary files of one Run
 }
 
 func (e Env) get(key string) string {
@@ -95,7 +95,7 @@ func isTerminal(f *os.File) bool {
 // Run runs the checker with args (without the program name) and returns
 // the exit code.
 func Run(ctx context.Context, args []string, env Env) int {
-	env.scratch = &kit.Scratch{}
+	env.scratch = &pack.Scratch{}
 	defer env.scratch.Clean()
 	code, err := run(ctx, args, env)
 	var sue *session.UsageError
@@ -244,7 +244,8 @@ func check(c *call, o checkOptions) (int, error) {
 	}
 	code := ExitPass
 	var results []*grade.Result
-	t := &terminal{env: c.env, style: style, stacked: true}
+	t := screen(c.env, style)
+	t.Stacked = true
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, t)
 	var graded session.Graded
 	g.Emit = func(e session.Event) {
@@ -254,7 +255,7 @@ func check(c *call, o checkOptions) (int, error) {
 				return
 			}
 		}
-		t.show(e)
+		t.Show(e)
 	}
 	for _, k := range c.katas {
 		graded = session.Graded{}

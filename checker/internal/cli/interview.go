@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 )
 
@@ -70,10 +71,11 @@ func interview(c *call, o interviewOptions) (int, error) {
 		if hunt, err = checkout(cat.Root, env).Plant(k, o.pick, true, true); err != nil {
 			return 0, err
 		}
-		bugReport(env.Stdout, cat.Root, k, hunt)
+		report.BugReport(env.Stdout, rel(cat.Root, k.Exercise), k, hunt)
 		fmt.Fprintln(env.Stdout)
 	}
-	t := &terminal{env: env, style: style, interviewer: o.interviewer}
+	t := screen(env, style)
+	t.Interviewer = o.interviewer
 	if o.out != "" {
 		o.out = absPath(env.Dir, o.out)
 	}
@@ -82,7 +84,7 @@ func interview(c *call, o interviewOptions) (int, error) {
 	iv, err := session.RunInterview(ctx, session.InterviewRun{
 		Grader: grader(tc, cat.Root, each, env, t), Kata: k, Candidate: o.name, Minutes: o.minutes, Out: o.out,
 		KeptBack: env.interviewKit(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: checkout(cat.Root, env).Stub(ctx, k),
-		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.show, Hunt: hunt,
+		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.Show, Hunt: hunt,
 	})
 	switch {
 	case ctx.Err() != nil:

@@ -8,6 +8,9 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
+
+	"gokata/checker/internal/report"
+	"gokata/checker/internal/session"
 )
 
 // advance moves the mock clock once every goroutine of the bubble is
@@ -23,9 +26,9 @@ func TestBuildNoticeInALog(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		env := Env{Stderr: &out, Clock: mock}
-		stop := buildNotice(env, "06-retry", true).start()
-		advance(mock, buildQuiet-time.Millisecond)
-		assert.Empty(t, out.String(), "a build quicker than buildQuiet shows nothing")
+		stop := building(env, true)
+		advance(mock, report.BuildQuiet-time.Millisecond)
+		assert.Empty(t, out.String(), "a build quicker than report.BuildQuiet shows nothing")
 		advance(mock, time.Millisecond)
 		assert.Equal(t, "checker: building 06-retry under the race detector: about a minute the first time, seconds after that…\n", out.String())
 		advance(mock, 40*time.Second)
@@ -41,8 +44,8 @@ func TestBuildNoticeOnATerminal(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		env := Env{Stderr: &out, StderrTerminal: true, Clock: mock}
-		stop := buildNotice(env, "06-retry", false).start()
-		advance(mock, buildQuiet)
+		stop := building(env, false)
+		advance(mock, report.BuildQuiet)
 		line := "\r\x1b[Kchecker: building 06-retry without the race detector: about a minute the first time, seconds after that…"
 		assert.Equal(t, line+" 2s", out.String())
 		advance(mock, time.Second)
@@ -57,7 +60,7 @@ func TestBuildNoticeQuickBuild(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		for _, terminal := range []bool{false, true} {
-			stop := buildNotice(Env{Stderr: &out, StderrTerminal: terminal, Clock: mock}, "06-retry", true).start()
+			stop := building(Env{Stderr: &out, StderrTerminal: terminal, Clock: mock}, true)
 			advance(mock, time.Second)
 			stop()
 			advance(mock, time.Minute)
@@ -71,10 +74,18 @@ func TestBuildNoticeDumbTerminal(t *testing.T) {
 		mock := clock.NewMock()
 		var out bytes.Buffer
 		env := Env{Stderr: &out, StderrTerminal: true, Vars: []string{"TERM=dumb"}, Clock: mock}
-		stop := buildNotice(env, "06-retry", true).start()
+		stop := building(env, true)
 		advance(mock, 5*time.Second)
 		stop()
 		assert.NotContains(t, out.String(), "\x1b", "no escape codes for a dumb terminal")
 		assert.Contains(t, out.String(), "built 06-retry in 5s\n")
 	})
+}
+
+// building shows, as check does, that the build of 06-retry started; the
+// func it returns shows that it ended.
+func building(env Env, race bool) (built func()) {
+	t := screen(env, report.Style{})
+	t.Show(session.Building{Kata: "06-retry", Race: race})
+	return func() { t.Show(session.Built{Kata: "06-retry"}) }
 }

@@ -52,7 +52,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	g := grader(c.tc, c.cat.Root, c.opt, c.env, &terminal{env: c.env})
+	g := grader(c.tc, c.cat.Root, c.opt, c.env, screen(c.env, report.Style{}))
 	code := ExitPass
 	for i, f := range folders {
 		private, err := c.env.scratch.Dir()

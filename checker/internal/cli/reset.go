@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 )
 
@@ -44,8 +45,8 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 // checkout is the learner's checkout at root: its events drawn on the
 // terminal, its questions asked on stdin.
 func checkout(root string, env Env) *session.Checkout {
-	t := &terminal{env: env}
-	return &session.Checkout{Root: root, Vars: env.Vars, Now: env.clock().Now, Emit: t.show,
+	t := screen(env, report.Style{})
+	return &session.Checkout{Root: root, Vars: env.Vars, Now: env.clock().Now, Emit: t.Show,
 		Confirm: func(q string) (bool, error) {
 			ok := confirm(env, q)
 			if !ok {

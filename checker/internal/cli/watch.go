@@ -55,12 +55,12 @@ func watchKata(c *call, o watchOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	t := &terminal{env: env, style: style}
+	t := screen(env, style)
 	g := grader(tc, cat.Root, c.opt, env, t)
 	if p != nil { // each grade, once drawn, goes to the room board
-		g.Emit = func(e session.Event) { t.show(e); p.show(e) }
+		g.Emit = func(e session.Event) { t.Show(e); p.show(e) }
 	}
-	w := &session.Watch{Grader: g, Catalog: cat, Poll: *o.poll, Lines: readLines(env.Stdin), Emit: t.show}
+	w := &session.Watch{Grader: g, Catalog: cat, Poll: *o.poll, Lines: readLines(env.Stdin), Emit: t.Show}
 	return stopped(ctx, w.Run(ctx, k))
 }
 

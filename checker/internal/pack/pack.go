@@ -17,6 +17,8 @@
 // need.
 // Grading needs Go and a C compiler on the candidate's machine, as in the
 // repository, and grades exactly as the repository does.
+//
+// The kit's checker unpacks what was packed into it (Scratch, Packed).
 package pack
 
 import (

@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-// buildQuiet is how long a build may take before its progress line shows:
+// BuildQuiet is how long a build may take before its progress line shows:
 // a warm build (about a second) never shows it, a first build (the race
 // standard library, about a minute) always does.
-const buildQuiet = 2 * time.Second
+const BuildQuiet = 2 * time.Second
 
 // progressLine keeps a slow step visible: what runs, and for how long. On
 // a terminal it is one line, redrawn every second with the elapsed time
@@ -78,19 +78,19 @@ func (p progressLine) draw(took time.Duration) {
 }
 
 // buildNotice is the progress line of a build of kata slug that takes more
-// than buildQuiet, on stderr: the first build on a machine compiles the
+// than BuildQuiet, on stderr: the first build on a machine compiles the
 // standard library for the race detector, and would otherwise be a silent
 // minute.
-func buildNotice(env Env, slug string, race bool) progressLine {
+func (t *Screen) buildNotice(slug string, race bool) progressLine {
 	how := "under the race detector"
 	if !race {
 		how = "without the race detector"
 	}
 	return progressLine{
-		w:        env.Stderr,
-		terminal: env.StderrTerminal && env.get("TERM") != "dumb",
-		clk:      env.clock(),
-		quiet:    buildQuiet,
+		w:        t.Err,
+		terminal: t.ErrTerminal,
+		clk:      t.clock(),
+		quiet:    BuildQuiet,
 		text:     fmt.Sprintf("checker: building %s %s: about a minute the first time, seconds after that…", slug, how),
 		end: func(took time.Duration) string {
 			return fmt.Sprintf("checker: built %s in %s", slug, took.Round(time.Second))

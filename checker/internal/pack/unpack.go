@@ -1,11 +1,4 @@
-// Package kit is the other end of package pack: a candidate kit's checker
-// unpacking the files packed into it (package bundle), so that it grades
-// like the repository's. Scratch holds one command's temporary
-// directories, the hidden tests unpacked there among them; a kata's
-// solution directory then points into it, and the go command builds with
-// the grader's own copies of the harness, go.mod and go.sum. In the
-// repository's checker nothing is packed and nothing changes.
-package kit
+package pack
 
 import (
 	"context"
@@ -22,6 +15,14 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
 )
+
+// The other end of a kit: its checker unpacks the files packed into it
+// (package bundle), so that it grades like the repository's. Scratch holds
+// one command's temporary directories, the hidden tests unpacked there
+// among them; a kata's solution directory then points into it, and the go
+// command builds with the grader's own copies of the harness, go.mod and
+// go.sum. In the repository's checker nothing is packed and nothing
+// changes.
 
 // Packed reports whether this checker carries hidden tests: it is a kit's.
 // A bundle that cannot be read counts as packed.
