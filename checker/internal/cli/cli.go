@@ -1,7 +1,7 @@
 // Package cli is the checker's command line: the verb table (from which
-// help is generated), flag parsing into one options struct or argument
-// list per verb, and the rendering of what comes back, as text on a
-// terminal, with the exit code.
+// help is generated), flag parsing into one options value per verb, and
+// handing what comes back to the renderer (report.Screen), with the exit
+// code.
 //
 // Where does X live? A rule for what a learner or an interviewer runs
 // (check, watch, interview, bughunt, catch, hint, decisions, solution,
@@ -9,8 +9,9 @@
 // what is written to the state file, which files are replaced and backed
 // up, what a status is. cli only asks: a yes/no prompt is an input the
 // session asks for (session.Checkout.Confirm), and the session's events
-// and results are drawn here. The maintainers' and facilitators' verbs
-// (pack, verify, mutant, serve, report) call their own packages directly.
+// are drawn by report.Screen, the one drawing path. The maintainers' and
+// facilitators' verbs call their own packages: verify (verify, mutant),
+// pack, board (serve, and check's --push) and room (report).
 // Nothing here grades (grade.Grade) or writes progress (state).
 //
 // Exit codes: 0 everything graded passed; 1 a kata fell short (or verify
