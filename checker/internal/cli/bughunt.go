@@ -16,20 +16,27 @@ var bughuntVerb = verb{
 	name: "bughunt", args: "NN", section: learning, needs: needKata,
 	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are kept in .kata/backup",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
-		force := fs.Bool("force", false, "do not ask before replacing your files")
-		pick := fs.String("pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\na name that is not one lists them)")
-		giveUp := fs.Bool("give-up", false, "end the hunt under way and show the planted change against the reference")
+		var o huntOptions
+		fs.BoolVar(&o.force, "force", false, "do not ask before replacing your files")
+		fs.StringVar(&o.pick, "pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\na name that is not one lists them)")
+		fs.BoolVar(&o.giveUp, "give-up", false, "end the hunt under way and show the planted change against the reference")
 		return func(c *call) (int, error) {
-			if *giveUp {
+			if o.giveUp {
 				return giveUpHunt(c.cat, c.kata, c.env)
 			}
-			return plantHunt(c.cat, c.kata, *pick, *force, c.env)
+			return plantHunt(c.cat, c.kata, o, c.env)
 		}
 	},
 }
 
-func plantHunt(cat *catalog.Catalog, k catalog.Kata, pick string, force bool, env Env) (int, error) {
-	h, err := checkout(cat.Root, env).Plant(k, pick, force, false)
+// huntOptions are bughunt's flags.
+type huntOptions struct {
+	force, giveUp bool
+	pick          string // the mutant to plant; "": a random one
+}
+
+func plantHunt(cat *catalog.Catalog, k catalog.Kata, o huntOptions, env Env) (int, error) {
+	h, err := checkout(cat.Root, env).Plant(k, o.pick, o.force, false)
 	if err != nil || h == nil {
 		return ExitFail, err
 	}

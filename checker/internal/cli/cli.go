@@ -289,17 +289,24 @@ var verifyVerb = verb{
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		timeoutFlag(fs)
 		fs.Int("repeat", 1, "run each mutant `N` times at each --cpu value: it must be\ncaught in every run")
-		cpu := cpuFlag(fs)
-		repeatCorrect := fs.Int("repeat-correct", 0, "run references and alternatives `N` times instead, e.g. 50")
-		return func(c *call) (int, error) { return verifyKatas(c, *repeatCorrect, *cpu) }
+		o := verifyOptions{cpu: cpuFlag(fs)}
+		fs.IntVar(&o.repeatCorrect, "repeat-correct", 0, "run references and alternatives `N` times instead, e.g. 50")
+		return func(c *call) (int, error) { return verifyKatas(c, o) }
 	},
 }
 
-func verifyKatas(c *call, repeatCorrect int, cpu string) (int, error) {
+// verifyOptions are verify's flags (--timeout, --repeat and --cpu go to the
+// call's grade.Options, for the mutants).
+type verifyOptions struct {
+	cpu           *string
+	repeatCorrect int // runs of references and alternatives; 0: as the mutants
+}
+
+func verifyKatas(c *call, o verifyOptions) (int, error) {
 	correct := c.opt
-	if repeatCorrect > 0 {
+	if o.repeatCorrect > 0 {
 		var err error
-		if correct, err = repeatOptions(c.verb, c.opt.Timeout, repeatCorrect, cpu); err != nil {
+		if correct, err = repeatOptions(c.verb, c.opt.Timeout, o.repeatCorrect, *o.cpu); err != nil {
 			return 0, err
 		}
 	}

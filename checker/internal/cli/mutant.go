@@ -13,20 +13,24 @@ var mutantVerb = verb{
 	kitless: "mutant is for the katas' maintainers: run it in the kata repository",
 	summary: "the mutants of kata NN, or mutant NAME as a source file: the\nreference with its patch applied, the header on top",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
-		save := fs.Bool("save", false, "store each FILE.go after NN as testdata/mutants/FILE.patch")
-		refresh := fs.Bool("refresh", false, "write every patch of the katas named (all without NN) again\nagainst the reference")
-		return func(c *call) (int, error) { return mutants(c.cat, c.args, *save, *refresh, c.env) }
+		var o mutantOptions
+		fs.BoolVar(&o.save, "save", false, "store each FILE.go after NN as testdata/mutants/FILE.patch")
+		fs.BoolVar(&o.refresh, "refresh", false, "write every patch of the katas named (all without NN) again\nagainst the reference")
+		return func(c *call) (int, error) { return mutants(c.cat, c.args, o, c.env) }
 	},
 }
+
+// mutantOptions are mutant's flags.
+type mutantOptions struct{ save, refresh bool }
 
 // mutants shows a kata's mutants, prints one as a source file, stores
 // edited sources as patches (save), or writes every patch again against
 // the current reference (refresh): see verify.ListMutants and the others.
-func mutants(cat *catalog.Catalog, pos []string, save, refresh bool, env Env) (int, error) {
+func mutants(cat *catalog.Catalog, pos []string, o mutantOptions, env Env) (int, error) {
 	switch {
-	case save && refresh:
+	case o.save && o.refresh:
 		return 0, &usageError{"--save and --refresh do not go together", "checker mutant --refresh 06"}
-	case refresh:
+	case o.refresh:
 		katas, err := named(cat, pos)
 		if err != nil {
 			return 0, err
@@ -44,7 +48,7 @@ func mutants(cat *catalog.Catalog, pos []string, save, refresh bool, env Env) (i
 		return 0, err
 	}
 	switch {
-	case save:
+	case o.save:
 		if len(pos) < 2 {
 			return 0, &usageError{"--save needs the mutant source files to store", "checker mutant --save 06 sleepy.go"}
 		}
