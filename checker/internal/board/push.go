@@ -131,15 +131,15 @@ func NewPusher(ctx context.Context, cfg PushConfig) (*Pusher, error) {
 	try := "checker " + cfg.Verb + " --push http://HOST:8080 --token TOKEN"
 	if base == "" {
 		if cfg.Token != "" {
-			return nil, &UsageError{"--token is the room's token for --push: name the board too", try}
+			return nil, &UsageError{Msg: "--token is the room's token for --push: name the board too", Try: try}
 		}
 		return nil, nil
 	}
 	if _, err := PushURL(base); err != nil {
-		return nil, &UsageError{"--push: " + err.Error(), try}
+		return nil, &UsageError{Msg: "--push: " + err.Error(), Try: try}
 	}
 	if token == "" {
-		return nil, &UsageError{"--push needs the room's token: --token (or KATA_TOKEN), as the facilitator gave it", "checker " + cfg.Verb + " --push " + base + " --token TOKEN"}
+		return nil, &UsageError{Msg: "--push needs the room's token: --token (or KATA_TOKEN), as the facilitator gave it", Try: "checker " + cfg.Verb + " --push " + base + " --token TOKEN"}
 	}
 	if code == "" {
 		code = getenv(cfg.Env, "KATA_CODE")

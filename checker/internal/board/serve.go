@@ -16,13 +16,11 @@ import (
 	"time"
 
 	"gokata/checker/internal/room"
+	"gokata/checker/internal/usage"
 )
 
-// UsageError is a board that cannot be served or a push that cannot be
-// made as asked, and what to try instead ("" when nothing obvious).
-type UsageError struct{ Msg, Try string }
-
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is a request that cannot be done as made (usage.Error).
+type UsageError = usage.Error
 
 // ServeConfig is what Serve needs: the facilitator's choices (checker
 // serve's flags) and the checkout's katas.
@@ -72,7 +70,7 @@ func Serve(ctx context.Context, cfg ServeConfig, out, log io.Writer) error {
 		VerifiedOnly: cfg.VerifiedOnly, QuietAfter: cfg.QuietAfter, StuckAfter: cfg.StuckAfter,
 		MaxPushes: cfg.MaxPushes, MaxStored: int64(cfg.MaxStored), MaxData: int64(cfg.MaxData)})
 	if err != nil {
-		return &UsageError{"open the room: " + err.Error(), ""}
+		return &UsageError{Msg: "open the room: " + err.Error(), Try: ""}
 	}
 	defer b.Close()
 	l, err := net.Listen("tcp", cfg.Addr)
@@ -96,7 +94,7 @@ func (cfg *ServeConfig) check() error {
 	case cfg.Token == "":
 		cfg.Token = strings.ToLower(rand.Text()[:16]) // 80 bits
 	case !tokenRE.MatchString(cfg.Token):
-		return &UsageError{"--token: use 8 to 100 letters, digits, or . _ ~ -, so that participants can type it", "checker serve --token workshop-2026"}
+		return &UsageError{Msg: "--token: use 8 to 100 letters, digits, or . _ ~ -, so that participants can type it", Try: "checker serve --token workshop-2026"}
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = filepath.Join(cfg.Root, ".kata", "room")
@@ -104,13 +102,13 @@ func (cfg *ServeConfig) check() error {
 		cfg.Dir = abs(cfg.WorkDir, cfg.Dir)
 	}
 	if cfg.AdminToken != "" && (!tokenRE.MatchString(cfg.AdminToken) || cfg.AdminToken == cfg.Token) {
-		return &UsageError{"--admin-token: use 8 to 100 letters, digits, or . _ ~ -, other than the participants' token", "checker serve --admin-token facilitator-2026"}
+		return &UsageError{Msg: "--admin-token: use 8 to 100 letters, digits, or . _ ~ -, other than the participants' token", Try: "checker serve --admin-token facilitator-2026"}
 	}
 	if cfg.MaxPushes <= 0 {
-		return &UsageError{"--max-pushes is a number of pushes above zero", "checker serve --max-pushes 60"}
+		return &UsageError{Msg: "--max-pushes is a number of pushes above zero", Try: "checker serve --max-pushes 60"}
 	}
 	if cfg.QuietAfter < 0 || cfg.StuckAfter <= 0 {
-		return &UsageError{"--quiet and --stuck are durations above zero (--quiet 0: never dim)", "checker serve --quiet 10m --stuck 10m"}
+		return &UsageError{Msg: "--quiet and --stuck are durations above zero (--quiet 0: never dim)", Try: "checker serve --quiet 10m --stuck 10m"}
 	}
 	return nil
 }
@@ -125,7 +123,7 @@ func (cfg *ServeConfig) agenda() ([]room.Kata, error) {
 	for _, name := range strings.Split(cfg.Agenda, ",") {
 		slug, ok := cfg.Find(name)
 		if !ok {
-			return nil, &UsageError{fmt.Sprintf("--katas: no kata %q; the katas are %s", strings.TrimSpace(name), slugs(cfg.Catalog)), "checker serve --katas 01,06"}
+			return nil, &UsageError{Msg: fmt.Sprintf("--katas: no kata %q; the katas are %s", strings.TrimSpace(name), slugs(cfg.Catalog)), Try: "checker serve --katas 01,06"}
 		}
 		for _, k := range cfg.Catalog {
 			if k.Slug == slug && !slices.ContainsFunc(agenda, func(a room.Kata) bool { return a.Slug == slug }) {
@@ -152,12 +150,12 @@ func (cfg *ServeConfig) readCodes() (map[string]string, error) {
 	}
 	f, err := os.Open(abs(cfg.WorkDir, cfg.Codes))
 	if err != nil {
-		return nil, &UsageError{"--codes: " + err.Error(), ""}
+		return nil, &UsageError{Msg: "--codes: " + err.Error(), Try: ""}
 	}
 	defer f.Close()
 	codes, err := ReadCodes(f)
 	if err != nil {
-		return nil, &UsageError{fmt.Sprintf("--codes: %s: %v", cfg.Codes, err), ""}
+		return nil, &UsageError{Msg: fmt.Sprintf("--codes: %s: %v", cfg.Codes, err), Try: ""}
 	}
 	return codes, nil
 }
@@ -194,13 +192,13 @@ func short(slug string) string {
 // listenError says in one line why the board cannot listen on addr.
 func listenError(addr string, err error) error {
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return &UsageError{fmt.Sprintf("cannot serve on %s: the port is in use; choose another, e.g. make serve ADDR=:8081", addr), ""}
+		return &UsageError{Msg: fmt.Sprintf("cannot serve on %s: the port is in use; choose another, e.g. make serve ADDR=:8081", addr), Try: ""}
 	}
 	var op *net.OpError
 	if errors.As(err, &op) {
 		err = op.Err
 	}
-	return &UsageError{fmt.Sprintf("cannot serve on %s: %v", addr, err), ""}
+	return &UsageError{Msg: fmt.Sprintf("cannot serve on %s: %v", addr, err), Try: ""}
 }
 
 // boardHost is the host participants reach the board at: the one in addr

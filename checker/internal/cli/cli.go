@@ -72,10 +72,9 @@ func (e Env) get(key string) string {
 	return ""
 }
 
-// usageError is a mistake in how the checker was called.
-type usageError struct{ msg, try string }
-
-func (e *usageError) Error() string { return e.msg }
+// usageError is a mistake in how the checker was called: the one type
+// every package that serves a verb returns for it (usage.Error).
+type usageError = session.UsageError
 
 // Main runs the checker as a program, with the process's arguments,
 // environment, working directory and standard streams; ctx is cancelled
@@ -99,10 +98,6 @@ func Run(ctx context.Context, args []string, env Env) int {
 	env.scratch = &pack.Scratch{}
 	defer env.scratch.Clean()
 	code, err := run(ctx, args, env)
-	var sue *session.UsageError
-	if errors.As(err, &sue) {
-		err = &usageError{sue.Msg, sue.Try}
-	}
 	var ue *usageError
 	var se *grade.SetupError
 	switch {
@@ -116,9 +111,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintf(env.Stderr, "checker: cannot grade on this machine: %s\nTry: %s\n", se.Problem, se.Fix)
 		return ExitInternal
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "checker: %s\n", ue.msg)
-		if ue.try != "" {
-			fmt.Fprintf(env.Stderr, "Try: %s\n", tryLine(ue.try, env))
+		fmt.Fprintf(env.Stderr, "checker: %s\n", ue.Msg)
+		if ue.Try != "" {
+			fmt.Fprintf(env.Stderr, "Try: %s\n", tryLine(ue.Try, env))
 		}
 		return ExitUsage
 	default:
@@ -130,7 +125,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 func load(env Env) (*catalog.Catalog, error) {
 	root, err := catalog.FindRoot(env.Dir)
 	if err != nil {
-		return nil, &usageError{err.Error(), "run it from the kata checkout"}
+		return nil, &usageError{Msg: err.Error(), Try: "run it from the kata checkout"}
 	}
 	cat, err := catalog.Load(root)
 	if err != nil {
@@ -148,13 +143,12 @@ func find(cat *catalog.Catalog, name string) (catalog.Kata, error) {
 		return k, nil
 	}
 	if b, ok := cat.FindBroken(name); ok {
-		return catalog.Kata{}, &usageError{fmt.Sprintf("kata %s cannot be used: %v", b.Slug, b.Err),
-			fmt.Sprintf("git checkout -- %s", filepath.ToSlash(rel(cat.Root, b.File)))}
+		return catalog.Kata{}, &usageError{Msg: fmt.Sprintf("kata %s cannot be used: %v", b.Slug, b.Err), Try: fmt.Sprintf("git checkout -- %s", filepath.ToSlash(rel(cat.Root, b.File)))}
 	}
 	if name == "" {
-		return catalog.Kata{}, &usageError{"which kata? name one of: " + cat.Names(), "make check EX=" + nextMark}
+		return catalog.Kata{}, &usageError{Msg: "which kata? name one of: " + cat.Names(), Try: "make check EX=" + nextMark}
 	}
-	return catalog.Kata{}, &usageError{fmt.Sprintf("no kata %q; the katas are: %s", name, cat.Names()), "make list"}
+	return catalog.Kata{}, &usageError{Msg: fmt.Sprintf("no kata %q; the katas are: %s", name, cat.Names()), Try: "make list"}
 }
 
 // kataArg resolves the kata argument of verb: without one, the usage
@@ -163,7 +157,7 @@ func kataArg(cat *catalog.Catalog, env Env, verb, name string) (catalog.Kata, er
 	k, err := find(cat, name)
 	var ue *usageError
 	if name == "" && errors.As(err, &ue) {
-		ue.try = "make " + verb + " EX=" + nextMark
+		ue.Try = "make " + verb + " EX=" + nextMark
 	}
 	return k, err
 }
@@ -333,11 +327,11 @@ func repeatOptions(verb string, timeout time.Duration, repeat int, cpu string) (
 	try := "checker " + verb + " " + nextMark
 	switch {
 	case timeout <= 0:
-		return opt, &usageError{"--timeout must be positive", try + " --timeout=5s"}
+		return opt, &usageError{Msg: "--timeout must be positive", Try: try + " --timeout=5s"}
 	case repeat < 1:
-		return opt, &usageError{"--repeat must be 1 or more", try + " --repeat=20"}
+		return opt, &usageError{Msg: "--repeat must be 1 or more", Try: try + " --repeat=20"}
 	case cpu != "" && !cpuListRE.MatchString(cpu):
-		return opt, &usageError{fmt.Sprintf("--cpu=%s: give GOMAXPROCS values like 1,2,4", cpu), try + " --repeat=20 --cpu=1,2,4"}
+		return opt, &usageError{Msg: fmt.Sprintf("--cpu=%s: give GOMAXPROCS values like 1,2,4", cpu), Try: try + " --repeat=20 --cpu=1,2,4"}
 	}
 	if repeat > 1 && cpu == "" {
 		cpu = "1,2,4"
@@ -380,5 +374,5 @@ func pickStyle(mode string, env Env) (report.Style, error) {
 	case "auto":
 		return report.Style{Color: env.IsTerminal && env.get("NO_COLOR") == "" && env.get("TERM") != "dumb"}, nil
 	}
-	return report.Style{}, &usageError{fmt.Sprintf("--color=%s: use auto, always or never", mode), "checker check " + nextMark + " --color=never"}
+	return report.Style{}, &usageError{Msg: fmt.Sprintf("--color=%s: use auto, always or never", mode), Try: "checker check " + nextMark + " --color=never"}
 }

@@ -27,7 +27,7 @@ var interviewVerb = verb{
 		pick := fs.String("pick", "", "with --bughunt, plant the mutant `NAME` instead of a random one")
 		return func(c *call) (int, error) {
 			if *pick != "" && !*bughunt {
-				return 0, &usageError{"--pick names the mistake of a bug hunt: add --bughunt", "checker interview " + nextMark + " --bughunt --pick=" + *pick}
+				return 0, &usageError{Msg: "--pick names the mistake of a bug hunt: add --bughunt", Try: "checker interview " + nextMark + " --bughunt --pick=" + *pick}
 			}
 			return interview(c, interviewOptions{*name, *out, *minutes, *poll, *fresh, *interviewer, *bughunt, *pick})
 		}
@@ -54,7 +54,7 @@ func interview(c *call, o interviewOptions) (int, error) {
 	style := c.style
 	style.Interview = true
 	if o.minutes < 0 {
-		return 0, &usageError{"--minutes must be positive", "checker interview " + nextMark + " --minutes=45"}
+		return 0, &usageError{Msg: "--minutes must be positive", Try: "checker interview " + nextMark + " --minutes=45"}
 	}
 	if o.minutes == 0 {
 		o.minutes = k.Minutes

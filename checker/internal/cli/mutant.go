@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 
 	"gokata/checker/internal/catalog"
@@ -29,7 +28,7 @@ type mutantOptions struct{ save, refresh bool }
 func mutants(cat *catalog.Catalog, pos []string, o mutantOptions, env Env) (int, error) {
 	switch {
 	case o.save && o.refresh:
-		return 0, &usageError{"--save and --refresh do not go together", "checker mutant --refresh 06"}
+		return 0, &usageError{Msg: "--save and --refresh do not go together", Try: "checker mutant --refresh 06"}
 	case o.refresh:
 		katas, err := named(cat, pos)
 		if err != nil {
@@ -41,7 +40,7 @@ func mutants(cat *catalog.Catalog, pos []string, o mutantOptions, env Env) (int,
 		}
 		return mutantDone(err)
 	case len(pos) == 0:
-		return 0, &usageError{"which kata? name one of: " + cat.Names(), "checker mutant 06"}
+		return 0, &usageError{Msg: "which kata? name one of: " + cat.Names(), Try: "checker mutant 06"}
 	}
 	k, err := find(cat, pos[0])
 	if err != nil {
@@ -50,7 +49,7 @@ func mutants(cat *catalog.Catalog, pos []string, o mutantOptions, env Env) (int,
 	switch {
 	case o.save:
 		if len(pos) < 2 {
-			return 0, &usageError{"--save needs the mutant source files to store", "checker mutant --save 06 sleepy.go"}
+			return 0, &usageError{Msg: "--save needs the mutant source files to store", Try: "checker mutant --save 06 sleepy.go"}
 		}
 		return mutantDone(verify.SaveMutants(cat.Root, env.Dir, k, pos[1:], env.Stdout))
 	case len(pos) == 1:
@@ -58,17 +57,12 @@ func mutants(cat *catalog.Catalog, pos []string, o mutantOptions, env Env) (int,
 	case len(pos) == 2:
 		return mutantDone(verify.ShowMutant(cat.Root, k, pos[1], env.Stdout))
 	}
-	return 0, &usageError{"name one mutant", "checker mutant 06 clksleep"}
+	return 0, &usageError{Msg: "name one mutant", Try: "checker mutant 06 clksleep"}
 }
 
-// mutantDone is the exit code of a mutant request that returned err:
-// verify's usage errors are the checker's.
+// mutantDone is the exit code of a mutant request that returned err.
 func mutantDone(err error) (int, error) {
-	var ue *verify.UsageError
-	switch {
-	case errors.As(err, &ue):
-		return 0, &usageError{ue.Msg, ue.Try}
-	case err != nil:
+	if err != nil {
 		return 0, err
 	}
 	return ExitPass, nil

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"runtime"
 
@@ -26,15 +25,10 @@ var packVerb = verb{
 // kata, or the ones named.
 func packKit(c *call, kit pack.Kit) (int, error) {
 	if kit.Out == "" {
-		return 0, &usageError{"pack needs --out DIR, the kit's directory", "checker pack --out ../kit"}
+		return 0, &usageError{Msg: "pack needs --out DIR, the kit's directory", Try: "checker pack --out ../kit"}
 	}
 	kit.Root, kit.Out, kit.Katas = c.cat.Root, absPath(c.env.Dir, kit.Out), c.katas
-	err := pack.Make(c.ctx, kit, c.env.Vars, c.env.Stdout, c.env.Stderr)
-	var ue *pack.UsageError
-	switch {
-	case errors.As(err, &ue):
-		return 0, &usageError{ue.Msg, ue.Try}
-	case err != nil:
+	if err := pack.Make(c.ctx, kit, c.env.Vars, c.env.Stdout, c.env.Stderr); err != nil {
 		return 0, err
 	}
 	return ExitPass, nil

@@ -41,7 +41,7 @@ func newPusher(c *call, f pushFlags, name string) (*pusher, error) {
 	b, err := board.NewPusher(c.ctx, board.PushConfig{URL: *f.url, Token: *f.token, Code: *f.code, Name: name,
 		Env: c.env.Vars, Dir: checkoutDir(c), Verb: c.verb, Log: c.env.Stderr})
 	if err != nil || b == nil {
-		return nil, roomUsage(err)
+		return nil, err
 	}
 	return &pusher{ctx: c.ctx, env: c.env, board: b}, nil
 }

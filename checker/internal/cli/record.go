@@ -60,7 +60,7 @@ var replayVerb = verb{
 // loadRecord reads the record named by the one argument.
 func loadRecord(c *call) (*session.Record, error) {
 	if len(c.args) != 1 {
-		return nil, &usageError{c.verb + " takes one record: the .json an interview wrote", "checker " + c.verb + " .kata/interviews/FILE.json"}
+		return nil, &usageError{Msg: c.verb + " takes one record: the .json an interview wrote", Try: "checker " + c.verb + " .kata/interviews/FILE.json"}
 	}
 	return session.OpenRecord(c.env.Dir, c.args[0])
 }

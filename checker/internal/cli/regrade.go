@@ -39,13 +39,13 @@ type regradeOptions struct {
 
 func regrade(c *call, o regradeOptions) (int, error) {
 	if len(c.args) != 1 {
-		return 0, &usageError{"regrade takes one folder: a kit's exercises/NN-slug, or the kit", "checker regrade ../returned/exercises/06-retry"}
+		return 0, &usageError{Msg: "regrade takes one folder: a kit's exercises/NN-slug, or the kit", Try: "checker regrade ../returned/exercises/06-retry"}
 	}
 	var claims session.Claims
 	if o.against != "" {
 		var err error
 		if claims, err = session.ReadClaims(absPath(c.env.Dir, o.against)); err != nil {
-			return 0, &usageError{fmt.Sprintf("--against=%s: %v", o.against, err), ""}
+			return 0, &usageError{Msg: fmt.Sprintf("--against=%s: %v", o.against, err), Try: ""}
 		}
 	}
 	folders, err := session.Returned(c.cat, absPath(c.env.Dir, c.args[0]), c.args[0])

@@ -23,14 +23,14 @@ var reportVerb = verb{
 // graded or not.
 func roomReport(args []string, out string, env Env) (int, error) {
 	if len(args) != 1 {
-		return 0, &usageError{"name the directory that holds the participants' JSON grades", "checker report results/"}
+		return 0, &usageError{Msg: "name the directory that holds the participants' JSON grades", Try: "checker report results/"}
 	}
 	cfg := room.ReportConfig{WorkDir: env.Dir, Dir: args[0], Out: out}
 	if cat, err := load(env); err == nil {
 		cfg.Katas = roomKatas(cat)
 	}
 	if err := room.Report(cfg, env.Stdout, env.Stderr); err != nil {
-		return 0, roomUsage(err)
+		return 0, err
 	}
 	return ExitPass, nil
 }

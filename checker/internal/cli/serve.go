@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"time"
 
@@ -41,20 +40,7 @@ func serve(c *call, cfg board.ServeConfig) (int, error) {
 		return k.Slug, ok
 	}
 	if err := board.Serve(c.ctx, cfg, c.env.Stdout, c.env.Stderr); err != nil {
-		return 0, roomUsage(err)
+		return 0, err
 	}
 	return ExitPass, nil
-}
-
-// roomUsage is a usage error of package board or room as the checker's.
-func roomUsage(err error) error {
-	var be *board.UsageError
-	var re *room.UsageError
-	switch {
-	case errors.As(err, &be):
-		return &usageError{be.Msg, be.Try}
-	case errors.As(err, &re):
-		return &usageError{re.Msg, re.Try}
-	}
-	return err
 }

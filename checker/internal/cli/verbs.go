@@ -111,10 +111,10 @@ func run(ctx context.Context, args []string, env Env) (int, error) {
 	}
 	v, ok := lookup(args[0])
 	if !ok {
-		return 0, &usageError{fmt.Sprintf("unknown verb %q", args[0]), "checker help"}
+		return 0, &usageError{Msg: fmt.Sprintf("unknown verb %q", args[0]), Try: "checker help"}
 	}
 	if v.kitless != "" && hasPacked() {
-		return 0, &usageError{v.kitless, ""}
+		return 0, &usageError{Msg: v.kitless, Try: ""}
 	}
 	fs := newFlags(v.name)
 	runVerb := v.setup(fs)
@@ -126,7 +126,7 @@ func run(ctx context.Context, args []string, env Env) (int, error) {
 		fmt.Fprint(env.Stdout, verbHelp(v))
 		return ExitPass, nil
 	} else if err != nil {
-		return 0, &usageError{err.Error(), "checker help"}
+		return 0, &usageError{Msg: err.Error(), Try: "checker help"}
 	}
 	c := &call{ctx: ctx, env: env, verb: v.name, args: fs.Args()}
 	if err := c.prepare(fs, v.needs); err != nil {

@@ -97,7 +97,7 @@ func readLines(r io.Reader) <-chan string {
 func nextKata(cat *catalog.Catalog, env Env) (catalog.Kata, error) {
 	k, ok := checkout(cat.Root, env).Watched(cat)
 	if !ok {
-		return catalog.Kata{}, &usageError{"there are no katas here", "make list"}
+		return catalog.Kata{}, &usageError{Msg: "there are no katas here", Try: "make list"}
 	}
 	return k, nil
 }

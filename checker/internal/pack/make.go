@@ -11,13 +11,11 @@ import (
 
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/pristine"
+	"gokata/checker/internal/usage"
 )
 
-// UsageError is a kit that cannot be packed as asked: Msg says why, Try
-// what to run instead.
-type UsageError struct{ Msg, Try string }
-
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is a request that cannot be done as made (usage.Error).
+type UsageError = usage.Error
 
 // Make builds kit as `checker pack` does: it finds the go command in the
 // environment vars (grade.Detect; kit.Env is then its environment),
@@ -40,10 +38,10 @@ func Make(ctx context.Context, kit Kit, vars []string, stdout, stderr io.Writer)
 	fmt.Fprintf(stderr, "checker: packing %d katas and building the kit's checker for %s%s…\n", len(kit.Katas), kit.Platform(), first)
 	err = Build(ctx, kit)
 	if errors.Is(err, ErrNotEmpty) {
-		return &UsageError{err.Error() + "; pack never overwrites", "checker pack --out DIR, with a new or empty DIR"}
+		return &UsageError{Msg: err.Error() + "; pack never overwrites", Try: "checker pack --out DIR, with a new or empty DIR"}
 	}
 	if errors.Is(err, pristine.ErrNoHistory) {
-		return &UsageError{err.Error(), "checker pack --out DIR 01 02 (only committed katas)"}
+		return &UsageError{Msg: err.Error(), Try: "checker pack --out DIR 01 02 (only committed katas)"}
 	}
 	if err != nil {
 		return err
@@ -80,7 +78,7 @@ func CheckPlatform(ctx context.Context, tc *grade.Toolchain, dir, goos, goarch s
 	}
 	try := "checker pack --out DIR --os darwin --arch arm64"
 	if len(arches) == 0 {
-		return &UsageError{fmt.Sprintf("--os=%s: Go cannot build for that system; --os takes one of: %s", goos, strings.Join(systems, " ")), try}
+		return &UsageError{Msg: fmt.Sprintf("--os=%s: Go cannot build for that system; --os takes one of: %s", goos, strings.Join(systems, " ")), Try: try}
 	}
-	return &UsageError{fmt.Sprintf("--arch=%s: Go cannot build %s for that CPU; --arch takes one of: %s", goarch, goos, strings.Join(arches, " ")), try}
+	return &UsageError{Msg: fmt.Sprintf("--arch=%s: Go cannot build %s for that CPU; --arch takes one of: %s", goarch, goos, strings.Join(arches, " ")), Try: try}
 }

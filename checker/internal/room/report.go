@@ -8,12 +8,11 @@ import (
 	"path/filepath"
 
 	"gokata/checker/internal/escape"
+	"gokata/checker/internal/usage"
 )
 
-// UsageError is a report that cannot be drawn as asked, and what to try.
-type UsageError struct{ Msg, Try string }
-
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is a request that cannot be done as made (usage.Error).
+type UsageError = usage.Error
 
 // ReportConfig is what Report draws, and where from and to.
 type ReportConfig struct {
@@ -35,7 +34,7 @@ func Report(cfg ReportConfig, stdout, log io.Writer) error {
 		fmt.Fprintf(log, "checker: skipped %s\n", escape.Line(p)) // a participant's file name
 	}
 	if err != nil {
-		return &UsageError{err.Error(), "each participant runs: bin/checker check --json > results/NAME.json"}
+		return &UsageError{Msg: err.Error(), Try: "each participant runs: bin/checker check --json > results/NAME.json"}
 	}
 	dst := dir
 	if cfg.Out != "" {

@@ -15,6 +15,7 @@ import (
 	"gokata/checker/internal/pristine"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
+	"gokata/checker/internal/usage"
 )
 
 // Checkout runs what a learner asks of the checkout at Root besides
@@ -30,11 +31,8 @@ type Checkout struct {
 	Emit    func(Event)
 }
 
-// UsageError is a request that cannot be done as made, and what to try
-// instead ("" for nothing); the command line shows it as a usage error.
-type UsageError struct{ Msg, Try string }
-
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is a request that cannot be done as made (usage.Error).
+type UsageError = usage.Error
 
 // Replacing comes before a verb replaces the learner's files in an
 // exercise: what it writes and removes, and where the learner's .go files
@@ -72,8 +70,7 @@ type ResetDone struct {
 func (c *Checkout) Reset(ctx context.Context, k catalog.Kata, force bool) (ResetDone, error) {
 	stub, err := pristine.Read(ctx, c.Vars, k)
 	if errors.Is(err, pristine.ErrNoHistory) {
-		return ResetDone{}, &UsageError{fmt.Sprintf("cannot find the stub of %s in git history (%v)", k.Slug, err),
-			"reset works in a git clone of the katas; elsewhere, copy the stub from a fresh clone"}
+		return ResetDone{}, &UsageError{Msg: fmt.Sprintf("cannot find the stub of %s in git history (%v)", k.Slug, err), Try: "reset works in a git clone of the katas; elsewhere, copy the stub from a fresh clone"}
 	}
 	if err != nil {
 		return ResetDone{}, err

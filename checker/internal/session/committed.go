@@ -49,7 +49,7 @@ func committed(ctx context.Context, root string, vars []string, paths []string, 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &UsageError{fmt.Sprintf("%s: cannot compare the grader's files with git: %v", refused, err), "git status"}
+		return &UsageError{Msg: fmt.Sprintf("%s: cannot compare the grader's files with git: %v", refused, err), Try: "git status"}
 	}
 	if !ok || len(changed) == 0 {
 		return nil
@@ -86,8 +86,8 @@ func committed(ctx context.Context, root string, vars []string, paths []string, 
 	if len(remove) > 0 {
 		try = append(try, "rm "+strings.Join(remove, " "))
 	}
-	return &UsageError{fmt.Sprintf("%s: the grader's own files were changed, and %s:\n%s",
-		refused, why, strings.Join(lines, "\n")), strings.Join(try, "; then ")}
+	return &UsageError{Msg: fmt.Sprintf("%s: the grader's own files were changed, and %s:\n%s",
+		refused, why, strings.Join(lines, "\n")), Try: strings.Join(try, "; then ")}
 }
 
 // CatchAsCommitted refuses to run catch when what it grades with (the

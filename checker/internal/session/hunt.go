@@ -93,7 +93,7 @@ func (c *Checkout) Plant(k catalog.Kata, pick string, force, inInterview bool) (
 	var b hunt.Bug
 	if pick != "" {
 		if b, err = hunt.Find(bugs, pick); err != nil {
-			return nil, &UsageError{err.Error(), ""}
+			return nil, &UsageError{Msg: err.Error(), Try: ""}
 		}
 	} else if b, err = hunt.Pick(bugs, p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
 		return nil, fmt.Errorf("kata %s: %w", k.Slug, err)

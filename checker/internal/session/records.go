@@ -24,9 +24,9 @@ func OpenRecord(dir, path string) (*Record, error) {
 	r, err := record.Load(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, &UsageError{fmt.Sprintf("%s does not exist", path), "ls .kata/interviews"}
+		return nil, &UsageError{Msg: fmt.Sprintf("%s does not exist", path), Try: "ls .kata/interviews"}
 	case err != nil:
-		return nil, &UsageError{fmt.Sprintf("%s: %v", path, err), ""}
+		return nil, &UsageError{Msg: fmt.Sprintf("%s: %v", path, err), Try: ""}
 	}
 	return &Record{r}, nil
 }

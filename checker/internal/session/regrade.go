@@ -33,11 +33,11 @@ func Returned(cat *catalog.Catalog, dir, shown string) ([]Folder, error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, &UsageError{fmt.Sprintf("regrade: %s does not exist", shown), try}
+		return nil, &UsageError{Msg: fmt.Sprintf("regrade: %s does not exist", shown), Try: try}
 	case err != nil:
-		return nil, &UsageError{fmt.Sprintf("regrade: %v", err), try}
+		return nil, &UsageError{Msg: fmt.Sprintf("regrade: %v", err), Try: try}
 	case !fi.IsDir():
-		return nil, &UsageError{fmt.Sprintf("regrade: %s is not a folder", shown), try}
+		return nil, &UsageError{Msg: fmt.Sprintf("regrade: %s is not a folder", shown), Try: try}
 	}
 	if k, ok := cat.Find(filepath.Base(dir)); ok && k.Slug == filepath.Base(dir) {
 		if err := notLink(dir, shown); err != nil {
@@ -58,7 +58,7 @@ func Returned(cat *catalog.Catalog, dir, shown string) ([]Folder, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, &UsageError{fmt.Sprintf("regrade: %s is neither a kata's exercise folder (named like 06-retry) nor a kit with exercises/", shown), try}
+		return nil, &UsageError{Msg: fmt.Sprintf("regrade: %s is neither a kata's exercise folder (named like 06-retry) nor a kit with exercises/", shown), Try: try}
 	}
 	return out, nil
 }
@@ -67,7 +67,7 @@ func Returned(cat *catalog.Catalog, dir, shown string) ([]Folder, error) {
 func notLink(p, shown string) error {
 	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		target, _ := os.Readlink(p)
-		return &UsageError{fmt.Sprintf("regrade: %s is a symbolic link (to %s): returned work is read from its own folders only", shown, target), "copy the returned folder itself, not a link to it"}
+		return &UsageError{Msg: fmt.Sprintf("regrade: %s is a symbolic link (to %s): returned work is read from its own folders only", shown, target), Try: "copy the returned folder itself, not a link to it"}
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func (c *Checkout) Hint(k catalog.Kata, n int) (int, error) {
 	case n == 0:
 		n = min(shown+1, len(k.Hints))
 	case n < 1 || n > len(k.Hints):
-		return 0, &UsageError{fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), fmt.Sprintf("make hint EX=%s N=1", k.ID())}
+		return 0, &UsageError{Msg: fmt.Sprintf("kata %s has hints 1 to %d", k.ID(), len(k.Hints)), Try: fmt.Sprintf("make hint EX=%s N=1", k.ID())}
 	}
 	c.saved(state.Progress{Root: c.Root}.RevealHint(k.Slug, n, c.now().Truncate(time.Second), "hint"))
 	return n, nil

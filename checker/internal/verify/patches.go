@@ -12,13 +12,11 @@ import (
 	"gokata/checker/internal/exercise"
 	"gokata/checker/internal/gofiles"
 	"gokata/checker/internal/mutant"
+	"gokata/checker/internal/usage"
 )
 
-// UsageError is a mutant request that cannot be done as made: Msg says
-// why, Try what to run instead.
-type UsageError struct{ Msg, Try string }
-
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is a request that cannot be done as made (usage.Error).
+type UsageError = usage.Error
 
 // ListMutants writes each of kata k's mutants to w, one a line: its name
 // and its Mistake. root is the repository checkout.
@@ -44,16 +42,15 @@ func ShowMutant(root string, k catalog.Kata, name string, w io.Writer) error {
 		for _, m := range ms {
 			names = append(names, m.Name)
 		}
-		return &UsageError{fmt.Sprintf("kata %s has no mutant %q; its mutants are: %s", k.Slug, name, strings.Join(names, ", ")),
-			"checker mutant " + k.Slug[:2]}
+		return &UsageError{Msg: fmt.Sprintf("kata %s has no mutant %q; its mutants are: %s", k.Slug, name, strings.Join(names, ", ")), Try: "checker mutant " + k.Slug[:2]}
 	}
 	m, err := mutant.Load(path)
 	if err != nil {
-		return &UsageError{err.Error(), "checker verify " + k.Slug[:2]}
+		return &UsageError{Msg: err.Error(), Try: "checker verify " + k.Slug[:2]}
 	}
 	srcs, err := m.Apply(k.Solution)
 	if err != nil {
-		return &UsageError{err.Error(), "edit the patch's ' ' and '-' lines to the reference's new text, or see docs/authoring.md, Step 6"}
+		return &UsageError{Msg: err.Error(), Try: "edit the patch's ' ' and '-' lines to the reference's new text, or see docs/authoring.md, Step 6"}
 	}
 	for _, s := range srcs {
 		if len(srcs) > 1 {
@@ -104,22 +101,22 @@ func savedPatch(dir, f, refName string, refData []byte) (string, []byte, error) 
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return "", nil, &UsageError{fmt.Sprintf("cannot read %s: %v", f, errors.Unwrap(err)), "checker mutant --save 06 sleepy.go"}
+		return "", nil, &UsageError{Msg: fmt.Sprintf("cannot read %s: %v", f, errors.Unwrap(err)), Try: "checker mutant --save 06 sleepy.go"}
 	}
 	name := strings.TrimSuffix(filepath.Base(f), ".go")
 	if name == filepath.Base(f) || name == "" || strings.HasPrefix(name, ".") {
-		return "", nil, &UsageError{fmt.Sprintf("%s: a mutant source is NAME.go, and NAME names the mutant", f), "checker mutant --save 06 sleepy.go"}
+		return "", nil, &UsageError{Msg: fmt.Sprintf("%s: a mutant source is NAME.go, and NAME names the mutant", f), Try: "checker mutant --save 06 sleepy.go"}
 	}
 	patch, err := mutant.Format(map[string][]byte{refName: refData}, []mutant.Source{{Name: refName, Data: src}})
 	if err != nil {
-		return "", nil, &UsageError{fmt.Sprintf("%s: %v", f, err), "checker mutant 06 clksleep > clksleep.go, edit it, then checker mutant --save 06 clksleep.go"}
+		return "", nil, &UsageError{Msg: fmt.Sprintf("%s: %v", f, err), Try: "checker mutant 06 clksleep > clksleep.go, edit it, then checker mutant --save 06 clksleep.go"}
 	}
 	p, err := mutant.Parse(name, patch)
 	if err != nil {
 		return "", nil, err
 	}
 	if _, err := NewMutant(p); err != nil {
-		return "", nil, &UsageError{fmt.Sprintf("%s: %v", f, err), "start the file with // Mistake: …, // Fails: R4, // Expect: (?i)…, then an empty line"}
+		return "", nil, &UsageError{Msg: fmt.Sprintf("%s: %v", f, err), Try: "start the file with // Mistake: …, // Fails: R4, // Expect: (?i)…, then an empty line"}
 	}
 	return name, patch, nil
 }
@@ -194,14 +191,13 @@ func patches(root string, k catalog.Kata) ([]*mutant.Mutant, error) {
 		return nil, err
 	}
 	if len(paths) == 0 {
-		return nil, &UsageError{fmt.Sprintf("kata %s has no mutants in %s", k.Slug, filepath.ToSlash(rel(root, mutant.Dir(k.Solution)))),
-			"run it in the kata repository (a candidate kit has no solutions)"}
+		return nil, &UsageError{Msg: fmt.Sprintf("kata %s has no mutants in %s", k.Slug, filepath.ToSlash(rel(root, mutant.Dir(k.Solution)))), Try: "run it in the kata repository (a candidate kit has no solutions)"}
 	}
 	var ms []*mutant.Mutant
 	for _, p := range paths {
 		m, err := mutant.Load(p)
 		if err != nil {
-			return nil, &UsageError{err.Error(), "checker verify " + k.Slug[:2]}
+			return nil, &UsageError{Msg: err.Error(), Try: "checker verify " + k.Slug[:2]}
 		}
 		ms = append(ms, m)
 	}
