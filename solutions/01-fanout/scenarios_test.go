@@ -834,6 +834,18 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		if cancelFirst {
 			why = "the caller's cancel came first, so Map's error must match ctx.Err() (context.Canceled)"
 		}
+		// When several errors match (context.Canceled itself, returned by
+		// more than one call), name the element the message names.
+		named := func(i int) bool { return strings.Contains(seen.msg, fmt.Sprintf("in[%d]", i)) }
+		slices.SortStableFunc(others, func(a, b int) int {
+			switch {
+			case named(a) == named(b):
+				return 0
+			case named(a):
+				return -1
+			}
+			return 1
+		})
 		for _, i := range others {
 			if errors.Is(seen.err, v.retErr[i]) && v.viaCtx[i] && !cancelFirst {
 				return s.report(h, "R3", "Map returned %q, the error of in[%d], a call that failed only because the "+
