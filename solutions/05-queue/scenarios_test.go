@@ -666,6 +666,13 @@ func (r *testFlowRun) check(stats Stats, err error) {
 			h.Errorf("after the stop (%s), a put returned %s: it must return ctx.Err() of the context produce got, "+
 				"context.Canceled", first.what, testDescribe(putErrs[slices.IndexFunc(putErrs,
 				func(e error) bool { return !errors.Is(e, context.Canceled) })]))
+		case (f.req == "R4" || len(failed) == 0) && stats.Produced == len(accepted) && stats.Consumed == len(items) &&
+			stats.Dropped < len(accepted)-len(items):
+			h.Errorf("Stats lost %d accepted item(s), counted neither as Consumed nor as Dropped: stopped (%s) after %d "+
+				"puts returned nil and %d items were handed to consume, Run returned %+v; an item a consumer took from "+
+				"the queue and then dropped because Run had stopped (its select picked the item, not ctx.Done()) is "+
+				"dropped too: count it, or count Dropped as Produced - Consumed, not as what is left in the queue",
+				len(accepted)-len(items)-stats.Dropped, first.what, len(accepted), len(items), stats)
 		case (f.req == "R4" || len(failed) == 0) && stats != Stats{Produced: len(accepted), Consumed: len(items), Dropped: len(accepted) - len(items)}:
 			h.Errorf("stopped (%s) after %d puts returned nil and %d items were handed to consume: Produced counts "+
 				"the puts that returned nil, Consumed every item handed to consume (failed calls included), Dropped "+
@@ -796,6 +803,33 @@ func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
 			{releases: []testRelease{{0, k}}}, {cancel: 2}, {releases: []testRelease{{0, -1}}}}})
 	}
 	testExplore(t, "R4", 15, fixed...)
+}
+
+// testDrawTakenAtStop draws a full queue with every consumer busy; the
+// test releases some of the busy consume calls and cancels at once, with
+// nothing settling in between, so a consumer may take one more item from
+// the queue just as Run stops.
+func testDrawTakenAtStop(r *rapid.T) testFlow {
+	f := testFlow{req: "R3"}
+	f.capacity = rapid.IntRange(0, 4).Draw(r, "capacity")
+	f.consumers = rapid.IntRange(1, 4).Draw(r, "consumers")
+	total := f.capacity + f.consumers + rapid.IntRange(1, 3).Draw(r, "items beyond the queue")
+	f.producers = []int{total}
+	if rapid.Bool().Draw(r, "two producers") {
+		a := rapid.IntRange(1, total-1).Draw(r, "items of the first producer")
+		f.producers = []int{a, total - a}
+	}
+	f.honours = rapid.Bool().Draw(r, "consume honours ctx")
+	st := testStep{cancel: 2}
+	for range rapid.IntRange(1, f.consumers).Draw(r, "calls released with the cancel") {
+		st.releases = append(st.releases, testRelease{pick: rapid.IntRange(0, 3).Draw(r, "pick"), fail: -1})
+	}
+	f.steps = []testStep{st}
+	return f
+}
+
+func TestR3_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
+	katatest.Explore(t, 20, testDrawTakenAtStop, func(h *katatest.H, f testFlow) { f.play(h) })
 }
 
 func TestR6_ExploreHandOffWithProducersPuttingAtOnce(t *testing.T) {
