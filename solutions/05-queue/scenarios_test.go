@@ -827,7 +827,7 @@ func testDrawTakenAtStop(req string) func(*rapid.T) testFlow {
 func testDrawTakenAt(r *rapid.T, req string) testFlow {
 	f := testFlow{req: req}
 	f.capacity = rapid.IntRange(0, 4).Draw(r, "capacity")
-	f.consumers = rapid.IntRange(2, 4).Draw(r, "consumers")
+	f.consumers = rapid.IntRange(2, 6).Draw(r, "consumers")
 	total := f.capacity + f.consumers + rapid.IntRange(1, 3).Draw(r, "items beyond the queue")
 	f.producers = []int{total}
 	if rapid.Bool().Draw(r, "two producers") {
