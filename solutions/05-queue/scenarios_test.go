@@ -854,7 +854,7 @@ func TestR3_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
 }
 
 func TestR4_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
-	katatest.Explore(t, 20, testDrawTakenAtStop("R4"), func(h *katatest.H, f testFlow) { f.play(h) })
+	katatest.Explore(t, 40, testDrawTakenAtStop("R4"), func(h *katatest.H, f testFlow) { f.play(h) })
 }
 
 func TestR6_ExploreHandOffWithProducersPuttingAtOnce(t *testing.T) {
