@@ -826,9 +826,9 @@ func testDrawTakenAtStop(req string) func(*rapid.T) testFlow {
 
 func testDrawTakenAt(r *rapid.T, req string) testFlow {
 	f := testFlow{req: req}
-	f.capacity = rapid.IntRange(0, 4).Draw(r, "capacity")
-	f.consumers = rapid.IntRange(2, 6).Draw(r, "consumers")
-	total := f.capacity + f.consumers + rapid.IntRange(1, 3).Draw(r, "items beyond the queue")
+	f.capacity = rapid.IntRange(0, 2).Draw(r, "capacity")
+	f.consumers = rapid.IntRange(2, 4).Draw(r, "consumers")
+	total := f.capacity + f.consumers + rapid.IntRange(1, 2).Draw(r, "items beyond the queue")
 	f.producers = []int{total}
 	if rapid.Bool().Draw(r, "two producers") {
 		a := rapid.IntRange(1, total-1).Draw(r, "items of the first producer")
@@ -854,7 +854,7 @@ func TestR3_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
 }
 
 func TestR4_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
-	katatest.Explore(t, 40, testDrawTakenAtStop("R4"), func(h *katatest.H, f testFlow) { f.play(h) })
+	katatest.Explore(t, 20, testDrawTakenAtStop("R4"), func(h *katatest.H, f testFlow) { f.play(h) })
 }
 
 func TestR6_ExploreHandOffWithProducersPuttingAtOnce(t *testing.T) {
