@@ -841,7 +841,7 @@ func testDrawTakenAt(r *rapid.T, req string) testFlow {
 	}
 	stop := &st.releases[rapid.IntRange(0, len(st.releases)-1).Draw(r, "the call that returns as Run stops")]
 	if req == "R4" {
-		stop = &st.releases[len(st.releases)-1]
+		stop = &st.releases[0]
 		stop.fail = rapid.IntRange(0, len(testFailures)-1).Draw(r, "failure")
 	} else {
 		stop.cancels = true
