@@ -424,6 +424,77 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 	})
 }
 
+// testTakenAtTheStop releases testStopConsumers busy consume calls at the
+// same instant, with a full queue behind them, and Run stops just as they
+// return: the first call cancels the caller's ctx on its way out (R3), or
+// fails (R4). Every other consumer goes back to the queue at that moment;
+// one that takes an item just as the stop comes and then drops it must
+// count it as Dropped: when Run returns, Produced == Consumed + Dropped.
+func testTakenAtTheStop(h *katatest.H, byError bool) {
+	t := h.T
+	const consumers = testStopConsumers
+	errStore := errors.New("store: disk full")
+	first, others := katatest.NewGate(), katatest.NewGate()
+	var got katatest.Recorder[int]
+	var call *katatest.Call[Stats]
+	consume := func(ctx context.Context, v int) error {
+		got.Add(v)
+		if v != 1 {
+			_ = others.Hold(context.Background()) // ignores ctx: a write that completes
+			return nil
+		}
+		_ = first.Hold(context.Background())
+		if byError {
+			return errStore
+		}
+		call.Cancel() // the caller gives up just as this call returns
+		return nil
+	}
+	p := &testProducer{limit: 3 * consumers}
+	call = katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, consumers, consumers, p.produce, consume) })
+	if call.Broken() {
+		return
+	}
+	require.Equal(t, consumers-1, others.Waiting(), "precondition: every consumer is inside consume")
+	stop := "the caller cancelled just as consume(1) returned"
+	if byError {
+		stop = fmt.Sprintf("consume(1) failed with %q", errStore)
+	}
+	first.Release() // the stop, and every other call returning, at the same instant
+	others.Release()
+	synctest.Wait()
+	if !call.Returns("%s while %d consume calls returned at the same instant, and Run was still waiting: a stop ends "+
+		"everything at once", stop, consumers-1) {
+		return
+	}
+	stats, _, ok := call.Finish("Run")
+	if !ok {
+		return
+	}
+	accepted, _, _ := p.state()
+	handed := len(got.All())
+	if stats.Produced == accepted && stats.Consumed == handed && stats.Dropped < accepted-handed {
+		t.Errorf("Stats lost %d accepted item(s), counted neither as Consumed nor as Dropped: %s while %d consume "+
+			"calls returned at the same instant; %d puts returned nil and %d items were handed to consume, and Run "+
+			"returned %+v. An item a consumer took from the queue and then dropped because Run had stopped (its "+
+			"select picked the item, not ctx.Done()) is dropped too: count it, or count Dropped as Produced - "+
+			"Consumed, not as what is left in the queue", accepted-handed-stats.Dropped, stop, consumers-1, accepted,
+			handed, stats)
+		return
+	}
+	assert.Equal(t, Stats{Produced: accepted, Consumed: handed, Dropped: accepted - handed}, stats, "%s while %d "+
+		"consume calls returned at the same instant: Produced counts the puts that returned nil, Consumed every "+
+		"item handed to consume, Dropped the rest", stop, consumers-1)
+}
+
+func TestR3_AnItemTakenAsTheCallerCancelsIsCounted(t *testing.T) {
+	katatest.Repeat(t, 3, func(h *katatest.H) { testTakenAtTheStop(h, false) })
+}
+
+func TestR4_AnItemTakenAsAConsumerFailsIsCounted(t *testing.T) {
+	katatest.Repeat(t, 3, func(h *katatest.H) { testTakenAtTheStop(h, true) })
+}
+
 func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		// A goroutine that produce started puts while Run is still draining,
