@@ -439,7 +439,11 @@ func testTakenAtTheStop(h *katatest.H, byError bool) {
 	var call *katatest.Call[Stats]
 	consume := func(ctx context.Context, v int) error {
 		got.Add(v)
-		if v != 1 {
+		switch {
+		case v > consumers: // taken after the release: it waits for the stop
+			<-ctx.Done()
+			return nil
+		case v != 1:
 			_ = others.Hold(context.Background()) // ignores ctx: a write that completes
 			return nil
 		}
