@@ -426,11 +426,15 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 
 // testTakenAtTheStop releases testStopConsumers busy consume calls at the
 // same instant, with a full queue behind them, and Run stops just as they
-// return: the first call cancels the caller's ctx on its way out (R3), or
-// fails (R4). Every other consumer goes back to the queue at that moment;
-// one that takes an item just as the stop comes and then drops it must
-// count it as Dropped: when Run returns, Produced == Consumed + Dropped.
-func testTakenAtTheStop(h *katatest.H, byError bool) {
+// return: the call for item 1 cancels the caller's ctx on its way out (R3),
+// or fails (R4). Every other consumer goes back to the queue at that
+// moment; one that takes an item just as the stop comes and then drops it
+// must count it as Dropped: when Run returns, Produced == Consumed +
+// Dropped. Which goroutine releases the others varies with lead: the
+// test, together with item 1 (false), or the call for item 1 just before
+// it returns (true), so that the stop meets the others on their way back
+// to the queue whatever the code does between a return and the stop.
+func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
 	t := h.T
 	const consumers = testStopConsumers
 	errStore := errors.New("store: disk full")
@@ -448,7 +452,9 @@ func testTakenAtTheStop(h *katatest.H, byError bool) {
 			return nil
 		}
 		_ = first.Hold(context.Background())
-		others.Release() // every other call returns at this instant too
+		if lead {
+			others.Release()
+		}
 		if byError {
 			return errStore
 		}
@@ -466,6 +472,9 @@ func testTakenAtTheStop(h *katatest.H, byError bool) {
 		stop = fmt.Sprintf("consume(1) failed with %q", errStore)
 	}
 	first.Release()
+	if !lead {
+		others.Release()
+	}
 	synctest.Wait()
 	if !call.Returns("%s while %d consume calls returned at the same instant, and Run was still waiting: a stop ends "+
 		"everything at once", stop, consumers-1) {
@@ -492,11 +501,13 @@ func testTakenAtTheStop(h *katatest.H, byError bool) {
 }
 
 func TestR3_AnItemTakenAsTheCallerCancelsIsCounted(t *testing.T) {
-	katatest.Repeat(t, 3, func(h *katatest.H) { testTakenAtTheStop(h, false) })
+	lead := false
+	katatest.Repeat(t, 4, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, false, lead) })
 }
 
 func TestR4_AnItemTakenAsAConsumerFailsIsCounted(t *testing.T) {
-	katatest.Repeat(t, 3, func(h *katatest.H) { testTakenAtTheStop(h, true) })
+	lead := false
+	katatest.Repeat(t, 4, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, true, lead) })
 }
 
 func TestR5_PutAfterProduceReturnedFails(t *testing.T) {

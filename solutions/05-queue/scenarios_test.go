@@ -816,16 +816,11 @@ func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
 }
 
 // testDrawTakenAtStop draws a full queue with every consumer busy; the
-// test releases several busy consume calls at once, and Run stops just as
-// one of them returns: the caller cancels then (R3), or that call fails
-// (R4). Another consumer may then take one more item from the queue just
-// as Run stops.
-func testDrawTakenAtStop(req string) func(*rapid.T) testFlow {
-	return func(r *rapid.T) testFlow { return testDrawTakenAt(r, req) }
-}
-
-func testDrawTakenAt(r *rapid.T, req string) testFlow {
-	f := testFlow{req: req}
+// test releases several busy consume calls at once, and the caller cancels
+// just as one of them returns, so another consumer may take one more item
+// from the queue just as Run stops.
+func testDrawTakenAtStop(r *rapid.T) testFlow {
+	f := testFlow{req: "R3"}
 	f.capacity = rapid.IntRange(0, 2).Draw(r, "capacity")
 	f.consumers = rapid.IntRange(2, 4).Draw(r, "consumers")
 	total := f.capacity + f.consumers + rapid.IntRange(1, 2).Draw(r, "items beyond the queue")
@@ -839,18 +834,14 @@ func testDrawTakenAt(r *rapid.T, req string) testFlow {
 	for range rapid.IntRange(2, f.consumers).Draw(r, "calls released at once") {
 		st.releases = append(st.releases, testRelease{pick: rapid.IntRange(0, 3).Draw(r, "pick"), fail: -1})
 	}
-	stop := &st.releases[rapid.IntRange(0, len(st.releases)-1).Draw(r, "the call that returns as Run stops")]
-	if req == "R4" {
-		stop = &st.releases[0]
-		stop.fail = rapid.IntRange(0, len(testFailures)-1).Draw(r, "failure")
-	} else {
-		stop.cancels = true
-	}
+	st.releases[rapid.IntRange(0, len(st.releases)-1).Draw(r, "the call that returns as the caller cancels")].cancels = true
 	f.steps = []testStep{st}
 	return f
 }
 
-func testDisabled() { _ = testDrawTakenAtStop }
+func TestR3_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
+	katatest.Explore(t, 10, testDrawTakenAtStop, func(h *katatest.H, f testFlow) { f.play(h) })
+}
 
 func TestR6_ExploreHandOffWithProducersPuttingAtOnce(t *testing.T) {
 	testExplore(t, "R6", 8)
