@@ -507,7 +507,7 @@ func TestR3_AnItemTakenAsTheCallerCancelsIsCounted(t *testing.T) {
 
 func TestR4_AnItemTakenAsAConsumerFailsIsCounted(t *testing.T) {
 	lead := false
-	katatest.Repeat(t, 4, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, true, lead) })
+	katatest.Repeat(t, 6, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, true, lead) })
 }
 
 func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
