@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -426,14 +427,14 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 
 // testTakenAtTheStop releases testStopConsumers busy consume calls at the
 // same instant, with a full queue behind them, and Run stops just as they
-// return: the call for item 1 cancels the caller's ctx on its way out (R3),
-// or fails (R4). Every other consumer goes back to the queue at that
+// return: the first of those calls cancels the caller's ctx on its way out
+// (R3), or fails (R4). Every other consumer goes back to the queue at that
 // moment; one that takes an item just as the stop comes and then drops it
 // must count it as Dropped: when Run returns, Produced == Consumed +
 // Dropped. Which goroutine releases the others varies with lead: the
-// test, together with item 1 (false), or the call for item 1 just before
-// it returns (true), so that the stop meets the others on their way back
-// to the queue whatever the code does between a return and the stop.
+// test, together with the first call (false), or the first call just
+// before it returns (true), so that the stop meets the others on their way
+// back to the queue whatever the code does between a return and the stop.
 func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
 	t := h.T
 	const consumers = testStopConsumers
@@ -441,13 +442,14 @@ func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
 	first, others := katatest.NewGate(), katatest.NewGate()
 	var got katatest.Recorder[int]
 	var call *katatest.Call[Stats]
+	var calls atomic.Int32
 	consume := func(ctx context.Context, v int) error {
 		got.Add(v)
-		switch {
-		case v > consumers: // taken after the release: it waits for the stop
+		switch n := calls.Add(1); {
+		case n > consumers: // taken after the release: it waits for the stop
 			<-ctx.Done()
 			return nil
-		case v != 1:
+		case n > 1:
 			_ = others.Hold(context.Background()) // ignores ctx: a write that completes
 			return nil
 		}
@@ -467,9 +469,9 @@ func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
 		return
 	}
 	require.Equal(t, consumers-1, others.Waiting(), "precondition: every consumer is inside consume")
-	stop := "the caller cancelled just as consume(1) returned"
+	stop := "the caller cancelled just as a consume call returned"
 	if byError {
-		stop = fmt.Sprintf("consume(1) failed with %q", errStore)
+		stop = fmt.Sprintf("a consume call failed with %q", errStore)
 	}
 	first.Release()
 	if !lead {
@@ -507,7 +509,7 @@ func TestR3_AnItemTakenAsTheCallerCancelsIsCounted(t *testing.T) {
 
 func TestR4_AnItemTakenAsAConsumerFailsIsCounted(t *testing.T) {
 	lead := false
-	katatest.Repeat(t, 6, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, true, lead) })
+	katatest.Repeat(t, 8, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, true, lead) })
 }
 
 func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
