@@ -217,6 +217,12 @@ func testFirstErrorCancels(h *katatest.H, failure error) bool {
 		t.Errorf("in[2] failed with %q and Map returned %q: %s", failure, err, msg)
 		return false
 	}
+	if !errors.Is(err, failure) && errors.Is(err, context.Canceled) {
+		t.Errorf("Map returned %q, the error of a call that failed only because the first error cancelled its ctx; "+
+			"in[2] failed first with %q, and it must win: record the first error before cancelling the others "+
+			"(once.Do(record), then cancel()), since cancel() wakes them at once", err, failure)
+		return false
+	}
 	if !assert.ErrorIs(t, err, failure, "in[2] failed first with %q; Map must return that first error, "+
 		"not an error of a call it cancelled afterwards (record only the first error: sync.Once, or a check under a lock)",
 		failure) {

@@ -185,6 +185,7 @@ type testFanDraw struct {
 	words     bool // half the failures say "context canceled" in their text
 	twins     bool // in[0] and the last element fail with distinct errors of the same text
 	lateFail  bool // the caller cancels first; a call that ignores ctx fails afterwards
+	alone     bool // one call fails first, alone, while every other waits on its ctx
 	onlyPre   bool // the ctx is done before Map starts, or the input is empty
 }
 
@@ -248,6 +249,19 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 			s.elems[i].fails, s.elems[i].kind, s.elems[i].text, s.elems[i].panic = true, testPlainError, "503", -1
 		}
 	}
+	alone := -1
+	if d.alone {
+		// One call fails while all the others wait on their ctx: the
+		// cancel wakes them, and their errors come right after the first.
+		alone = rapid.IntRange(0, s.n-1).Draw(r, "the call that fails first")
+		e := &s.elems[alone]
+		e.fails, e.panic = true, -1
+		e.kind = rapid.IntRange(0, testFailKinds-1).Draw(r, "its error kind")
+		e.text = rapid.SampledFrom([]string{"500", "503", "429"}).Draw(r, "its status")
+		if e.kind == testPlainError || e.kind == testJoinedError {
+			e.text = rapid.SampledFrom(testFailTexts).Draw(r, "its error text")
+		}
+	}
 	if d.lateFail {
 		i := rapid.IntRange(0, s.n-1).Draw(r, "the call that fails after the cancel")
 		s.elems[i].fails, s.elems[i].kind, s.elems[i].react = true, testPlainError, testIgnores
@@ -262,6 +276,13 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 			k = rapid.IntRange(1, len(order)).Draw(r, "released together")
 		}
 		s.steps, order = append(s.steps, order[:k]), order[k:]
+	}
+	if alone >= 0 {
+		for k, group := range s.steps {
+			s.steps[k] = slices.DeleteFunc(group, func(i int) bool { return i == alone })
+		}
+		s.steps = slices.DeleteFunc(s.steps, func(g []int) bool { return len(g) == 0 })
+		s.steps = slices.Insert(s.steps, 0, []int{alone})
 	}
 	if d.lateFail {
 		s.steps = slices.Insert(s.steps, 0, []int{}) // the cancel comes before any call returns
@@ -813,7 +834,26 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		if cancelFirst {
 			why = "the caller's cancel came first, so Map's error must match ctx.Err() (context.Canceled)"
 		}
+		// When several errors match (context.Canceled itself, returned by
+		// more than one call), name the element the message names.
+		named := func(i int) bool { return strings.Contains(seen.msg, fmt.Sprintf("in[%d]", i)) }
+		slices.SortStableFunc(others, func(a, b int) int {
+			switch {
+			case named(a) == named(b):
+				return 0
+			case named(a):
+				return -1
+			}
+			return 1
+		})
 		for _, i := range others {
+			if errors.Is(seen.err, v.retErr[i]) && v.viaCtx[i] && !cancelFirst {
+				return s.report(h, "R3", "Map returned %q, the error of in[%d], a call that failed only because the "+
+					"first error cancelled its ctx; the first error in time is %s (%q, from %s), and it must win: "+
+					"record the first error before cancelling the others (once.Do(record), then cancel()), since "+
+					"cancel() wakes them at once and their errors can be recorded before the one that caused it",
+					seen.msg, i, testErrorsOf(cands), v.retErr[cands[0]], testElements(cands))
+			}
 			if errors.Is(seen.err, v.retErr[i]) {
 				return s.report(h, firstReq, "Map returned %q, the error of in[%d], which is not the first error: the "+
 					"first in time is %s (%q, from %s); %s", seen.msg, i, testErrorsOf(cands), v.retErr[cands[0]],
@@ -962,6 +1002,14 @@ func TestR3_ExploreTheFirstErrorInTimeCancelsTheRest(t *testing.T) {
 	d := testFanDraw{focus: "R3", minN: 1, maxN: 5, maxCall: 2, fail: true, mustCause: true, words: true,
 		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
 	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR3_ExploreACancelledCallNeverBeatsTheFirstError(t *testing.T) {
+	// One call fails while every other waits on its ctx: the cancel wakes
+	// them all at once, and their errors race the first one to be recorded.
+	d := testFanDraw{focus: "R3", minN: 2, maxN: 8, maxCall: 2, alone: true,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError}}
+	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR4_ExploreWaitsForEveryCall(t *testing.T) {

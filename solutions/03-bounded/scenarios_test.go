@@ -557,6 +557,19 @@ func testXResult(h *katatest.H, c int, x *testXRun, st *testXState, req string) 
 			return true
 		}
 		if len(x.order) < n || n == 0 && x.cl.before && err != nil { // no items: nothing had started either
+			if err == nil && len(x.order) < n {
+				var skipped []int
+				for i, k := range x.calls {
+					if k == 0 {
+						skipped = append(skipped, i)
+					}
+				}
+				h.Errorf("R4: ForEach returned nil after a cancel that skipped item(s) %v of %s (fn was never "+
+					"called for them, and no call failed): it must return ctx.Err(); an item counts as started "+
+					"only once fn is called for it (after the last look at ctx), not when a worker claims it "+
+					"from the list or it gets a slot", skipped, who)
+				return false
+			}
 			if !errors.Is(err, context.Canceled) {
 				h.Errorf("R4: when ctx ended before every item had started and no call failed, ForEach returns "+
 					"ctx.Err(), but %s started %d of %d items, no call returned an error, and it returned %s",
@@ -606,4 +619,35 @@ func TestR4_ExploreTheFirstErrorAsItIs(t *testing.T) {
 
 func TestR6_ExploreNothingOutlivesForEach(t *testing.T) {
 	katatest.Explore(t, 20, testDrawX(4, 0), func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R6") })
+}
+
+// testDrawSkipped draws a cancel that leaves few items unstarted, often
+// one, sometimes none: the calls in flight see the cancel and return nil
+// (they finish their work anyway, or ignore ctx and succeed later), so
+// only the count of the items fn was really called for tells ctx.Err()
+// from nil.
+func testDrawSkipped(r *rapid.T) testXScenario {
+	var cl testXCaller
+	cl.limit = rapid.IntRange(1, 4).Draw(r, "limit")
+	before := rapid.IntRange(0, 2).Draw(r, "calls that succeed before the cancel")
+	left := rapid.SampledFrom([]int{0, 1, 1, 1, 2, cl.limit, cl.limit + 1}).Draw(r, "items left unstarted")
+	for i := range cl.limit + before + left {
+		cl.items = append(cl.items, testXItem{fail: -1, onCancel: testXCancelNil,
+			deaf: rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("deaf %d", i)) == 0})
+	}
+	s := testXScenario{callers: []testXCaller{cl}}
+	for n := range before {
+		which := rapid.IntRange(0, cl.limit-1).Draw(r, fmt.Sprintf("release which %d", n))
+		s.steps = append(s.steps, testXStep{release: [][2]int{{0, which}}})
+	}
+	st := testXStep{cancel: []int{0}}
+	for k := range rapid.IntRange(0, cl.limit).Draw(r, "released with the cancel") {
+		st.release = append(st.release, [2]int{0, k})
+	}
+	s.steps = append(s.steps, st)
+	return s
+}
+
+func TestR4_ExploreOnlyCalledItemsCountAsStarted(t *testing.T) {
+	katatest.Explore(t, 20, testDrawSkipped, func(h *katatest.H, s testXScenario) { testXPlay(h, s, "R4") })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -422,6 +423,93 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 			"3 items in the consumers' hands and 4 queued: Consumed counts every item handed to consume, the failed "+
 			"call included; the queued ones are dropped")
 	})
+}
+
+// testTakenAtTheStop releases testStopConsumers busy consume calls at the
+// same instant, with a full queue behind them, and Run stops just as they
+// return: the first of those calls cancels the caller's ctx on its way out
+// (R3), or fails (R4). Every other consumer goes back to the queue at that
+// moment; one that takes an item just as the stop comes and then drops it
+// must count it as Dropped: when Run returns, Produced == Consumed +
+// Dropped. Which goroutine releases the others varies with lead: the
+// test, together with the first call (false), or the first call just
+// before it returns (true), so that the stop meets the others on their way
+// back to the queue whatever the code does between a return and the stop.
+func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
+	t := h.T
+	const consumers = testStopConsumers
+	errStore := errors.New("store: disk full")
+	first, others := katatest.NewGate(), katatest.NewGate()
+	var got katatest.Recorder[int]
+	var call *katatest.Call[Stats]
+	var calls atomic.Int32
+	consume := func(ctx context.Context, v int) error {
+		got.Add(v)
+		switch n := calls.Add(1); {
+		case n > consumers: // taken after the release: it waits for the stop
+			<-ctx.Done()
+			return nil
+		case n > 1:
+			_ = others.Hold(context.Background()) // ignores ctx: a write that completes
+			return nil
+		}
+		_ = first.Hold(context.Background())
+		if lead {
+			others.Release()
+		}
+		if byError {
+			return errStore
+		}
+		call.Cancel() // the caller gives up just as this call returns
+		return nil
+	}
+	p := &testProducer{limit: 3 * consumers}
+	call = katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, consumers, consumers, p.produce, consume) })
+	if call.Broken() {
+		return
+	}
+	require.Equal(t, consumers-1, others.Waiting(), "precondition: every consumer is inside consume")
+	stop := "the caller cancelled just as a consume call returned"
+	if byError {
+		stop = fmt.Sprintf("a consume call failed with %q", errStore)
+	}
+	first.Release()
+	if !lead {
+		others.Release()
+	}
+	synctest.Wait()
+	if !call.Returns("%s while %d consume calls returned at the same instant, and Run was still waiting: a stop ends "+
+		"everything at once", stop, consumers-1) {
+		return
+	}
+	stats, _, ok := call.Finish("Run")
+	if !ok {
+		return
+	}
+	accepted, _, _ := p.state()
+	handed := len(got.All())
+	if stats.Produced == accepted && stats.Consumed == handed && stats.Dropped < accepted-handed {
+		t.Errorf("Stats lost %d accepted item(s), counted neither as Consumed nor as Dropped: %s while %d consume "+
+			"calls returned at the same instant; %d puts returned nil and %d items were handed to consume, and Run "+
+			"returned %+v. An item a consumer took from the queue and then dropped because Run had stopped (its "+
+			"select picked the item, not ctx.Done()) is dropped too: count it, or count Dropped as Produced - "+
+			"Consumed, not as what is left in the queue", accepted-handed-stats.Dropped, stop, consumers-1, accepted,
+			handed, stats)
+		return
+	}
+	assert.Equal(t, Stats{Produced: accepted, Consumed: handed, Dropped: accepted - handed}, stats, "%s while %d "+
+		"consume calls returned at the same instant: Produced counts the puts that returned nil, Consumed every "+
+		"item handed to consume, Dropped the rest", stop, consumers-1)
+}
+
+func TestR3_AnItemTakenAsTheCallerCancelsIsCounted(t *testing.T) {
+	lead := false
+	katatest.Repeat(t, 4, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, false, lead) })
+}
+
+func TestR4_AnItemTakenAsAConsumerFailsIsCounted(t *testing.T) {
+	lead := false
+	katatest.Repeat(t, 8, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, true, lead) })
 }
 
 func TestR5_PutAfterProduceReturnedFails(t *testing.T) {

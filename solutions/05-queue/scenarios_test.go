@@ -66,8 +66,9 @@ var testProduceErrors = []struct {
 
 // testRelease lets one held consume call return.
 type testRelease struct {
-	pick int // which of the held calls, by position among them (mod their number)
-	fail int // -1: it returns nil; else it fails with testFailures[fail]
+	pick    int  // which of the held calls, by position among them (mod their number)
+	fail    int  // -1: it returns nil; else it fails with testFailures[fail]
+	cancels bool // the caller cancels ctx just as this call returns (from its goroutine)
 }
 
 // testStep is what the test does between two moments when everything
@@ -115,6 +116,9 @@ func (f testFlow) String() string {
 			fmt.Fprintf(&b, " release held call #%d (oldest is #0)", r.pick)
 			if r.fail >= 0 {
 				fmt.Fprintf(&b, ", which fails with %s", testFailures[r.fail].how)
+			}
+			if r.cancels {
+				b.WriteString(", and the caller cancels ctx just as that call returns")
 			}
 			b.WriteString(";")
 		}
@@ -266,6 +270,7 @@ type testHeld struct {
 	item     int
 	step     int // the step in which it started
 	released bool
+	cancels  bool // the caller cancels ctx just as it returns
 	result   chan error
 }
 
@@ -273,6 +278,7 @@ type testHeld struct {
 type testFlowRun struct {
 	f    testFlow
 	h    *katatest.H
+	call *katatest.Call[Stats]
 	hist katatest.History
 	step int // the step being played (-1 before the first), read by consume under mu
 
@@ -395,6 +401,9 @@ func (r *testFlowRun) consume(ctx context.Context, v int) error {
 	r.mu.Lock()
 	r.pending[gid] = next
 	r.mu.Unlock()
+	if byTest && hd.cancels {
+		r.cancel(r.call)
+	}
 	return err
 }
 
@@ -440,6 +449,7 @@ func (f testFlow) play(h *katatest.H) {
 	call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
 		return Run(ctx, f.capacity, f.consumers, r.produce, r.consume)
 	})
+	r.call = call
 	if call.Broken() {
 		return
 	}
@@ -557,7 +567,7 @@ func (r *testFlowRun) release(rels []testRelease) {
 		k := rel.pick % len(free)
 		hd := free[k]
 		free = slices.Delete(free, k, k+1)
-		hd.released = true
+		hd.released, hd.cancels = true, rel.cancels
 		var err error
 		if rel.fail >= 0 {
 			err = testFailures[rel.fail].make(hd.item)
@@ -666,6 +676,13 @@ func (r *testFlowRun) check(stats Stats, err error) {
 			h.Errorf("after the stop (%s), a put returned %s: it must return ctx.Err() of the context produce got, "+
 				"context.Canceled", first.what, testDescribe(putErrs[slices.IndexFunc(putErrs,
 				func(e error) bool { return !errors.Is(e, context.Canceled) })]))
+		case (f.req == "R4" || len(failed) == 0) && stats.Produced == len(accepted) && stats.Consumed == len(items) &&
+			stats.Dropped < len(accepted)-len(items):
+			h.Errorf("Stats lost %d accepted item(s), counted neither as Consumed nor as Dropped: stopped (%s) after %d "+
+				"puts returned nil and %d items were handed to consume, Run returned %+v; an item a consumer took from "+
+				"the queue and then dropped because Run had stopped (its select picked the item, not ctx.Done()) is "+
+				"dropped too: count it, or count Dropped as Produced - Consumed, not as what is left in the queue",
+				len(accepted)-len(items)-stats.Dropped, first.what, len(accepted), len(items), stats)
 		case (f.req == "R4" || len(failed) == 0) && stats != Stats{Produced: len(accepted), Consumed: len(items), Dropped: len(accepted) - len(items)}:
 			h.Errorf("stopped (%s) after %d puts returned nil and %d items were handed to consume: Produced counts "+
 				"the puts that returned nil, Consumed every item handed to consume (failed calls included), Dropped "+
@@ -776,14 +793,14 @@ func TestR2_ExploreDrainDeliversEveryItemInFIFOOrder(t *testing.T) {
 	// Three items wait in the queue while the one consumer is busy: the
 	// oldest must leave first.
 	testExplore(t, "R2", 15, testFlow{capacity: 3, consumers: 1, producers: []int{4, 3},
-		steps: []testStep{{releases: []testRelease{{0, -1}}}, {releases: []testRelease{{0, -1}}}}})
+		steps: []testStep{{releases: []testRelease{{pick: 0, fail: -1}}}, {releases: []testRelease{{pick: 0, fail: -1}}}}})
 }
 
 func TestR3_ExploreCancelAmongReleasesAndLateErrors(t *testing.T) {
 	// The one consumer is busy when the caller cancels, and its consume
 	// then fails: the cancel came first, so Run returns ctx.Err().
 	testExplore(t, "R3", 15, testFlow{capacity: 0, consumers: 1, producers: []int{1},
-		steps: []testStep{{cancel: 1, releases: []testRelease{{0, 0}}}}})
+		steps: []testStep{{cancel: 1, releases: []testRelease{{pick: 0, fail: 0}}}}})
 }
 
 func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
@@ -793,9 +810,37 @@ func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
 	var fixed []testFlow
 	for k := range testFailures {
 		fixed = append(fixed, testFlow{capacity: 1, consumers: 2, producers: []int{3, 2}, steps: []testStep{
-			{releases: []testRelease{{0, k}}}, {cancel: 2}, {releases: []testRelease{{0, -1}}}}})
+			{releases: []testRelease{{pick: 0, fail: k}}}, {cancel: 2}, {releases: []testRelease{{pick: 0, fail: -1}}}}})
 	}
 	testExplore(t, "R4", 15, fixed...)
+}
+
+// testDrawTakenAtStop draws a full queue with every consumer busy; the
+// test releases several busy consume calls at once, and the caller cancels
+// just as one of them returns, so another consumer may take one more item
+// from the queue just as Run stops.
+func testDrawTakenAtStop(r *rapid.T) testFlow {
+	f := testFlow{req: "R3"}
+	f.capacity = rapid.IntRange(0, 2).Draw(r, "capacity")
+	f.consumers = rapid.IntRange(2, 4).Draw(r, "consumers")
+	total := f.capacity + f.consumers + rapid.IntRange(1, 2).Draw(r, "items beyond the queue")
+	f.producers = []int{total}
+	if rapid.Bool().Draw(r, "two producers") {
+		a := rapid.IntRange(1, total-1).Draw(r, "items of the first producer")
+		f.producers = []int{a, total - a}
+	}
+	f.honours = rapid.Bool().Draw(r, "consume honours ctx")
+	var st testStep
+	for range rapid.IntRange(2, f.consumers).Draw(r, "calls released at once") {
+		st.releases = append(st.releases, testRelease{pick: rapid.IntRange(0, 3).Draw(r, "pick"), fail: -1})
+	}
+	st.releases[rapid.IntRange(0, len(st.releases)-1).Draw(r, "the call that returns as the caller cancels")].cancels = true
+	f.steps = []testStep{st}
+	return f
+}
+
+func TestR3_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
+	katatest.Explore(t, 10, testDrawTakenAtStop, func(h *katatest.H, f testFlow) { f.play(h) })
 }
 
 func TestR6_ExploreHandOffWithProducersPuttingAtOnce(t *testing.T) {

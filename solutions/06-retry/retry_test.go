@@ -8,8 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -630,6 +632,74 @@ func TestR6_MaxDelayCapsEvenTheFirstPause(t *testing.T) {
 				return fmt.Sprintf("BaseDelay 2s is above MaxDelay 1s, so d = BaseDelay·2^%d saturates at 1s from the "+
 					"first pause on; then jitter J = %v at r = 0 scales it by %v", n-1, tc.jitter, 1-tc.jitter)
 			}}).run(h) {
+				return
+			}
+		}
+	})
+}
+
+func TestR6_CallsSharingAPolicyWithoutRandDoNotRace(t *testing.T) {
+	// A Policy may be shared by concurrent calls of Do, and a nil Rand
+	// means math/rand/v2's Float64, which is safe for concurrent use. Each
+	// call here gets a clock of its own, so that nothing but the Policy is
+	// shared and nothing orders the calls: whatever Do keeps behind a nil
+	// Rand (a generator of its own, say) is used by every call at once, and
+	// the race detector sees it.
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		const callers = 8
+		p := Policy{MaxAttempts: 2, BaseDelay: 100 * ms, Jitter: 0.5}
+		clks := make([]*clock.Mock, callers)
+		ops := make([]*testOp, callers)
+		calls := make([]*katatest.Call[string], callers)
+		for i := range calls {
+			clk, op := clock.NewMock(), &testOp{errs: testErrors(1)}
+			clks[i], ops[i] = clk, op
+			calls[i] = katatest.Start(h, func(ctx context.Context) (v string, err error) {
+				katatest.AtFreshDepth(func() { v, err = Do(ctx, clk, p, op.call) })
+				return v, err
+			})
+		}
+		stop := func() {
+			for _, c := range calls {
+				c.Stop()
+			}
+		}
+		for _, c := range calls {
+			if c.Broken() {
+				stop()
+				return
+			}
+		}
+		// r is in [0, 1), so every pause is in [50ms, 150ms).
+		for _, clk := range clks {
+			clk.Add(50*ms - 1)
+		}
+		synctest.Wait()
+		for _, op := range ops {
+			if op.Calls() != 1 {
+				t.Errorf("%d calls of Do shared a Policy with Jitter 0.5 and no Rand; one made its second attempt "+
+					"less than 50ms after the first failed: with BaseDelay 100ms the pause is 100ms·(1 − J + 2J·r) "+
+					"with r in [0, 1) from math/rand/v2's Float64, so at least 50ms", callers)
+				stop()
+				return
+			}
+		}
+		for _, clk := range clks {
+			clk.Add(100 * ms)
+		}
+		synctest.Wait()
+		for _, c := range calls {
+			if !c.Returned() {
+				t.Errorf("%d calls of Do shared a Policy with Jitter 0.5 and no Rand; one had not made its second "+
+					"attempt 150ms after the first failed: with BaseDelay 100ms the pause is 100ms·(1 − J + 2J·r) "+
+					"with r in [0, 1) from math/rand/v2's Float64, so under 150ms", callers)
+				stop()
+				return
+			}
+		}
+		for _, c := range calls {
+			if v, err, ok := c.Finish("Do"); !ok || !assert.NoError(t, err) || !assert.Equal(t, "ok", v) {
 				return
 			}
 		}
