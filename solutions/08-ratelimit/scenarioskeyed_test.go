@@ -1,0 +1,258 @@
+package ratelimit
+
+// B2 with several goroutines at once: callers of one key race each other
+// and the forgetting of idle keys that every call does first. Forgetting a
+// full bucket changes no answer, so the Keyed must answer as if every key
+// had one bucket of its own, forever, and the calls came one at a time.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+var testKeys = []string{"alice", "bob"}
+
+type testKeyedOp struct {
+	wait bool
+	key  int // index in testKeys
+}
+
+type testKeyedBatch struct {
+	callers [][]testKeyedOp // one sequence of calls per goroutine, all starting at once
+	advance int             // half intervals the clock moves after the batch
+}
+
+type testKeyedScenario struct {
+	r       float64
+	burst   int
+	idle    int // in half intervals
+	batches []testKeyedBatch
+}
+
+func (s testKeyedScenario) String() string {
+	half := testDue(s.r, 0, 1) / 2
+	var b strings.Builder
+	fmt.Fprintf(&b, "NewKeyed(clk, %v per second, burst %d, idle %v)", s.r, s.burst, time.Duration(s.idle)*half)
+	for i, bt := range s.batches {
+		fmt.Fprintf(&b, "\n  batch %d: %d goroutines at once:", i+1, len(bt.callers))
+		for g, ops := range bt.callers {
+			names := make([]string, len(ops))
+			for k, op := range ops {
+				names[k] = fmt.Sprintf("%s(%q)", map[bool]string{true: "Wait", false: "Allow"}[op.wait], testKeys[op.key])
+			}
+			fmt.Fprintf(&b, " [%d: %s]", g+1, strings.Join(names, ", "))
+		}
+		if bt.advance > 0 {
+			fmt.Fprintf(&b, "; then the clock moves %v", time.Duration(bt.advance)*half)
+		}
+	}
+	return b.String()
+}
+
+func testDrawKeyed(r *rapid.T) testKeyedScenario {
+	s := testKeyedScenario{
+		r:     rapid.SampledFrom([]float64{10, 4, 2, 1}).Draw(r, "rate"),
+		burst: rapid.IntRange(1, 2).Draw(r, "burst"),
+		idle:  rapid.SampledFrom([]int{0, 0, 1, 2, 3}).Draw(r, "idle halves"),
+	}
+	keys := rapid.IntRange(1, len(testKeys)).Draw(r, "keys")
+	for range rapid.IntRange(1, 4).Draw(r, "batches") {
+		var bt testKeyedBatch
+		for range rapid.IntRange(2, 4).Draw(r, "goroutines") {
+			// Allow calls, then a last call that may be a Wait: the only one
+			// that can still be running when the batch settles.
+			ops := make([]testKeyedOp, rapid.IntRange(1, 2).Draw(r, "calls"))
+			for k := range ops {
+				ops[k].key = rapid.IntRange(0, keys-1).Draw(r, "key")
+			}
+			ops[len(ops)-1].wait = rapid.IntRange(0, 2).Draw(r, "Wait 1 in 3") == 0
+			bt.callers = append(bt.callers, ops)
+		}
+		bt.advance = rapid.IntRange(0, 2*s.burst+2).Draw(r, "advance halves")
+		s.batches = append(s.batches, bt)
+	}
+	return s
+}
+
+// testKeyedIn is a call as the model sees it.
+type testKeyedIn struct {
+	op  testKeyedOp
+	now time.Duration
+}
+
+// testKeyedOut is how a call ended; a Wait's return is seen by the test
+// goroutine, at once or while the clock moved from lo to hi.
+type testKeyedOut struct {
+	allowed bool
+	err     error
+	atOnce  bool
+	lo, hi  time.Duration
+}
+
+type testKeyedState [2]testBucket
+
+// testKeyedModel: one bucket per key, never forgotten (a forgotten bucket
+// was full, and a full bucket is the same as a new one), one call at a time.
+func testKeyedModel(r float64, burst int) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return testKeyedState{{r: r, burst: burst}, {r: r, burst: burst}} },
+		Step: func(state, input, output any) (bool, any) {
+			st, in, out := state.(testKeyedState), input.(testKeyedIn), output.(*testKeyedOut)
+			b := &st[in.op.key]
+			due := b.next(in.now)
+			if !in.op.wait {
+				ok := due <= in.now
+				if ok {
+					b.taken++
+				}
+				return ok == out.allowed, st
+			}
+			b.taken++
+			switch {
+			case out.err != nil:
+				return false, st
+			case out.atOnce:
+				return due <= in.now, st
+			default:
+				return out.lo < due && due <= out.hi, st
+			}
+		},
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(testKeyedIn), output.(*testKeyedOut)
+			key := testKeys[in.op.key]
+			if !in.op.wait {
+				return fmt.Sprintf("at %v Allow(%q) → %v", in.now, key, out.allowed)
+			}
+			if out.atOnce {
+				return fmt.Sprintf("at %v Wait(%q) → returned %v at once", in.now, key, out.err)
+			}
+			return fmt.Sprintf("at %v Wait(%q) → returned %v while the clock moved from %v to %v", in.now, key,
+				out.err, out.lo, out.hi)
+		},
+	}
+}
+
+func (s testKeyedScenario) play(h *katatest.H) {
+	half := testDue(s.r, 0, 1) / 2
+	k := NewKeyed(h.Clk, s.r, s.burst, time.Duration(s.idle)*half)
+	hi := &testHistory{}
+	type waiter struct {
+		c   *katatest.Call[struct{}]
+		out *testKeyedOut
+	}
+	var all []*katatest.Call[struct{}]
+	var pending []waiter
+	release := func() {
+		for _, c := range all {
+			c.Cancel()
+		}
+		for i := 0; i < 100 && h.Settle() != nil; i++ {
+			h.Clk.Add(time.Hour)
+		}
+		for _, c := range all {
+			if !c.Stop() {
+				return
+			}
+		}
+	}
+	settled := func(what string) bool {
+		if stuck := h.Settle(); stuck != nil {
+			h.Errorf("%s: calls were stuck on a mutex of the Keyed while a Wait waited for its token: hold a lock "+
+				"only to find the key's bucket and do its arithmetic, never while waiting. Stuck:\n\t%s", what,
+				strings.Join(stuck, "\n\t"))
+			release()
+			return false
+		}
+		return true
+	}
+	observe := func(lo time.Duration) {
+		var still []waiter
+		for _, w := range pending {
+			if !w.c.Returned() {
+				still = append(still, w)
+				continue
+			}
+			w.out.atOnce, w.out.lo, w.out.hi = lo == h.Elapsed(), lo, h.Elapsed()
+		}
+		pending = still
+	}
+	for bi, bt := range s.batches {
+		now := h.Elapsed()
+		for g, ops := range bt.callers {
+			out := make([]*testKeyedOut, len(ops))
+			for i := range out {
+				out[i] = &testKeyedOut{}
+			}
+			c := katatest.Start(h, func(ctx context.Context) (struct{}, error) {
+				for i, op := range ops {
+					ret := hi.Call(bi*10+g, testKeyedIn{op: op, now: now})
+					if op.wait {
+						out[i].err = k.Wait(ctx, testKeys[op.key])
+					} else {
+						out[i].allowed = k.Allow(testKeys[op.key])
+					}
+					ret(out[i])
+				}
+				return struct{}{}, nil
+			})
+			all = append(all, c)
+			if ops[len(ops)-1].wait {
+				pending = append(pending, waiter{c, out[len(ops)-1]})
+			}
+		}
+		if !settled(fmt.Sprintf("batch %d: calls from %d goroutines at once", bi+1, len(bt.callers))) {
+			return
+		}
+		for _, c := range all {
+			if c.Returned() && c.Panicked() {
+				release()
+				return
+			}
+		}
+		observe(now)
+		for range bt.advance {
+			lo := h.Elapsed()
+			h.Advance(half)
+			observe(lo)
+		}
+	}
+	for i := 0; len(pending) > 0; i++ {
+		if i > 8*len(s.batches)*(s.burst+1) {
+			h.Errorf("%d Wait(s) were still waiting at %v, long after every token they could have reserved was "+
+				"due: Wait on a key reserves the next token of that key's bucket and returns when it is due",
+				len(pending), h.Elapsed())
+			release()
+			return
+		}
+		lo := h.Elapsed()
+		h.Advance(half)
+		observe(lo)
+	}
+	model := testKeyedModel(s.r, s.burst)
+	ops := hi.operations()
+	if porcupine.CheckOperations(model, ops) {
+		return
+	}
+	lines := make([]string, len(ops))
+	for i, op := range ops {
+		lines[i] = fmt.Sprintf("batch %d, goroutine %d: %s (started at step %d, returned at step %d)",
+			op.ClientId/10+1, op.ClientId%10+1, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
+	}
+	h.Errorf("calls on one key took their tokens from two different buckets: finding (or creating) the key's "+
+		"bucket, forgetting the idle keys and taking the token were not one critical section, so a call took its "+
+		"token from a bucket that another call had just forgotten (or replaced) while the next call got a new, full "+
+		"one. Take the token under the lock that finds, creates and forgets the buckets. Several goroutines at once "+
+		"got answers that no order of the calls explains, with one bucket per key:\n%s", strings.Join(lines, "\n"))
+}
+
+func TestB2_ExploreConcurrentCallsWhileKeysAreForgotten(t *testing.T) {
+	katatest.Explore(t, 10, testDrawKeyed, func(h *katatest.H, s testKeyedScenario) { s.play(h) })
+}
