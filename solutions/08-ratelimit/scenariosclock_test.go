@@ -340,9 +340,9 @@ func (s testHeldScenario) play(h *katatest.H) {
 		return
 	}
 	h.Errorf("Allow and Wait, with the clock moving while a Wait was in flight, gave answers that no order of the "+
-		"calls explains, each call acting at an instant it could have read (Wait #1 at %v or at %v), in order: "+
-		"Wait returns nil exactly when its token is due, and at once when a token is there.\nThe calls:\n%s",
-		a, b, strings.Join(lines, "\n"))
+		"calls explains, each call acting at an instant it could have read (Wait #1 at %v or at %v), in order. The "+
+		"rules: each Wait reserves its own token as it starts and returns nil exactly when that token is due, at once "+
+		"when a token is there; %s.\nThe calls:\n%s", a, b, testArithmetic, strings.Join(lines, "\n"))
 }
 
 // testFixedHeld are scenarios every run of the test plays besides the
