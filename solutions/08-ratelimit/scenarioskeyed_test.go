@@ -293,7 +293,7 @@ func TestB2_ExploreConcurrentCallsWhileKeysAreForgotten(t *testing.T) {
 		})
 	}
 	for _, s := range testFixedKeyed {
-		katatest.Run(t, func(h *katatest.H) { s.play(h) })
+		katatest.Repeat(t, 5, func(h *katatest.H) { s.play(h) })
 	}
 	katatest.Explore(t, 8, testDrawKeyed, func(h *katatest.H, s testKeyedScenario) { s.play(h) })
 }
