@@ -358,5 +358,5 @@ func TestR3_ExploreTheClockMovesWhileAWaitIsInFlight(t *testing.T) {
 	for _, s := range testFixedHeld {
 		katatest.Run(t, func(h *katatest.H) { s.play(h) })
 	}
-	katatest.Explore(t, 6, testDrawHeld, func(h *katatest.H, s testHeldScenario) { s.play(h) })
+	katatest.Explore(t, 4, testDrawHeld, func(h *katatest.H, s testHeldScenario) { s.play(h) })
 }
