@@ -120,7 +120,11 @@ func testDrawSchedule(r *rapid.T) testSchedule {
 }
 
 func (s testSchedule) play(h *katatest.H) {
-	l := New(h.Clk, s.r, s.burst)
+	s.playOn(h, New(h.Clk, s.r, s.burst).Allow)
+}
+
+// playOn plays the schedule on allow, the Allow of a new bucket.
+func (s testSchedule) playOn(h *katatest.H, allowed func() bool) {
 	m := testBucket{r: s.r, burst: s.burst}
 	allow := func(what string) bool {
 		now := h.Elapsed()
@@ -130,7 +134,7 @@ func (s testSchedule) play(h *katatest.H) {
 		if want {
 			mm.taken++
 		}
-		got := l.Allow()
+		got := allowed()
 		if got != want {
 			anchor := mm.anchor
 			if got {

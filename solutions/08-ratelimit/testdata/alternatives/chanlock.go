@@ -164,9 +164,19 @@ func (m *Multi) Wait(ctx context.Context) error {
 	if len(m.ls) == 0 {
 		return nil
 	}
-	clk := m.ls[0].clk
+	holds, d, err := m.reserve(ctx)
+	if err != nil {
+		return err
+	}
+	return m.sleep(ctx, d, holds)
+}
+
+// reserve takes a token of every limiter unless the latest comes too late
+// for ctx's deadline, and says how long to wait for it.
+func (m *Multi) reserve(ctx context.Context) ([]hold, time.Duration, error) {
 	m.acquire()
-	now := clk.Now()
+	defer m.release()
+	now := m.ls[0].clk.Now()
 	latest := now
 	for _, l := range m.ls {
 		if t := l.nextAt(now); t.After(latest) {
@@ -174,20 +184,22 @@ func (m *Multi) Wait(ctx context.Context) error {
 		}
 	}
 	if dl, ok := ctx.Deadline(); ok && !latest.Before(dl) {
-		m.release()
-		return fmt.Errorf("%w (token in %v)", ErrWouldExceedDeadline, latest.Sub(now))
+		return nil, 0, fmt.Errorf("%w (token in %v)", ErrWouldExceedDeadline, latest.Sub(now))
 	}
 	holds := make([]hold, 0, len(m.ls))
 	for _, l := range m.ls {
 		l.count++
 		holds = append(holds, hold{l, l.anchor, l.count})
 	}
-	m.release()
-	d := latest.Sub(now)
+	return holds, latest.Sub(now), nil
+}
+
+// sleep waits d for the reserved tokens, or gives them back if ctx ends first.
+func (m *Multi) sleep(ctx context.Context, d time.Duration, holds []hold) error {
 	if d <= 0 {
 		return nil
 	}
-	t := clk.Timer(d)
+	t := m.ls[0].clk.Timer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -235,9 +247,9 @@ func (k *Keyed) prune(now time.Time) {
 	}
 }
 
+// limiter returns key's limiter. Call it holding k.lock, and take the token
+// before releasing it: prune could otherwise forget the bucket in between.
 func (k *Keyed) limiter(key string) *Limiter {
-	k.lock <- struct{}{}
-	defer func() { <-k.lock }()
 	now := k.clk.Now()
 	k.prune(now)
 	e, ok := k.byKey[key]
@@ -250,7 +262,11 @@ func (k *Keyed) limiter(key string) *Limiter {
 }
 
 // Allow is Allow on key's limiter.
-func (k *Keyed) Allow(key string) bool { return k.limiter(key).Allow() }
+func (k *Keyed) Allow(key string) bool {
+	k.lock <- struct{}{}
+	defer func() { <-k.lock }()
+	return k.limiter(key).Allow()
+}
 
 // Wait is Wait on key's limiter.
 func (k *Keyed) Wait(ctx context.Context, key string) error {
@@ -259,7 +275,14 @@ func (k *Keyed) Wait(ctx context.Context, key string) error {
 		return ctx.Err()
 	default:
 	}
-	return k.limiter(key).Wait(ctx)
+	k.lock <- struct{}{}
+	m := Combine(k.limiter(key))
+	holds, d, err := m.reserve(ctx)
+	<-k.lock
+	if err != nil {
+		return err
+	}
+	return m.sleep(ctx, d, holds)
 }
 
 // Len is the number of keys remembered now.

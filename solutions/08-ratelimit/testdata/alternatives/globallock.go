@@ -84,7 +84,11 @@ func (t ticket) done() { delete(t.l.prev, t.id) }
 func (l *Limiter) Allow() bool {
 	mu.Lock()
 	defer mu.Unlock()
-	now := l.clk.Now()
+	return l.allow(l.clk.Now())
+}
+
+// allow takes a token if one is due at now. Call it with mu held.
+func (l *Limiter) allow(now time.Time) bool {
 	if l.due(now).After(now) {
 		return false
 	}
@@ -94,10 +98,12 @@ func (l *Limiter) Allow() bool {
 
 // Wait takes the next token and returns when it is due.
 func (l *Limiter) Wait(ctx context.Context) error {
-	return waitAll(ctx, l.clk, []*Limiter{l})
+	return waitAll(ctx, l.clk, func(time.Time) []*Limiter { return []*Limiter{l} })
 }
 
-func waitAll(ctx context.Context, clk clock.Clock, ls []*Limiter) error {
+// waitAll reserves a token of each limiter that pick returns (under mu, at
+// now) and returns when the latest is due.
+func waitAll(ctx context.Context, clk clock.Clock, pick func(now time.Time) []*Limiter) error {
 	if ctx.Done() != nil {
 		select {
 		case <-ctx.Done():
@@ -107,6 +113,7 @@ func waitAll(ctx context.Context, clk clock.Clock, ls []*Limiter) error {
 	}
 	mu.Lock()
 	now := clk.Now()
+	ls := pick(now)
 	latest := now
 	for _, l := range ls {
 		if d := l.due(now); d.After(latest) {
@@ -193,7 +200,7 @@ func (m *Multi) Wait(ctx context.Context) error {
 	if len(m.ls) == 0 {
 		return nil
 	}
-	return waitAll(ctx, m.ls[0].clk, m.ls)
+	return waitAll(ctx, m.ls[0].clk, func(time.Time) []*Limiter { return m.ls })
 }
 
 // Keyed keeps one limiter per key.
@@ -222,10 +229,9 @@ func (k *Keyed) sweep(now time.Time) {
 	}
 }
 
-func (k *Keyed) get(key string) *Limiter {
-	mu.Lock()
-	defer mu.Unlock()
-	now := k.clk.Now()
+// get returns key's limiter. Call it with mu held, and take the token
+// before unlocking: sweep could otherwise forget the bucket in between.
+func (k *Keyed) get(key string, now time.Time) *Limiter {
 	k.sweep(now)
 	l, ok := k.m[key]
 	if !ok {
@@ -237,16 +243,16 @@ func (k *Keyed) get(key string) *Limiter {
 }
 
 // Allow is Allow on key's limiter.
-func (k *Keyed) Allow(key string) bool { return k.get(key).Allow() }
+func (k *Keyed) Allow(key string) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	now := k.clk.Now()
+	return k.get(key, now).allow(now)
+}
 
 // Wait is Wait on key's limiter.
 func (k *Keyed) Wait(ctx context.Context, key string) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	default:
-	}
-	return k.get(key).Wait(ctx)
+	return waitAll(ctx, k.clk, func(now time.Time) []*Limiter { return []*Limiter{k.get(key, now)} })
 }
 
 // Len is the number of keys remembered now.

@@ -1,6 +1,6 @@
 // Library: golang.org/x/time v0.15.0
-// Fails: R1 R2 R3
-// Why: rate keeps tokens as a float64 and turns them into a wait by truncating to whole ns, so a token comes up to 1ns before ⌈k·1e9/r⌉ (R1 R2 R3), and at a rate so slow that one token takes more than 292 years the conversion overflows and Allow lets a second call through at once (R1); the rest (reservations given back on cancel, the deadline check, combined and keyed limiters built on ReserveN and TokensAt) holds.
+// Fails: B2 R1 R2 R3
+// Why: rate keeps tokens as a float64 and turns them into a wait by truncating to whole ns, so a token comes up to 1ns before ⌈k·1e9/r⌉ (R1 R2 R3, and B2, whose buckets are rate's), and at a rate so slow that one token takes more than 292 years the conversion overflows and Allow lets a second call through at once (R1); the rest (reservations given back on cancel, the deadline check, combined limiters built on ReserveN, keys forgotten with TokensAt) holds.
 
 // Package ratelimit is the kata's API on golang.org/x/time/rate, through
 // the methods that take the time as an argument (AllowN, ReserveN,
@@ -50,14 +50,24 @@ func (l *Limiter) Wait(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	r, delay, err := l.reserve(ctx)
+	if err != nil {
+		return err
+	}
+	return sleep(ctx, l.clk, delay, r)
+}
+
+// reserve reserves a token at the clock's time, unless it comes too late
+// for ctx's deadline, and says how long to wait for it.
+func (l *Limiter) reserve(ctx context.Context) (*rate.Reservation, time.Duration, error) {
 	now := l.clk.Now()
 	r := l.lim.ReserveN(now, 1)
 	delay := r.DelayFrom(now)
 	if err := tooLate(ctx, now, delay); err != nil {
 		r.CancelAt(now)
-		return err
+		return nil, 0, err
 	}
-	return sleep(ctx, l.clk, delay, r)
+	return r, delay, nil
 }
 
 // Multi reserves a token of every limiter and waits for the latest.
@@ -138,9 +148,10 @@ func NewKeyed(clk clock.Clock, perSecond float64, burst int, idle time.Duration)
 	return &Keyed{clk: clk, rate: perSecond, burst: burst, idle: idle, keys: map[string]*keyed{}}
 }
 
+// use returns key's limiter. Call it with k.mu held, and take the token
+// before unlocking: a bucket found here and used after the unlock could be
+// forgotten in between, and the key would get a second, full one.
 func (k *Keyed) use(key string) *Limiter {
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	now := k.clk.Now()
 	k.forget(now)
 	e := k.keys[key]
@@ -162,14 +173,25 @@ func (k *Keyed) forget(now time.Time) {
 }
 
 // Allow is Allow on key's limiter.
-func (k *Keyed) Allow(key string) bool { return k.use(key).Allow() }
+func (k *Keyed) Allow(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.use(key).Allow()
+}
 
 // Wait is Wait on key's limiter.
 func (k *Keyed) Wait(ctx context.Context, key string) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return k.use(key).Wait(ctx)
+	k.mu.Lock()
+	l := k.use(key)
+	r, delay, err := l.reserve(ctx)
+	k.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return sleep(ctx, k.clk, delay, r)
 }
 
 // Len is the number of keys remembered now.

@@ -1,0 +1,338 @@
+package ratelimit
+
+// B2 with several goroutines at once: callers of one key race each other
+// and the forgetting of idle keys that every call does first. Forgetting a
+// full bucket changes no answer, so the Keyed must answer as if every key
+// had one bucket of its own, forever, and the calls came one at a time.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// testKeys are the keys, clients' addresses; the explored scenarios use
+// the first two.
+var testKeys = func() []string {
+	keys := make([]string, len(testKeyedState{}))
+	for i := range keys {
+		keys[i] = fmt.Sprintf("10.0.0.%d", i+1)
+	}
+	return keys
+}()
+
+type testKeyedOp struct {
+	wait bool
+	key  int // index in testKeys
+}
+
+// The clock moves by whole token intervals, at rates whose interval is a
+// whole number of milliseconds: every due time is then exact however the
+// arithmetic is written, and only the forgetting is under test.
+type testKeyedBatch struct {
+	callers [][]testKeyedOp // one sequence of calls per goroutine, all starting at once
+	advance int             // token intervals the clock moves after the batch
+}
+
+type testKeyedScenario struct {
+	r       float64
+	burst   int
+	idle    int // in token intervals
+	batches []testKeyedBatch
+}
+
+func (s testKeyedScenario) String() string {
+	interval := testDue(s.r, 0, 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, "NewKeyed(clk, %v per second, burst %d, idle %v)", s.r, s.burst, time.Duration(s.idle)*interval)
+	for i, bt := range s.batches {
+		fmt.Fprintf(&b, "\n  batch %d: %d goroutines at once:", i+1, len(bt.callers))
+		for g, ops := range bt.callers {
+			names := make([]string, len(ops))
+			for k, op := range ops {
+				names[k] = fmt.Sprintf("%s(%q)", map[bool]string{true: "Wait", false: "Allow"}[op.wait], testKeys[op.key])
+			}
+			fmt.Fprintf(&b, " [%d: %s]", g+1, strings.Join(names, ", "))
+		}
+		if bt.advance > 0 {
+			fmt.Fprintf(&b, "; then the clock moves %v", time.Duration(bt.advance)*interval)
+		}
+	}
+	return b.String()
+}
+
+func testDrawKeyed(r *rapid.T) testKeyedScenario {
+	s := testKeyedScenario{
+		r:     rapid.SampledFrom([]float64{10, 4, 2, 1}).Draw(r, "rate"),
+		burst: rapid.IntRange(1, 2).Draw(r, "burst"),
+		idle:  rapid.SampledFrom([]int{0, 0, 1, 2}).Draw(r, "idle intervals"),
+	}
+	keys := rapid.IntRange(1, 2).Draw(r, "keys")
+	for range rapid.IntRange(1, 4).Draw(r, "batches") {
+		var bt testKeyedBatch
+		for range rapid.IntRange(2, 4).Draw(r, "goroutines") {
+			// Allow calls, then a last call that may be a Wait: the only one
+			// that can still be running when the batch settles.
+			ops := make([]testKeyedOp, rapid.IntRange(1, 2).Draw(r, "calls"))
+			for k := range ops {
+				ops[k].key = rapid.IntRange(0, keys-1).Draw(r, "key")
+			}
+			ops[len(ops)-1].wait = rapid.IntRange(0, 2).Draw(r, "Wait 1 in 3") == 0
+			bt.callers = append(bt.callers, ops)
+		}
+		bt.advance = rapid.IntRange(0, s.burst+1).Draw(r, "advance intervals")
+		s.batches = append(s.batches, bt)
+	}
+	return s
+}
+
+// testKeyedIn is a call as the model sees it.
+type testKeyedIn struct {
+	op  testKeyedOp
+	now time.Duration
+}
+
+// testKeyedOut is how a call ended; a Wait's return is seen by the test
+// goroutine, at once or while the clock moved from lo to hi.
+type testKeyedOut struct {
+	allowed bool
+	err     error
+	atOnce  bool
+	lo, hi  time.Duration
+}
+
+type testKeyedState [4]testBucket
+
+// testKeyedModel: one bucket per key, never forgotten (a forgotten bucket
+// was full, and a full bucket is the same as a new one), one call at a time.
+// With orphans, a call may also take its token from a full bucket that was
+// forgotten under it, which leaves the key's bucket as it was: the model of
+// the mistake, used only to name it.
+func testKeyedModel(r float64, burst int, orphans bool) porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
+			byKey := make([][]porcupine.Operation, len(testKeys))
+			for _, op := range ops {
+				k := op.Input.(testKeyedIn).op.key
+				byKey[k] = append(byKey[k], op)
+			}
+			return slices.DeleteFunc(byKey, func(ops []porcupine.Operation) bool { return len(ops) == 0 })
+		},
+		Init: func() []any {
+			var st testKeyedState
+			for i := range st {
+				st[i] = testBucket{r: r, burst: burst}
+			}
+			return []any{st}
+		},
+		Step: func(state, input, output any) []any {
+			st, in, out := state.(testKeyedState), input.(testKeyedIn), output.(*testKeyedOut)
+			var next []any
+			if orphans && st[in.op.key].full(in.now) && out.err == nil && (out.allowed || out.atOnce) {
+				next = append(next, st)
+			}
+			b := &st[in.op.key]
+			due := b.next(in.now)
+			if !in.op.wait {
+				ok := due <= in.now
+				if ok {
+					b.taken++
+				}
+				if ok == out.allowed {
+					next = append(next, st)
+				}
+				return next
+			}
+			b.taken++
+			switch {
+			case out.err != nil:
+			case out.atOnce:
+				if due <= in.now {
+					next = append(next, st)
+				}
+			case out.lo < due && due <= out.hi:
+				next = append(next, st)
+			}
+			return next
+		},
+		Equal: func(a, b any) bool { return a.(testKeyedState) == b.(testKeyedState) },
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(testKeyedIn), output.(*testKeyedOut)
+			key := testKeys[in.op.key]
+			if !in.op.wait {
+				return fmt.Sprintf("at %v Allow(%q) → %v", in.now, key, out.allowed)
+			}
+			if out.atOnce {
+				return fmt.Sprintf("at %v Wait(%q) → returned %v at once", in.now, key, out.err)
+			}
+			return fmt.Sprintf("at %v Wait(%q) → returned %v while the clock moved from %v to %v", in.now, key,
+				out.err, out.lo, out.hi)
+		},
+	}
+	return nm.ToModel()
+}
+
+func (s testKeyedScenario) play(h *katatest.H) {
+	half := testDue(s.r, 0, 1) / 2
+	k := NewKeyed(h.Clk, s.r, s.burst, time.Duration(s.idle)*2*half)
+	hi := &testHistory{}
+	type waiter struct {
+		c   *katatest.Call[struct{}]
+		out *testKeyedOut
+	}
+	var all []*katatest.Call[struct{}]
+	var pending []waiter
+	release := func() {
+		for _, c := range all {
+			c.Cancel()
+		}
+		for i := 0; i < 100 && h.Settle() != nil; i++ {
+			h.Clk.Add(time.Hour)
+		}
+		for _, c := range all {
+			if !c.Stop() {
+				return
+			}
+		}
+	}
+	settled := func(what string) bool {
+		if stuck := h.Settle(); stuck != nil {
+			h.Errorf("%s: calls were stuck on a mutex of the Keyed while a Wait waited for its token: hold a lock "+
+				"only to find the key's bucket and do its arithmetic, never while waiting. Stuck:\n\t%s", what,
+				strings.Join(stuck, "\n\t"))
+			release()
+			return false
+		}
+		return true
+	}
+	observe := func(lo time.Duration) {
+		var still []waiter
+		for _, w := range pending {
+			if !w.c.Returned() {
+				still = append(still, w)
+				continue
+			}
+			w.out.atOnce, w.out.lo, w.out.hi = lo == h.Elapsed(), lo, h.Elapsed()
+		}
+		pending = still
+	}
+	for bi, bt := range s.batches {
+		now := h.Elapsed()
+		start := make(chan struct{}) // the goroutines start their calls together
+		for g, ops := range bt.callers {
+			out := make([]*testKeyedOut, len(ops))
+			for i := range out {
+				out[i] = &testKeyedOut{}
+			}
+			c := katatest.Start(h, func(ctx context.Context) (struct{}, error) {
+				<-start
+				for i, op := range ops {
+					ret := hi.Call(bi*10+g, testKeyedIn{op: op, now: now})
+					if op.wait {
+						out[i].err = k.Wait(ctx, testKeys[op.key])
+					} else {
+						out[i].allowed = k.Allow(testKeys[op.key])
+					}
+					ret(out[i])
+				}
+				return struct{}{}, nil
+			})
+			all = append(all, c)
+			if ops[len(ops)-1].wait {
+				pending = append(pending, waiter{c, out[len(ops)-1]})
+			}
+		}
+		close(start)
+		if !settled(fmt.Sprintf("batch %d: calls from %d goroutines at once", bi+1, len(bt.callers))) {
+			return
+		}
+		for _, c := range all {
+			if c.Returned() && c.Panicked() {
+				release()
+				return
+			}
+		}
+		observe(now)
+		for range 2 * bt.advance {
+			lo := h.Elapsed()
+			h.Advance(half)
+			observe(lo)
+		}
+	}
+	for i := 0; len(pending) > 0; i++ {
+		if i > 8*len(s.batches)*(s.burst+1) {
+			h.Errorf("%d Wait(s) were still waiting at %v, long after every token they could have reserved was "+
+				"due: Wait on a key reserves the next token of that key's bucket and returns when it is due",
+				len(pending), h.Elapsed())
+			release()
+			return
+		}
+		lo := h.Elapsed()
+		h.Advance(half)
+		observe(lo)
+	}
+	model := testKeyedModel(s.r, s.burst, false)
+	ops := hi.operations()
+	if porcupine.CheckOperations(model, ops) {
+		return
+	}
+	lines := make([]string, len(ops))
+	for i, op := range ops {
+		lines[i] = fmt.Sprintf("batch %d, goroutine %d: %s (started at step %d, returned at step %d)",
+			op.ClientId/10+1, op.ClientId%10+1, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
+	}
+	if porcupine.CheckOperations(testKeyedModel(s.r, s.burst, true), ops) {
+		h.Errorf("calls on one key took their tokens from two different buckets: finding (or creating) the key's "+
+			"bucket, forgetting the idle keys and taking the token were not one critical section, so a call took its "+
+			"token from a bucket that another call had just forgotten (or replaced) while the next call got a new, full "+
+			"one. Take the token under the lock that finds, creates and forgets the buckets. Several goroutines at once "+
+			"got more tokens than one bucket per key gives:\n%s", strings.Join(lines, "\n"))
+		return
+	}
+	h.Errorf("Allow and Wait on a Keyed, called from several goroutines at once, gave answers that no order of the "+
+		"calls explains with one bucket per key (a forgotten bucket was full, so forgetting changes no answer). The "+
+		"rules: each Wait reserves its own token as it starts and returns nil exactly when that token is due; %s.\n%s",
+		testArithmetic, strings.Join(lines, "\n"))
+}
+
+// testFixedKeyed are scenarios every run plays besides the explored ones:
+// callers of a new key, forgotten as soon as it is full, all at once.
+var testFixedKeyed = []testKeyedScenario{
+	{r: 1, burst: 1, batches: []testKeyedBatch{{callers: testEveryKey(4)}}},
+	{r: 10, burst: 1, batches: []testKeyedBatch{{callers: [][]testKeyedOp{{{}, {wait: true}}, {{wait: true}}, {{wait: true}}}}}},
+}
+
+// testEveryKey: n goroutines each call Allow once on every key, each
+// starting from another key.
+func testEveryKey(n int) [][]testKeyedOp {
+	callers := make([][]testKeyedOp, n)
+	for g := range callers {
+		for k := range testKeys {
+			callers[g] = append(callers[g], testKeyedOp{key: (k + g*len(testKeys)/n) % len(testKeys)})
+		}
+	}
+	return callers
+}
+
+func TestB2_ExploreConcurrentCallsWhileKeysAreForgotten(t *testing.T) {
+	// While a key is remembered, its bucket is a Limiter, to the nanosecond.
+	for _, s := range testFixedSchedules {
+		katatest.Run(t, func(h *katatest.H) {
+			k := NewKeyed(h.Clk, s.r, s.burst, time.Hour)
+			s.playOn(h, func() bool { return k.Allow("carol") })
+		})
+	}
+	// Callers of new keys all at once: a repetition catches a take from a
+	// forgotten bucket only now and then, eight of them nearly always.
+	katatest.Repeat(t, 8, func(h *katatest.H) { testFixedKeyed[0].play(h) })
+	katatest.Run(t, func(h *katatest.H) { testFixedKeyed[1].play(h) })
+	katatest.Explore(t, 4, testDrawKeyed, func(h *katatest.H, s testKeyedScenario) { s.play(h) })
+}
