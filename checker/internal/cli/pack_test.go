@@ -272,8 +272,16 @@ var gradeTimeRE = regexp.MustCompile(`(?m)^  "time": "[^"]*",\n`)
 // every check.
 var seedRE = regexp.MustCompile(`seed \d+: check again with --seed \d+ \(make: SEED=\d+\)`)
 
+// scenarioRE is the failing scenario an exploration shows: the smallest
+// one rapid reached while shrinking, which it does for a bounded time, so
+// a slower machine can stop at a larger one from the same seed.
+var scenarioRE = regexp.MustCompile(`"the scenario: [^"\n]*"`)
+
 // unstamped is a --json grade without what differs from one check of the
-// same code to the next: its time and its explorations' seeds.
+// same code to the next: its time, its explorations' seeds and how far
+// their failing scenarios were shrunk.
 func unstamped(grade string) string {
-	return seedRE.ReplaceAllString(gradeTimeRE.ReplaceAllString(grade, ""), "seed S")
+	grade = gradeTimeRE.ReplaceAllString(grade, "")
+	grade = scenarioRE.ReplaceAllString(grade, `"the scenario: S"`)
+	return seedRE.ReplaceAllString(grade, "seed S")
 }
