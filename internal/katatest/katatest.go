@@ -48,7 +48,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"go.uber.org/goleak"
 
 	"gokata/internal/failure"
@@ -58,7 +57,7 @@ import (
 // H is what a test body gets: the bubble's T and the mock clock.
 type H struct {
 	T   *testing.T
-	Clk *clock.Mock
+	Clk *Clock
 
 	dir    string        // directory of the package under test
 	ignore goleak.Option // goroutines that existed when the bubble started
@@ -141,7 +140,7 @@ func run(t *testing.T, dir string, rec *record, body func(h *H)) {
 		out.Errorf("%s%s", failure.Tag(failure.Deadlock), explainDeadlock(msg, bubble, dir))
 	}()
 	synctest.Test(t, func(t *testing.T) {
-		h := &H{T: t, Clk: clock.NewMock(), dir: dir, ignore: goleak.IgnoreCurrent(), rep: t}
+		h := &H{T: t, Clk: NewClock(), dir: dir, ignore: goleak.IgnoreCurrent(), rep: t}
 		if rec != nil {
 			h.rep = rec
 		}

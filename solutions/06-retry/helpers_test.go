@@ -14,8 +14,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"gokata/internal/katatest"
 )
 
@@ -35,7 +33,7 @@ func testErrors(k int) []error {
 // ctx is done.
 type testOp struct {
 	errs  []error
-	clk   *clock.Mock
+	clk   *katatest.Clock
 	took  time.Duration
 	mu    sync.Mutex
 	calls int

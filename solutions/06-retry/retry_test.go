@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -649,11 +648,11 @@ func TestR6_CallsSharingAPolicyWithoutRandDoNotRace(t *testing.T) {
 		const ms = time.Millisecond
 		const callers = 8
 		p := Policy{MaxAttempts: 2, BaseDelay: 100 * ms, Jitter: 0.5}
-		clks := make([]*clock.Mock, callers)
+		clks := make([]*katatest.Clock, callers)
 		ops := make([]*testOp, callers)
 		calls := make([]*katatest.Call[string], callers)
 		for i := range calls {
-			clk, op := clock.NewMock(), &testOp{errs: testErrors(1)}
+			clk, op := katatest.NewClock(), &testOp{errs: testErrors(1)}
 			clks[i], ops[i] = clk, op
 			calls[i] = katatest.Start(h, func(ctx context.Context) (v string, err error) {
 				katatest.AtFreshDepth(func() { v, err = Do(ctx, clk, p, op.call) })

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -141,7 +139,7 @@ func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
 // freeze waits until thaw: a limiter that reads the clock under its lock
 // holds the lock meanwhile.
 type testFreezeClock struct {
-	*clock.Mock
+	*katatest.Clock
 	mu   sync.Mutex
 	gate chan struct{}
 }
@@ -154,7 +152,7 @@ func (c *testFreezeClock) Now() time.Time {
 	if g != nil {
 		<-g
 	}
-	return c.Mock.Now()
+	return c.Clock.Now()
 }
 
 func (c *testFreezeClock) freeze() (thaw func()) {
@@ -212,7 +210,7 @@ func testHoldsWhileWaiting(h *katatest.H, clk *testFreezeClock, m *Multi, a, b *
 
 func TestB1_MultisSharingLimitersLockThemInOneOrder(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		clk := &testFreezeClock{Mock: h.Clk}
+		clk := &testFreezeClock{Clock: h.Clk}
 		x, y := New(clk, 10, 100), New(clk, 10, 100)
 		multis := []struct {
 			name string

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/benbjohnson/clock"
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
@@ -27,13 +26,13 @@ import (
 // it then returns, as the scheduler may hold a goroutine between reading
 // the clock and using what it read.
 type testHeldClock struct {
-	*clock.Mock
+	*katatest.Clock
 	gate  *katatest.Gate
 	armed bool // written by the test goroutine only while no call can read it
 }
 
 func (c *testHeldClock) Now() time.Time {
-	now := c.Mock.Now()
+	now := c.Clock.Now()
 	if c.armed {
 		c.gate.Hold(context.Background())
 	}
@@ -199,7 +198,7 @@ func testHeldModel(r float64, burst int, strict bool) porcupine.Model {
 
 func (s testHeldScenario) play(h *katatest.H) {
 	half := testDue(s.r, 0, 1) / 2
-	clk := &testHeldClock{Mock: h.Clk, gate: h.Gate()}
+	clk := &testHeldClock{Clock: h.Clk, gate: h.Gate()}
 	l := New(clk, s.r, s.burst)
 	hi := &testHistory{}
 	allow := func() {

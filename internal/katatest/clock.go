@@ -1,0 +1,77 @@
+package katatest
+
+import (
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Clock is the mock clock the hidden tests inject ([H.Clk]): a clock.Mock
+// whose timers fire once each, whichever goroutines make timers while the
+// test moves time.
+//
+// clock.Mock's Timer fires the timers already due, as Add does: it picks
+// the next one under its lock, lets the lock go, then fires it. Two
+// goroutines doing that at once (the test's Add while the code calls
+// Timer, or two of the code's goroutines each calling Timer(0)) can pick
+// the same timer; the second send on its full channel then blocks with the
+// Mock's lock held, and every goroutine that touches the clock hangs,
+// correct code included. So Clock makes its timers with AfterFunc, which
+// fires nothing, and sends on the timer's channel itself; only the test's
+// Add, Set and WaitForAllTimers fire timers, one goroutine at a time.
+type Clock struct {
+	*clock.Mock
+	turn chan struct{} // a lock that a synctest bubble sees as blocking
+}
+
+// NewClock returns a mock clock at the Unix epoch. Make it inside the
+// bubble that uses it.
+func NewClock() *Clock {
+	return &Clock{Mock: clock.NewMock(), turn: make(chan struct{}, 1)}
+}
+
+// Timer makes a timer that fires d from now, at once when d <= 0. Its
+// channel holds one value; a firing that finds it full is dropped (a timer
+// reset before its last value was read), where clock.Mock would hang.
+func (c *Clock) Timer(d time.Duration) *clock.Timer {
+	ch := make(chan time.Time, 1)
+	fire := func() {
+		select {
+		case ch <- c.Mock.Now():
+		default:
+		}
+	}
+	t := c.Mock.AfterFunc(d, fire)
+	t.C = ch
+	if d <= 0 && t.Stop() { // not fired yet by a clock move
+		fire()
+	}
+	return t
+}
+
+// After is Timer(d).C.
+func (c *Clock) After(d time.Duration) <-chan time.Time { return c.Timer(d).C }
+
+// Sleep waits until the clock has moved d.
+func (c *Clock) Sleep(d time.Duration) { <-c.After(d) }
+
+// Add moves the clock forward by d, firing the timers due on the way.
+func (c *Clock) Add(d time.Duration) {
+	c.turn <- struct{}{}
+	defer func() { <-c.turn }()
+	c.Mock.Add(d)
+}
+
+// Set moves the clock to t, firing the timers due on the way.
+func (c *Clock) Set(t time.Time) {
+	c.turn <- struct{}{}
+	defer func() { <-c.turn }()
+	c.Mock.Set(t)
+}
+
+// WaitForAllTimers moves the clock until every timer has fired.
+func (c *Clock) WaitForAllTimers() time.Time {
+	c.turn <- struct{}{}
+	defer func() { <-c.turn }()
+	return c.Mock.WaitForAllTimers()
+}

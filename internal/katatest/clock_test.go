@@ -1,0 +1,79 @@
+package katatest
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Timers made by many goroutines at once, some due at once, while the
+// test moves the clock: with a bare clock.Mock two goroutines can fire the
+// same timer and the second blocks forever holding the Mock's lock (a
+// hang no synctest bubble reports). Every timer must fire exactly once.
+func TestClockFiresEachTimerOnceWhateverRunsAtOnce(t *testing.T) {
+	for range 200 {
+		synctest.Test(t, func(t *testing.T) {
+			clk := NewClock()
+			const makers, each = 4, 8
+			fired := make([]int, makers*each)
+			var wg sync.WaitGroup
+			for g := range makers {
+				wg.Go(func() {
+					for i := range each {
+						tm := clk.Timer(time.Duration(i%3) * time.Millisecond)
+						<-tm.C
+						select {
+						case <-tm.C:
+							t.Errorf("timer %d of goroutine %d fired twice", i, g)
+						default:
+						}
+						fired[g*each+i]++
+					}
+				})
+			}
+			done := make(chan struct{})
+			go func() {
+				wg.Wait()
+				close(done)
+			}()
+			for {
+				select {
+				case <-done:
+					for i, n := range fired {
+						assert.Equal(t, 1, n, "timer %d", i)
+					}
+					return
+				default:
+					clk.Add(time.Millisecond)
+				}
+			}
+		})
+	}
+}
+
+// Sleep and After go through the same turn as Timer.
+func TestClockSleepWaitsForTheClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := NewClock()
+		woke := make(chan time.Time)
+		go func() {
+			clk.Sleep(time.Second)
+			woke <- clk.Now()
+		}()
+		synctest.Wait()
+		clk.Add(999 * time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-woke:
+			t.Fatal("Sleep(1s) returned after 999ms")
+		default:
+		}
+		clk.Add(time.Millisecond)
+		assert.Equal(t, time.Unix(1, 0), <-woke)
+		clk.Add(time.Second)
+		assert.Equal(t, time.Unix(2, 0), <-clk.After(0), "After(0) fires at once")
+	})
+}
