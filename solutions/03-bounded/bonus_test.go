@@ -284,12 +284,14 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 	})
 }
 
-func TestB2_TwoRequestsRaceForTheLastSlot(t *testing.T) {
-	// Two requests of one item each, on a bulkhead of one slot, start in
-	// the same instant: one gets the slot and the other is shed at once.
-	// A free slot looked at and then taken in a second step lets both see
-	// it free, and the loser then waits for the slot instead. It depends on
-	// the schedule: repeated.
+func TestB2_RequestsRaceForTheLastSlot(t *testing.T) {
+	// Four requests of one item each, on a bulkhead of one slot, start in
+	// the same instant: one gets the slot and the other three are shed at
+	// once. A free slot looked at and then taken in a second step lets two
+	// of them see it free, and the one that loses then waits for the slot
+	// instead. It depends on the schedule: four requests give it more
+	// chances, and the scenario is repeated.
+	const requests = 4
 	katatest.Repeat(t, 24, func(h *katatest.H) {
 		b, err := NewBulkhead(1)
 		if !assert.NoError(t, err, "NewBulkhead(1)") {
@@ -297,21 +299,30 @@ func TestB2_TwoRequestsRaceForTheLastSlot(t *testing.T) {
 		}
 		gate := katatest.NewGate()
 		fn := func(ctx context.Context, _ int) error { return gate.Hold(ctx) }
-		x := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), fn) })
-		y := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), fn) })
-		if x.Broken() || y.Broken() {
-			return
+		calls := make([]katatest.ErrCall, requests)
+		for i := range calls {
+			calls[i] = katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), fn) })
 		}
-		shed := (x.Returned() && errors.Is(x.Err(), ErrBusy)) || (y.Returned() && errors.Is(y.Err(), ErrBusy))
-		if !shed {
-			t.Errorf("two requests of one item each started at once on a bulkhead of 1 slot: one got the slot, and " +
-				"the other must be shed with ErrBusy at once, but neither had returned ErrBusy — it waited for the " +
-				"slot: take a slot in one step that cannot wait (a select with a default case on the send, or " +
-				"CompareAndSwap), never check that one is free and then take it")
+		shed := 0
+		for _, c := range calls {
+			if c.Broken() {
+				gate.Release()
+				return
+			}
+			if c.Returned() && errors.Is(c.Err(), ErrBusy) {
+				shed++
+			}
+		}
+		if shed != requests-1 {
+			t.Errorf("%d requests of one item each started at once on a bulkhead of 1 slot: one gets the slot, and "+
+				"the other %d must be shed with ErrBusy at once, but %d were — the others waited for the slot: "+
+				"take a slot in one step that cannot wait (a select with a default case on the send, or "+
+				"CompareAndSwap), never check that one is free and then take it", requests, requests-1, shed)
 		}
 		gate.Release()
-		testReturned(h, x, "every call returned, but the first TryForEach did not")
-		testReturned(h, y, "every call returned, but the second TryForEach did not")
+		for i, c := range calls {
+			testReturned(h, c, fmt.Sprintf("every call returned, but TryForEach %d of %d did not", i+1, requests))
+		}
 	})
 }
 

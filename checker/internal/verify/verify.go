@@ -45,11 +45,14 @@ const MinAlternatives = 2
 // Mutant is a known-wrong implementation and what the tests must say of it.
 type Mutant struct {
 	Name    string
-	Path    string         // the patch file
-	Mistake string         // "Mistake:" header line
-	Fails   []string       // "Fails:" the exact set of failing items
-	Expect  *regexp.Regexp // "Expect:" must match each failing item's message
-	Patch   *mutant.Mutant
+	Path    string   // the patch file
+	Mistake string   // "Mistake:" header line
+	Fails   []string // "Fails:" the exact set of failing items
+	// Sometimes ("Sometimes:") are items the mistake also breaks, which
+	// only some schedules expose: each may fail or pass.
+	Sometimes []string
+	Expect    *regexp.Regexp // "Expect:" must match each failing item's message
+	Patch     *mutant.Mutant
 }
 
 // ParseMutant reads a mutant's patch file and its header.
@@ -70,6 +73,12 @@ func NewMutant(p *mutant.Mutant) (Mutant, error) {
 	sort.Strings(m.Fails)
 	if m.Mistake == "" || len(m.Fails) == 0 || h["Expect"] == "" {
 		return m, fmt.Errorf("mutant %s: its header needs Mistake:, Fails: and Expect: lines", m.Name)
+	}
+	m.Sometimes = strings.Fields(h["Sometimes"])
+	for _, id := range m.Sometimes {
+		if slices.Contains(m.Fails, id) {
+			return m, fmt.Errorf("mutant %s: %s is in both Fails: and Sometimes:", m.Name, id)
+		}
 	}
 	var err error
 	if m.Expect, err = regexp.Compile(h["Expect"]); err != nil {
@@ -506,7 +515,7 @@ func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, s *catch.
 	var failed []string
 	var problems []string
 	for _, it := range r.Items {
-		if it.Passed() {
+		if it.Passed() || slices.Contains(m.Sometimes, it.ID) {
 			continue
 		}
 		failed = append(failed, it.ID)
