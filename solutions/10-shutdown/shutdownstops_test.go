@@ -139,8 +139,11 @@ func testPlayStop(h *katatest.H, s testStopScenario) {
 		started = append(started, j.ID)
 		jobs[j.ID] = run
 		mu.Unlock()
-		if j.ID == trigger {
-			first.Cancel()
+		mu.Lock()
+		shut := first // nil while the test unwinds a Service that ran jobs before Shutdown
+		mu.Unlock()
+		if j.ID == trigger && shut != nil {
+			shut.Cancel()
 		}
 		stop := context.AfterFunc(ctx, func() {
 			mu.Lock()
@@ -229,7 +232,10 @@ func testPlayStop(h *katatest.H, s testStopScenario) {
 	if s.deadline {
 		opts = append(opts, katatest.Timeout(testStopGrace))
 	}
-	first = katatest.Start(h, svc.Shutdown, opts...)
+	shut := katatest.Start(h, svc.Shutdown, opts...)
+	mu.Lock()
+	first = shut
+	mu.Unlock()
 	calls = append(calls, first)
 	shuts := []*katatest.Call[Report]{first}
 	if !settled("Shutdown while the jobs ran") {
