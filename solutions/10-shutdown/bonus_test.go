@@ -402,7 +402,11 @@ func TestB3_HooksRunAfterAHardStopToo(t *testing.T) {
 			return errClose
 		})
 		r.svc.Start()
-		r.hold(false, "job-1") // job-1 returns once its ctx is cancelled
+		// job-1 returns once its ctx is cancelled and it has cleaned up,
+		// which the test lets it do after the hard stop: a Shutdown that
+		// does not wait for it runs the hook while it still runs.
+		cleanup := r.gate()
+		r.plan("job-1", testPlan{hold: r.gate(), cleanup: cleanup})
 		if !r.accept("the queue was empty", "job-1") {
 			return
 		}
@@ -419,8 +423,9 @@ func TestB3_HooksRunAfterAHardStopToo(t *testing.T) {
 		if !r.advance(time.Second, "Shutdown at the end of its 1s grace") {
 			return
 		}
+		cleanup.Release()
 		_, err, ok := testFinish(r, sd, "Shutdown", "the grace had ended and job-1 returned once its ctx was "+
-			"cancelled, but Shutdown did not return")
+			"cancelled and it had cleaned up, but Shutdown did not return")
 		if !ok {
 			return
 		}
