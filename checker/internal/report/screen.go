@@ -34,6 +34,8 @@ type Screen struct {
 	built func() // ends the progress line of the build under way
 }
 
+// Show draws one event of a session: a build's progress line, a grade, a
+// notice or a prompt, worded for the screen's Style.
 func (t *Screen) Show(e session.Event) {
 	out := t.Out
 	switch e := e.(type) {
