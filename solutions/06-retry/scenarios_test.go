@@ -354,17 +354,6 @@ func TestR2_ExploreAttemptsRunOutWithTheLastError(t *testing.T) {
 			}
 		})
 	}
-	// Every run: a cancel racing the end of the second pause, on shaken schedules.
-	s := testCancelInPause{testBackoff: testBackoff{req: "R4", attempts: 4, base: 7 * time.Millisecond,
-		kinds: []int{0, 1, 2, 3}}, k: 2, atEnd: true}
-	if !t.Failed() {
-		katatest.Repeat(t, 4, func(h *katatest.H) {
-			s.play(h)
-			if h.Failed() {
-				h.Logf("the scenario: %s", s)
-			}
-		})
-	}
 }
 
 // testCancelInPause is a call of Do whose ctx ends during the pause after
