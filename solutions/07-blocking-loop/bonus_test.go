@@ -174,10 +174,17 @@ func TestB2_LookupsReturningAsGraceExpiresLeaveNothingBehind(t *testing.T) {
 		if tb.run.Returned() {
 			return // TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx says what went wrong
 		}
-		for _, g := range gates[:racing] {
-			g.Release()
-		}
-		h.Clk.Add(1) // no settle before it: the lookups report back as Grace expires
+		// The lookups return as Grace expires: released from a goroutine of
+		// their own while the clock moves, in no set order with it.
+		released := make(chan struct{})
+		go func() {
+			defer close(released)
+			for _, g := range gates[:racing] {
+				g.Release()
+			}
+		}()
+		h.Clk.Add(1)
+		<-released
 		synctest.Wait()
 		if !tb.run.Returned() {
 			h.Errorf("Run had not returned when Grace (%v) expired, with %d lookup(s) returning at that very "+
