@@ -156,17 +156,17 @@ func TestB2_LookupsReturningAsGraceExpiresLeaveNothingBehind(t *testing.T) {
 	katatest.Repeat(t, 6, func(h *katatest.H) {
 		const grace = 5 * time.Second
 		testGraceRace++
-		racing := 1 + testGraceRace%3 // lookups that return just as Grace expires; the others return after
-		tb := testStart(h, 3, grace)
+		racing := 4 + testGraceRace%3 // lookups that return just as Grace expires; the others return after
+		tb := testStart(h, 6, grace)
 		defer tb.close()
-		keys := []string{"a", "b", "c"}
+		keys := []string{"a", "b", "c", "d", "e", "f"}
 		var gates []*testGate
 		for _, k := range keys {
 			gates = append(gates, tb.backend.holdDeaf(k))
 			tb.get(k)
 		}
 		synctest.Wait()
-		if tb.backend.running.Now() != 3 {
+		if tb.backend.running.Now() != len(keys) {
 			return // R4 and R1 say what went wrong
 		}
 		tb.run.Cancel() // the three lookups ignore it
@@ -179,16 +179,19 @@ func TestB2_LookupsReturningAsGraceExpiresLeaveNothingBehind(t *testing.T) {
 		released := make(chan struct{})
 		go func() {
 			defer close(released)
-			for _, g := range gates[:racing] {
+			for _, g := range gates[:racing/2] {
 				g.Release()
 			}
 		}()
+		for _, g := range gates[racing/2 : racing] {
+			g.Release()
+		}
 		h.Clk.Add(1)
 		<-released
 		synctest.Wait()
 		if !tb.run.Returned() {
 			h.Errorf("Run had not returned when Grace (%v) expired, with %d lookup(s) returning at that very "+
-				"instant and %d still running: it must give up on them at Grace", grace, racing, 3-racing)
+				"instant and %d still running: it must give up on them at Grace", grace, racing, len(keys)-racing)
 			return
 		}
 		if err := tb.run.Err(); err != nil && !errors.Is(err, ErrAbandoned) {
