@@ -2,8 +2,6 @@ package blockingloop
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -143,67 +141,5 @@ func TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx(t *testing.T) {
 		synctest.Wait()
 		gb.Release()
 		h.NoLeaks("the abandoned lookups")
-	})
-}
-
-// testGraceRace is how many repetitions TestB2_LookupsReturningAsGraceExpiresLeaveNothingBehind
-// has run, so that each lets a different number of lookups return at the
-// very instant Grace expires.
-var testGraceRace int
-
-func TestB2_LookupsReturningAsGraceExpiresLeaveNothingBehind(t *testing.T) {
-	testGraceRace = 0
-	katatest.Repeat(t, 6, func(h *katatest.H) {
-		const grace = 5 * time.Second
-		testGraceRace++
-		racing := 4 + testGraceRace%3 // lookups that return just as Grace expires; the others return after
-		tb := testStart(h, 6, grace)
-		defer tb.close()
-		keys := []string{"a", "b", "c", "d", "e", "f"}
-		var gates []*testGate
-		for _, k := range keys {
-			gates = append(gates, tb.backend.holdDeaf(k))
-			tb.get(k)
-		}
-		synctest.Wait()
-		if tb.backend.running.Now() != len(keys) {
-			return // R4 and R1 say what went wrong
-		}
-		tb.run.Cancel() // the three lookups ignore it
-		h.Advance(grace - 1)
-		if tb.run.Returned() {
-			return // TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx says what went wrong
-		}
-		// The lookups return as Grace expires: released from a goroutine of
-		// their own while the clock moves, in no set order with it.
-		released := make(chan struct{})
-		go func() {
-			defer close(released)
-			for _, g := range gates[:racing/2] {
-				g.Release()
-			}
-		}()
-		for _, g := range gates[racing/2 : racing] {
-			g.Release()
-		}
-		h.Clk.Add(1)
-		<-released
-		synctest.Wait()
-		if !tb.run.Returned() {
-			h.Errorf("Run had not returned when Grace (%v) expired, with %d lookup(s) returning at that very "+
-				"instant and %d still running: it must give up on them at Grace", grace, racing, len(keys)-racing)
-			return
-		}
-		if err := tb.run.Err(); err != nil && !errors.Is(err, ErrAbandoned) {
-			h.Errorf("Run returned %v when Grace expired; want nil (every lookup reported back in time) or an "+
-				"error matching ErrAbandoned", err)
-		}
-		for _, g := range gates[racing:] {
-			g.Release()
-		}
-		h.NoLeaks(fmt.Sprintf("Run, which gave up at Grace (%v) while %d lookup(s) were returning at that very "+
-			"instant (a lookup goroutine that checks whether Run gave up, then sends its result on a plain send, "+
-			"blocks for ever on a loop that is gone when Grace expires in between: send in a select with the "+
-			"signal that Run gave up),", grace, racing))
 	})
 }
