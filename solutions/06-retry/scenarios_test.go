@@ -388,7 +388,6 @@ func testDrawCancelInPause(r *rapid.T) testCancelInPause {
 	s.kinds = rapid.SliceOfN(rapid.IntRange(0, len(testFailureKinds)-1), s.attempts, s.attempts).Draw(r, "failure kinds")
 	s.k = rapid.IntRange(1, s.attempts-1).Draw(r, "pause")
 	s.deadline = rapid.Bool().Draw(r, "deadline")
-	s.atEnd = !s.deadline && rapid.IntRange(0, 2).Draw(r, "cancel at the pause's end") == 0
 	lo := time.Duration(0)
 	if s.deadline {
 		lo = 1 // a deadline at the very start of the pause would end ctx in the attempt
@@ -511,7 +510,8 @@ func TestR4_ExploreCancelOrDeadlineAnywhereInAnyPause(t *testing.T) {
 			}
 		})
 	}
-	// Every run: a cancel racing the end of the second pause, on shaken schedules.
+	// Every run: a cancel racing the end of the second pause, on shaken
+	// schedules (not explored: a leak found there would be slow to shrink).
 	s := testCancelInPause{testBackoff: testBackoff{req: "R4", attempts: 4, base: 7 * time.Millisecond,
 		kinds: []int{0, 1, 2, 3}}, k: 2, atEnd: true}
 	if !t.Failed() {
