@@ -764,11 +764,13 @@ func (p *testPlay) cleanup() {
 // testFixedScenarios are played by every explored test besides the drawn
 // ones: three held misses at MaxInFlight 2 while the clock moves a Tick,
 // then they answer, the newest running one first, one while a Get of a
-// cached key arrives.
+// cached key arrives. The first lookup of JPY fails with an error that
+// wraps context.Canceled while the cache runs.
 var testFixedScenarios = []testScenario{{
 	maxInFlight: 2,
 	tick:        time.Second,
-	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}, "JPY": {held: true}},
+	spec: map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true},
+		"JPY": {held: true, fails: 1, kind: 4}}, // its backend call was cancelled upstream
 	steps: []testScnStep{
 		{kind: testStepGets, keys: []string{"CHF"}},
 		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY"}},
