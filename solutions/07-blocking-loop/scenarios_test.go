@@ -43,6 +43,11 @@ var testErrKinds = []struct {
 	{"errors.Join of two errors", func(key string, n int) error {
 		return errors.Join(errors.New("primary down"), &testProviderError{code: 429, key: key})
 	}},
+	// The backend's own upstream call was cancelled, while the cache runs:
+	// still the lookup's error, not a sign that the cache stopped.
+	{"an error wrapping context.Canceled (the provider's upstream call was cancelled)", func(key string, n int) error {
+		return fmt.Errorf("provider: upstream request for %s: %w", key, context.Canceled)
+	}},
 }
 
 type testProviderError struct {
@@ -397,6 +402,12 @@ func (p *testPlay) check(when string) bool {
 			found := false
 			for _, e := range p.errs[g.key] {
 				found = found || e == err
+			}
+			if !found && errors.Is(err, ErrStopped) {
+				h.Errorf("Get(%q) returned ErrStopped (%q) %s, while the cache was still running; want the error its "+
+					"lookup returned, as it is: a lookup error that matches context.Canceled (the backend's own call "+
+					"was cancelled) is not a stop; only Run's ctx ending stops the cache", g.key, err, when)
+				return false
 			}
 			if !found {
 				h.Errorf("Get(%q) returned the error %q (%T, chain %s) %s; want the error its lookup returned, as "+
@@ -753,11 +764,13 @@ func (p *testPlay) cleanup() {
 // testFixedScenarios are played by every explored test besides the drawn
 // ones: three held misses at MaxInFlight 2 while the clock moves a Tick,
 // then they answer, the newest running one first, one while a Get of a
-// cached key arrives.
+// cached key arrives. The first lookup of JPY fails with an error that
+// wraps context.Canceled while the cache runs.
 var testFixedScenarios = []testScenario{{
 	maxInFlight: 2,
 	tick:        time.Second,
-	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}, "JPY": {held: true}},
+	spec: map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true},
+		"JPY": {held: true, fails: 1, kind: 4}}, // its backend call was cancelled upstream
 	steps: []testScnStep{
 		{kind: testStepGets, keys: []string{"CHF"}},
 		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY"}},

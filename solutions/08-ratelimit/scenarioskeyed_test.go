@@ -282,6 +282,7 @@ func (s testKeyedScenario) play(h *katatest.H) {
 	model := testKeyedModel(s.r, s.burst, false)
 	ops := hi.operations()
 	if porcupine.CheckOperations(model, ops) {
+		s.checkForgotten(h, k, len(ops))
 		return
 	}
 	lines := make([]string, len(ops))
@@ -301,6 +302,21 @@ func (s testKeyedScenario) play(h *katatest.H) {
 		"calls explains with one bucket per key (a forgotten bucket was full, so forgetting changes no answer). The "+
 		"rules: each Wait reserves its own token as it starts and returns nil exactly when that token is due; %s.\n%s",
 		testArithmetic, strings.Join(lines, "\n"))
+}
+
+// checkForgotten moves the clock until every bucket is full again (each of
+// the n calls reserved at most one token) and unused for idle, and checks
+// that Len forgot every key: idle 0 included, where a full bucket is
+// forgotten at once.
+func (s testKeyedScenario) checkForgotten(h *katatest.H, k *Keyed, n int) {
+	idle := time.Duration(s.idle) * testDue(s.r, 0, 1)
+	h.Advance(testDue(s.r, 0, s.burst+n+1) + idle)
+	if got := k.Len(); got != 0 {
+		h.Errorf("Len() is %d at %v, long after every bucket was full again and unused for idle (%v): every key "+
+			"must be forgotten by then. A key goes once its bucket is full and nobody used it for at least idle; "+
+			"with idle 0 that is as soon as its bucket is full (0 does not mean \"never forget\")", got,
+			h.Elapsed(), idle)
+	}
 }
 
 // testFixedKeyed are scenarios every run plays besides the explored ones:

@@ -806,3 +806,49 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 		assert.Empty(t, rep.Abandoned, "both jobs finished within the grace: nothing is abandoned")
 	})
 }
+
+func TestR3_JobsSharingAnIDAreEachReported(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const grace = time.Second
+		// Two uploads of one photo and jobs submitted without an ID: distinct
+		// jobs, told apart here by their payloads only.
+		jobs := []Job{{"photo-7", "p1"}, {"", "p2"}, {"photo-7", "p3"}, {"", "p4"}, {"photo-7", "p5"}, {"", "p6"}}
+		svc := New(h.Clk, 2, 4, func(ctx context.Context, j Job) error {
+			<-ctx.Done() // runs until the hard stop
+			return fmt.Errorf("resize %s: %w", j.Payload, ctx.Err())
+		})
+		svc.Start()
+		for _, j := range jobs {
+			sub := katatest.StartErr(h, func(ctx context.Context) error { return svc.Submit(ctx, j) })
+			if !sub.Returns("Submit of job %+v, with a free worker or room in the queue", j) {
+				return
+			}
+			if err := sub.Err(); err != nil {
+				h.Errorf("Submit of job %+v with room in the queue returned %v; want nil", j, err)
+				return
+			}
+		}
+		sd := katatest.Start(h, func(ctx context.Context) (Report, error) { return svc.Shutdown(ctx) }, katatest.Timeout(grace))
+		h.Advance(grace)
+		if !sd.Returns("Shutdown, once its %v grace ran out and the running jobs returned on their cancelled ctx", grace) {
+			return
+		}
+		rep, _, ok := sd.Finish("Shutdown")
+		if !ok {
+			return
+		}
+		var got []string
+		for _, j := range append(append([]Job(nil), rep.Abandoned...), rep.Dropped...) {
+			got = append(got, j.Payload)
+		}
+		slices.Sort(got)
+		want := []string{"p1", "p2", "p3", "p4", "p5", "p6"}
+		if !slices.Equal(got, want) || len(rep.Abandoned) != 2 {
+			h.Errorf("6 jobs accepted (2 running, 4 queued) with IDs %q, %q, %q, %q, %q, %q, then a hard stop: the "+
+				"Report must list each of them once, 2 in Abandoned and 4 in Dropped, but it lists the payloads %v "+
+				"(%d abandoned). Distinct jobs may share an ID, or have none: never deduplicate or key the Report "+
+				"by Job.ID; every accepted job is handled exactly once or listed", jobs[0].ID, jobs[1].ID, jobs[2].ID,
+				jobs[3].ID, jobs[4].ID, jobs[5].ID, got, len(rep.Abandoned))
+		}
+	})
+}
