@@ -843,3 +843,70 @@ func TestR6_RaceFreeWith100Goroutines(t *testing.T) {
 				"(in either order: different goroutines made them)")
 	})
 }
+
+func TestR6_TheHookRunsOnTheGoroutineOfTheCallThatMadeTheTransition(t *testing.T) {
+	// A half-open breaker's one probe succeeds, and closes the breaker, while
+	// other goroutines call State and Do at that very moment. The hook for
+	// (half-open, closed) runs on the probe's goroutine, before its Do
+	// returns: not on whichever caller takes the lock next. Which caller
+	// does depends on the schedule: repeated, with callers at once.
+	const timeout = 10 * time.Second
+	katatest.Repeat(t, 12, func(h *katatest.H) {
+		var hooks katatest.Recorder[testHookCall]
+		b := New(h.Clk, Settings{MaxFailures: 1, OpenTimeout: timeout, HalfOpenMaxRequests: 1,
+			OnStateChange: func(from, to State) { hooks.Add(testHookCall{testChange{from, to}, testGoroutine()}) }})
+		if err := b.Do(context.Background(), func(context.Context) error { return testErrDown }); !errors.Is(err, testErrDown) {
+			t.Errorf("Do returned %v for a fn that returned %v: Do returns fn's error as it is", err, testErrDown)
+			return
+		}
+		h.Advance(timeout)
+		gate := katatest.NewGate()
+		type probed struct {
+			g     string
+			err   error
+			hooks []testHookCall // the hooks seen when Do returned
+		}
+		probe := katatest.Go(h, func() (probed, error) {
+			p := probed{g: testGoroutine()}
+			p.err = b.Do(context.Background(), func(ctx context.Context) error { return gate.Hold(ctx) })
+			p.hooks = hooks.All()
+			return p, nil
+		})
+		if probe.Broken() {
+			gate.Release()
+			return
+		}
+		others := make([]*katatest.Call[struct{}], 3)
+		for i := range others {
+			others[i] = katatest.Go(h, func() (struct{}, error) {
+				for range 4 {
+					b.State()
+					_ = b.Do(context.Background(), func(context.Context) error { return nil })
+				}
+				return struct{}{}, nil
+			})
+		}
+		gate.Release()
+		p, _, ok := probe.Finish("Do of the probe")
+		for _, o := range others {
+			o.Finish("State and Do of the other callers")
+		}
+		if !ok || t.Failed() {
+			return
+		}
+		closed := testChange{HalfOpen, Closed}
+		for _, c := range hooks.All() {
+			if c.testChange == closed && c.g != p.g {
+				t.Errorf("OnStateChange(%v, %v) ran on goroutine %s, while the probe that closed the breaker ran on "+
+					"goroutine %s: the hook runs on the goroutine of the call that made the transition, before "+
+					"that call returns, not on whichever caller takes the lock next", c.from, c.to, c.g, p.g)
+				return
+			}
+		}
+		if !slices.ContainsFunc(p.hooks, func(c testHookCall) bool { return c.testChange == closed }) {
+			t.Errorf("the probe's success closed the breaker, and its Do returned before OnStateChange(%v, %v) was "+
+				"called (other callers were calling State and Do at that moment): call the hook on the goroutine of "+
+				"the call that made the transition, before that call returns", closed.from, closed.to)
+		}
+	})
+}
