@@ -580,10 +580,10 @@ func (p *testPlayer) stateRule() string {
 	switch {
 	case m.state == HalfOpen && m.openedFrom == HalfOpen:
 		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v: from t=%v the next Do or State finds it half-open",
-			m.openedAt, m.timeout, m.openUntil)
+			m.openedAt, m.timeout, m.openUntil) + m.probesSince()
 	case m.state == HalfOpen:
 		return fmt.Sprintf("it opened at t=%v, so from t=%v (exactly OpenTimeout %v later) the next Do or State finds it half-open",
-			m.openedAt, m.openUntil, m.timeout)
+			m.openedAt, m.openUntil, m.timeout) + m.probesSince()
 	case m.state == Open && m.openedFrom == HalfOpen:
 		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v, until t=%v", m.openedAt, m.timeout, m.openUntil)
 	case m.state == Open:
@@ -593,6 +593,16 @@ func (p *testPlayer) stateRule() string {
 	}
 	return fmt.Sprintf("it is closed with %d failure(s) in a row (MaxFailures %d): a success or an error IsFailure rejects resets the count, a cancellation counts for nothing",
 		m.failures, m.maxF)
+}
+
+// probesSince says what the probes of this half-open period did, if any
+// ended: none of them failed, or the breaker would be open again.
+func (m *testModel) probesSince() string {
+	if m.successes == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; since then %d probe(s) ended as successes (an error that IsFailure rejects counts as a success, "+
+		"not a failure), fewer than the HalfOpenMaxRequests (%d) that close it, and no probe failed", m.successes, m.maxHalf)
 }
 
 // settle lets the code settle; with fns held, a call stuck on the
