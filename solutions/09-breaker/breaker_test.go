@@ -888,7 +888,7 @@ func TestR6_TheHookRunsOnTheGoroutineOfTheCallThatMadeTheTransition(t *testing.T
 		gate.Release()
 		p, _, ok := probe.Finish("Do of the probe")
 		for _, o := range others {
-			o.Finish("State and Do of the other callers")
+			o.Finish("State of the other callers")
 		}
 		if !ok || t.Failed() {
 			return
