@@ -834,10 +834,14 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	if !returned {
 		if len(running) == 0 {
 			if s.rush {
-				s.report(h, "*", "every call of fn that %s started had returned by step %d, but %s was still waiting, for "+
+				when := fmt.Sprintf("by step %d", k)
+				if k == 0 {
+					when = "before the test released any call"
+				}
+				s.report(h, "*", "every call of fn that %s started had returned %s, but %s was still waiting, for "+
 					"ever: %s while %s was still starting calls. %s must return once every call it started has "+
 					"returned; if it stops starting calls once ctx is done, its WaitGroup must count only the calls "+
-					"it started (wg.Add(1) before each go statement, not wg.Add(len(in)) up front)", s.what(), k,
+					"it started (wg.Add(1) before each go statement, not wg.Add(len(in)) up front)", s.what(), when,
 					s.what(), s.rushCause(v), s.what(), s.what())
 				return false
 			}
