@@ -991,32 +991,19 @@ func testYPlayTyped[In comparable](h *katatest.H, s testYTyped, input func(i int
 	if !ok {
 		return
 	}
-	if len(out) != n {
-		h.Errorf("Gather over %d inputs of type %s returned %d outcomes; want one per input", n, testYTypes[s.typ], len(out))
-		return
-	}
-	for i, o := range out {
-		if o.Input != inputs[i] {
-			h.Errorf("out[%d].Input is %v; want %v, the input itself (inputs of type %s)", i, o.Input, inputs[i], testYTypes[s.typ])
-			return
-		}
-		if errs[i] == nil {
-			if o.Err != nil || o.Value != 100+i {
-				h.Errorf("the call for input %d (%v) succeeded with %d, and its outcome is {Value: %d, Err: %v}", i,
-					inputs[i], 100+i, o.Value, o.Err)
-			}
+	// Only the naming is graded here: where the outcomes are (R1), whether
+	// a failure stops anything (R2) and whether the error matches fn's
+	// (the other R3 tests) are graded elsewhere.
+	for i, in := range inputs {
+		j := slices.IndexFunc(out, func(o Outcome[In, int]) bool { return o.Input == in })
+		if j < 0 || errs[i] == nil || !errors.Is(out[j].Err, errs[i]) {
 			continue
 		}
-		if o.Err == nil || !errors.Is(o.Err, errs[i]) {
-			h.Errorf("the call for input %d (%v) failed with %q, and its outcome's error %s does not match it: wrap "+
-				"fn's error with %%w", i, inputs[i], errs[i], testYDescribe(o.Err))
-			return
-		}
-		if want := fmt.Sprintf("%v", inputs[i]); !strings.Contains(o.Err.Error(), want) {
+		if want := fmt.Sprintf("%v", in); !strings.Contains(out[j].Err.Error(), want) {
 			h.Errorf("a failed outcome's error names its input, formatted with %%v, but for input %d of type %s, "+
 				"which %%v formats as %q, the error says %q: format the input with %%v (not %%+v, %%#v or %%q, "+
 				"which read differently for a struct or a pointer to one), e.g. fmt.Errorf(\"input %%d (%%v): %%w\", "+
-				"i, in, err)", i, testYTypes[s.typ], want, o.Err.Error())
+				"i, in, err)", i, testYTypes[s.typ], want, out[j].Err.Error())
 			return
 		}
 	}
