@@ -181,7 +181,15 @@ func (d testFirstDraw) draw(r *rapid.T) testFirstScenario {
 		// well before First's own timeout, if any.
 		la := &s.reps[0]
 		la.ok, la.kind, la.text = false, testDeadline, ""
-		la.at = time.Duration(rapid.IntRange(0, 1).Draw(r, "replica 0 fails at (x10ms)")) * 10 * testMs
+		// With no timeout (0: a negative one is R3's), replica 0 fails at
+		// 10ms, so a First that gives up at 0 misread the timeout instead.
+		la.at = 10 * testMs
+		if s.timeout > 0 {
+			s.timeout = time.Second
+			la.at = time.Duration(rapid.IntRange(0, 1).Draw(r, "replica 0 fails at (x10ms)")) * 10 * testMs
+		} else {
+			s.timeout = 0
+		}
 		later := time.Duration(rapid.IntRange(1, 5).Draw(r, "the last replica answers after it (x10ms)")) * 10 * testMs
 		last := &s.reps[n-1]
 		last.at = max(last.at, la.at+later)
@@ -192,9 +200,6 @@ func (d testFirstDraw) draw(r *rapid.T) testFirstScenario {
 					r.at = la.at + later
 				}
 			}
-		}
-		if s.timeout > 0 {
-			s.timeout = time.Second
 		}
 	}
 	if d.cancel && n > 0 {
