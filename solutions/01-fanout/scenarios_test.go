@@ -20,6 +20,7 @@ import (
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
+	"gokata/internal/katatest/shake"
 )
 
 // How a call reacts when its ctx is done while it waits.
@@ -30,6 +31,7 @@ const (
 	testPartial           // returns a partial value and a nil error
 	testIgnores           // keeps waiting until released, then does its work
 	testChecksLate        // keeps waiting until released, then returns ctx.Err() (wrapped) if ctx is done
+	testAtOnce            // returns at once, without waiting to be released (and without looking at ctx)
 	testReactions
 )
 
@@ -40,6 +42,7 @@ var testReactionNames = [...]string{
 	"honours ctx (returns a partial value, nil error)",
 	"ignores ctx",
 	"ignores ctx while it waits, then returns ctx.Err() wrapped if ctx is done",
+	"returns at once, while Map may still be starting the other calls",
 }
 
 func testHonours(react int) bool { return react < testIgnores }
@@ -51,9 +54,17 @@ const (
 	testWrappedValue        // fmt.Errorf("pricing: %w", &testStatusError{code})
 	testJoinedError         // errors.Join(errors.New(text), errors.New("retry later"))
 	testFailKinds
+	// Drawn only where a test asks for it: the error of a fan-out nested
+	// in fn, which already names an element of the inner input.
+	testNestedError = testFailKinds // fmt.Errorf("fanout: in[12]: %w", errors.New(text))
 )
 
-var testFailNames = [...]string{"errors.New(%q)", "&statusError{%s}", "fmt.Errorf(\"pricing: %%w\", &statusError{%s})", "errors.Join(errors.New(%q), …)"}
+// testInnerIndex is the element a nested fan-out names: no outer input is
+// that long, so its tag never names an outer element.
+const testInnerIndex = 12
+
+var testFailNames = [...]string{"errors.New(%q)", "&statusError{%s}", "fmt.Errorf(\"pricing: %%w\", &statusError{%s})",
+	"errors.Join(errors.New(%q), …)", "the error of a Map nested in fn, fmt.Errorf(\"fanout: in[12]: %%w\", errors.New(%q))"}
 
 // How a call panics (B2).
 const (
@@ -97,6 +108,8 @@ type testFanScenario struct {
 	cancelAt int     // the step at which the caller cancels, with that step's releases; 0: never
 	focus    string  // the requirement the test grades: only its statements are reported
 	early    bool    // read what Map returned on the caller's goroutine, the moment it returns
+	rush     bool    // some calls return at once, while Map may still be starting the others
+	cancelOn int     // -1, or the element whose call, as it starts, cancels the caller's ctx
 }
 
 // testWrapReqs grade an error that lost the one fn returned (wrapped with
@@ -130,6 +143,9 @@ func (s testFanScenario) String() string {
 	fmt.Fprintf(&b, "%s over %s", what, in)
 	if s.callers > 1 {
 		fmt.Fprintf(&b, ", called by %d goroutines at once (each with an input of its own)", s.callers)
+	}
+	if s.cancelOn >= 0 {
+		fmt.Fprintf(&b, "; the caller cancels ctx the moment the call for in[%d] starts", s.cancelOn)
 	}
 	switch s.pre {
 	case 1:
@@ -187,10 +203,16 @@ type testFanDraw struct {
 	lateFail  bool // the caller cancels first; a call that ignores ctx fails afterwards
 	alone     bool // one call fails first, alone, while every other waits on its ctx
 	onlyPre   bool // the ctx is done before Map starts, or the input is empty
+	rush      bool // some calls return at once (some failing), or the caller cancels as one starts, while Map may still be starting calls
+	nested    bool // the failure that comes first (alone), or one of MapAll's, is a nested fan-out's error
+	mustPanic bool // at least one call panics
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
-	s := testFanScenario{all: d.all, focus: d.focus, early: d.early}
+	s := testFanScenario{all: d.all, focus: d.focus, early: d.early, cancelOn: -1}
+	if d.rush {
+		return d.drawRush(r, s)
+	}
 	s.callers = rapid.IntRange(1, d.maxCall).Draw(r, "callers")
 	if d.onlyPre {
 		// 0: an empty input with a live ctx; 1: cancelled; 2: past its deadline.
@@ -236,6 +258,10 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 		}
 		s.elems = append(s.elems, e)
 	}
+	if d.mustPanic && !slices.ContainsFunc(s.elems, func(e testFanElem) bool { return e.panic >= 0 }) {
+		i := rapid.IntRange(0, s.n-1).Draw(r, "the element that must panic")
+		s.elems[i].panic = rapid.IntRange(0, testPanicKinds-1).Draw(r, "its panic kind")
+	}
 	if d.mustCause && !slices.ContainsFunc(s.elems, func(e testFanElem) bool { return e.fails || e.panic >= 0 }) {
 		i := rapid.IntRange(0, s.n-1).Draw(r, "the element that must fail")
 		if d.panics {
@@ -249,6 +275,11 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 			s.elems[i].fails, s.elems[i].kind, s.elems[i].text, s.elems[i].panic = true, testPlainError, "503", -1
 		}
 	}
+	if d.nested && !d.alone {
+		i := rapid.IntRange(0, s.n-1).Draw(r, "the element whose failure comes from a nested Map")
+		s.elems[i].fails, s.elems[i].kind, s.elems[i].panic = true, testNestedError, -1
+		s.elems[i].text = rapid.SampledFrom(testFailTexts).Draw(r, "its inner error text")
+	}
 	alone := -1
 	if d.alone {
 		// One call fails while all the others wait on their ctx: the
@@ -260,6 +291,10 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 		e.text = rapid.SampledFrom([]string{"500", "503", "429"}).Draw(r, "its status")
 		if e.kind == testPlainError || e.kind == testJoinedError {
 			e.text = rapid.SampledFrom(testFailTexts).Draw(r, "its error text")
+		}
+		if d.nested {
+			e.kind = testNestedError
+			e.text = rapid.SampledFrom(testFailTexts).Draw(r, "its inner error text")
 		}
 	}
 	if d.lateFail {
@@ -301,6 +336,59 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 	return s
 }
 
+// drawRush draws calls of which some return at once, one of them failing
+// or cancelling the caller's ctx as it starts, while Map may still be
+// starting the others; the others wait to be released. A Map may stop
+// starting calls once ctx is done, so no call is required to start then.
+func (d testFanDraw) drawRush(r *rapid.T, s testFanScenario) testFanScenario {
+	s.rush = true
+	s.callers = rapid.IntRange(1, d.maxCall).Draw(r, "callers")
+	s.n = rapid.IntRange(max(d.minN, 2), d.maxN).Draw(r, "n")
+	var gated []int
+	for i := range s.n {
+		e := testFanElem{panic: -1, react: testAtOnce}
+		if rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("in[%d] waits to be released", i)) > 0 {
+			e.react = rapid.SampledFrom(d.reacts).Draw(r, fmt.Sprintf("in[%d] reaction", i))
+		}
+		if e.react == testAtOnce && rapid.Bool().Draw(r, fmt.Sprintf("in[%d] fails", i)) {
+			e.fails = true
+			e.kind = rapid.IntRange(0, testFailKinds-1).Draw(r, fmt.Sprintf("in[%d] error kind", i))
+			e.text = rapid.SampledFrom([]string{"500", "503", "429"}).Draw(r, fmt.Sprintf("in[%d] status", i))
+		} else {
+			e.text = rapid.SampledFrom(testValues).Draw(r, fmt.Sprintf("in[%d] value", i))
+		}
+		s.elems = append(s.elems, e)
+	}
+	// What stops the batch early: a call that fails at once, the caller's
+	// cancel as a call starts, or both; near the start of the input, so
+	// that Map still has calls to start.
+	early := func(what string) int { return rapid.IntRange(0, min(2, s.n-2)).Draw(r, what) }
+	switch rapid.IntRange(0, 2).Draw(r, "what stops the batch (0: a failure, 1: a cancel, 2: both)") {
+	case 0:
+		i := early("the call that fails at once")
+		s.elems[i].react, s.elems[i].fails, s.elems[i].kind, s.elems[i].text = testAtOnce, true, testPlainError, "503"
+	case 1:
+		s.cancelOn = early("the call whose start the caller's cancel follows")
+	default:
+		i := early("the call that fails at once")
+		s.elems[i].react, s.elems[i].fails, s.elems[i].kind, s.elems[i].text = testAtOnce, true, testPlainError, "503"
+		s.cancelOn = rapid.IntRange(0, s.n-1).Draw(r, "the call whose start the caller's cancel follows")
+	}
+	for i, e := range s.elems {
+		if e.react != testAtOnce {
+			gated = append(gated, i)
+		}
+	}
+	if len(gated) > 0 {
+		order := rapid.Permutation(gated).Draw(r, "release order")
+		for len(order) > 0 {
+			k := rapid.IntRange(1, len(order)).Draw(r, "released together")
+			s.steps, order = append(s.steps, order[:k]), order[k:]
+		}
+	}
+	return s
+}
+
 func seq(n int) []int {
 	s := make([]int, n)
 	for i := range s {
@@ -318,6 +406,7 @@ type testFx struct {
 	gates  []*katatest.Gate
 	errs   []error // the failure of each element, a fresh value per caller
 	panics []any
+	cancel context.CancelFunc // cancels the caller's ctx (set before Map is called)
 
 	mu      sync.Mutex
 	step    int
@@ -348,6 +437,8 @@ func testNewFx(s *testFanScenario, caller int) *testFx {
 			err = fmt.Errorf("pricing: %w", &testStatusError{testCode(e.text)})
 		case testJoinedError:
 			err = errors.Join(errors.New(e.text), errors.New("retry later"))
+		case testNestedError:
+			err = fmt.Errorf("fanout: in[%d]: %w", testInnerIndex, errors.New(e.text))
 		}
 		f.errs = append(f.errs, err)
 		var p any
@@ -380,6 +471,9 @@ func (f *testFx) fn(ctx context.Context, v int) (out string, err error) {
 	f.ctxs[i], f.state[i] = ctx, 1
 	f.calls[i]++
 	f.mu.Unlock()
+	if f.s.cancelOn == i {
+		f.cancel() // the caller gives up just as this call starts
+	}
 	panicked, via := true, false
 	defer func() {
 		f.mu.Lock()
@@ -393,7 +487,9 @@ func (f *testFx) fn(ctx context.Context, v int) (out string, err error) {
 	if !testHonours(e.react) {
 		hold = context.Background()
 	}
-	if herr := f.gates[i].Hold(hold); herr != nil {
+	if e.react == testAtOnce {
+		shake.Point()
+	} else if herr := f.gates[i].Hold(hold); herr != nil {
 		panicked, via = false, true
 		switch e.react {
 		case testWrapsCtx:
@@ -496,6 +592,8 @@ func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSee
 		mapFn = MapAll[int, string]
 	}
 	return katatest.Start(h, func(ctx context.Context) (seen testSeen, _ error) {
+		ctx, f.cancel = context.WithCancel(ctx)
+		defer f.cancel()
 		defer func() {
 			if r := recover(); r != nil {
 				if str, ok := r.(string); ok && strings.HasPrefix(str, "TODO") {
@@ -540,7 +638,7 @@ func (s testFanScenario) play(h *katatest.H) {
 		return
 	}
 	for _, c := range callers {
-		if !s.checkInFlight(h, c) {
+		if s.rush && !s.check(h, 0, c) || !s.rush && !s.checkInFlight(h, c) {
 			stop()
 			return
 		}
@@ -681,6 +779,9 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	if s.cancelAt > 0 {
 		cancelled, cause = s.cancelAt, fmt.Sprintf("the caller cancelled ctx at step %d", s.cancelAt)
 	}
+	if s.cancelOn >= 0 && v.calls[s.cancelOn] > 0 {
+		cancelled, cause = 0, fmt.Sprintf("the caller cancelled ctx as the call for in[%d] started", s.cancelOn)
+	}
 	if !s.all && min(firstErr, panicAt) < cancelled {
 		cancelled = min(firstErr, panicAt)
 		cause = fmt.Sprintf("a call failed at step %d", cancelled)
@@ -701,7 +802,7 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 		if st == 1 {
 			running = append(running, i)
 		}
-		if !rel && st != 1 && testHonours(e.react) && cancelled > k {
+		if !rel && st != 1 && testHonours(e.react) && cancelled > k && !(s.all && panicAt <= k) {
 			if s.all && !slices.ContainsFunc(v.state, func(st int) bool { return st == 3 }) {
 				s.report(h, "B1", "MapAll cancelled the ctx of in[%d] although the caller did not cancel: MapAll lets every call "+
 					"run to its end, so a failure cancels nothing (step %d)", i, k)
@@ -732,6 +833,18 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	}
 	if !returned {
 		if len(running) == 0 {
+			if s.rush {
+				when := fmt.Sprintf("by step %d", k)
+				if k == 0 {
+					when = "before the test released any call"
+				}
+				s.report(h, "*", "every call of fn that %s started had returned %s, but %s was still waiting, for "+
+					"ever: %s while %s was still starting calls. %s must return once every call it started has "+
+					"returned; if it stops starting calls once ctx is done, its WaitGroup must count only the calls "+
+					"it started (wg.Add(1) before each go statement, not wg.Add(len(in)) up front)", s.what(), when,
+					s.what(), s.rushCause(v), s.what(), s.what())
+				return false
+			}
 			s.report(h, "*", "every call of fn had returned by step %d, but %s was still waiting: does it wait for something else?",
 				k, s.what())
 			return false
@@ -742,6 +855,20 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	seen, _ := c.c.Result()
 	seen = seen.read()
 	return s.checkResult(h, c, v, seen, firstErr, panicAt)
+}
+
+// rushCause says what stopped a rush scenario's batch early.
+func (s testFanScenario) rushCause(v testFxView) string {
+	var parts []string
+	for i, e := range s.elems {
+		if e.react == testAtOnce && e.fails && v.calls[i] > 0 {
+			parts = append(parts, fmt.Sprintf("in[%d] failed at once", i))
+		}
+	}
+	if s.cancelOn >= 0 && v.calls[s.cancelOn] > 0 {
+		parts = append(parts, fmt.Sprintf("the caller cancelled ctx as the call for in[%d] started", s.cancelOn))
+	}
+	return strings.Join(parts, ", and ")
 }
 
 // checkResult checks what Map returned against the calls' outcomes.
@@ -755,7 +882,7 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 			failed = append(failed, i)
 		}
 	}
-	cancelFirst := s.cancelAt > 0 && s.cancelAt <= firstErr
+	cancelFirst := s.cancelAt > 0 && s.cancelAt <= firstErr || s.cancelOn >= 0 && v.calls[s.cancelOn] > 0
 	if len(failed) == 0 {
 		if cancelFirst && errors.Is(seen.err, context.Canceled) && seen.outNil {
 			return true // no call reported the cancel: ctx.Err() is an answer too
@@ -879,6 +1006,13 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		}
 	}
 	if !strings.Contains(seen.msg, fmt.Sprintf("in[%d]", matched)) {
+		if s.elems[matched].kind == testNestedError {
+			return s.report(h, "R3", "in[%d] failed first with %q, the error of a Map nested in fn, which names "+
+				"in[%d] of the inner input, and Map returned %q, which does not name in[%d]: wrap every error with "+
+				"its own index, fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err), whatever its text already says "+
+				"(\"fanout: in[%d]: fanout: in[%d]: …\" is right: it tells which element failed at each level)",
+				matched, v.retErr[matched], testInnerIndex, seen.msg, matched, matched, testInnerIndex)
+		}
 		s.report(h, "R3", "in[%d] failed first with %q, and Map returned %q: the error must name the element, as in "+
 			"fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err)", matched, v.retErr[matched], seen.msg)
 		return false
@@ -929,6 +1063,13 @@ func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen,
 		}
 		tag := fmt.Sprintf("in[%d]", i)
 		at := strings.Index(seen.msg[prev:], tag)
+		if at < 0 && s.elems[i].kind == testNestedError {
+			s.report(h, "B1", "MapAll returned %q, which does not name in[%d]: in[%d] failed with %q, the error of a Map "+
+				"nested in fn, which names in[%d] of the inner input; wrap every failure with its own index, "+
+				"fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err), whatever its text already says", seen.msg, i, i,
+				v.retErr[i], testInnerIndex)
+			return false
+		}
 		if at < 0 {
 			s.report(h, "B1", "MapAll returned %q, which does not name %s in input order: each joined error must name its "+
 				"element, and the failures come in input order (%s), not in the order they happened: keep each "+
@@ -1012,10 +1153,26 @@ func TestR3_ExploreACancelledCallNeverBeatsTheFirstError(t *testing.T) {
 	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
+func TestR3_ExploreAnErrorThatAlreadyNamesAnElementIsWrappedAgain(t *testing.T) {
+	// fn runs a Map of its own, whose error already reads "fanout: in[12]:
+	// …": the outer Map still names the outer element that failed.
+	d := testFanDraw{focus: "R3", minN: 1, maxN: 5, maxCall: 2, alone: true, nested: true,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testIgnores}}
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
 func TestR4_ExploreWaitsForEveryCall(t *testing.T) {
 	d := testFanDraw{focus: "R4", minN: 1, maxN: 5, maxCall: 2, fail: true, cancel: true,
 		reacts: []int{testIgnores, testChecksLate}}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR4_ExploreAFailureOrCancelWhileMapIsStillStartingCalls(t *testing.T) {
+	// A call fails at once, or the caller cancels as a call starts, near
+	// the start of the input: Map may still be starting the others.
+	d := testFanDraw{focus: "R4", rush: true, minN: 3, maxN: 12, maxCall: 2,
+		reacts: []int{testWrapsCtx, testReturnsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR5_ExploreCancelReachesEveryCall(t *testing.T) {
@@ -1047,7 +1204,7 @@ func TestR6_ExploreCallsThatReturnTogether(t *testing.T) {
 
 func TestB1_ExploreMapAllJoinsEveryFailure(t *testing.T) {
 	d := testFanDraw{focus: "B1", all: true, minN: 2, maxN: 5, maxCall: 2, fail: true, failOdds: 2, twins: true,
-		reacts: []int{testWrapsCtx, testIgnores}}
+		nested: true, reacts: []int{testWrapsCtx, testIgnores}}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
@@ -1055,4 +1212,12 @@ func TestB2_ExplorePanicsAreRaisedOnTheCaller(t *testing.T) {
 	d := testFanDraw{focus: "B2", minN: 1, maxN: 5, maxCall: 2, fail: true, panics: true, mustCause: true,
 		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestB2_ExploreMapAllRaisesPanicsToo(t *testing.T) {
+	// MapAll joins failures, but a panic is not a failure: it is raised
+	// again once every call has returned, whatever the value.
+	d := testFanDraw{focus: "B2", all: true, minN: 1, maxN: 5, maxCall: 2, fail: true, panics: true, mustPanic: true,
+		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }

@@ -32,11 +32,13 @@ const (
 	testStatus          // &testStatusErr{code}
 	testWrapped         // fmt.Errorf("pricing: %w", &testStatusErr{code})
 	testCanceled        // fmt.Errorf("pool: %w", context.Canceled): its own cancel, not the caller's
+	testDeadline        // fmt.Errorf("client: %w", context.DeadlineExceeded): its own per-call timeout, not First's
 	testKinds
 )
 
 var testKindNames = [...]string{"errors.New(%q)", "&statusError{%s}", "fmt.Errorf(\"pricing: %%w\", &statusError{%s})",
-	"fmt.Errorf(\"pool: %w\", context.Canceled) (its own connection pool was closed; the caller did not cancel)"}
+	"fmt.Errorf(\"pool: %w\", context.Canceled) (its own connection pool was closed; the caller did not cancel)",
+	"fmt.Errorf(\"client: %w\", context.DeadlineExceeded) (its own per-call timeout; First's timeout had not passed)"}
 
 var testTexts = []string{"503", "connection refused", "503", "deadline exceeded upstream", "429"}
 
@@ -95,7 +97,7 @@ func (s testFirstScenario) String() string {
 }
 
 func testFailName(r testReplica) string {
-	if r.kind == testCanceled {
+	if r.kind == testCanceled || r.kind == testDeadline {
 		return testKindNames[r.kind]
 	}
 	return fmt.Sprintf(testKindNames[r.kind], r.text)
@@ -118,7 +120,8 @@ type testFirstDraw struct {
 	odds      int  // a replica succeeds one time in odds (3 unless set)
 	mustTime  bool // a timeout (> 0) always
 	mustStop  bool // the caller always cancels, before First or while it runs
-	ownCancel bool // a replica may fail with a context.Canceled of its own
+	ownCancel bool // a replica may fail with a context.Canceled or context.DeadlineExceeded of its own
+	lookalike bool // replica 0 fails first with a context.DeadlineExceeded of its own, and another answers later
 }
 
 func (d testFirstDraw) draw(r *rapid.T) testFirstScenario {
@@ -170,6 +173,33 @@ func (d testFirstDraw) draw(r *rapid.T) testFirstScenario {
 		s.timeout = time.Duration(rapid.IntRange(-1, 7).Draw(r, "timeout (x10ms)")) * 10 * testMs
 		if s.timeout < 0 {
 			s.timeout = -rapid.SampledFrom([]time.Duration{1, time.Second}).Draw(r, "negative timeout")
+		}
+	}
+	if d.lookalike && n >= 2 {
+		// A replica's own timeout is a failure like any other: replica 0
+		// fails first with it, and another one answers (or fails) later,
+		// well before First's own timeout, if any.
+		la := &s.reps[0]
+		la.ok, la.kind, la.text = false, testDeadline, ""
+		// With no timeout (0: a negative one is R3's), replica 0 fails at
+		// 10ms, so a First that gives up at 0 misread the timeout instead.
+		la.at = 10 * testMs
+		if s.timeout > 0 {
+			s.timeout = time.Second
+			la.at = time.Duration(rapid.IntRange(0, 1).Draw(r, "replica 0 fails at (x10ms)")) * 10 * testMs
+		} else {
+			s.timeout = 0
+		}
+		later := time.Duration(rapid.IntRange(1, 5).Draw(r, "the last replica answers after it (x10ms)")) * 10 * testMs
+		last := &s.reps[n-1]
+		last.at = max(last.at, la.at+later)
+		if !d.allFail {
+			last.ok, last.text = true, "9.99"
+			for i := range s.reps {
+				if r := &s.reps[i]; r.ok && r.at <= la.at {
+					r.at = la.at + later
+				}
+			}
 		}
 	}
 	if d.cancel && n > 0 {
@@ -304,6 +334,8 @@ func testNewReps(h *katatest.H, s *testFirstScenario) *testReps {
 			err = fmt.Errorf("pricing: %w", &testStatusErr{r.text})
 		case testCanceled:
 			err = fmt.Errorf("pool: %w", context.Canceled)
+		case testDeadline:
+			err = fmt.Errorf("client: %w", context.DeadlineExceeded)
 		}
 		if r.ok {
 			err = nil
@@ -506,7 +538,7 @@ func (s testFirstScenario) check(h *katatest.H, t, decideAt time.Duration, kinds
 			if reqs == "" {
 				reqs = s.reqsOf(kinds)
 			}
-			if errors.Is(got.err, ErrTimeout) {
+			if errors.Is(got.err, ErrTimeout) && s.ownDeadline(t) < 0 {
 				reqs = "R3" // gave up too early
 			}
 			return s.report(h, reqs, "First returned (%q, %v) at %v, before anything "+
@@ -547,7 +579,28 @@ func (s testFirstScenario) earlyReq(t time.Duration) string {
 	return ""
 }
 
+// ownDeadline is a replica that failed by t with a context.DeadlineExceeded
+// of its own, or -1.
+func (s testFirstScenario) ownDeadline(t time.Duration) int {
+	for i, r := range s.reps {
+		if !r.ok && r.kind == testDeadline && r.at <= t {
+			return i
+		}
+	}
+	return -1
+}
+
 func (s testFirstScenario) earlyWhy(t time.Duration, got testGot) string {
+	if i := s.ownDeadline(t); i >= 0 && errors.Is(got.err, context.DeadlineExceeded) {
+		timeout := "First has no timeout here"
+		if s.timeout > 0 {
+			timeout = fmt.Sprintf("First's own timeout is %v from its start", s.timeout)
+		}
+		return fmt.Sprintf("replica %d failed at %v with an error wrapping context.DeadlineExceeded, its own per-call "+
+			"timeout: that is a failure like any other, not First's timeout (%s, and only First's own timer ends "+
+			"it with ErrTimeout). Record it and keep waiting while other replicas may still succeed; do not "+
+			"treat an error matching context.DeadlineExceeded as a timeout", i, s.reps[i].at, timeout)
+	}
 	if s.timeout <= 0 && errors.Is(got.err, ErrTimeout) {
 		return fmt.Sprintf("timeout %v means no timeout: start a timer only when timeout > 0 (a nil channel never "+
 			"fires in a select)", s.timeout)
@@ -621,7 +674,11 @@ func (s testFirstScenario) checkOutcome(h *katatest.H, t time.Duration, kinds []
 	switch {
 	case errors.Is(got.err, ErrTimeout):
 		if !slices.Contains(kinds, testTimedOut) {
-			return s.report(h, "R3", "First returned a timeout error %q at %v, but %s: %s", got.msg, t,
+			req := "R3"
+			if s.ownDeadline(t) >= 0 {
+				req = reqs
+			}
+			return s.report(h, req, "First returned a timeout error %q at %v, but %s: %s", got.msg, t,
 				s.decisionText(t, kinds), s.earlyWhy(t, got))
 		}
 		if !errors.Is(got.err, context.DeadlineExceeded) {
@@ -746,9 +803,22 @@ func TestR1_ExploreTheFirstSuccessWins(t *testing.T) {
 	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
 
+func TestR1_ExploreAReplicasOwnTimeoutIsJustAFailure(t *testing.T) {
+	// Replica 0 fails first with a context.DeadlineExceeded of its own, and
+	// another replica succeeds later; the others may fail with a
+	// context.Canceled or context.DeadlineExceeded of their own too.
+	d := testFirstDraw{focus: "R1", minN: 2, maxCall: 2, success: true, honours: true, ignores: true, timeout: true,
+		ownCancel: true, lookalike: true}
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+}
+
 func TestR2_ExploreEveryFailureIsReturned(t *testing.T) {
 	d := testFirstDraw{focus: "R2", minN: 1, maxCall: 2, allFail: true, honours: true, ignores: true, ownCancel: true}
 	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	// Replica 0 fails first with a context.DeadlineExceeded of its own, and
+	// the others fail later: First returns only after the last failure.
+	d.minN, d.lookalike = 2, true
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
 
 func TestR3_ExploreTheTimeout(t *testing.T) {

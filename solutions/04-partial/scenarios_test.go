@@ -869,3 +869,146 @@ func TestB1_ExploreFailFast(t *testing.T) {
 func TestB2_ExploreMaxFailures(t *testing.T) {
 	katatest.Explore(t, 20, testDrawY("B2", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B2") })
 }
+
+// Inputs of other types than string: the error names the input as %v
+// formats it, whatever its type. testYItem is a struct input, as a
+// basket line would be; testYSKU formats itself.
+type testYItem struct {
+	SKU string
+	Qty int
+}
+
+type testYLine struct {
+	Item testYItem
+	Note string
+}
+
+type testYSKU int
+
+func (s testYSKU) String() string { return fmt.Sprintf("SKU-%04d", int(s)) }
+
+var testYTypes = []string{"string", "int", "struct testYItem{SKU string; Qty int}", "*testYItem (a pointer to a struct)",
+	"struct testYLine{Item testYItem; Note string} (a struct in a struct)", "testYSKU (an int type with a String method)"}
+
+// testYTyped is one Gather over inputs of one type; fails[i] is -1 for a
+// call that succeeds, otherwise the testYErrs it fails with.
+type testYTyped struct {
+	typ   int
+	with  bool // GatherWith(ctx, inputs, fn, Options{}) instead of Gather
+	fails []int
+}
+
+func (s testYTyped) String() string {
+	what := "Gather"
+	if s.with {
+		what = "GatherWith(…, Options{})"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s over %d input(s) of type %s; every call returns at once:", what, len(s.fails), testYTypes[s.typ])
+	for i, k := range s.fails {
+		if k < 0 {
+			fmt.Fprintf(&b, "\n  input %d succeeds", i)
+		} else {
+			fmt.Fprintf(&b, "\n  input %d fails with %s", i, testYErrs[k].how)
+		}
+	}
+	return b.String()
+}
+
+func testDrawYTyped(r *rapid.T) testYTyped {
+	// The struct types, where %v differs from %+v, %#v and %q, twice as often.
+	typ := rapid.SampledFrom([]int{0, 1, 2, 3, 4, 5, 2, 3, 4}).Draw(r, "input type")
+	s := testYTyped{typ: typ, with: rapid.Bool().Draw(r, "GatherWith")}
+	n := rapid.IntRange(1, 5).Draw(r, "inputs")
+	failed := false
+	for i := range n {
+		k := -1
+		if rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("input %d fails", i)) > 0 {
+			k = rapid.IntRange(0, len(testYErrs)-1).Draw(r, fmt.Sprintf("input %d error", i))
+			failed = true
+		}
+		s.fails = append(s.fails, k)
+	}
+	if !failed {
+		s.fails[rapid.IntRange(0, n-1).Draw(r, "the input that fails")] = 1
+	}
+	return s
+}
+
+func (s testYTyped) play(h *katatest.H) {
+	switch s.typ {
+	case 0:
+		testYPlayTyped(h, s, func(i int) string { return fmt.Sprintf("sku-%d", i+1) })
+	case 1:
+		testYPlayTyped(h, s, func(i int) int { return 40 + i })
+	case 2:
+		testYPlayTyped(h, s, func(i int) testYItem { return testYItem{SKU: fmt.Sprintf("sku-%d", i+1), Qty: i + 2} })
+	case 3:
+		items := make([]*testYItem, len(s.fails))
+		for i := range items {
+			items[i] = &testYItem{SKU: fmt.Sprintf("sku-%d", i+1), Qty: i + 2}
+		}
+		testYPlayTyped(h, s, func(i int) *testYItem { return items[i] })
+	case 4:
+		testYPlayTyped(h, s, func(i int) testYLine {
+			return testYLine{Item: testYItem{SKU: fmt.Sprintf("sku-%d", i+1), Qty: i + 2}, Note: "gift"}
+		})
+	default:
+		testYPlayTyped(h, s, func(i int) testYSKU { return testYSKU(700 + i) })
+	}
+}
+
+func testYPlayTyped[In comparable](h *katatest.H, s testYTyped, input func(i int) In) {
+	n := len(s.fails)
+	inputs := make([]In, n)
+	errs := make([]error, n)
+	for i := range inputs {
+		inputs[i] = input(i)
+		if k := s.fails[i]; k >= 0 {
+			errs[i] = testYErrs[k].make(i)
+		}
+	}
+	fn := func(ctx context.Context, in In) (int, error) {
+		i := slices.Index(inputs, in)
+		if i < 0 {
+			return 0, fmt.Errorf("fn got %v, which is not one of the inputs", in)
+		}
+		if errs[i] != nil {
+			return 0, errs[i]
+		}
+		return 100 + i, nil
+	}
+	c := katatest.Start(h, func(ctx context.Context) ([]Outcome[In, int], error) {
+		if s.with {
+			return GatherWith(ctx, inputs, fn, Options{}), nil
+		}
+		return Gather(ctx, inputs, fn), nil
+	})
+	if c.Broken() {
+		return
+	}
+	out, _, ok := c.Finish("Gather")
+	if !ok {
+		return
+	}
+	// Only the naming is graded here: where the outcomes are (R1), whether
+	// a failure stops anything (R2) and whether the error matches fn's
+	// (the other R3 tests) are graded elsewhere.
+	for i, in := range inputs {
+		j := slices.IndexFunc(out, func(o Outcome[In, int]) bool { return o.Input == in })
+		if j < 0 || errs[i] == nil || !errors.Is(out[j].Err, errs[i]) {
+			continue
+		}
+		if want := fmt.Sprintf("%v", in); !strings.Contains(out[j].Err.Error(), want) {
+			h.Errorf("a failed outcome's error names its input, formatted with %%v, but for input %d of type %s, "+
+				"which %%v formats as %q, the error says %q: format the input with %%v (not %%+v, %%#v or %%q, "+
+				"which read differently for a struct or a pointer to one), e.g. fmt.Errorf(\"input %%d (%%v): %%w\", "+
+				"i, in, err)", i, testYTypes[s.typ], want, out[j].Err.Error())
+			return
+		}
+	}
+}
+
+func TestR3_ExploreInputsOfEveryTypeAreNamedWithPercentV(t *testing.T) {
+	katatest.Explore(t, 8, testDrawYTyped, func(h *katatest.H, s testYTyped) { s.play(h) })
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
 )
@@ -494,4 +496,93 @@ func TestB2_AtTheDeadlineRunStillWaitsForTheConsumeInFlight(t *testing.T) {
 		assert.ErrorIs(t, err, ErrDrainTimeout, "the drain deadline passed: the error must match ErrDrainTimeout")
 		assert.Equal(t, Stats{Produced: 1, Consumed: 1}, stats, "item 1 was in a consumer's hands at the deadline")
 	})
+}
+
+// testSmallBatch is a RunBatches whose Size is below 1, which means 1.
+type testSmallBatch struct {
+	size       int
+	flushEvery time.Duration
+	capacity   int
+	consumers  int
+	items      int
+}
+
+func (s testSmallBatch) String() string {
+	return fmt.Sprintf("RunBatches(capacity %d, %d consumer(s), Batch{Size: %d, FlushEvery: %v}); produce puts items "+
+		"1…%d, then waits until the test lets it return; the clock stands still", s.capacity, s.consumers, s.size,
+		s.flushEvery, s.items)
+}
+
+func testDrawSmallBatch(r *rapid.T) testSmallBatch {
+	var s testSmallBatch
+	s.size = rapid.SampledFrom([]int{0, 0, -1, -7, math.MinInt}).Draw(r, "Size")
+	s.flushEvery = rapid.SampledFrom([]time.Duration{0, time.Millisecond, time.Second}).Draw(r, "FlushEvery")
+	s.capacity = rapid.IntRange(0, 3).Draw(r, "capacity")
+	s.consumers = rapid.IntRange(1, 3).Draw(r, "consumers")
+	s.items = rapid.IntRange(s.consumers+1, 7).Draw(r, "items") // some consumer takes two or more
+	return s
+}
+
+func (s testSmallBatch) play(h *katatest.H) {
+	batches := &testBatchLog{}
+	consume := func(ctx context.Context, b []int) error {
+		batches.Add(b)
+		return nil
+	}
+	end := make(chan struct{})
+	produce := func(ctx context.Context, put func(int) error) error {
+		for v := 1; v <= s.items; v++ {
+			if err := put(v); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-end:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	b := Batch{Size: s.size, FlushEvery: s.flushEvery}
+	call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
+		return RunBatches(ctx, h.Clk, s.capacity, s.consumers, b, produce, consume)
+	})
+	if call.Broken() {
+		return
+	}
+	bad := func(got [][]int) bool {
+		return slices.ContainsFunc(got, func(b []int) bool { return len(b) != 1 })
+	}
+	got := batches.All()
+	if n := len(got); n != s.items || bad(got) {
+		h.Errorf("Batch{Size: %d, FlushEvery: %v}, %d consumer(s): produce put items 1…%d and, with the clock "+
+			"standing still and produce not yet returned, consume had got the batches %v: a Size below 1 means 1, so "+
+			"each item is a batch of its own, handed to consume as soon as a consumer takes it. Reading Size <= 0 as "+
+			"\"no size limit\" leaves the items waiting for FlushEvery or the final flush: clamp it, max(b.Size, 1)",
+			s.size, s.flushEvery, s.consumers, s.items, got)
+		close(end)
+		call.Stop()
+		return
+	}
+	close(end)
+	stats, err, ok := testEnd(h, call, "produce returned and every item had been consumed, yet")
+	if !ok {
+		return
+	}
+	got = batches.All()
+	var items []int
+	for _, b := range got {
+		items = append(items, b...)
+	}
+	if bad(got) || !slices.Equal(testSorted(items), testSeq(1, s.items)) {
+		h.Errorf("Batch{Size: %d}: RunBatches handed consume the batches %v for items 1…%d; want each item once, in a "+
+			"batch of its own (a Size below 1 means 1)", s.size, got, s.items)
+		return
+	}
+	assert.NoError(h, err, "every batch was consumed: RunBatches must return nil")
+	assert.Equal(h, Stats{Produced: s.items, Consumed: s.items}, stats, "Stats count items, not batches")
+}
+
+func TestB1_ExploreASizeBelowOneMeansOne(t *testing.T) {
+	katatest.Explore(t, 6, testDrawSmallBatch, func(h *katatest.H, s testSmallBatch) { s.play(h) })
 }

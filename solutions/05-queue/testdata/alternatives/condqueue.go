@@ -139,7 +139,11 @@ func (q *condQueue[T]) next(due *bool) (v T, ok, fired bool) {
 			return v, false, false
 		}
 		q.idle++
-		q.cond.Broadcast() // a put may hand this consumer an item
+		if q.putting > 0 {
+			// A put waiting for room may hand this consumer an item. Only
+			// then: idle consumers that woke each other would spin.
+			q.cond.Broadcast()
+		}
 		q.cond.Wait()
 		q.idle--
 	}
