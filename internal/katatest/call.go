@@ -227,6 +227,33 @@ func (c *Call[T]) Waits(format string, args ...any) bool {
 	return false
 }
 
+// Stopper is a call a test started: a *Call[T] or an ErrCall.
+type Stopper interface {
+	Cancel()
+	Stop() bool
+}
+
+// Unwind ends calls that a failed scenario left running, once the failure
+// is reported: it cancels every call's context first (so that none waits
+// for another still running), moves the mock clock an hour at a time while
+// goroutines are stuck on a mutex (which synctest cannot wait for), then
+// stops each call, and stops at the first that cannot be stopped (Stop has
+// reported it).
+func Unwind[S Stopper](h *H, calls ...S) {
+	h.rep.Helper()
+	for _, c := range calls {
+		c.Cancel()
+	}
+	for i := 0; i < 100 && h.Settle() != nil; i++ {
+		h.Clk.Add(time.Hour)
+	}
+	for _, c := range calls {
+		if !c.Stop() {
+			return
+		}
+	}
+}
+
 // Stop ends a call that went wrong, once the test has reported how: it
 // cancels the call's context and, while the call still runs, moves the mock
 // clock far ahead (a bounded number of times) so that even code that

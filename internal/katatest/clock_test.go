@@ -1,6 +1,7 @@
 package katatest
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -75,5 +76,36 @@ func TestClockSleepWaitsForTheClock(t *testing.T) {
 		assert.Equal(t, time.Unix(1, 0), <-woke)
 		clk.Add(time.Second)
 		assert.Equal(t, time.Unix(2, 0), <-clk.After(0), "After(0) fires at once")
+	})
+}
+
+// Unwind ends calls left running: one waits for its ctx, one is stuck on
+// a mutex that another call holds while it sleeps on the mock clock, which
+// synctest cannot wait for.
+func TestUnwindEndsCallsStuckOnCtxOrAMutex(t *testing.T) {
+	Run(t, func(h *H) {
+		var mu sync.Mutex
+		holder := Start(h, func(ctx context.Context) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			h.Clk.Sleep(30 * time.Minute) // deaf to ctx
+			return 1, nil
+		})
+		h.Settle()
+		stuck := Start(h, func(ctx context.Context) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return 2, nil
+		})
+		waiter := Start(h, func(ctx context.Context) (int, error) {
+			<-ctx.Done()
+			return 3, ctx.Err()
+		})
+		assert.NotNil(t, h.Settle(), "the second call waits on a mutex")
+		Unwind(h, holder, stuck, waiter)
+		for i, c := range []*Call[int]{holder, stuck, waiter} {
+			assert.True(t, c.Returned(), "call %d returned", i+1)
+		}
+		assert.GreaterOrEqual(t, h.Elapsed(), 30*time.Minute)
 	})
 }

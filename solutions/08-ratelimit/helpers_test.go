@@ -36,17 +36,7 @@ func testSettle(h *katatest.H, what string, ws ...katatest.ErrCall) bool {
 // (which synctest cannot wait for), then stops each one.
 func testRelease(h *katatest.H, ws ...katatest.ErrCall) {
 	h.T.Helper()
-	for _, w := range ws {
-		w.Cancel()
-	}
-	for i := 0; i < 100 && h.Settle() != nil; i++ {
-		h.Clk.Add(time.Hour)
-	}
-	for _, w := range ws {
-		if !w.Stop() {
-			return
-		}
-	}
+	katatest.Unwind(h, ws...)
 }
 
 // testBroken reports whether any of ws panicked (already reported); then

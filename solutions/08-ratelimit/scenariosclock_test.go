@@ -241,17 +241,11 @@ func (s testHeldScenario) play(h *katatest.H) {
 	}
 	stop := func() {
 		clk.gate.Release()
+		var cs []*katatest.Call[struct{}]
 		for _, p := range calls {
-			p.c.Cancel()
+			cs = append(cs, p.c)
 		}
-		for i := 0; i < 100 && h.Settle() != nil; i++ {
-			h.Clk.Add(time.Hour)
-		}
-		for _, p := range calls {
-			if !p.c.Stop() {
-				return
-			}
-		}
+		katatest.Unwind(h, cs...)
 	}
 
 	for _, st := range s.before {

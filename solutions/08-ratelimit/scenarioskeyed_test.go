@@ -190,19 +190,7 @@ func (s testKeyedScenario) play(h *katatest.H) {
 	}
 	var all []*katatest.Call[struct{}]
 	var pending []waiter
-	release := func() {
-		for _, c := range all {
-			c.Cancel()
-		}
-		for i := 0; i < 100 && h.Settle() != nil; i++ {
-			h.Clk.Add(time.Hour)
-		}
-		for _, c := range all {
-			if !c.Stop() {
-				return
-			}
-		}
-	}
+	release := func() { katatest.Unwind(h, all...) }
 	settled := func(what string) bool {
 		if stuck := h.Settle(); stuck != nil {
 			h.Errorf("%s: calls were stuck on a mutex of the Keyed while a Wait waited for its token: hold a lock "+

@@ -104,12 +104,6 @@ type testStopJob struct {
 	err      error
 }
 
-// testStoppable is a call the test started: a Submit or a Shutdown.
-type testStoppable interface {
-	Cancel()
-	Stop() bool
-}
-
 func testPlayStop(h *katatest.H, s testStopScenario) {
 	var (
 		mu      sync.Mutex
@@ -169,23 +163,13 @@ func testPlayStop(h *katatest.H, s testStopScenario) {
 	// Every job is queued before Start, so that one settle is enough: the
 	// workers then take job-1…job-workers, in order.
 	svc := New(h.Clk, s.workers, s.workers+s.queued, handle)
-	var calls []testStoppable
+	var calls []katatest.Stopper
 	unwind := func() {
 		for _, g := range gates {
 			g.Release()
 		}
 		never.Release()
-		for _, c := range calls {
-			c.Cancel()
-		}
-		for i := 0; i < 100 && h.Settle() != nil; i++ {
-			h.Clk.Add(time.Hour)
-		}
-		for _, c := range calls {
-			if !c.Stop() {
-				return
-			}
-		}
+		katatest.Unwind(h, calls...)
 	}
 	settled := func(what string) bool {
 		if stuck := h.Settle(); stuck != nil {
