@@ -8,7 +8,7 @@
 // and in the body of an if, for or switch whose header does one of
 // these (and after such an if when it has no else: its check is a window
 // whichever way it goes). One is also added before every statement that takes a lock
-// (Lock, RLock) or sends: a check made under one critical section and
+// (Lock, RLock), sends or selects: a check made under one critical section and
 // acted on under the next is a window even when the first unlock is
 // deferred, and so is a check of a channel's len before a send. A
 // deferred synchronizing call (defer wg.Done(), defer mu.Unlock()) gets
@@ -187,7 +187,7 @@ type walker struct {
 	fset   *token.FileSet
 	atomic map[string]bool
 	ins    []insertion
-	before string // added before a statement that takes a lock or sends, on its line
+	before string // added before a statement that takes a lock, sends or selects, on its line
 	// deferred is added before a defer of a synchronizing call (defer
 	// wg.Done(), defer mu.Unlock()): deferred calls run last in, first
 	// out, so the point runs right after that call, when the function
@@ -200,7 +200,7 @@ func (w *walker) add(pos token.Pos, text string) {
 }
 
 // list adds a point after each statement of a statement list that is a
-// synchronization point, and one before each that takes a lock or sends.
+// synchronization point, and one before each that takes a lock, sends or selects.
 func (w *walker) list(stmts []ast.Stmt, after string) {
 	for _, s := range stmts {
 		if acts(s) {
@@ -225,10 +225,13 @@ func (w *walker) checks(s ast.Stmt) bool {
 	return ok && ifs.Else == nil && (w.syncs(ifs.Init) || w.syncs(ifs.Cond))
 }
 
-// acts reports whether statement s sends on a channel or calls a Lock or
-// RLock method (m.Lock(), s.mu.RLock()): the act that may follow a check.
+// acts reports whether statement s sends on a channel, selects, or calls a
+// Lock or RLock method (m.Lock(), s.mu.RLock()): the act that may follow a
+// check. A select is one because which of its ready cases it takes depends
+// on what became ready just before it (a stop racing an item).
 func acts(s ast.Stmt) bool {
-	if _, ok := s.(*ast.SendStmt); ok {
+	switch s.(type) {
+	case *ast.SendStmt, *ast.SelectStmt:
 		return true
 	}
 	e, ok := s.(*ast.ExprStmt)
