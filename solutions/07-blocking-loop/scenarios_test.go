@@ -3,7 +3,11 @@ package blockingloop
 // Explored requirements: each test draws many scenarios (katatest.Explore)
 // of concurrent Gets, lookups that answer in any order, callers who leave,
 // failures of every kind, heartbeats while lookups run and a stop with
-// lookups still running, and checks its requirement over all of them.
+// lookups still running, and checks its requirement over all of them. Some
+// steps do several things at once (Gets arrive, lookups answer and callers
+// give up, with nothing settling in between); every Get's answer is then
+// checked against the order of events with a model of the README's cache
+// (katatest.History, porcupine).
 
 import (
 	"context"
@@ -17,6 +21,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
@@ -78,6 +83,8 @@ type testScnBackend struct {
 	lookups []*testLookup
 	count   map[string]int
 	running katatest.Peak
+	hist    *katatest.History
+	ends    []func(any) // a lookup's end in the history, recorded as open until the scenario ends
 }
 
 func (b *testScnBackend) lookup(ctx context.Context, key string) (string, error) {
@@ -93,6 +100,7 @@ func (b *testScnBackend) lookup(ctx context.Context, key string) (string, error)
 		l.value = fmt.Sprintf("v:%s#%d", key, l.n)
 	}
 	b.lookups = append(b.lookups, l)
+	id := testLookupClient + len(b.lookups)
 	b.mu.Unlock()
 	var err error
 	if sp.held {
@@ -114,6 +122,11 @@ func (b *testScnBackend) lookup(ctx context.Context, key string) (string, error)
 	l.returned = true
 	if err != nil {
 		l.value, l.err = "", err
+	}
+	if b.hist != nil {
+		// The loop stores the result some time after the lookup returned:
+		// the event stays open until the scenario ends.
+		b.ends = append(b.ends, b.hist.Call(id, testLookupEnd{key: key, value: l.value, err: l.err}))
 	}
 	return l.value, l.err
 }
@@ -141,7 +154,9 @@ func (b *testScnBackend) calls(key string) int {
 type testScnStep struct {
 	kind    int      // testStepGets, testStepRelease, testStepCancel, testStepTick
 	keys    []string // Gets started at once, each on a goroutine of its own
-	picks   []int    // which held lookups (release) or waiting callers (cancel), any order
+	picks   []int    // which held lookups (release, burst) or waiting callers (cancel), any order
+	leave   []int    // burst: which waiting callers give up
+	order   []int    // burst: in what order its acts happen (indexes into keys, then picks, then leave)
 	advance time.Duration
 }
 
@@ -151,6 +166,7 @@ const (
 	testStepCancel
 	testStepTick
 	testStepReleaseWithHit // let the oldest held lookup answer while a Get of a cached key arrives
+	testStepBurst          // at once: Gets arrive, held lookups answer, waiting callers give up
 )
 
 type testScenario struct {
@@ -203,6 +219,21 @@ func (s testScenario) String() string {
 			fmt.Fprintf(&b, "the clock moves %v", st.advance)
 		case testStepReleaseWithHit:
 			b.WriteString("the oldest held lookup answers while a Get of a cached key arrives")
+		case testStepBurst:
+			b.WriteString("at once, nothing settling in between: ")
+			var acts []string
+			for _, a := range st.order {
+				switch {
+				case a < len(st.keys):
+					acts = append(acts, fmt.Sprintf("Get %s arrives", st.keys[a]))
+				case a < len(st.keys)+len(st.picks):
+					acts = append(acts, fmt.Sprintf("held lookup %d (oldest first) answers", st.picks[a-len(st.keys)]))
+				default:
+					acts = append(acts, fmt.Sprintf("the caller of waiting Get %d (oldest first) gives up",
+						st.leave[a-len(st.keys)-len(st.picks)]))
+				}
+			}
+			b.WriteString(strings.Join(acts, ", "))
 		}
 	}
 	fmt.Fprintf(&b, "\n  Run's ctx ends")
@@ -244,6 +275,9 @@ func testDrawScenarioFor(r *rapid.T, focus string) testScenario {
 		if focus == "R2" && rapid.Bool().Draw(r, "clock moves") {
 			st.kind = testStepTick
 		}
+		if st.kind != testStepTick && rapid.IntRange(0, 3).Draw(r, "burst") == 0 {
+			st.kind = testStepBurst
+		}
 		switch st.kind {
 		case testStepGets:
 			st.keys = rapid.SliceOfN(key, 1, 4).Draw(r, "keys")
@@ -251,6 +285,13 @@ func testDrawScenarioFor(r *rapid.T, focus string) testScenario {
 			st.picks = rapid.SliceOfN(rapid.IntRange(0, 5), 1, 3).Draw(r, "release picks")
 		case testStepCancel:
 			st.picks = []int{rapid.IntRange(0, 5).Draw(r, "cancel pick")}
+		case testStepBurst:
+			st.keys = rapid.SliceOfN(key, 0, 3).Draw(r, "burst keys")
+			st.picks = rapid.SliceOfN(rapid.IntRange(0, 5), 1, 3).Draw(r, "burst release picks")
+			if focus == "R3" {
+				st.leave = rapid.SliceOfN(rapid.IntRange(0, 5), 0, 2).Draw(r, "burst leave picks")
+			}
+			st.order = rapid.Permutation(testRange(len(st.keys)+len(st.picks)+len(st.leave))).Draw(r, "burst order")
 		case testStepTick:
 			st.advance = time.Duration(rapid.IntRange(1, 2500).Draw(r, "advance ms")) * time.Millisecond
 			if s.tick > 0 && rapid.Bool().Draw(r, "whole ticks") {
@@ -264,6 +305,15 @@ func testDrawScenarioFor(r *rapid.T, focus string) testScenario {
 	return s
 }
 
+// testRange is 0, 1, …, n-1.
+func testRange(n int) []int {
+	r := make([]int, n)
+	for i := range r {
+		r[i] = i
+	}
+	return r
+}
+
 // testScnGet is a Get the scenario made.
 type testScnGet struct {
 	key       string
@@ -271,7 +321,94 @@ type testScnGet struct {
 	ctx       context.Context
 	storedAt  string // the value stored for key when the Get started, if any
 	cancelled bool
+	raced     bool // its caller gave up while its answer may have been on its way
 	seen      bool // the test has checked its outcome
+}
+
+// History clients: Gets are numbered from 0, lookups from testLookupClient,
+// and Run's stop is testStopClient.
+const (
+	testLookupClient = 1 << 20
+	testStopClient   = 1<<20 - 1
+)
+
+// History events and what a Get answered.
+type (
+	testGetIn  struct{ key string }
+	testGetOut struct {
+		value  string
+		err    error
+		gaveUp bool // its caller had given up
+	}
+	testLookupEnd struct {
+		key, value string
+		err        error
+	}
+	testStopIn struct{}
+)
+
+// testCacheModel is the README's cache, one event at a time: a Get answers
+// a value some lookup of its key returned with a nil error, or the error
+// some lookup of its key returned, as it is; ErrStopped only once Run's ctx
+// has ended; ctx.Err() only if its caller gave up. A lookup's result counts
+// from the moment it returned (the loop stores it some time later), the
+// stop from the moment Run's ctx was cancelled.
+func testCacheModel() porcupine.Model {
+	type state struct {
+		found   string // "key=value;" for every value a lookup found
+		failed  string // "key:error;" for every error a lookup returned
+		stopped bool
+	}
+	errText := func(err error) string { return fmt.Sprintf("%p/%v", err, err) }
+	return porcupine.Model{
+		Init: func() any { return state{} },
+		Step: func(s, in, out any) (bool, any) {
+			st := s.(state)
+			switch in := in.(type) {
+			case testLookupEnd:
+				if in.err != nil {
+					st.failed += in.key + ":" + errText(in.err) + ";"
+				} else {
+					st.found += in.key + "=" + in.value + ";"
+				}
+				return true, st
+			case testStopIn:
+				st.stopped = true
+				return true, st
+			case testGetIn:
+				o := out.(testGetOut)
+				switch {
+				case o.err == nil:
+					return strings.Contains(st.found, in.key+"="+o.value+";"), st
+				case strings.Contains(st.failed, in.key+":"+errText(o.err)+";"):
+					return true, st
+				case o.err == ErrStopped:
+					return st.stopped, st
+				default:
+					return o.gaveUp, st
+				}
+			}
+			return false, st
+		},
+		DescribeOperation: func(in, out any) string {
+			switch in := in.(type) {
+			case testLookupEnd:
+				if in.err != nil {
+					return fmt.Sprintf("a lookup of %s returned the error %q", in.key, in.err)
+				}
+				return fmt.Sprintf("a lookup of %s returned %q", in.key, in.value)
+			case testStopIn:
+				return "Run's ctx was cancelled"
+			case testGetIn:
+				o := out.(testGetOut)
+				if o.err != nil {
+					return fmt.Sprintf("Get(%q) returned the error %q", in.key, o.err)
+				}
+				return fmt.Sprintf("Get(%q) returned %q", in.key, o.value)
+			}
+			return fmt.Sprint(in)
+		},
+	}
 }
 
 // testPlay is one scenario being played.
@@ -286,6 +423,8 @@ type testPlay struct {
 	ticks  []testTickSeen
 	ticksM sync.Mutex
 	gets   []*testScnGet
+	hist   katatest.History
+	stopAt func(any)         // Run's stop in the history, open until the scenario ends
 	stored map[string]string // values stored, as the README's cache would
 	found  map[string]bool   // every value a lookup returned with a nil error
 	errs   map[string][]error
@@ -331,9 +470,13 @@ func (p *testPlay) get(key string) {
 	if v, ok := p.stored[key]; ok {
 		g.storedAt = v
 	}
+	id := len(p.gets)
 	g.call = katatest.Start(p.h, func(ctx context.Context) (string, error) {
 		g.ctx = ctx
-		return p.cache.Get(ctx, key)
+		done := p.hist.Call(id, testGetIn{key})
+		v, err := p.cache.Get(ctx, key)
+		done(testGetOut{value: v, err: err, gaveUp: ctx.Err() != nil})
+		return v, err
 	})
 	p.gets = append(p.gets, g)
 }
@@ -382,7 +525,8 @@ func (p *testPlay) check(when string) bool {
 		}
 		v, err := g.call.Result()
 		switch {
-		case g.cancelled:
+		case g.raced && err == g.ctx.Err():
+		case g.cancelled && !g.raced:
 			if p.focus == "R3" && (err == nil || err != g.ctx.Err()) {
 				h.Errorf("Get(%q), whose caller gave up while it waited, returned (%q, %v); want ctx.Err() itself "+
 					"(%v), at once: the caller leaves, the lookup goes on", g.key, v, err, g.ctx.Err())
@@ -422,7 +566,7 @@ func (p *testPlay) check(when string) bool {
 
 func (p *testPlay) play() {
 	h, s := p.h, p.s
-	p.be = &testScnBackend{spec: s.spec, count: map[string]int{}}
+	p.be = &testScnBackend{spec: s.spec, count: map[string]int{}, hist: &p.hist}
 	p.stored, p.errs, p.found = map[string]string{}, map[string][]error{}, map[string]bool{}
 	p.limit = max(s.maxInFlight, 1)
 	cfg := Config{MaxInFlight: s.maxInFlight, Tick: s.tick, OnTick: p.onTick}
@@ -487,6 +631,8 @@ func (p *testPlay) play() {
 					"ctx.Done() and the reply together", g.key)
 				return
 			}
+		case testStepBurst:
+			p.burst(st)
 		case testStepReleaseWithHit:
 			open := p.be.open()
 			for k := range p.stored {
@@ -512,6 +658,47 @@ func (p *testPlay) play() {
 		}
 	}
 	p.stop()
+}
+
+// burst does a step's acts at once, in the step's order, with nothing
+// settling in between.
+func (p *testPlay) burst(st testScnStep) {
+	open, waiting := p.be.open(), p.waiting()
+	for _, a := range st.order {
+		switch {
+		case a < len(st.keys):
+			p.get(st.keys[a])
+		case a < len(st.keys)+len(st.picks):
+			if len(open) > 0 {
+				j := st.picks[a-len(st.keys)] % len(open)
+				close(open[j].release)
+				open = append(open[:j:j], open[j+1:]...)
+			}
+		default:
+			if len(waiting) > 0 {
+				j := st.leave[a-len(st.keys)-len(st.picks)] % len(waiting)
+				g := waiting[j]
+				g.cancelled, g.raced = true, true
+				g.call.Cancel()
+				waiting = append(waiting[:j:j], waiting[j+1:]...)
+			}
+		}
+	}
+}
+
+// linearizable checks every Get's answer against the order of events, once
+// the scenario is over.
+func (p *testPlay) linearizable() {
+	p.be.mu.Lock()
+	ends := p.be.ends
+	p.be.mu.Unlock()
+	for _, end := range ends {
+		end(nil)
+	}
+	if p.stopAt != nil {
+		p.stopAt(nil)
+	}
+	p.h.Linearizable(testCacheModel(), &p.hist, "Get")
 }
 
 // quiet checks the requirements in focus once everything settled.
@@ -658,9 +845,13 @@ func (p *testPlay) stop() {
 		calls[k] = p.be.calls(k)
 	}
 	waiting := p.waiting()
+	p.stopAt = p.hist.Call(testStopClient, testStopIn{})
 	p.run.Cancel()
 	if !p.settled("Run's ctx ended") {
 		return
+	}
+	if p.focus == "R3" {
+		p.linearizable()
 	}
 	if p.focus != "R5" {
 		return
