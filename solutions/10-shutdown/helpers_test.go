@@ -307,6 +307,20 @@ func (r *testRig) accept(what string, ids ...string) bool {
 func (r *testRig) wantRunning(what string, want ...string) bool {
 	r.h.T.Helper()
 	if got := r.running(); !slices.Equal(got, want) {
+		var cancelled []string
+		for _, id := range r.ended.All() {
+			if slices.Contains(want, id) {
+				cancelled = append(cancelled, id)
+			}
+		}
+		if len(cancelled) > 0 {
+			r.h.T.Errorf("%s: the ctx of %v was cancelled while the job ran, before any hard stop, so it ended early "+
+				"(in handle: %v; want %v): a job's ctx comes from a context the Service creates in New and cancels "+
+				"only at the hard stop, never from Submit's ctx, which ends as soon as the request that submitted "+
+				"the job is answered", what, cancelled, got, want)
+			r.unwind()
+			return false
+		}
 		r.h.T.Errorf("%s: the jobs in handle were %v; want %v (%d workers take jobs from the queue in order, "+
 			"one at a time each)", what, got, want, len(want))
 		r.unwind()

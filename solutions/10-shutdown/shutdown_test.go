@@ -734,6 +734,7 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 		r := testNew(h, 1, 1)
 		r.svc.Start()
 		busy := r.hold(true, "job-0")
+		job1 := r.hold(false, "job-1")
 		if !r.accept("the queue was empty", "job-0") {
 			return
 		}
@@ -751,13 +752,14 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 		if !r.settle("job-1 starting after its Submit's ctx was cancelled") {
 			return
 		}
-		if starts := r.starts.All(); len(starts) == 2 && !starts[1].live {
+		if starts := r.starts.All(); len(starts) == 2 && (!starts[1].live || job1[0].Cancelled() > 0) {
 			t.Errorf("job-1 was accepted, then its Submit's ctx was cancelled (the request was answered), and job-1 " +
-				"started with a cancelled ctx: a job's ctx comes from a context the Service creates in New and cancels " +
-				"only at the hard stop — never from Submit's ctx")
+				"ran with a cancelled ctx: a job's ctx comes from a context the Service creates in New and cancels " +
+				"only at the hard stop — never from Submit's ctx, not even through context.AfterFunc")
 			r.unwind()
 			return
 		}
+		job1[0].Release()
 		if _, _, ok := testFinish(r, r.shutdown(), "Shutdown", "every job had finished, but Shutdown did not return"); !ok {
 			return
 		}
