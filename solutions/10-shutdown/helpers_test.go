@@ -254,17 +254,8 @@ func testBroken[T any](r *testRig, c *katatest.Call[T]) bool {
 // submit starts Submit(ctx, j) with a fresh context.
 func (r *testRig) submit(id string) *katatest.Call[struct{}] {
 	return testGo(r, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, testSubmit(ctx, r.svc, Job{ID: id, Payload: "resize " + id})
+		return struct{}{}, r.svc.Submit(ctx, Job{ID: id, Payload: "resize " + id})
 	})
-}
-
-// testSubmit is Submit as a request handler calls it: the ctx it gives
-// Submit ends as soon as Submit returns (the handler has answered 202),
-// which must not touch the job: its ctx comes from the Service.
-func testSubmit(ctx context.Context, svc *Service, j Job) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	return svc.Submit(ctx, j)
 }
 
 // shutdown starts Shutdown(ctx) with a fresh cancellable context.

@@ -234,7 +234,7 @@ func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
 			id := fmt.Sprintf("job-%d", i+1)
 			subs[i] = testGo(r, func(ctx context.Context) (struct{}, error) {
 				<-start
-				return struct{}{}, testSubmit(ctx, r.svc, Job{ID: id})
+				return struct{}{}, r.svc.Submit(ctx, Job{ID: id})
 			})
 		}
 		sd := testGo(r, func(ctx context.Context) (Report, error) {
@@ -821,7 +821,7 @@ func TestR3_JobsSharingAnIDAreEachReported(t *testing.T) {
 		})
 		svc.Start()
 		for _, j := range jobs {
-			sub := katatest.StartErr(h, func(ctx context.Context) error { return testSubmit(ctx, svc, j) })
+			sub := katatest.StartErr(h, func(ctx context.Context) error { return svc.Submit(ctx, j) })
 			if !sub.Returns("Submit of job %+v, with a free worker or room in the queue", j) {
 				return
 			}

@@ -212,7 +212,7 @@ func testPlayShutdown(h *katatest.H, s testShutdownScenario) {
 	subs := make([]*katatest.Call[struct{}], len(s.jobs))
 	for i := range s.jobs {
 		job := Job{ID: fmt.Sprint("job-", i+1), Payload: fmt.Sprintf("photos/%d.jpg", 1000+i)}
-		subs[i] = katatest.Start(h, func(ctx context.Context) (struct{}, error) { return struct{}{}, testSubmit(ctx, svc, job) })
+		subs[i] = katatest.Start(h, func(ctx context.Context) (struct{}, error) { return struct{}{}, svc.Submit(ctx, job) })
 		if s.oneByOne {
 			if stuck := h.Settle(); stuck != nil {
 				return // the older tests say what holds the mutex

@@ -183,7 +183,7 @@ func testPlayStop(h *katatest.H, s testStopScenario) {
 	}
 	subs := katatest.Start(h, func(ctx context.Context) (struct{}, error) {
 		for _, id := range ids {
-			if err := testSubmit(ctx, svc, Job{ID: id, Payload: "resize " + id}); err != nil {
+			if err := svc.Submit(ctx, Job{ID: id, Payload: "resize " + id}); err != nil {
 				return struct{}{}, err
 			}
 		}
