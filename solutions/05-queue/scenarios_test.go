@@ -846,3 +846,18 @@ func TestR3_ExploreItemsTakenAsRunStopsAreCounted(t *testing.T) {
 func TestR6_ExploreHandOffWithProducersPuttingAtOnce(t *testing.T) {
 	testExplore(t, "R6", 8)
 }
+
+func TestR4_BusyConsumersSeeTheStopAsOneFails(t *testing.T) {
+	// Four consumers are busy, each with an item, and honour their ctx: one
+	// fails, which stops Run, and the three others return at once with the
+	// cancel that failure caused. Their errors come after it: Run returns
+	// the consumer's error, however the four race to report.
+	f := testFlow{req: "R4", capacity: 0, consumers: 4, producers: []int{4}, honours: true,
+		steps: []testStep{{releases: []testRelease{{pick: 0, fail: 1}}}}}
+	katatest.Repeat(t, 12, func(h *katatest.H) {
+		f.play(h)
+		if h.Failed() {
+			h.Logf("the scenario: %s", f)
+		}
+	})
+}
