@@ -214,8 +214,7 @@ func testLinModel(s Settings) porcupine.Model {
 				}
 				return fmt.Sprintf("t=%v: call %d: Do returned %v without calling fn", in.now, in.call, output)
 			case testLinRecordIn:
-				counts := map[int]string{testSuccess: "a success", testFailure: "a failure",
-					testCancelled: "nothing, a cancellation"}[in.counts]
+				counts := map[int]string{testSuccess: "a success", testFailure: "a failure"}[in.counts]
 				return fmt.Sprintf("t=%v: call %d: fn %s, which counts as %s; then Do returned", in.now, in.call, in.how, counts)
 			}
 			return fmt.Sprint(input)
@@ -253,7 +252,7 @@ func testLinPlay(h *katatest.H, s testLinScenario) {
 	if s.isF {
 		set.IsFailure = testIsFailure
 	}
-	set.OnStateChange = func(from, to State) {}
+	set.OnStateChange = func(from, to State) {} // calling a nil hook is R6's business
 	p.b = New(h.Clk, set)
 	defer h.Advance(24 * time.Hour) // no open period outlives the scenario
 	first := 0
@@ -262,18 +261,17 @@ func testLinPlay(h *katatest.H, s testLinScenario) {
 			h.Advance(rd.advance)
 		}
 		now := h.Elapsed()
+		// The new calls start first, then the held fns end: the callers
+		// arrive while the probes (and older calls) record their results.
 		for _, c := range rd.calls {
 			p.start(c, now, i+1)
 		}
 		for _, e := range rd.ends {
 			run := p.runs[e.call-1]
 			run.ended = true
-			if e.out.ctx {
-				run.cancel()
-			}
 			run.end <- testLinRelease{e.out, now, i + 1}
 		}
-		if !p.settled(i+1, rd, first) {
+		if !p.settled(i+1, first) {
 			return
 		}
 		first = len(p.runs)
@@ -373,9 +371,6 @@ func (p *testLinPlayer) start(c testLinCall, now time.Duration, round int) {
 		})
 		return
 	}
-	if !c.held && c.out.ctx {
-		cancel()
-	}
 	run.c = katatest.Go(p.h, func() (struct{}, error) {
 		defer cancel()
 		admitted := p.hi.Call(n-1, round, testLinAdmitIn{n, now})
@@ -415,7 +410,7 @@ func (p *testLinPlayer) start(c testLinCall, now time.Duration, round int) {
 // settled lets round k play out, and checks that every call that can
 // return did: the calls started in the round (from first) and the held
 // calls it ended.
-func (p *testLinPlayer) settled(k int, rd testLinRound, first int) bool {
+func (p *testLinPlayer) settled(k, first int) bool {
 	h := p.h
 	if stuck := h.Settle(); stuck != nil {
 		h.Errorf("round %d: calls were stuck on the breaker's mutex while fns were running: Do must not hold the "+
@@ -519,7 +514,7 @@ func (d *testLinDraw) round(advance time.Duration, ending, calls, hold int) {
 	d.held = rapid.Permutation(d.held).Draw(r, "order the held fns end in")
 	for _, c := range d.held[:ending] {
 		rd.ends = append(rd.ends, testLinEnd{c, testDrawOutcome(r, fmt.Sprintf("held call %d", c),
-			testSuccess, testFailure, testFailure, testAnswer, testCancelled)})
+			testSuccess, testFailure, testFailure, testAnswer)})
 	}
 	d.held = d.held[ending:]
 	d.rounds = append(d.rounds, rd)
@@ -531,7 +526,7 @@ func (d *testLinDraw) round(advance time.Duration, ending, calls, hold int) {
 		case hold > 0 && k <= hold:
 			c.held = true
 		default:
-			c.out = testDrawOutcome(r, "call", testSuccess, testFailure, testFailure, testAnswer, testCancelled)
+			c.out = testDrawOutcome(r, "call", testSuccess, testFailure, testFailure, testAnswer)
 		}
 		d.add(c)
 	}
