@@ -109,7 +109,7 @@ type (
 		cancelled, failed bool
 		half              int
 	}
-	testRShutOut  struct{ err, abandoned, dropped string }
+	testRShutOut struct{ err, abandoned, dropped string }
 )
 
 // testRaceState is the README's Service one step at a time; job i is bit
