@@ -586,10 +586,10 @@ func (hi *testHistory10) operations() []porcupine.Operation {
 }
 
 // testFixedRaces are scenarios every run plays besides the explored ones: a
-// job accepted while the queue had room, whose submitter then gave up.
+// job queued behind a busy worker, whose submitter then gave up.
 var testFixedRaces = []testRaceScenario{
-	{workers: 1, queue: 2, shutAt: 1, grace: -1, second: -1, subs: []testRaceSub{
-		{cancel: -1, dur: 2}, {cancel: 1, dur: 1}}},
+	{workers: 1, queue: 2, shutAt: 2, grace: -1, second: -1, subs: []testRaceSub{
+		{cancel: -1, dur: 3}, {at: 1, cancel: 3, dur: 1}}},
 }
 
 func TestR2_ExploreSubmitsRacingShutdownMatchOneAtATime(t *testing.T) {
