@@ -2,6 +2,7 @@ package katatest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing/synctest"
@@ -65,7 +66,13 @@ func Start[T any](h *H, f func(ctx context.Context) (T, error), opts ...CtxOptio
 	case cfg.expired:
 		ctx, cancel = context.WithDeadline(context.Background(), time.Now())
 	default:
-		ctx, cancel = context.WithCancel(context.Background())
+		// A caller that cancels often says why (context.WithCancelCause,
+		// as net/http and errgroup do): ctx.Err() is still
+		// context.Canceled, which the READMEs ask for, and
+		// context.Cause(ctx) is ErrCallerLeft, which they do not.
+		var cancelCause context.CancelCauseFunc
+		ctx, cancelCause = context.WithCancelCause(context.Background())
+		cancel = func() { cancelCause(ErrCallerLeft) }
 	}
 	if cfg.cancelled {
 		cancel()
@@ -75,6 +82,12 @@ func Start[T any](h *H, f func(ctx context.Context) (T, error), opts ...CtxOptio
 	go c.run(func() (T, error) { return f(ctx) })
 	return c
 }
+
+// ErrCallerLeft is the cause of the cancel of a call's context (see
+// [Start]): code that returns context.Cause(ctx) where the README asks for
+// ctx.Err() returns it, and no longer matches context.Canceled.
+var ErrCallerLeft = errors.New("the caller went away (this is the cancel's cause, context.Cause(ctx); " +
+	"ctx.Err() is context.Canceled)")
 
 // ErrCall is a [Call] of a function that returns only an error.
 type ErrCall struct{ *Call[struct{}] }

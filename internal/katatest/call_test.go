@@ -30,6 +30,19 @@ func TestStartOwnsItsContext(t *testing.T) {
 	})
 }
 
+func TestCancelHasACause(t *testing.T) {
+	Run(t, func(h *H) {
+		var ctx context.Context
+		c := StartErr(h, func(c context.Context) error { ctx = c; <-c.Done(); return context.Cause(c) })
+		c.Cancel()
+		err, ok := c.Finish("the call")
+		require.True(t, ok)
+		assert.ErrorIs(t, ctx.Err(), context.Canceled, "ctx.Err() is what a cancel always gives")
+		assert.ErrorIs(t, err, ErrCallerLeft, "the cause tells a return of context.Cause(ctx) apart")
+		assert.NotErrorIs(t, err, context.Canceled)
+	})
+}
+
 func TestReturnDoesNotCancel(t *testing.T) {
 	var seen context.Context
 	Run(t, func(h *H) {
