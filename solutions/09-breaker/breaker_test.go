@@ -718,28 +718,6 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 			}
 		}
 
-		// 20 goroutines find the open period over at the same moment: one transition.
-		r = testNew(h, Settings{MaxFailures: 1, OpenTimeout: timeout})
-		if !r.fails(1, "the failure that trips the breaker") {
-			return
-		}
-		h.Advance(timeout)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 20 {
-			wg.Go(func() {
-				<-start
-				r.b.State()
-			})
-		}
-		close(start)
-		wg.Wait()
-		if !r.wantChanges("20 goroutines called State at once after the open period ended",
-			"exactly one of them makes the move to half-open: check and change the state under one lock",
-			testChange{Closed, Open}, testChange{Open, HalfOpen}) {
-			return
-		}
-
 		// OnStateChange is optional.
 		b = New(h.Clk, Settings{MaxFailures: 1, OpenTimeout: timeout})
 		testNoHook(t, b, func() {
@@ -748,6 +726,46 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 			b.State()
 			b.Do(context.Background(), func(context.Context) error { return nil })
 		})
+	})
+}
+
+func TestR6_GoroutinesThatFindTheOpenPeriodOverMakeOneMove(t *testing.T) {
+	// 20 goroutines find the open period over at the same moment, half of
+	// them calling State, half Do with an fn that runs until the test ends
+	// it: one of them makes the move to half-open, once. Repeated, with the
+	// schedule shaken: a check under one lock and a move under the next
+	// shows only when another caller slips in between.
+	katatest.Repeat(t, 10, func(h *katatest.H) {
+		const timeout = 10 * time.Second
+		r := testNew(h, Settings{MaxFailures: 1, OpenTimeout: timeout, HalfOpenMaxRequests: 3})
+		if !r.fails(1, "the failure that trips the breaker") {
+			return
+		}
+		h.Advance(timeout)
+		start, end := make(chan struct{}), make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				<-start
+				if i%2 == 0 {
+					r.b.State()
+					return
+				}
+				r.b.Do(context.Background(), func(ctx context.Context) error {
+					select {
+					case <-end:
+					case <-ctx.Done():
+					}
+					return nil
+				})
+			})
+		}
+		close(start)
+		r.wantChanges("10 goroutines called State and 10 called Do at once after the open period ended",
+			"exactly one of them makes the move to half-open: check and change the state under one lock",
+			testChange{Closed, Open}, testChange{Open, HalfOpen})
+		close(end)
+		wg.Wait()
 	})
 }
 
