@@ -116,7 +116,9 @@ func (s *Service) Submit(ctx context.Context, j Job) error {
 //
 // Only the first call's ctx sets the grace. Every call returns the same
 // result once the shutdown is over; a later call whose own ctx ends first
-// returns its ctx.Err() and an empty Report, and the shutdown goes on.
+// returns its ctx.Err() and an empty Report, and the shutdown goes on. Each
+// call gets a Report of its own: a caller may sort or change its slices
+// without touching what another call returns.
 func (s *Service) Shutdown(ctx context.Context) (Report, error) {
 	panic("TODO: stop intake, drain, and hard-stop when ctx ends first")
 }
