@@ -19,30 +19,53 @@ import (
 type History struct {
 	mu   sync.Mutex
 	tick int64
-	ops  []porcupine.Operation
+	ops  []*porcupine.Operation // in the order the calls started
 }
 
 // Call records that goroutine client calls with input; the returned func
 // records the call's output once it returned.
 func (hi *History) Call(client int, input any) (returned func(output any)) {
+	return hi.CallWith(client, input, nil)
+}
+
+// CallWith is Call with metadata kept with the call (porcupine's
+// Operation.Metadata), for a verdict that groups the calls: a round, a
+// step.
+func (hi *History) CallWith(client int, input, metadata any) (returned func(output any)) {
 	hi.mu.Lock()
 	hi.tick++
-	op := porcupine.Operation{ClientId: client, Input: input, Call: hi.tick}
+	op := &porcupine.Operation{ClientId: client, Input: input, Call: hi.tick, Metadata: metadata}
+	hi.ops = append(hi.ops, op)
 	hi.mu.Unlock()
 	return func(output any) {
 		hi.mu.Lock()
 		defer hi.mu.Unlock()
 		hi.tick++
 		op.Output, op.Return = output, hi.tick
-		hi.ops = append(hi.ops, op)
 	}
 }
 
 // Len is the number of calls recorded as returned.
 func (hi *History) Len() int {
+	return len(hi.returned())
+}
+
+// Operations returns every call recorded, in the order they started; a
+// call that has not returned has Return 0. A test reads them to say which
+// call its model cannot explain.
+func (hi *History) Operations() []porcupine.Operation {
 	hi.mu.Lock()
 	defer hi.mu.Unlock()
-	return len(hi.ops)
+	ops := make([]porcupine.Operation, len(hi.ops))
+	for i, op := range hi.ops {
+		ops[i] = *op
+	}
+	return ops
+}
+
+// returned is the calls recorded as returned, in the order they started.
+func (hi *History) returned() []porcupine.Operation {
+	return slices.DeleteFunc(hi.Operations(), func(op porcupine.Operation) bool { return op.Return == 0 })
 }
 
 // Linearizable checks the recorded calls against model, the README's
@@ -53,9 +76,7 @@ func (hi *History) Len() int {
 // Call it once every recorded call has returned.
 func (h *H) Linearizable(model porcupine.Model, hi *History, what string) bool {
 	h.rep.Helper()
-	hi.mu.Lock()
-	ops := slices.Clone(hi.ops)
-	hi.mu.Unlock()
+	ops := hi.returned()
 	if porcupine.CheckOperations(model, ops) {
 		return true
 	}

@@ -10,7 +10,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -449,7 +448,7 @@ type testLinWaiter struct {
 func (s testLinScenario) play(h *katatest.H, whole bool) {
 	l := New(h.Clk, s.r, s.burst)
 	half := testDue(s.r, 0, 1) / 2
-	hi := &testHistory{}
+	hi := &katatest.History{}
 	var pending, waiters []*testLinWaiter
 	var all []*katatest.Call[struct{}]
 	var cancels []context.CancelFunc
@@ -618,9 +617,9 @@ func (s testLinScenario) play(h *katatest.H, whole bool) {
 		return // R5 and R6 check the rules each Wait keeps whatever the others do; R4 checks the whole
 	}
 	model := testLinModel(s.r, s.burst)
-	ops := hi.operations()
+	ops := hi.Operations()
 	if porcupine.CheckOperations(model, ops) {
-		h.Linearizable(model, &hi.History, "Allow and Wait")
+		h.Linearizable(model, hi, "Allow and Wait")
 		return
 	}
 	lines := make([]string, len(ops))
@@ -785,39 +784,4 @@ func TestR6_ExploreDeadlinesAmongConcurrentCalls(t *testing.T) {
 		katatest.Run(t, func(h *katatest.H) { s.play(h, false) })
 	}
 	katatest.Explore(t, 12, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h, false) })
-}
-
-// testHistory is a katatest.History that also keeps the calls itself, so
-// that a verdict can say which call the README's rules cannot explain.
-type testHistory struct {
-	katatest.History
-	mu   sync.Mutex
-	tick int64
-	ops  []*porcupine.Operation // in the order they started
-}
-
-func (hi *testHistory) Call(client int, input any) func(output any) {
-	hi.mu.Lock()
-	hi.tick++
-	op := &porcupine.Operation{ClientId: client, Input: input, Call: hi.tick}
-	hi.ops = append(hi.ops, op)
-	hi.mu.Unlock()
-	ret := hi.History.Call(client, input)
-	return func(output any) {
-		ret(output)
-		hi.mu.Lock()
-		defer hi.mu.Unlock()
-		hi.tick++
-		op.Output, op.Return = output, hi.tick
-	}
-}
-
-func (hi *testHistory) operations() []porcupine.Operation {
-	hi.mu.Lock()
-	defer hi.mu.Unlock()
-	ops := make([]porcupine.Operation, len(hi.ops))
-	for i, op := range hi.ops {
-		ops[i] = *op
-	}
-	return ops
 }

@@ -200,7 +200,7 @@ func (s testHeldScenario) play(h *katatest.H) {
 	half := testDue(s.r, 0, 1) / 2
 	clk := &testHeldClock{Clock: h.Clk, gate: h.Gate()}
 	l := New(clk, s.r, s.burst)
-	hi := &testHistory{}
+	hi := &katatest.History{}
 	allow := func() {
 		now := h.Elapsed()
 		ret := hi.Call(0, &testHeldIn{early: now, late: now})
@@ -310,7 +310,7 @@ func (s testHeldScenario) play(h *katatest.H) {
 		allow()
 	}
 
-	ops := hi.operations()
+	ops := hi.Operations()
 	if porcupine.CheckOperations(testHeldModel(s.r, s.burst, true), ops) {
 		return
 	}

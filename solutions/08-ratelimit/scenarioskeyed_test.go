@@ -183,7 +183,7 @@ func testKeyedModel(r float64, burst int, orphans bool) porcupine.Model {
 func (s testKeyedScenario) play(h *katatest.H) {
 	half := testDue(s.r, 0, 1) / 2
 	k := NewKeyed(h.Clk, s.r, s.burst, time.Duration(s.idle)*2*half)
-	hi := &testHistory{}
+	hi := &katatest.History{}
 	type waiter struct {
 		c   *katatest.Call[struct{}]
 		out *testKeyedOut
@@ -268,7 +268,7 @@ func (s testKeyedScenario) play(h *katatest.H) {
 		observe(lo)
 	}
 	model := testKeyedModel(s.r, s.burst, false)
-	ops := hi.operations()
+	ops := hi.Operations()
 	if porcupine.CheckOperations(model, ops) {
 		s.checkForgotten(h, k, len(ops))
 		return

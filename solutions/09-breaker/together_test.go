@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -242,7 +241,7 @@ type testLinPlayer struct {
 	h    *katatest.H
 	b    *Breaker
 	isF  bool
-	hi   testLinHistory
+	hi   katatest.History
 	runs []*testLinRun
 }
 
@@ -284,9 +283,9 @@ func testLinPlay(h *katatest.H, s testLinScenario) {
 // first round that no order explains, and only its calls.
 func (p *testLinPlayer) linearizable(s testLinScenario) {
 	model := testLinModel(s.set)
-	ops := p.hi.operations()
+	ops := p.hi.Operations()
 	if porcupine.CheckOperations(model, ops) {
-		p.h.Linearizable(model, &p.hi.History, "Do and State")
+		p.h.Linearizable(model, &p.hi, "Do and State")
 		return
 	}
 	for k := 1; k <= len(s.rounds); k++ {
@@ -321,41 +320,6 @@ func (p *testLinPlayer) linearizable(s testLinScenario) {
 	}
 }
 
-// testLinHistory is a katatest.History that also keeps the calls, each
-// with its round (Metadata), for the verdict.
-type testLinHistory struct {
-	katatest.History
-	mu   sync.Mutex
-	tick int64
-	ops  []*porcupine.Operation // in the order they started
-}
-
-func (hi *testLinHistory) Call(client, round int, input any) func(output any) {
-	hi.mu.Lock()
-	hi.tick++
-	op := &porcupine.Operation{ClientId: client, Input: input, Call: hi.tick, Metadata: round}
-	hi.ops = append(hi.ops, op)
-	hi.mu.Unlock()
-	ret := hi.History.Call(client, input)
-	return func(output any) {
-		ret(output)
-		hi.mu.Lock()
-		defer hi.mu.Unlock()
-		hi.tick++
-		op.Output, op.Return = output, hi.tick
-	}
-}
-
-func (hi *testLinHistory) operations() []porcupine.Operation {
-	hi.mu.Lock()
-	defer hi.mu.Unlock()
-	ops := make([]porcupine.Operation, len(hi.ops))
-	for i, op := range hi.ops {
-		ops[i] = *op
-	}
-	return ops
-}
-
 // start starts call (its number is len(p.runs)+1) on a goroutine of its own.
 func (p *testLinPlayer) start(c testLinCall, now time.Duration, round int) {
 	n := len(p.runs) + 1
@@ -365,7 +329,7 @@ func (p *testLinPlayer) start(c testLinCall, now time.Duration, round int) {
 	if c.state {
 		run.c = katatest.Go(p.h, func() (struct{}, error) {
 			defer cancel()
-			done := p.hi.Call(n-1, round, testLinStateIn{now})
+			done := p.hi.CallWith(n-1, testLinStateIn{now}, round)
 			done(p.b.State())
 			return struct{}{}, nil
 		})
@@ -373,7 +337,7 @@ func (p *testLinPlayer) start(c testLinCall, now time.Duration, round int) {
 	}
 	run.c = katatest.Go(p.h, func() (struct{}, error) {
 		defer cancel()
-		admitted := p.hi.Call(n-1, round, testLinAdmitIn{n, now})
+		admitted := p.hi.CallWith(n-1, testLinAdmitIn{n, now}, round)
 		var recorded func(any)
 		ran, threw := false, false
 		defer func() {
@@ -393,7 +357,7 @@ func (p *testLinPlayer) start(c testLinCall, now time.Duration, round int) {
 				rel := <-run.end
 				out, at, in = rel.out, rel.now, rel.round
 			}
-			recorded = p.hi.Call(n-1, in, testLinRecordIn{n, out.counts(p.isF), out.how, at})
+			recorded = p.hi.CallWith(n-1, testLinRecordIn{n, out.counts(p.isF), out.how, at}, in)
 			if out.panic != nil {
 				threw = true
 				panic(out.panic())

@@ -248,7 +248,7 @@ func testRJobs(set uint8) string {
 }
 
 func testPlayRace(h *katatest.H, s testRaceScenario) {
-	hi := &testHistory10{}
+	hi := &katatest.History{}
 	client := len(s.subs) + 2 // the workers, as one client
 	handle := func(ctx context.Context, j Job) error {
 		var i int
@@ -389,9 +389,9 @@ func testPlayRace(h *katatest.H, s testRaceScenario) {
 		grace(nil)
 	}
 	model := testRaceModel(s)
-	ops := hi.operations()
+	ops := hi.Operations()
 	if porcupine.CheckOperations(model, ops) {
-		h.Linearizable(model, &hi.History, "Submit, Shutdown and handle")
+		h.Linearizable(model, hi, "Submit, Shutdown and handle")
 		return
 	}
 	if testRaceOlder(s, ops) {
@@ -549,40 +549,6 @@ func testRaceFirstUnexplained(model porcupine.Model, ops []porcupine.Operation) 
 	}
 	return "taken one at a time in the order they started, every call is explained; the calls that overlapped " +
 		"must still give answers that some order explains"
-}
-
-// testHistory10 is a katatest.History that also keeps the calls itself.
-type testHistory10 struct {
-	katatest.History
-	mu   sync.Mutex
-	tick int64
-	ops  []*porcupine.Operation
-}
-
-func (hi *testHistory10) Call(client int, input any) func(output any) {
-	hi.mu.Lock()
-	hi.tick++
-	op := &porcupine.Operation{ClientId: client, Input: input, Call: hi.tick}
-	hi.ops = append(hi.ops, op)
-	hi.mu.Unlock()
-	ret := hi.History.Call(client, input)
-	return func(output any) {
-		ret(output)
-		hi.mu.Lock()
-		defer hi.mu.Unlock()
-		hi.tick++
-		op.Output, op.Return = output, hi.tick
-	}
-}
-
-func (hi *testHistory10) operations() []porcupine.Operation {
-	hi.mu.Lock()
-	defer hi.mu.Unlock()
-	ops := make([]porcupine.Operation, len(hi.ops))
-	for i, op := range hi.ops {
-		ops[i] = *op
-	}
-	return ops
 }
 
 // testFixedRaces are scenarios every run plays besides the explored ones: a
