@@ -93,7 +93,7 @@ const CountEnv = "KATATEST_COUNT"
 // the seed: the one given on the command line (-rapid.seed, a replay), or
 // a fresh one, which it returns.
 func setRapid(checks int) (seed uint64) {
-	shrink := min(400*time.Millisecond, shrinkBudget.left())
+	shrink := min(shrinkEach, shrinkBudget.left())
 	replay.once.Do(func() { replay.seed = flag.Lookup("rapid.seed").Value.(flag.Getter).Get().(uint64) })
 	if seed = replay.seed; seed == 0 {
 		seed = rand.Uint64() | 1
@@ -116,7 +116,10 @@ func setRapid(checks int) (seed uint64) {
 // shrinks its failure, all within the one timeout of the run. The first
 // failures get up to 400ms of shrinking each; once the budget is spent,
 // a failure is shown as found (still a failure, with its seed), unshrunk.
-var shrinkBudget = budget{total: 1200 * time.Millisecond}
+var (
+	shrinkBudget = budget{total: 1200 * time.Millisecond}
+	shrinkEach   = 400 * time.Millisecond
+)
 
 type budget struct {
 	mu    sync.Mutex

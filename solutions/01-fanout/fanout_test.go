@@ -471,7 +471,8 @@ func TestR5_AlreadyCancelledCtxCallsNothing(t *testing.T) {
 		}
 		assert.Equal(t, 0, calls.entered(), "ctx was already cancelled, yet Map called fn: nobody waits for the "+
 			"answer, so check ctx.Err() before starting any work")
-		assert.ErrorIs(t, err, context.Canceled, "ctx was already cancelled: Map must return ctx.Err()")
+		assert.ErrorIs(t, err, context.Canceled, "ctx was already cancelled: Map's error must match ctx.Err() "+
+			"(context.Canceled), not the ctx's cause")
 		assert.Nil(t, out, "ctx was already cancelled: on an error Map returns nil results")
 	})
 }

@@ -641,7 +641,8 @@ func TestR5_PutsRacingTheEndOfProduceNeverPanic(t *testing.T) {
 		}
 		if r.err != nil && !errors.Is(r.err, ErrClosed) {
 			t.Errorf("a put that raced the end of produce returned %v: a put either takes its item or, once produce "+
-				"has returned, returns ErrClosed", r.err)
+				"has returned, returns ErrClosed. This put saw the queue open but Run did not wait for it — count a "+
+				"put in flight in the same critical section as its check of the closed mark", r.err)
 		}
 		stats, _, ok := testEnd(h, call, "produce had returned and its goroutine had stopped putting, yet")
 		if !ok {
