@@ -563,15 +563,7 @@ func (s testSmallBatch) play(h *katatest.H) {
 		return
 	}
 	release()
-	// Not testEnd, which reports through h: in this scenario of an
-	// exploration the failure has always gone to the test's t (h.T), unshrunk.
-	synctest.Wait()
-	if !call.Returned() {
-		h.T.Errorf(testStillWaiting, "produce returned and every item had been consumed, yet")
-		call.Stop()
-		return
-	}
-	stats, err, ok := call.Finish("Run")
+	stats, err, ok := testEnd(h, call, "produce returned and every item had been consumed, yet")
 	if !ok {
 		return
 	}
