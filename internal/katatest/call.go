@@ -204,19 +204,22 @@ func (c *Call[T]) Broken() bool {
 	return c.Returned() && c.Panicked()
 }
 
-// Returns reports whether the call has returned, once the code settled. If
-// it has not, it reports the failure (format and args, the mistake in the
-// README's terms), ends the call with [Call.Stop] and returns false: the
-// test should return.
+// Returns reports whether the call has returned, once the code settled,
+// and did not panic. If it has not returned, it reports the failure (format
+// and args, the mistake in the README's terms), ends the call with
+// [Call.Stop] (which releases the fakes the test owns) and returns false;
+// a panic is reported already. Either way the test should return: this is
+// the protocol "not returned: report, stop, return" in one line.
 //
 //	if !c.Returns("after the final attempt Do must return at once; it was still waiting") {
 //		return
 //	}
+//	out, err, ok := c.Finish("Do")
 func (c *Call[T]) Returns(format string, args ...any) bool {
 	c.h.rep.Helper()
 	synctest.Wait()
 	if c.Returned() {
-		return true
+		return !c.Panicked()
 	}
 	c.h.Errorf(format, args...)
 	c.Stop()

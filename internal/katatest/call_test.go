@@ -3,6 +3,7 @@ package katatest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,6 +107,32 @@ func TestFixtureReturnsStopsAHeldCall(t *testing.T) {
 			return
 		}
 		t.Error("Returns must report a call that has not returned")
+	})
+}
+
+// A fake of the test's own, handed to the harness with Own: Stop releases
+// it, as it does a Gate.
+func TestFixtureOwnReleasesAtStop(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		latch := make(chan struct{})
+		var once sync.Once
+		h.Own(func() { once.Do(func() { close(latch) }) })
+		c := Go(h, func() (int, error) { <-latch; return 0, nil }) // ignores any ctx
+		if !c.Returns("the call must return at once; it was held in the latch") {
+			return
+		}
+		t.Error("Returns must report a call that has not returned")
+	})
+}
+
+func TestFixtureReturnsIsFalseAfterAPanic(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		c := Go(h, func() (int, error) { panic(errors.New("boom")) })
+		if c.Returns("the call must return") {
+			t.Error("RETURNS TRUE: Returns must be false for a call that panicked")
+		}
 	})
 }
 

@@ -30,9 +30,15 @@ func NewGate() *Gate { return &Gate{open: make(chan struct{})} }
 // a call that went wrong while held in it can still end.
 func (h *H) Gate() *Gate {
 	g := NewGate()
-	h.fakes = append(h.fakes, g.Release)
+	h.Own(g.Release)
 	return g
 }
+
+// Own hands the harness the release of a fake of the test's own (a latch,
+// a held backend): [Call.Stop], and so [Call.Returns] and [Unwind], call
+// release before they wait for the call, so a call that went wrong while
+// held in the fake can still end. release must be safe to call twice.
+func (h *H) Own(release func()) { h.fakes = append(h.fakes, release) }
 
 // releaseFakes releases every fake the test owns. Call it from the test
 // body's goroutine.

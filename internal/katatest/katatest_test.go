@@ -174,29 +174,32 @@ func TestHarnessCatches(t *testing.T) {
 		fixture string
 		want    string // regexp over the child's output
 		pass    bool
+		not     string // if set, a text the output must not contain
 	}{
-		{"TestFixtureLeak", `\[leak\] goroutines still running after leaky returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false},
-		{"TestFixtureDeadlock", `\[deadlock\] every goroutine is blocked`, false},
-		{"TestFixtureRealSleep", `\[real-clock\] the worker finished after 1s of real time`, false},
-		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false},
-		{"TestFixtureTodo", `\[not-implemented\] TODO: implement Do`, false},
-		{"TestFixturePanicInCall", `\[panic\] panic: assignment to entry in nil map`, false},
-		{"TestFixtureStopHang", `\[deadlock\] the call never returned, even after its ctx was cancelled and the mock clock moved on`, false},
-		{"TestFixtureStopLeak", `\[leak\] goroutines still running after the call returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false},
-		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false},
-		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false},
-		{"TestFixtureCheckThenAct", `4 callers at once on a limit of 2[\s\S]*failure came in repetition \d+ of 20 of the same scenario, shaken with seed \d+`, false},
-		{"TestFixtureRaceAcrossPoints", `WARNING: DATA RACE`, false},
-		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true},
+		{"TestFixtureLeak", `\[leak\] goroutines still running after leaky returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false, ""},
+		{"TestFixtureDeadlock", `\[deadlock\] every goroutine is blocked`, false, ""},
+		{"TestFixtureRealSleep", `\[real-clock\] the worker finished after 1s of real time`, false, ""},
+		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false, ""},
+		{"TestFixtureTodo", `\[not-implemented\] TODO: implement Do`, false, ""},
+		{"TestFixturePanicInCall", `\[panic\] panic: assignment to entry in nil map`, false, ""},
+		{"TestFixtureStopHang", `\[deadlock\] the call never returned, even after its ctx was cancelled and the mock clock moved on`, false, ""},
+		{"TestFixtureStopLeak", `\[leak\] goroutines still running after the call returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false, ""},
+		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false, ""},
+		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false, ""},
+		{"TestFixtureCheckThenAct", `4 callers at once on a limit of 2[\s\S]*failure came in repetition \d+ of 20 of the same scenario, shaken with seed \d+`, false, ""},
+		{"TestFixtureRaceAcrossPoints", `WARNING: DATA RACE`, false, ""},
+		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true, ""},
 		// Stop releases the test's own gate: the held call ends, and the
 		// failure is the message, not a deadlock.
-		{"TestFixtureReturnsStopsAHeldCall", `call_test.go:\d+: the call must return at once; it was held at the gate\n--- FAIL`, false},
-		{"TestFixtureWaitsReportsAnEarlyReturn", `the call must wait for the gate \(it returned the error gave up\)\n--- FAIL`, false},
-		// A small failing scenario comes first: four numbers (the shrinking
-		// time is bounded, so not always the smallest values).
-		{"TestFixtureExploreShrinks", `the sum of 4 numbers[\s\S]*the scenario: add \[\d \d \d \d\]\s+seed \d+: check again with --seed`, false},
-		{"TestFixtureLinearizableCatchesALostUpdate", `Inc called from 3 goroutines at once gave answers that no order of the calls explains[\s\S]*goroutine \d: Inc\(\) = 1 \(started at step 1`, false},
-		{"TestFixtureExplorePanics", `\[panic\] panic: too many \([\s\S]*the scenario: add \[[\d ]+\]`, false},
+		{"TestFixtureReturnsStopsAHeldCall", `call_test.go:\d+: the call must return at once; it was held at the gate\n--- FAIL`, false, ""},
+		{"TestFixtureOwnReleasesAtStop", `call_test.go:\d+: the call must return at once; it was held in the latch\n--- FAIL`, false, ""},
+		{"TestFixtureReturnsIsFalseAfterAPanic", `\[panic\] panic: boom \(`, false, "RETURNS TRUE"},
+		{"TestFixtureWaitsReportsAnEarlyReturn", `the call must wait for the gate \(it returned the error gave up\)\n--- FAIL`, false, ""},
+		// A small failing scenario comes first: four numbers (the fixture
+		// lifts the bound on shrinking time, so it always gets there).
+		{"TestFixtureExploreShrinks", `the sum of 4 numbers[\s\S]*the scenario: add \[\d \d \d \d\]\s+seed \d+: check again with --seed`, false, ""},
+		{"TestFixtureLinearizableCatchesALostUpdate", `Inc called from 3 goroutines at once gave answers that no order of the calls explains[\s\S]*goroutine \d: Inc\(\) = 1 \(started at step 1`, false, ""},
+		{"TestFixtureExplorePanics", `\[panic\] panic: too many \([\s\S]*the scenario: add \[[\d ]+\]`, false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {
@@ -214,6 +217,9 @@ func TestHarnessCatches(t *testing.T) {
 				assert.NotContains(t, string(out), "goroutine 1 [", "a failure must not dump goroutines")
 			}
 			assert.Regexp(t, regexp.MustCompile(c.want), string(out))
+			if c.not != "" {
+				assert.NotContains(t, string(out), c.not)
+			}
 		})
 	}
 }

@@ -160,18 +160,21 @@ func (l *testBatchLog) Kept() [][]int {
 }
 
 // testBatches starts RunBatches with one consumer that records its batches;
-// send hands the producer some items and lets the code settle, and closing
-// the returned channel makes produce return (only that does).
+// send hands the producer some items and lets the code settle, and end
+// makes produce return (only it does; the test owns it, so a stop calls it
+// too).
 func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats],
-	batches *testBatchLog, send func(...int) bool, groups chan []int) {
+	batches *testBatchLog, send func(...int) bool, end func()) {
 	batches = &testBatchLog{}
 	consume := func(ctx context.Context, b []int) error {
 		batches.Add(b)
 		return nil
 	}
-	groups = make(chan []int)
+	groups := make(chan []int)
+	end = sync.OnceFunc(func() { close(groups) })
+	h.Own(end)
 	produce := func(ctx context.Context, put func(int) error) error {
-		for g := range groups { // until the test closes groups, even after a stop
+		for g := range groups { // until the test ends it, even after a stop
 			for _, v := range g {
 				if err := put(v); err != nil {
 					return err
@@ -191,12 +194,12 @@ func testBatches(h *katatest.H, b Batch) (call *katatest.Call[Stats],
 			return false
 		}
 	}
-	return call, batches, send, groups
+	return call, batches, send, end
 }
 
 func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		call, batches, send, groups := testBatches(h, Batch{Size: 3})
+		call, batches, send, end := testBatches(h, Batch{Size: 3})
 		if call.Broken() {
 			return
 		}
@@ -207,14 +210,13 @@ func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 		if got := batches.All(); len(got) > 0 {
 			t.Errorf("Size 3, FlushEvery 0, items 1 and 2 put one at a time: the batches %v were flushed before the "+
 				"batch was full; FlushEvery 0 means no timer at all (a timer of 0 fires at once)", got)
-			close(groups) // produce returns only then
-			call.Stop()
+			call.Stop() // it ends produce too: produce returns only then
 			return
 		}
 		if !send(3, 4) {
 			return
 		}
-		close(groups)
+		end()
 		stats, err, ok := testEnd(h, call, "produce returned and nothing held the consumer, yet")
 		if !ok {
 			return
@@ -235,7 +237,7 @@ func TestB1_FlushEveryZeroMeansNoTimer(t *testing.T) {
 
 func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		call, batches, send, groups := testBatches(h, Batch{Size: 5, FlushEvery: time.Second})
+		call, batches, send, end := testBatches(h, Batch{Size: 5, FlushEvery: time.Second})
 		if call.Broken() {
 			return
 		}
@@ -245,7 +247,7 @@ func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 		require.Empty(t, batches.All(), "precondition: items 1, 2 and 3 wait in a partial batch (Size 5, FlushEvery 1s)")
 		call.Cancel()
 		synctest.Wait() // the consumer has stopped; produce returns only now
-		close(groups)
+		end()
 		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
 			t.Errorf("a cancel with a partial batch [1 2 3], then produce returned: RunBatches must return at once; " +
 				"it was still waiting")
@@ -267,7 +269,7 @@ func TestB1_AStopDropsThePartialBatch(t *testing.T) {
 func TestB1_EachBatchGetsAFreshTimer(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const s = time.Second
-		call, batches, send, groups := testBatches(h, Batch{Size: 3, FlushEvery: 10 * s})
+		call, batches, send, end := testBatches(h, Batch{Size: 3, FlushEvery: 10 * s})
 		if call.Broken() {
 			return
 		}
@@ -284,7 +286,6 @@ func TestB1_EachBatchGetsAFreshTimer(t *testing.T) {
 				"its batch %v was flushed at 10s, 2s after its first item and 10s after that of [1 2 3]; want it at 18s: "+
 				"stop the timer when a batch is flushed by Size, and start a fresh clk.Timer with the first item "+
 				"of each batch", got[1])
-			close(groups)
 			call.Stop()
 			return
 		}
@@ -292,18 +293,16 @@ func TestB1_EachBatchGetsAFreshTimer(t *testing.T) {
 		if got := batches.All(); len(got) > 1 {
 			t.Errorf("Size 3, FlushEvery 10s: item 4 came at 8s, but its batch %v was flushed before 18s; want "+
 				"it FlushEvery after its first item: a fresh clk.Timer with the first item of each batch", got[1])
-			close(groups)
 			call.Stop()
 			return
 		}
 		h.Advance(1)
 		if !assert.Equal(t, [][]int{{1, 2, 3}, {4}}, batches.All(), "Size 3, FlushEvery 10s: [1 2 3] full at 0s, "+
 			"then item 4 at 8s: its batch is flushed at 18s, FlushEvery after its first item") {
-			close(groups)
 			call.Stop()
 			return
 		}
-		close(groups)
+		end()
 		if _, err, ok := testEnd(h, call, "produce returned and nothing held the consumer, yet"); ok {
 			assert.NoError(t, err, "every batch was consumed: RunBatches must return nil")
 		}
@@ -370,11 +369,9 @@ func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
 			return
 		}
 		h.Advance(1)
-		if !call.Returned() {
-			t.Errorf("1s after produce returned, with %d consume calls still running and 3 items queued, "+
-				"RunDrainTimeout was still waiting: at the drain deadline cancel the consumers' ctx, wait for "+
-				"them, and return an error matching ErrDrainTimeout", consumers)
-			call.Stop()
+		if !call.Returns("1s after produce returned, with %d consume calls still running and 3 items queued, "+
+			"RunDrainTimeout was still waiting: at the drain deadline cancel the consumers' ctx, wait for "+
+			"them, and return an error matching ErrDrainTimeout", consumers) {
 			return
 		}
 		stats, err, ok := call.Finish("RunDrainTimeout")
@@ -530,6 +527,8 @@ func (s testSmallBatch) play(h *katatest.H) {
 		return nil
 	}
 	end := make(chan struct{})
+	release := sync.OnceFunc(func() { close(end) })
+	h.Own(release)
 	produce := func(ctx context.Context, put func(int) error) error {
 		for v := 1; v <= s.items; v++ {
 			if err := put(v); err != nil {
@@ -560,11 +559,10 @@ func (s testSmallBatch) play(h *katatest.H) {
 			"each item is a batch of its own, handed to consume as soon as a consumer takes it. Reading Size <= 0 as "+
 			"\"no size limit\" leaves the items waiting for FlushEvery or the final flush: clamp it, max(b.Size, 1)",
 			s.size, s.flushEvery, s.consumers, s.items, got)
-		close(end)
 		call.Stop()
 		return
 	}
-	close(end)
+	release()
 	stats, err, ok := testEnd(h, call, "produce returned and every item had been consumed, yet")
 	if !ok {
 		return

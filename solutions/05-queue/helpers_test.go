@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 
@@ -78,17 +77,18 @@ func testStart(h *katatest.H, capacity, consumers int, p *testProducer, c *testC
 	return katatest.Start(h, func(ctx context.Context) (Stats, error) { return Run(ctx, capacity, consumers, p.produce, c.consume) })
 }
 
+// testStillWaiting is what testEnd reports, after its situation, when Run
+// is still waiting.
+const testStillWaiting = "%s, Run was still waiting: once produce has returned and the queue is empty, every consumer " +
+	"must exit (close the queue after the last put; a consumer stops when it is closed and empty) and Run " +
+	"must return after waiting for them"
+
 // testEnd collects Run once nothing holds it any more: produce has returned
 // and the consumers are free. If Run is still waiting it reports that,
 // after situation, stops the call and returns ok=false.
 func testEnd(h *katatest.H, call *katatest.Call[Stats], situation string) (Stats, error, bool) {
 	h.T.Helper()
-	synctest.Wait()
-	if !call.Returned() {
-		h.T.Errorf("%s, Run was still waiting: once produce has returned and the queue is empty, every consumer "+
-			"must exit (close the queue after the last put; a consumer stops when it is closed and empty) and Run "+
-			"must return after waiting for them", situation)
-		call.Stop()
+	if !call.Returns(testStillWaiting, situation) {
 		return Stats{}, nil, false
 	}
 	return call.Finish("Run")

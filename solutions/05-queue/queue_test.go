@@ -670,13 +670,8 @@ func TestR6_BadArgumentsAreAnError(t *testing.T) {
 			p := &testProducer{limit: 10}
 			call := testStart(h, tc.capacity, tc.consumers, p, &testConsumer{})
 			what := fmt.Sprintf("Run with capacity %d and %d consumers", tc.capacity, tc.consumers)
-			if call.Broken() {
-				return
-			}
-			if !call.Returned() {
-				t.Errorf("%s was still waiting: such arguments must be an error, returned at once "+
-					"(with no consumer, nobody would ever take an item)", what)
-				call.Stop()
+			if !call.Returns("%s was still waiting: such arguments must be an error, returned at once "+
+				"(with no consumer, nobody would ever take an item)", what) {
 				return
 			}
 			_, err, ok := call.Finish("Run")

@@ -84,9 +84,7 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 			if tc.took > 0 {
 				h.Advance(tc.took) // the last attempt that fits fails
 			}
-			if !c.Returned() {
-				t.Errorf("%s: after attempt %d, Do must give up at once, without pausing: %s", tc.name, attempts, tc.why)
-				c.Stop()
+			if !c.Returns("%s: after attempt %d, Do must give up at once, without pausing: %s", tc.name, attempts, tc.why) {
 				return
 			}
 			_, err, ok := c.Finish("Do")
@@ -180,11 +178,9 @@ func TestB2_RetryAfterStillCountsAgainstMaxElapsed(t *testing.T) {
 			c.Stop()
 			return
 		}
-		if !c.Returned() {
-			t.Errorf("attempt 2 failed at 1s with RetryAfter(30s, err) and MaxElapsed is 2s: 1s + 30s passes the budget, " +
-				"so Do must give up at once, but it was still waiting with the mock clock stopped; " +
-				"a Retry-After pause is still subject to MaxElapsed: check the budget before every pause, the server's too")
-			c.Stop()
+		if !c.Returns("attempt 2 failed at 1s with RetryAfter(30s, err) and MaxElapsed is 2s: 1s + 30s passes the budget, " +
+			"so Do must give up at once, but it was still waiting with the mock clock stopped; " +
+			"a Retry-After pause is still subject to MaxElapsed: check the budget before every pause, the server's too") {
 			return
 		}
 		_, err, ok := c.Finish("Do")

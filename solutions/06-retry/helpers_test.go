@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"gokata/internal/katatest"
@@ -112,10 +111,8 @@ func testRun[T any](h *katatest.H, p Policy, op func(context.Context) (T, error)
 		return v, nil, false
 	}
 	h.Advance(time.Hour)
-	if !c.Returned() {
-		h.T.Errorf("Do was still running after an hour of mock time (BaseDelay %v, MaxAttempts %d): "+
-			"does it wait on something other than a timer from clk?", p.BaseDelay, p.MaxAttempts)
-		c.Stop()
+	if !c.Returns("Do was still running after an hour of mock time (BaseDelay %v, MaxAttempts %d): "+
+		"does it wait on something other than a timer from clk?", p.BaseDelay, p.MaxAttempts) {
 		return v, nil, false
 	}
 	return c.Finish("Do")
@@ -135,12 +132,7 @@ func testNotRetried(h *katatest.H, p Policy, err error, stillPausing string) (go
 	}
 	p.BaseDelay, p.BeforeSleep = 10*time.Millisecond, hooks.record
 	c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
-	if c.Broken() {
-		return nil, 0, nil, false
-	}
-	if !c.Returned() {
-		h.T.Errorf("%s", stillPausing)
-		c.Stop()
+	if !c.Returns("%s", stillPausing) {
 		return nil, 0, nil, false
 	}
 	_, got, ok = c.Finish("Do")
@@ -184,10 +176,7 @@ func (tp testPlan) run(h *katatest.H) bool {
 	if tp.took > 0 {
 		h.Advance(tp.took)
 	}
-	synctest.Wait()
-	if !c.Returned() {
-		h.T.Errorf("attempt %d succeeded but Do did not return: return the value as soon as op succeeds", len(tp.want)+1)
-		c.Stop()
+	if !c.Returns("attempt %d succeeded but Do did not return: return the value as soon as op succeeds", len(tp.want)+1) {
 		return false
 	}
 	_, err, ok := c.Finish("Do")

@@ -128,10 +128,8 @@ func TestR1_BeforeSleepRunsOnDosGoroutine(t *testing.T) {
 			return
 		}
 		h.Advance(time.Hour)
-		if !c.Returned() {
-			t.Errorf("Do was still running after an hour of mock time (BaseDelay 10ms, MaxAttempts 3): " +
-				"does it wait on something other than a timer from clk?")
-			c.Stop()
+		if !c.Returns("Do was still running after an hour of mock time (BaseDelay 10ms, MaxAttempts 3): " +
+			"does it wait on something other than a timer from clk?") {
 			return
 		}
 		if _, _, ok := c.Finish("Do"); !ok {
@@ -208,10 +206,8 @@ func TestR2_StopsAfterMaxAttemptsWithoutAFinalPause(t *testing.T) {
 			c.Stop()
 			return
 		}
-		if !c.Returned() {
-			t.Errorf("after the final attempt (3 of MaxAttempts 3) Do must return at once; it was still waiting " +
-				"with the mock clock stopped: no pause follows the final attempt")
-			c.Stop()
+		if !c.Returns("after the final attempt (3 of MaxAttempts 3) Do must return at once; it was still waiting " +
+			"with the mock clock stopped: no pause follows the final attempt") {
 			return
 		}
 		_, err, ok := c.Finish("Do")
@@ -237,13 +233,8 @@ func TestR2_MaxAttemptsOneOrBelowMeansOne(t *testing.T) {
 			hooks := &testHooks{}
 			p := Policy{MaxAttempts: attempts, BaseDelay: 10 * ms, BeforeSleep: hooks.record}
 			c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
-			if c.Broken() {
-				return
-			}
-			if !c.Returned() {
-				t.Errorf("MaxAttempts %d means one attempt, so the first is the final attempt: Do must return "+
-					"right after it; it was still waiting with the mock clock stopped", attempts)
-				c.Stop()
+			if !c.Returns("MaxAttempts %d means one attempt, so the first is the final attempt: Do must return "+
+				"right after it; it was still waiting with the mock clock stopped", attempts) {
 				return
 			}
 			_, err, ok := c.Finish("Do")
@@ -323,10 +314,8 @@ func TestR3_NonRetryableErrorRunsOnce(t *testing.T) {
 			}
 			calls := len(tc.errs) - 1 // the attempt with the non-retryable error is the last one
 			h.Advance(time.Hour)
-			if !c.Returned() {
-				t.Errorf("%s: Do must return after the attempt whose error Retryable rejects; after an hour of "+
-					"mock time it was still waiting to try again (attempts so far: %d)", tc.name, op.Calls())
-				c.Stop()
+			if !c.Returns("%s: Do must return after the attempt whose error Retryable rejects; after an hour of "+
+				"mock time it was still waiting to try again (attempts so far: %d)", tc.name, op.Calls()) {
 				return
 			}
 			_, err, ok := c.Finish("Do")

@@ -283,9 +283,7 @@ func (s testBackoff) checkEnd1(h *katatest.H, c *katatest.Call[int], hooks *test
 		c.Stop() // the attempts ran out: R2's business
 		return
 	}
-	if !c.Returned() {
-		h.Errorf("attempt %d succeeded, yet Do was still running: return op's value as soon as it succeeds", last)
-		c.Stop()
+	if !c.Returns("attempt %d succeeded, yet Do was still running: return op's value as soon as it succeeds", last) {
 		return
 	}
 	v, err, ok := c.Finish("Do")
@@ -297,12 +295,10 @@ func (s testBackoff) checkEnd1(h *katatest.H, c *katatest.Call[int], hooks *test
 // checkEnd2 checks how Do ends when every attempt fails.
 func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *testHooks, op *testAttempts) {
 	a := s.limit()
-	synctest.Wait()
-	if !c.Returned() {
-		h.Errorf("MaxAttempts %d: after attempt %d failed Do was still running without the clock moving: the attempts "+
-			"have run out, so Do returns at once, with no pause after the final attempt (it made %d attempt(s))",
-			s.attempts, a, op.calls())
-		c.Stop()
+	synctest.Wait() // before op.calls() is read for the message
+	if !c.Returns("MaxAttempts %d: after attempt %d failed Do was still running without the clock moving: the attempts "+
+		"have run out, so Do returns at once, with no pause after the final attempt (it made %d attempt(s))",
+		s.attempts, a, op.calls()) {
 		return
 	}
 	_, err, ok := c.Finish("Do")

@@ -158,6 +158,7 @@ func testStart(h *katatest.H, maxInFlight int, grace time.Duration) *testBed {
 // stack that deep would be reported as a leak whose stack cannot be read.
 func testStartAt(h *katatest.H, maxInFlight int, grace time.Duration, freshStack bool) *testBed {
 	tb := &testBed{h: h, backend: testNewBackend(), ticks: &katatest.Recorder[Stats]{}}
+	h.Own(tb.backend.releaseAll) // a stop of a call lets every held lookup go
 	tb.cache = New(h.Clk, tb.backend.lookup, Config{
 		MaxInFlight: maxInFlight, Tick: testTick, OnTick: tb.ticks.Add, Grace: grace,
 	})

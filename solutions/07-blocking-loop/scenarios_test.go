@@ -717,13 +717,8 @@ func (p *testPlay) quiet(when string) bool {
 	}
 	if p.focus == "R1" || p.focus == "R4" {
 		st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
-		if !p.settled("Stats") {
-			return false
-		}
-		if !st.Returned() {
-			h.Errorf("Stats did not answer %s, with %d lookup(s) running: the loop must stay free to answer "+
-				"while lookups run, each on a goroutine of its own", when, running)
-			st.Stop()
+		if !st.Returns("Stats did not answer %s, with %d lookup(s) running: the loop must stay free to answer "+
+			"while lookups run, each on a goroutine of its own", when, running) {
 			return false
 		}
 		stats, err := st.Result()
@@ -756,13 +751,8 @@ func (p *testPlay) quiet(when string) bool {
 		for k, v := range p.stored {
 			g := &testScnGet{key: k, storedAt: v}
 			g.call = katatest.Start(h, func(ctx context.Context) (string, error) { return p.cache.Get(ctx, k) })
-			if !p.settled("Get of a cached key") {
-				return false
-			}
-			if !g.call.Returned() {
-				h.Errorf("Get(%q), a cached key, did not answer %s, with %d lookup(s) running: the loop must not "+
-					"wait for a lookup, nor for a free slot", k, when, running)
-				g.call.Stop()
+			if !g.call.Returns("Get(%q), a cached key, did not answer %s, with %d lookup(s) running: the loop must not "+
+				"wait for a lookup, nor for a free slot", k, when, running) {
 				return false
 			}
 			got, err := g.call.Result()

@@ -105,13 +105,8 @@ func TestB1_CombinedWaitWaitsForTheLatestToken(t *testing.T) {
 
 		h.Advance(time.Second) // 41s: the per-second limit is full, the per-minute one empty until 60s
 		w = katatest.StartErr(h, m.Wait, katatest.Timeout(10*time.Second))
-		if testBroken(h, w) {
-			return
-		}
-		if !w.Returned() {
-			t.Errorf("the per-minute token is due in 19s, the deadline in 10s: a combined Wait must fail at once " +
-				"with ErrWouldExceedDeadline, not sleep into the deadline")
-			w.Stop()
+		if !w.Returns("the per-minute token is due in 19s, the deadline in 10s: a combined Wait must fail at once " +
+			"with ErrWouldExceedDeadline, not sleep into the deadline") {
 			return
 		}
 		if err, ok := w.Finish("Wait"); !ok || !testIsDeadline(h, err, "a deadline before the latest token") {
@@ -197,11 +192,7 @@ func testHoldsWhileWaiting(h *katatest.H, clk *testFreezeClock, m *Multi, a, b *
 		return false, false
 	}
 	for _, c := range calls {
-		if !c.Returned() || c.Panicked() {
-			if !c.Returned() {
-				h.T.Errorf("an Allow call on two limiters or a Multi over both never returned, though no call held a lock")
-				c.Stop()
-			}
+		if !c.Returns("an Allow call on two limiters or a Multi over both never returned, though no call held a lock") {
 			return false, false
 		}
 	}
@@ -313,13 +304,8 @@ func TestB1_CombinedWaitWithACtxAlreadyDoneTakesNothing(t *testing.T) {
 		perSecond, perMinute := New(h.Clk, 10, 1), New(h.Clk, 100.0/60, 1)
 		m := Combine(perSecond, perMinute)
 		c := katatest.StartErr(h, m.Wait, katatest.Cancelled())
-		if c.Broken() {
-			return
-		}
-		if !c.Returned() {
-			t.Errorf("Combine(…).Wait with a ctx already done was still waiting with the mock clock stopped: " +
-				"return ctx.Err() at once")
-			c.Stop()
+		if !c.Returns("Combine(…).Wait with a ctx already done was still waiting with the mock clock stopped: " +
+			"return ctx.Err() at once") {
 			return
 		}
 		err := c.Err()

@@ -27,16 +27,8 @@ func testSettle(h *katatest.H, what string, ws ...katatest.ErrCall) bool {
 	h.T.Errorf("%s: calls were stuck on the limiter's mutex while a Wait waited for its token: your Wait "+
 		"holds the mutex while it waits, so every other Wait and even Allow queue behind it. Reserve the "+
 		"token under the lock, unlock, then wait on the timer. Stuck:\n\t%s", what, strings.Join(stuck, "\n\t"))
-	testRelease(h, ws...)
-	return false
-}
-
-// testRelease ends the waiters ws after a failure was reported: it
-// cancels them, moves the mock clock on while calls are stuck on a mutex
-// (which synctest cannot wait for), then stops each one.
-func testRelease(h *katatest.H, ws ...katatest.ErrCall) {
-	h.T.Helper()
 	katatest.Unwind(h, ws...)
+	return false
 }
 
 // testBroken reports whether any of ws panicked (already reported); then
@@ -44,7 +36,7 @@ func testRelease(h *katatest.H, ws ...katatest.ErrCall) {
 func testBroken(h *katatest.H, ws ...katatest.ErrCall) bool {
 	for _, w := range ws {
 		if w.Broken() {
-			testRelease(h, ws...)
+			katatest.Unwind(h, ws...)
 			return true
 		}
 	}
@@ -62,12 +54,12 @@ func testTry(h *katatest.H, what string, allow func() bool, ws ...katatest.ErrCa
 	}
 	if !c.Returned() {
 		h.T.Errorf("%s: Allow did not answer at once, with the mock clock stopped: Allow never waits", what)
-		testRelease(h, ws...)
+		katatest.Unwind(h, ws...)
 		c.Stop()
 		return false, false
 	}
 	if c.Panicked() {
-		testRelease(h, ws...)
+		katatest.Unwind(h, ws...)
 		return false, false
 	}
 	got, _ = c.Result() // not Finish: the waiters are still running
@@ -94,15 +86,12 @@ func testWakesAt(h *katatest.H, w katatest.ErrCall, due time.Duration, why strin
 	if due > h.Elapsed() {
 		h.Advance(due - h.Elapsed() - 1)
 	}
-	if w.Returned() {
-		t.Errorf("Wait had returned by %v, before its token was due at %v (%s)", h.Elapsed(), due, why)
+	if !w.Waits("Wait had returned by %v, before its token was due at %v (%s)", h.Elapsed(), due, why) {
 		return false
 	}
 	h.Advance(1)
-	if !w.Returned() {
-		t.Errorf("Wait was still waiting at %v, when its token was due (%s): wait on clk.Timer for "+
-			"exactly the due time minus clk.Now()", due, why)
-		w.Stop()
+	if !w.Returns("Wait was still waiting at %v, when its token was due (%s): wait on clk.Timer for "+
+		"exactly the due time minus clk.Now()", due, why) {
 		return false
 	}
 	err, ok := w.Finish("Wait")

@@ -171,13 +171,8 @@ func TestR3_WaitReturnsAtOnceWhenATokenIsThere(t *testing.T) {
 		l := New(h.Clk, 10, 2)
 		for i := 1; i <= 2; i++ {
 			w := katatest.StartErr(h, l.Wait)
-			if testBroken(h, w) {
-				return
-			}
-			if !w.Returned() {
-				t.Errorf("Wait %d on a new limiter with burst 2 did not return with the mock clock stopped: "+
-					"a token was there, so Wait returns at once without a timer", i)
-				w.Stop()
+			if !w.Returns("Wait %d on a new limiter with burst 2 did not return with the mock clock stopped: "+
+				"a token was there, so Wait returns at once without a timer", i) {
 				return
 			}
 			err, ok := w.Finish("Wait")
@@ -202,7 +197,7 @@ func TestR4_ConcurrentWaitersAreSpacedOneIntervalApart(t *testing.T) {
 			return
 		}
 		if !h.StandsStill(time.Second, "a Wait returned", func() bool { return testReturned(ws) > 0 }) {
-			testRelease(h, ws...)
+			katatest.Unwind(h, ws...)
 			return
 		}
 		got, ok := testTry(h, "Allow while three Waits wait", l.Allow, ws...)
@@ -212,7 +207,7 @@ func TestR4_ConcurrentWaitersAreSpacedOneIntervalApart(t *testing.T) {
 		if got {
 			t.Errorf("Allow returned true while three Waits were waiting for the next three tokens: a waiting " +
 				"Wait has reserved its token, so it is not there for Allow (the bucket is 3 tokens in debt)")
-			testRelease(h, ws...)
+			katatest.Unwind(h, ws...)
 			return
 		}
 		for k := 1; k <= 3; k++ {
@@ -221,7 +216,7 @@ func TestR4_ConcurrentWaitersAreSpacedOneIntervalApart(t *testing.T) {
 			if n := testReturned(ws); n != k-1 {
 				t.Errorf("1ns before the token due at %v, %d of the 3 waiters had returned; want %d: "+
 					"one waiter per token, 100ms apart", due, n, k-1)
-				testRelease(h, ws...)
+				katatest.Unwind(h, ws...)
 				return
 			}
 			h.Advance(1)
@@ -229,7 +224,7 @@ func TestR4_ConcurrentWaitersAreSpacedOneIntervalApart(t *testing.T) {
 				t.Errorf("at %v, when token %d was due, %d of the 3 waiters had returned; want %d: each Wait "+
 					"reserves its own token as it starts (the tokens may go below zero), so concurrent waiters "+
 					"wake 100ms apart, one per token, not together", due, k, n, k)
-				testRelease(h, ws...)
+				katatest.Unwind(h, ws...)
 				return
 			}
 		}
@@ -256,8 +251,7 @@ func TestR5_CancelReturnsAtOnceAndGivesTheTokenBack(t *testing.T) {
 			return
 		}
 		h.Advance(50 * testMs)
-		if w.Returned() {
-			t.Errorf("precondition: Wait returned at 50ms, but its token is due at 100ms (R3)")
+		if !w.Waits("precondition: Wait returned at 50ms, but its token is due at 100ms (R3)") {
 			return
 		}
 		w.Cancel()
@@ -311,16 +305,16 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 			if instant, _ := gone.ReturnsAtOnce(100 * testMs); !instant {
 				t.Errorf("cancel during Wait must return at once; Wait was still waiting with the mock clock "+
 					"stopped: select on ctx.Done() and the timer together (%s)", tc.why)
-				testRelease(h, ab...)
+				katatest.Unwind(h, ab...)
 				return
 			}
 			if gone.Panicked() {
-				testRelease(h, kept)
+				katatest.Unwind(h, kept)
 				return
 			}
 			err := gone.Err() // not Finish: kept is still waiting
 			if !assert.ErrorIs(t, err, context.Canceled, "a cancelled Wait returns ctx.Err()") {
-				testRelease(h, kept)
+				katatest.Unwind(h, kept)
 				return
 			}
 			c := katatest.StartErr(h, l.Wait)
@@ -338,14 +332,14 @@ func TestR5_CancelGivesBackOnlyWhatNobodyReservedAfter(t *testing.T) {
 					t.Errorf("at %v, c had returned together with %s, on the same token, although c's own token is "+
 						"due at %v: every Wait must reserve its own token as it starts, so two waiters never "+
 						"share one", step-start, tc.kept, tc.c)
-					testRelease(h, rest...)
+					katatest.Unwind(h, rest...)
 					return
 				}
 				if kept.Returned() != wantKept || c.Returned() != wantC {
 					t.Errorf("at %v, %s had returned: %v (want %v), and c: %v (want %v). Waits a and b "+
 						"reserved the tokens due at 100ms and 200ms, %s was cancelled, then c started: %s",
 						step-start, tc.kept, kept.Returned(), wantKept, c.Returned(), wantC, tc.gone, tc.why)
-					testRelease(h, rest...)
+					katatest.Unwind(h, rest...)
 					return
 				}
 			}
@@ -364,12 +358,7 @@ func TestR5_DoneContextTakesNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		l := New(h.Clk, 10, 1)
 		w := katatest.StartErr(h, l.Wait, katatest.Cancelled())
-		if testBroken(h, w) {
-			return
-		}
-		if !w.Returned() {
-			t.Errorf("Wait with a context that was already cancelled must return at once")
-			w.Stop()
+		if !w.Returns("Wait with a context that was already cancelled must return at once") {
 			return
 		}
 		err, ok := w.Finish("Wait")
@@ -510,14 +499,9 @@ func TestR6_DeadlineExactlyAtTheTokenIsTooLate(t *testing.T) {
 		l := New(h.Clk, 10, 1)
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
 		w := katatest.StartErr(h, l.Wait, katatest.Timeout(100*testMs)) // the token's due time
-		if testBroken(h, w) {
-			return
-		}
-		if !w.Returned() {
-			t.Errorf("the token is due in 100ms and the ctx deadline is in exactly 100ms, but Wait did not fail " +
-				"at once: a ctx is done at its deadline, so a token due exactly then is too late. Fail when the " +
-				"token is due at or after the deadline (!due.Before(deadline)), not only after it")
-			w.Stop()
+		if !w.Returns("the token is due in 100ms and the ctx deadline is in exactly 100ms, but Wait did not fail " +
+			"at once: a ctx is done at its deadline, so a token due exactly then is too late. Fail when the " +
+			"token is due at or after the deadline (!due.Before(deadline)), not only after it") {
 			return
 		}
 		err, ok := w.Finish("Wait")
@@ -562,13 +546,8 @@ func TestR6_AShortDeadlineIsFineWhenATokenIsThere(t *testing.T) {
 		require.True(t, l.Allow(), "precondition: a new limiter with burst 2 has a token")
 		// One token is left, due now; the deadline is 1ms away, far less than 1/r.
 		w := katatest.StartErr(h, l.Wait, katatest.Timeout(testMs))
-		if testBroken(h, w) {
-			return
-		}
-		if !w.Returned() {
-			t.Errorf("Wait with a token there and a deadline 1ms away did not return at once: a token due now " +
-				"is taken at once, without a timer")
-			w.Stop()
+		if !w.Returns("Wait with a token there and a deadline 1ms away did not return at once: a token due now " +
+			"is taken at once, without a timer") {
 			return
 		}
 		err, ok := w.Finish("Wait")

@@ -239,8 +239,7 @@ func (s testHeldScenario) play(h *katatest.H) {
 		}
 		pending = still
 	}
-	stop := func() {
-		clk.gate.Release()
+	stop := func() { // the gate is the test's (h.Gate): Unwind releases it
 		var cs []*katatest.Call[struct{}]
 		for _, p := range calls {
 			cs = append(cs, p.c)

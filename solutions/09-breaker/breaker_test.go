@@ -878,7 +878,7 @@ func TestR6_TheHookRunsOnTheGoroutineOfTheCallThatMadeTheTransition(t *testing.T
 			return
 		}
 		h.Advance(timeout)
-		gate := katatest.NewGate()
+		gate := h.Gate()
 		type probed struct {
 			g     string
 			err   error

@@ -154,12 +154,7 @@ func (r *testRig) state(step string) (s State, ok bool) {
 	h := r.h
 	h.T.Helper()
 	c := katatest.Go(h, func() (State, error) { return r.b.State(), nil })
-	if !r.settle(step) || c.Broken() {
-		return 0, false
-	}
-	if !c.Returned() {
-		h.T.Errorf("%s: State did not return: State never waits for anything", step)
-		c.Stop()
+	if !r.settle(step) || !c.Returns("%s: State did not return: State never waits for anything", step) {
 		return 0, false
 	}
 	s, _ = c.Result()
@@ -179,16 +174,8 @@ func (r *testRig) call(err error, step string) (got error, ran bool, ok bool) {
 			return err
 		})
 	})
-	if !r.settle(step) || c.Broken() {
-		return nil, false, false
-	}
-	if !c.Returned() {
-		h.T.Errorf("Do did not return, although the fn it was given returns %v at once: Do never waits for anything "+
-			"— it lets the call through or rejects it, runs fn, records the result and returns", err)
-		c.Stop()
-		return nil, false, false
-	}
-	if c.Panicked() {
+	if !r.settle(step) || !c.Returns("Do did not return, although the fn it was given returns %v at once: Do never "+
+		"waits for anything — it lets the call through or rejects it, runs fn, records the result and returns", err) {
 		return nil, false, false
 	}
 	return c.Err(), calls.Load() > 0, true
@@ -293,15 +280,16 @@ type testHeld struct {
 }
 
 // start begins a held call. The call's ctx is cancelled when the test
-// ends, so a call the test forgets does not stay blocked.
+// ends, so a call the test forgets does not stay blocked; its gate is the
+// test's (h.Gate), so Call.Stop releases it.
 func (r *testRig) start(peak *katatest.Peak) *testHeld {
-	return r.begin(&testHeld{gate: katatest.NewGate()}, peak)
+	return r.begin(&testHeld{gate: r.h.Gate()}, peak)
 }
 
 // startDeaf begins a held call whose fn ignores its ctx: cancelled, it
 // still returns only what the test tells it to (end).
 func (r *testRig) startDeaf() *testHeld {
-	return r.begin(&testHeld{gate: katatest.NewGate(), deaf: true}, nil)
+	return r.begin(&testHeld{gate: r.h.Gate(), deaf: true}, nil)
 }
 
 func (r *testRig) begin(p *testHeld, peak *katatest.Peak) *testHeld {

@@ -294,8 +294,7 @@ func TestB3_AHookMayCallTheService(t *testing.T) {
 			t.Errorf("a shutdown hook called Ready and got stuck on the Service's mutex, which Shutdown held while "+
 				"the hooks ran: run the hooks with no lock held — a hook may call the Service (Ready, Submit), and "+
 				"a mutex is not reentrant. Stuck:\n\t%s", strings.Join(stuck, "\n\t"))
-			r.unwind()
-			sd.Stop()
+			sd.Stop() // it unwinds the rig first
 			return
 		}
 		if _, _, ok := testFinish(r, sd, "Shutdown", "its hook had returned, but Shutdown did not return"); !ok {

@@ -58,10 +58,12 @@ type testRig struct {
 }
 
 // testNew returns a rig around New(h.Clk, workers, queue, handle); the
-// workers are not started.
+// workers are not started. The test owns what the rig holds: Call.Stop
+// (and so Call.Returns) unwinds the rig before it waits for its call.
 func testNew(h *katatest.H, workers, queue int) *testRig {
 	r := &testRig{h: h, plans: map[string]testPlan{}}
 	r.svc = New(h.Clk, workers, queue, r.handle)
+	h.Own(r.unwind)
 	return r
 }
 
@@ -216,6 +218,7 @@ func (r *testRig) release() {
 // unwind ends what the test started, once a failure was reported: it
 // releases every gate, cancels the calls' contexts, and moves the mock clock
 // on while goroutines are stuck on a mutex (which synctest cannot wait for).
+// Calling it again does no harm: Call.Stop calls it too (see testNew).
 func (r *testRig) unwind() {
 	r.mu.Lock()
 	gates, undo := slices.Clone(r.gates), slices.Clone(r.undo)
@@ -244,7 +247,7 @@ func testGo[T any](r *testRig, f func(ctx context.Context) (T, error), opts ...k
 // testBroken reports whether c panicked (already reported); then it
 // unwinds. Call it after settle.
 func testBroken[T any](r *testRig, c *katatest.Call[T]) bool {
-	if c.Returned() && c.Panicked() {
+	if c.Broken() {
 		r.unwind()
 		return true
 	}
@@ -275,13 +278,9 @@ func (r *testRig) accept(what string, ids ...string) bool {
 	r.h.T.Helper()
 	for _, id := range ids {
 		c := r.submit(id)
-		if !r.settle(fmt.Sprintf("Submit of %s (%s)", id, what)) || testBroken(r, c) {
-			return false
-		}
-		if !c.Returned() {
-			r.h.T.Errorf("Submit of %s was still waiting, though %s: with room in the queue Submit returns nil at once",
-				id, what)
-			r.unwind()
+		if !r.settle(fmt.Sprintf("Submit of %s (%s)", id, what)) || testBroken(r, c) ||
+			!c.Returns("Submit of %s was still waiting, though %s: with room in the queue Submit returns nil at once",
+				id, what) {
 			return false
 		}
 		if _, err := c.Result(); err != nil {
@@ -326,12 +325,8 @@ func (r *testRig) wantRunning(what string, want ...string) bool {
 func testAsk[T any](r *testRig, what, should string, f func() (T, error)) (v T, err error, ok bool) {
 	r.h.T.Helper()
 	c := testGo(r, func(context.Context) (T, error) { return f() })
-	if !r.settle(what) || testBroken(r, c) {
-		return v, nil, false
-	}
-	if !c.Returned() {
-		r.h.T.Errorf("%s: the call was still waiting, with the mock clock stopped: %s", what, should)
-		r.unwind()
+	if !r.settle(what) || testBroken(r, c) ||
+		!c.Returns("%s: the call was still waiting, with the mock clock stopped: %s", what, should) {
 		return v, nil, false
 	}
 	v, err = c.Result()
@@ -342,13 +337,7 @@ func testAsk[T any](r *testRig, what, should string, f func() (T, error)) (v T, 
 // started is still running.
 func testFinish[T any](r *testRig, c *katatest.Call[T], what, notReturned string) (v T, err error, ok bool) {
 	r.h.T.Helper()
-	if !r.settle(what) {
-		return v, nil, false
-	}
-	if !c.Returned() {
-		r.h.T.Errorf("%s: %s", what, notReturned)
-		r.unwind()
-		c.Stop()
+	if !r.settle(what) || !c.Returns("%s: %s", what, notReturned) {
 		return v, nil, false
 	}
 	return c.Finish(what)

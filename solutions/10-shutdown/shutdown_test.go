@@ -74,13 +74,9 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 			return
 		}
 		cancelled.Cancel()
-		if !r.settle("Submit of job-3 on a full queue, after its ctx was cancelled") || testBroken(r, cancelled) {
-			return
-		}
-		if !cancelled.Returned() {
-			t.Errorf("Submit of job-3 was waiting for room in the queue when its ctx was cancelled, and it kept " +
-				"waiting: select on ctx.Done() together with the send")
-			r.unwind()
+		if !r.settle("Submit of job-3 on a full queue, after its ctx was cancelled") || testBroken(r, cancelled) ||
+			!cancelled.Returns("Submit of job-3 was waiting for room in the queue when its ctx was cancelled, and it "+
+				"kept waiting: select on ctx.Done() together with the send") {
 			return
 		}
 		_, err := cancelled.Result()
@@ -90,12 +86,8 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 			return
 		}
 		gates[0].Release() // job-1 ends, job-2 starts: room for job-4
-		if !r.settle("Submit of job-4 when room appeared") || testBroken(r, waiting) {
-			return
-		}
-		if !waiting.Returned() {
-			t.Errorf("job-1 finished and job-2 left the queue, but Submit of job-4 was still waiting for room")
-			r.unwind()
+		if !r.settle("Submit of job-4 when room appeared") || testBroken(r, waiting) ||
+			!waiting.Returns("job-1 finished and job-2 left the queue, but Submit of job-4 was still waiting for room") {
 			return
 		}
 		if _, err := waiting.Result(); !assert.NoError(t, err, "Submit of job-4 waited on a full queue until room "+
@@ -131,12 +123,8 @@ func TestR1_FullQueueSubmitWaitsForRoomOrItsCtx(t *testing.T) {
 			return
 		}
 		busy[0].Release()
-		if !r.settle("Submit with queue 0 once the worker was free") || testBroken(r, blocked) {
-			return
-		}
-		if !blocked.Returned() {
-			t.Errorf("with queue 0, job-1 finished and the worker was free, but Submit of job-2 was still waiting")
-			r.unwind()
+		if !r.settle("Submit with queue 0 once the worker was free") || testBroken(r, blocked) ||
+			!blocked.Returns("with queue 0, job-1 finished and the worker was free, but Submit of job-2 was still waiting") {
 			return
 		}
 		if _, err := blocked.Result(); !assert.NoError(t, err, "with queue 0, a free worker takes job-2") {
@@ -251,10 +239,8 @@ func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
 		var accepted []string
 		for i, c := range subs {
 			id := fmt.Sprintf("job-%d", i+1)
-			if !c.Returned() {
-				t.Errorf("%d Submits raced Shutdown; Submit of %s never returned: once Shutdown begins, a Submit that "+
-					"waits for room must return ErrShuttingDown", submitters, id)
-				r.unwind()
+			if !c.Returns("%d Submits raced Shutdown; Submit of %s never returned: once Shutdown begins, a Submit "+
+				"that waits for room must return ErrShuttingDown", submitters, id) {
 				return
 			}
 			_, err := c.Result()
@@ -418,16 +404,13 @@ func TestR3_DeadlineCancelsRunningJobsAndReportsTheRest(t *testing.T) {
 		if !r.advance(1, "Shutdown when the grace ran out") || testBroken(r, sd) {
 			return
 		}
-		if !sd.Returned() {
-			what := "Shutdown was still waiting for them"
-			if gates[0].Cancelled() == 0 {
-				what = "their ctx was not cancelled: select on ctx.Done() together with the drain, and on ctx.Done() " +
-					"cancel the context the Service gives every job (one it owns, not Submit's or Shutdown's)"
-			}
-			t.Errorf("the 10s grace ran out on the clock while job-1, job-2 and job-3 ran (their handle returns as soon "+
-				"as their ctx is cancelled), but %s", what)
-			r.unwind()
-			sd.Stop()
+		what := "Shutdown was still waiting for them"
+		if gates[0].Cancelled() == 0 {
+			what = "their ctx was not cancelled: select on ctx.Done() together with the drain, and on ctx.Done() " +
+				"cancel the context the Service gives every job (one it owns, not Submit's or Shutdown's)"
+		}
+		if !sd.Returns("the 10s grace ran out on the clock while job-1, job-2 and job-3 ran (their handle returns as "+
+			"soon as their ctx is cancelled), but %s", what) {
 			return
 		}
 		rep, err, ok := sd.Finish("Shutdown")
@@ -598,15 +581,9 @@ func TestR4_ConcurrentShutdownsWaitForTheSameEnd(t *testing.T) {
 			r.unwind()
 			return
 		}
-		if !impatient.Returned() {
-			t.Errorf("a later Shutdown call's own 1s ctx ended while the first call still drained job-1, and it kept " +
-				"waiting: a later call waits for the end of the shutdown or for its own ctx, whichever comes first " +
-				"(select on both), and then returns its ctx.Err() and an empty Report")
-			r.unwind()
-			return
-		}
-		if impatient.Panicked() {
-			r.unwind()
+		if !impatient.Returns("a later Shutdown call's own 1s ctx ended while the first call still drained job-1, and " +
+			"it kept waiting: a later call waits for the end of the shutdown or for its own ctx, whichever comes " +
+			"first (select on both), and then returns its ctx.Err() and an empty Report") {
 			return
 		}
 		// Not Finish: the shutdown goes on, so its goroutines still run.
@@ -748,12 +725,8 @@ func TestR6_RunningJobsKeepALiveCtxWhileGraceRemains(t *testing.T) {
 			return
 		}
 		sub := r.submit("job-1")
-		if !r.settle("Submit of job-1 behind job-0") || testBroken(r, sub) {
-			return
-		}
-		if !sub.Returned() {
-			t.Errorf("Submit of job-1 was still waiting, though the queue had room: Submit returns nil at once then")
-			r.unwind()
+		if !r.settle("Submit of job-1 behind job-0") || testBroken(r, sub) ||
+			!sub.Returns("Submit of job-1 was still waiting, though the queue had room: Submit returns nil at once then") {
 			return
 		}
 		sub.Cancel() // the request that submitted job-1 is over
