@@ -22,7 +22,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		const n = 5
 		errDeclined := errors.New("card declined")
 		errStock := errors.New("out of stock")
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.fail[1], calls.fail[3] = errDeclined, errStock
 		c := testStart(h, calls, MapAll[int, string])
 		if c.Broken() || !testAllInFlight(h, c, calls, "MapAll", "failures in reverse order") {
@@ -32,9 +32,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 			calls.release(i)
 			synctest.Wait()
 		}
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but MapAll was still waiting: does it wait for something else?") {
 			return
 		}
 		out, err, ok := c.Finish("MapAll")
@@ -67,7 +65,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 			"not in the order they arrive")
 
 		// No failure: the results, and no error.
-		calls = testNewCalls(n)
+		calls = testNewCalls(h, n)
 		c = testStart(h, calls, MapAll[int, string])
 		if c.Broken() {
 			return
@@ -76,9 +74,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 			calls.release(i)
 			synctest.Wait()
 		}
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but MapAll was still waiting: does it wait for something else?") {
 			return
 		}
 		out, err, ok = c.Finish("MapAll")
@@ -89,7 +85,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 		assert.ElementsMatch(t, testResults(n), out, "every call succeeded: MapAll must return all %d results", n)
 
 		// Only the first element fails: index 0 is a failure like any other.
-		calls = testNewCalls(n)
+		calls = testNewCalls(h, n)
 		calls.fail[0] = errDeclined
 		c = testStart(h, calls, MapAll[int, string])
 		if c.Broken() {
@@ -99,9 +95,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 			calls.release(i)
 			synctest.Wait()
 		}
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but MapAll was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but MapAll was still waiting: does it wait for something else?") {
 			return
 		}
 		out, err, ok = c.Finish("MapAll")
@@ -117,7 +111,7 @@ func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 5
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.ignoreCtx = true // the others keep running after the panic, so Map must wait for them
 		calls.panics[2] = "price table corrupted (the test panics in fn for in[2] on purpose: recover it on " +
 			"its goroutine and raise it again on the caller's)"
@@ -136,22 +130,20 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 			t.Errorf("fn panicked for in[2], and Map %s while %d other calls were still running: recover the "+
 				"panic on its goroutine, cancel the others, wait for all of them, and only then panic on the "+
 				"caller's goroutine", ended, running)
-			testStop(c, calls)
+			c.Stop()
 			return
 		}
 		if idx := calls.notCancelled(2); len(idx) > 0 {
 			t.Errorf("fn panicked for in[2], but the ctx of %s was not cancelled: a panic must cancel the other "+
 				"calls, as an error does", testElements(idx))
-			testStop(c, calls)
+			c.Stop()
 			return
 		}
 		for i := range n {
 			calls.release(i)
 			synctest.Wait()
 		}
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		r, err, ok := c.Finish("Map")
@@ -177,7 +169,7 @@ func TestB2_PanicIsRaisedAgainOnTheCallersGoroutine(t *testing.T) {
 func TestB2_APanicAfterAnErrorIsStillRaised(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 4
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.ignoreCtx = true
 		calls.fail[0] = errors.New("price service: 503")
 		corrupt := errors.New("price table corrupted (the test panics with this error value in fn for in[3] on purpose)")
@@ -190,9 +182,7 @@ func TestB2_APanicAfterAnErrorIsStillRaised(t *testing.T) {
 			calls.release(i)
 			synctest.Wait()
 		}
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		r, err, ok := c.Finish("Map")

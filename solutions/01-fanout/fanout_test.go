@@ -26,17 +26,14 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 8
 		// Every call returns a result at the same instant.
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.oneGate()
 		c := testStart(h, calls, Map[int, string])
 		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "calls that return at the same instant") {
 			return
 		}
 		calls.releaseAll()
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("all %d calls of fn returned at the same instant, but Map did not return", n)
-			testStop(c, calls)
+		if !c.Returns("all %d calls of fn returned at the same instant, but Map did not return", n) {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -48,7 +45,7 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 			"every result must arrive in the output, none lost or doubled", n)
 
 		// Half the calls fail at the same instant.
-		calls = testNewCalls(n)
+		calls = testNewCalls(h, n)
 		calls.oneGate()
 		for i := 1; i < n; i += 2 {
 			calls.fail[i] = fmt.Errorf("lookup %d failed", i)
@@ -58,10 +55,7 @@ func TestR6_CallsThatFinishTogetherDoNotRace(t *testing.T) {
 			return
 		}
 		calls.releaseAll()
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("all %d calls of fn returned at the same instant, half of them with an error, but Map did not return", n)
-			testStop(c, calls)
+		if !c.Returns("all %d calls of fn returned at the same instant, half of them with an error, but Map did not return", n) {
 			return
 		}
 		out, err, ok = c.Finish("Map")
@@ -78,7 +72,7 @@ func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 		// 100 calls: more than any limit a cautious fan-out picks (8, 10,
 		// 16, 32, 64, the number of CPUs), which would each still start 10.
 		const n = 100
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		c := testStart(h, calls, Map[int, string])
 		if c.Broken() {
 			return
@@ -87,26 +81,23 @@ func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 			t.Errorf("Map returned before any of its %d calls of fn had returned (%d had even started): it must "+
 				"wait for every call it starts. Call wg.Add(1) before the go statement, not inside the goroutine: "+
 				"an Add that comes after wg.Wait() is not waited for", n, calls.entered())
-			testStop(c, calls)
+			c.Stop()
 			return
 		}
 		if got := calls.waiting(); got != n {
 			t.Errorf("only %d of %d calls of fn were in flight at once; want all %d, so the batch takes as long as "+
 				"its slowest call, not the sum: start a goroutine for every element before waiting for any of them "+
 				"(no limit either, no semaphore or worker pool: bounding the fan-out is kata 03)", got, n, n)
-			testStop(c, calls)
+			c.Stop()
 			return
 		}
 		if c.Returned() {
 			t.Errorf("Map returned while its %d calls of fn were still in flight: wait for all of them (R4)", n)
-			testStop(c, calls)
+			c.Stop()
 			return
 		}
 		calls.releaseAll()
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -121,7 +112,7 @@ func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 func TestR2_OutputFollowsInputOrder(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 5
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		c := testStart(h, calls, Map[int, string])
 		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "calls that finish in reverse order") {
 			return
@@ -130,9 +121,7 @@ func TestR2_OutputFollowsInputOrder(t *testing.T) {
 			calls.release(i)
 			synctest.Wait()
 		}
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -152,13 +141,7 @@ func TestR2_EmptyResultsKeepTheirPlace(t *testing.T) {
 		c := katatest.Start(h, func(ctx context.Context) ([]int, error) {
 			return Map(ctx, in, func(_ context.Context, s string) (int, error) { return len(s), nil })
 		})
-		if c.Broken() {
-			return
-		}
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			c.Stop()
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -187,7 +170,7 @@ func TestR3_FirstErrorCancelsTheOthers(t *testing.T) {
 func testFirstErrorCancels(h *katatest.H, failure error) bool {
 	t := h.T
 	const n = 5
-	calls := testNewCalls(n)
+	calls := testNewCalls(h, n)
 	calls.fail[2] = failure
 	c := testStart(h, calls, Map[int, string])
 	if c.Broken() || !testAllInFlight(h, c, calls, "Map", "failing in[2] while the others run") {
@@ -204,7 +187,7 @@ func testFirstErrorCancels(h *katatest.H, failure error) bool {
 		} else {
 			t.Errorf("in[2] failed and the other calls were cancelled and returned, but Map was still waiting")
 		}
-		testStop(c, calls)
+		c.Stop()
 		return false
 	}
 	out, err, ok := c.Finish("Map")
@@ -241,7 +224,7 @@ func TestR3_FirstErrorInTimeNotLowestIndex(t *testing.T) {
 		const n = 5
 		errLate := errors.New("timeout talking to the warehouse")
 		unavailable := &testStatusError{503}
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.ignoreCtx = true // the cancel does not stop in[1]: it fails on its own, later
 		calls.fail[3], calls.fail[1] = unavailable, errLate
 		c := testStart(h, calls, Map[int, string])
@@ -253,10 +236,7 @@ func TestR3_FirstErrorInTimeNotLowestIndex(t *testing.T) {
 		calls.release(1) // then in[1] fails with an error of its own
 		synctest.Wait()
 		calls.releaseAll()
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -287,7 +267,7 @@ func TestR3_AnErrorBeforeTheCallersCancelStillWins(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 4
 		unavailable := &testStatusError{503}
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.ignoreCtx = true // slow queries: they finish what they started
 		calls.fail[1] = unavailable
 		c := testStart(h, calls, Map[int, string])
@@ -305,10 +285,7 @@ func TestR3_AnErrorBeforeTheCallersCancelStillWins(t *testing.T) {
 			return
 		}
 		calls.releaseAll()
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		_, err, ok := c.Finish("Map")
@@ -329,7 +306,7 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 5
 		unavailable := &testStatusError{503}
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.ignoreCtx = true
 		calls.fail[0] = unavailable
 		c := testStart(h, calls, Map[int, string])
@@ -342,14 +319,11 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 			t.Errorf("in[0] failed and Map returned while %d other calls of fn were still running (they ignore "+
 				"their ctx, as a slow query may): Map must wait for every call it started, after an error too; "+
 				"otherwise they run on after it, unseen", running)
-			testStop(c, calls)
+			c.Stop()
 			return
 		}
 		calls.releaseAll()
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		_, err, ok := c.Finish("Map")
@@ -367,7 +341,7 @@ func TestR4_WaitsForCallsThatIgnoreCtx(t *testing.T) {
 func TestR4_WaitsForCallsAfterACancel(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 4
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.ignoreCtx = true
 		c := testStart(h, calls, Map[int, string])
 		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a cancel while the calls run") {
@@ -378,14 +352,11 @@ func TestR4_WaitsForCallsAfterACancel(t *testing.T) {
 		if running := calls.waiting(); c.Returned() && running > 0 {
 			t.Errorf("the caller cancelled ctx and Map returned while %d calls of fn were still running (they "+
 				"ignore their ctx): a cancel must reach the calls, but Map must still wait for them before it returns", running)
-			testStop(c, calls)
+			c.Stop()
 			return
 		}
 		calls.releaseAll()
-		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("every call of fn had returned, but Map was still waiting: does it wait for something else?")
-			testStop(c, calls)
+		if !c.Returns("every call of fn had returned, but Map was still waiting: does it wait for something else?") {
 			return
 		}
 		c.Finish("Map")
@@ -395,17 +366,15 @@ func TestR4_WaitsForCallsAfterACancel(t *testing.T) {
 func TestR5_CancelReachesEveryCall(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 4
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		c := testStart(h, calls, Map[int, string])
 		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a cancel while the calls run") {
 			return
 		}
 		c.Cancel()
 		synctest.Wait()
-		if !c.Returned() {
-			t.Errorf("the caller cancelled ctx, but Map was still waiting with %d calls of fn waiting on their ctx: "+
-				"give every call a ctx derived from the caller's, not context.Background()", calls.waiting())
-			testStop(c, calls)
+		if !c.Returns("the caller cancelled ctx, but Map was still waiting with %d calls of fn waiting on their ctx: "+
+			"give every call a ctx derived from the caller's, not context.Background()", calls.waiting()) {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -427,7 +396,7 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 func TestR5_ALateFailureAfterTheCancelDoesNotWin(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 3
-		calls := testNewCalls(n)
+		calls := testNewCalls(h, n)
 		calls.deaf[1] = true
 		calls.fail[1] = errors.New("price service: 503")
 		c := testStart(h, calls, Map[int, string])
@@ -455,14 +424,9 @@ func TestR5_ALateFailureAfterTheCancelDoesNotWin(t *testing.T) {
 
 func TestR5_AlreadyCancelledCtxCallsNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		calls := testNewCalls(3)
+		calls := testNewCalls(h, 3)
 		c := testStart(h, calls, Map[int, string], katatest.Cancelled())
-		if c.Broken() {
-			return
-		}
-		if !c.Returned() {
-			t.Errorf("ctx was already cancelled, but Map was still waiting: return ctx.Err() at once")
-			testStop(c, calls)
+		if !c.Returns("ctx was already cancelled, but Map was still waiting: return ctx.Err() at once") {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -482,18 +446,13 @@ func TestR5_AlreadyCancelledCtxCallsNothing(t *testing.T) {
 func TestR5_ACtxCancelledWithACauseGivesCtxErr(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		errClientGone := errors.New("client went away")
-		calls := testNewCalls(3)
+		calls := testNewCalls(h, 3)
 		c := katatest.Start(h, func(ctx context.Context) ([]string, error) {
 			ctx, cancel := context.WithCancelCause(ctx)
 			cancel(errClientGone)
 			return Map(ctx, calls.in, calls.fn)
 		})
-		if c.Broken() {
-			return
-		}
-		if !c.Returned() {
-			t.Errorf("ctx was already cancelled (with a cause), but Map was still waiting: return ctx.Err() at once")
-			testStop(c, calls)
+		if !c.Returns("ctx was already cancelled (with a cause), but Map was still waiting: return ctx.Err() at once") {
 			return
 		}
 		out, err, ok := c.Finish("Map")
@@ -520,12 +479,7 @@ func TestR5_EmptyInputCallsNothing(t *testing.T) {
 			var called katatest.Recorder[int]
 			fn := func(_ context.Context, v int) (string, error) { called.Add(v); return testResult(v), nil }
 			c := katatest.Start(h, func(ctx context.Context) ([]string, error) { return Map(ctx, tc.in, fn) })
-			if c.Broken() {
-				return
-			}
-			if !c.Returned() {
-				t.Errorf("Map(ctx, %s, fn) was still waiting: with nothing to do it must return at once", tc.name)
-				c.Stop()
+			if !c.Returns("Map(ctx, %s, fn) was still waiting: with nothing to do it must return at once", tc.name) {
 				return
 			}
 			out, err, ok := c.Finish("Map")

@@ -34,7 +34,8 @@ func testResults(n int) []string {
 // gate i until the test releases it (or, unless it ignores its ctx, until
 // its ctx is done), then returns fail[i] if set, panics with panics[i] if
 // set, and otherwise returns testResult(in[i]). It remembers the ctx each
-// call got.
+// call got. The test owns its gates: Stop on a call (and so Returns)
+// opens them all, so calls that ignore ctx end too.
 type testCalls struct {
 	in        []int
 	gates     []*katatest.Gate
@@ -48,7 +49,7 @@ type testCalls struct {
 	ctxs     []context.Context
 }
 
-func testNewCalls(n int) *testCalls {
+func testNewCalls(h *katatest.H, n int) *testCalls {
 	c := &testCalls{
 		in:       make([]int, n),
 		gates:    make([]*katatest.Gate, n),
@@ -62,6 +63,7 @@ func testNewCalls(n int) *testCalls {
 		c.in[i] = testBase + i
 		c.gates[i] = katatest.NewGate()
 	}
+	h.Own(c.releaseAll)
 	return c
 }
 
@@ -180,13 +182,6 @@ func testStart(h *katatest.H, calls *testCalls, mapFn func(context.Context, []in
 	return katatest.Start(h, func(ctx context.Context) ([]string, error) { return mapFn(ctx, calls.in, calls.fn) }, opts...)
 }
 
-// testStop ends a call that went wrong, once the failure is reported: it
-// opens every gate (calls that ignore ctx wait there) and cancels.
-func testStop[T any](c *katatest.Call[T], calls *testCalls) {
-	calls.releaseAll()
-	c.Stop()
-}
-
 // testAllInFlight checks the precondition of a scenario that needs every
 // call running at once (R1) and ends the call if they are not. No call has
 // been released yet, so a Map that already returned did not wait for its
@@ -198,13 +193,13 @@ func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], calls *testCalls
 		h.T.Errorf("%s: %s returned before any call of fn had returned (%d of %d calls had even started): "+
 			"it must wait for every call it starts. Call wg.Add(1) before the go statement, not inside the "+
 			"goroutine: an Add that comes after wg.Wait() is not waited for", scenario, what, got, n)
-		testStop(c, calls)
+		c.Stop()
 		return false
 	}
 	if got, n := calls.waiting(), len(calls.in); got != n {
 		h.T.Errorf("precondition (R1): %s needs all %d calls of fn in flight at once, but only %d had started: "+
 			"start a goroutine for every element before waiting for any of them", scenario, n, got)
-		testStop(c, calls)
+		c.Stop()
 		return false
 	}
 	return true

@@ -398,7 +398,8 @@ func seq(n int) []int {
 }
 
 // testFx is one caller's fn: it holds the call for in[i] at a gate of its
-// own and records when and how each call returned.
+// own and records when and how each call returned. The test owns the gates:
+// Stop on a call opens them all.
 type testFx struct {
 	s      *testFanScenario
 	caller int
@@ -418,7 +419,7 @@ type testFx struct {
 	viaCtx  []bool // it returned because its ctx was done
 }
 
-func testNewFx(s *testFanScenario, caller int) *testFx {
+func testNewFx(h *katatest.H, s *testFanScenario, caller int) *testFx {
 	f := &testFx{s: s, caller: caller, ctxs: make([]context.Context, s.n), state: make([]int, s.n),
 		calls: make([]int, s.n), retStep: make([]int, s.n), retErr: make([]error, s.n), viaCtx: make([]bool, s.n)}
 	if s.n > 0 || !s.nilIn {
@@ -450,6 +451,7 @@ func testNewFx(s *testFanScenario, caller int) *testFx {
 		}
 		f.panics = append(f.panics, p)
 	}
+	h.Own(f.releaseAll)
 	return f
 }
 
@@ -614,13 +616,10 @@ func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSee
 func (s testFanScenario) play(h *katatest.H) {
 	callers := make([]*testCaller, s.callers)
 	for k := range callers {
-		f := testNewFx(&s, k)
+		f := testNewFx(h, &s, k)
 		callers[k] = &testCaller{f: f, c: s.start(h, f)}
 	}
-	stop := func() {
-		for _, c := range callers {
-			c.f.releaseAll()
-		}
+	stop := func() { // the first Stop opens every caller's gates
 		for _, c := range callers {
 			c.c.Stop()
 		}

@@ -90,7 +90,7 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 			}
 		}
 		w.open(6)
-		if !testReturned(h, c, "every call returned, but ForEachWeighted did not") {
+		if !c.Returns("every call returned, but ForEachWeighted did not") {
 			return
 		}
 		err, ok := c.Finish("ForEachWeighted")
@@ -111,7 +111,7 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 		c = katatest.StartErr(h, func(ctx context.Context) error {
 			return ForEachWeighted(ctx, testItems(len(one)), 1, func(i int) int { return one[i] }, fnOne)
 		})
-		if c.Broken() || !testReturned(h, c, "capacity 1, weights [2 0 1]: every call returns at once, "+
+		if !c.Returns("capacity 1, weights [2 0 1]: every call returns at once, " +
 			"but ForEachWeighted did not return") {
 			return
 		}
@@ -123,7 +123,7 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 		assert.Equal(t, 1, loadOne.peak(), "capacity 1: the items must run one at a time")
 
 		c = katatest.StartErr(h, func(ctx context.Context) error { return ForEachWeighted(ctx, testItems(3), 0, weight, fn) })
-		if c.Broken() || !testReturned(h, c, "ForEachWeighted with capacity 0 must return an error at once; "+
+		if !c.Returns("ForEachWeighted with capacity 0 must return an error at once; " +
 			"it was still waiting") {
 			return
 		}
@@ -145,7 +145,7 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			w1 := testNewWork(1)
 			w1.openAll()
 			c1 := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, single, testItems(1), w1.call) })
-			if c1.Broken() || !testReturned(h, c1, "TryForEach with 1 item on a free bulkhead of 1 slot "+
+			if !c1.Returns("TryForEach with 1 item on a free bulkhead of 1 slot " +
 				"did not return") {
 				return
 			}
@@ -180,7 +180,7 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			return
 		}
 		if !bc.Returned() {
-			// Not testReturned: its leak check would blame request A,
+			// Not bc.Returns: its leak check would blame request A,
 			// which is still running by design.
 			t.Errorf("the 3 slots of the bulkhead were taken (2 by another request, 1 by item 0 of this one), " +
 				"so item 1 found no free slot: TryForEach must shed it at once and return ErrBusy, after " +
@@ -199,7 +199,7 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			"the other request's calls must go on")
 
 		wA.openAll()
-		if !testReturned(h, a, "every call of request A returned, but its TryForEach did not") {
+		if !a.Returns("every call of request A returned, but its TryForEach did not") {
 			return
 		}
 		if err, ok := a.Finish("TryForEach"); !ok || !assert.NoError(t, err, "request A: every call succeeded") {
@@ -211,7 +211,7 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 		wF.errs[0] = errBoom
 		wF.openAll()
 		f := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), wF.call) })
-		if f.Broken() || !testReturned(h, f, "the only call failed, but TryForEach did not return") {
+		if !f.Returns("the only call failed, but TryForEach did not return") {
 			return
 		}
 		if err, ok := f.Finish("TryForEach"); !ok || !assert.ErrorIs(t, err, errBoom, "the only call failed") {
@@ -230,7 +230,7 @@ func TestB2_ABusyBulkheadShedsAndEveryCallGivesItsSlotBack(t *testing.T) {
 			return
 		}
 		wC.openAll()
-		if !testReturned(h, cc, "every call returned, but TryForEach did not") {
+		if !cc.Returns("every call returned, but TryForEach did not") {
 			return
 		}
 		if err, ok := cc.Finish("TryForEach"); ok {
@@ -268,8 +268,15 @@ func TestB2_RequestsShareTheSlotsAtTheSameTime(t *testing.T) {
 				"CompareAndSwap), never check the count and then take it", peak.Max())
 		}
 		gate.Release()
-		if !testReturned(h, x, "every call returned, but the first TryForEach did not") ||
-			!testReturned(h, y, "every call returned, but the second TryForEach did not") {
+		// Not x.Returns: a first TryForEach that panicked (reported
+		// already) still has the second one checked.
+		synctest.Wait()
+		if !x.Returned() {
+			t.Errorf("every call returned, but the first TryForEach did not")
+			x.Stop()
+			return
+		}
+		if !y.Returns("every call returned, but the second TryForEach did not") {
 			return
 		}
 		errX, okX := testResult(x)
@@ -321,7 +328,7 @@ func TestB2_RequestsRaceForTheLastSlot(t *testing.T) {
 		}
 		gate.Release()
 		for i, c := range calls {
-			testReturned(h, c, fmt.Sprintf("every call returned, but TryForEach %d of %d did not", i+1, requests))
+			c.Returns("every call returned, but TryForEach %d of %d did not", i+1, requests)
 		}
 	})
 }
@@ -356,7 +363,12 @@ func TestB2_ASheddingRequestWaitsForItsCallsInFlight(t *testing.T) {
 			return
 		}
 		wB.openAll()
-		if !testReturned(h, bc, "item 0 returned, but the TryForEach that shed item 1 did not") {
+		// Not bc.Returns: a TryForEach that panicked (reported already)
+		// still has request A checked.
+		synctest.Wait()
+		if !bc.Returned() {
+			t.Errorf("item 0 returned, but the TryForEach that shed item 1 did not")
+			bc.Stop()
 			wA.openAll()
 			return
 		}
@@ -364,7 +376,7 @@ func TestB2_ASheddingRequestWaitsForItsCallsInFlight(t *testing.T) {
 			assert.ErrorIs(t, err, ErrBusy, "item 1 was shed: TryForEach returns an error matching ErrBusy")
 		}
 		wA.openAll()
-		testReturned(h, a, "request A's call returned, but its TryForEach did not")
+		a.Returns("request A's call returned, but its TryForEach did not")
 	})
 }
 
@@ -380,14 +392,14 @@ func TestB2_ACancelledRequestKeepsNoSlot(t *testing.T) {
 			w.openAll()
 			c := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), w.call) },
 				katatest.Cancelled())
-			if c.Broken() || !testReturned(h, c, "TryForEach with a ctx already cancelled did not return") {
+			if !c.Returns("TryForEach with a ctx already cancelled did not return") {
 				return
 			}
 		}
 		w := testNewWork(1)
 		w.openAll()
 		c := katatest.StartErr(h, func(ctx context.Context) error { return TryForEach(ctx, b, testItems(1), w.call) })
-		if c.Broken() || !testReturned(h, c, "TryForEach with 1 item on a bulkhead of 1 free slot did not return") {
+		if !c.Returns("TryForEach with 1 item on a bulkhead of 1 free slot did not return") {
 			return
 		}
 		if err, ok := testResult(c); ok && errors.Is(err, ErrBusy) {
@@ -434,7 +446,7 @@ func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 			c.Stop()
 			return
 		}
-		if !testReturned(h, c, "item 0 failed and nothing else was running, but ForEachWeighted did not return") {
+		if !c.Returns("item 0 failed and nothing else was running, but ForEachWeighted did not return") {
 			return
 		}
 		err, ok := c.Finish("ForEachWeighted")
@@ -468,7 +480,7 @@ func TestB2_ASlotIsFreeAgainWhenTryForEachReturns(t *testing.T) {
 			}
 			return nil
 		})
-		if c.Broken() || !testReturned(h, c, "two requests of 3 items, one after the other, on a bulkhead of 3 "+
+		if !c.Returns("two requests of 3 items, one after the other, on a bulkhead of 3 " +
 			"slots, every call returning at once: TryForEach did not return") {
 			return
 		}

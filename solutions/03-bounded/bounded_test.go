@@ -55,7 +55,7 @@ func TestR1_LimitCallsRunAtOnceAndFreedSlotsAreReused(t *testing.T) {
 				w.open(w.running()[0])
 				synctest.Wait()
 			}
-			if !testReturned(h, c, fmt.Sprintf("limit %d: every call returned but ForEach did not", tc.limit)) {
+			if !c.Returns("limit %d: every call returned but ForEach did not", tc.limit) {
 				return
 			}
 			err, ok := testFinish(c, i == len(cases)-1)
@@ -79,8 +79,8 @@ func TestR2_EveryItemIsProcessedExactlyOnce(t *testing.T) {
 			if c.Broken() {
 				return
 			}
-			if !testReturned(h, c, fmt.Sprintf("limit %d, %d items: every call returned at once, "+
-				"but ForEach did not", tc.limit, tc.n)) {
+			if !c.Returns("limit %d, %d items: every call returned at once, "+
+				"but ForEach did not", tc.limit, tc.n) {
 				return
 			}
 			err, ok := testFinish(c, i == len(cases)-1)
@@ -104,8 +104,8 @@ func TestR2_EveryItemIsProcessedExactlyOnce(t *testing.T) {
 func testCancelledBefore(h *katatest.H, limit int) bool {
 	w := testNewWork(10)
 	c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(10), limit, w.call) }, katatest.Cancelled())
-	if c.Broken() || !testReturned(h, c, fmt.Sprintf("ForEach with a ctx cancelled before the call "+
-		"(limit %d) did not return: wait for a slot in a select with ctx.Done()", limit)) {
+	if !c.Returns("ForEach with a ctx cancelled before the call "+
+		"(limit %d) did not return: wait for a slot in a select with ctx.Done()", limit) {
 		return false
 	}
 	if _, ok := testResult(c); !ok {
@@ -136,7 +136,7 @@ func testNothingStartsAfterCancel(h *katatest.H) bool {
 		return false
 	}
 	c.Cancel()
-	if !testReturned(h, c, "ctx was cancelled and the 2 calls in flight returned, but ForEach did not: "+
+	if !c.Returns("ctx was cancelled and the 2 calls in flight returned, but ForEach did not: " +
 		"wait for a slot in a select with ctx.Done(), and stop at the cancel") {
 		return false
 	}
@@ -181,7 +181,7 @@ func testNothingStartsAfterTheFirstError(h *katatest.H) bool {
 		c.Stop()
 		return false
 	}
-	if !testReturned(h, c, "one call failed and the other returned, but ForEach did not return") {
+	if !c.Returns("one call failed and the other returned, but ForEach did not return") {
 		return false
 	}
 	if _, ok := testResult(c); !ok {
@@ -195,7 +195,7 @@ func testNothingStartsAfterTheFirstError(h *katatest.H) bool {
 	}
 	w.openAll()
 	c = katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(5), 1, w.call) })
-	if c.Broken() || !testReturned(h, c, "limit 1: the first call failed at once, but ForEach did not return") {
+	if !c.Returns("limit 1: the first call failed at once, but ForEach did not return") {
 		return false
 	}
 	if _, ok := testResult(c); !ok {
@@ -262,7 +262,7 @@ func TestR3_AFailedCallsSlotGoesToNoOneElse(t *testing.T) {
 			return
 		}
 		w.openAll()
-		if !testReturned(h, c, "limit 1: item 0 failed, but ForEach did not return") {
+		if !c.Returns("limit 1: item 0 failed, but ForEach did not return") {
 			return
 		}
 		testResult(c)
@@ -289,7 +289,7 @@ func TestR4_ReturnsTheFirstError(t *testing.T) {
 		w.open(r[1])
 		synctest.Wait()
 		w.openAll() // in case the calls in flight were not cancelled
-		if !testReturned(h, c, "one call failed and the others returned, but ForEach did not return") {
+		if !c.Returns("one call failed and the others returned, but ForEach did not return") {
 			return
 		}
 		err, ok := c.Finish("ForEach")
@@ -320,8 +320,8 @@ func TestR4_ReturnsCtxErrWhenItemsWereSkipped(t *testing.T) {
 				return
 			}
 			c.Cancel()
-			if !testReturned(h, c, fmt.Sprintf("limit 2, 6 items, cancel while 2 calls run (%s): "+
-				"ForEach did not return", tc.name)) {
+			if !c.Returns("limit 2, 6 items, cancel while 2 calls run (%s): "+
+				"ForEach did not return", tc.name) {
 				return
 			}
 			err, ok := testFinish(c, false) // the last call, below, checks for leaks
@@ -335,7 +335,7 @@ func TestR4_ReturnsCtxErrWhenItemsWereSkipped(t *testing.T) {
 
 		w := testNewWork(3)
 		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(3), 2, w.call) }, katatest.Expired())
-		if c.Broken() || !testReturned(h, c, "ForEach with an expired ctx did not return") {
+		if !c.Returns("ForEach with an expired ctx did not return") {
 			return
 		}
 		err, ok := c.Finish("ForEach")
@@ -364,9 +364,9 @@ func TestR5_LimitBelowOneIsAnError(t *testing.T) {
 			if c.Broken() {
 				return
 			}
-			if !testReturned(h, c, fmt.Sprintf("ForEach(ctx, %d items, limit %d, fn) must return an error at once; "+
+			if !c.Returns("ForEach(ctx, %d items, limit %d, fn) must return an error at once; "+
 				"it was still waiting: with a limit below 1 no slot is ever free, so check limit first "+
-				"and return ErrInvalidLimit", tc.n, tc.limit)) {
+				"and return ErrInvalidLimit", tc.n, tc.limit) {
 				return
 			}
 			err, ok := testFinish(c, i == len(cases)-1)
@@ -422,7 +422,7 @@ func TestR6_WaitsForEveryCallItStarted(t *testing.T) {
 				return
 			}
 			w.openAll()
-			if !testReturned(h, c, tc.name+": every call returned, but ForEach did not") {
+			if !c.Returns("%s: every call returned, but ForEach did not", tc.name) {
 				return
 			}
 			if _, ok := testFinish(c, i == len(cases)-1); !ok {
@@ -457,7 +457,7 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 			return
 		}
 		gate.Release()
-		if !testReturned(h, c, fmt.Sprintf("%d items, limit %d: every call returns at once, but ForEach did not return", n, limit)) {
+		if !c.Returns("%d items, limit %d: every call returns at once, but ForEach did not return", n, limit) {
 			return
 		}
 		err, ok := c.Finish("ForEach")
@@ -482,7 +482,7 @@ func testCancelAfterStart(h *katatest.H, setup func(w *testWork), settle func(w 
 	c.Cancel()
 	synctest.Wait()
 	settle(w)
-	if !testReturned(h, c, "ctx was cancelled after every item had started, and every call returned, "+
+	if !c.Returns("ctx was cancelled after every item had started, and every call returned, " +
 		"but ForEach did not") {
 		return nil, false
 	}
@@ -515,7 +515,7 @@ func TestR4_ResultsThatArriveAfterACancel(t *testing.T) {
 		w.open(r[0])
 		synctest.Wait()
 		w.openAll()
-		if !testReturned(h, c, "ctx was cancelled and both calls in flight returned, but ForEach did not") {
+		if !c.Returns("ctx was cancelled and both calls in flight returned, but ForEach did not") {
 			return
 		}
 		err, ok := testResult(c)
@@ -578,8 +578,8 @@ func TestR6_ReturnsOnlyAfterEveryCallHasReturned(t *testing.T) {
 				made, inside = w.started(), w.peak.Now()
 				return err
 			})
-			if c.Broken() || !testReturned(h, c, fmt.Sprintf("limit %d, %d items: every call returns at "+
-				"once, but ForEach did not return", n, n)) {
+			if !c.Returns("limit %d, %d items: every call returns at "+
+				"once, but ForEach did not return", n, n) {
 				return
 			}
 			if _, ok := testFinish(c, round == testR6Rounds); !ok {
@@ -629,7 +629,7 @@ func TestR4_APanicInFnCrashesTheProgram(t *testing.T) {
 		c := katatest.StartErr(h, func(ctx context.Context) error {
 			return ForEach(ctx, testItems(1), 1, func(context.Context, int) error { return nil })
 		})
-		if c.Broken() || !testReturned(h, c, "limit 1, 1 item whose call returns at once: ForEach did not return") {
+		if !c.Returns("limit 1, 1 item whose call returns at once: ForEach did not return") {
 			return
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestR4_APanicInFnCrashesTheProgram$")

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"testing/synctest"
 
 	"gokata/internal/katatest"
 )
@@ -142,19 +141,6 @@ func testRunning(h *katatest.H, w *testWork, want int, c katatest.ErrCall, setup
 // testRandomHint ends every message about a call started after a cancel.
 const testRandomHint = "check ctx again after you got a slot: a select on ctx.Done() and a free slot " +
 	"picks at random when both are ready"
-
-// testReturned lets the code settle and reports whether c has returned. If
-// not, it reports the failure (why) and ends the call.
-func testReturned(h *katatest.H, c katatest.ErrCall, why string) bool {
-	h.T.Helper()
-	synctest.Wait()
-	if c.Returned() {
-		return true
-	}
-	h.T.Errorf("%s", why)
-	c.Stop()
-	return false
-}
 
 // testResult collects the error of a call that has returned, without the
 // leak check of Finish: the scenarios repeated in many bubbles leave that

@@ -240,6 +240,13 @@ func (x *testXRun) release(i int) {
 	}
 }
 
+// releaseAll opens every gate.
+func (x *testXRun) releaseAll() {
+	for i := range x.gates {
+		x.release(i)
+	}
+}
+
 // testXState is what the model keeps per caller between steps.
 type testXState struct {
 	stopStep  int  // the step of the first cancel or call error; -1 none yet
@@ -263,6 +270,7 @@ func testXPlay(h *katatest.H, s testXScenario, req string) {
 				x.errs[i] = testXErrs[it.fail].make(i)
 			}
 		}
+		h.Own(x.releaseAll) // Stop opens every gate
 		runs[c] = x
 	}
 	for _, x := range runs {
@@ -287,12 +295,7 @@ func testXPlay(h *katatest.H, s testXScenario, req string) {
 			states[c].stopStep, states[c].cancelled = 0, true
 		}
 	}
-	stopAll := func() {
-		for _, x := range runs {
-			for i := range x.gates {
-				x.release(i)
-			}
-		}
+	stopAll := func() { // the first Stop opens every caller's gates
 		for _, x := range runs {
 			x.c.Stop()
 		}

@@ -13,7 +13,7 @@ import (
 func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(5)
-		held, trigger, slow := testNewGate(), testNewGate(), testNewGate()
+		held, trigger, slow := testNewGate(h), testNewGate(h), testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
@@ -26,7 +26,6 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, held, trigger, slow)
 			return
 		}
 		trigger.Release() // sku-2 fails: the first failure
@@ -35,13 +34,13 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 			t.Errorf("with FailFast, the failure of sku-2 must cancel the calls still running, but only %d of the 2 "+
 				"calls waiting on their ctx saw a cancel: give the calls a ctx from context.WithCancel(ctx) and "+
 				"cancel it at the first failure", n)
-			testStop(c, held, slow)
+			c.Stop()
 			return
 		}
 		if c.Returned() {
 			t.Errorf("with FailFast, GatherWith returned right after the first failure while the calls for sku-4 " +
 				"and sku-5, which ignore ctx, were still running: stopping early cancels the calls, then still waits for them")
-			testStop(c, slow)
+			c.Stop()
 			return
 		}
 		slow.Release()
@@ -80,14 +79,14 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(6)
-		held := testNewGate()
+		held := testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
 		// sku-3, sku-5 and then sku-1 fail, one after the other.
 		failing := []string{"sku-3", "sku-5", "sku-1"}
-		gates := []*testGate{testNewGate(), testNewGate(), testNewGate()}
+		gates := []*testGate{testNewGate(h), testNewGate(h), testNewGate(h)}
 		b.calls["sku-3"] = testCall{wait: gates[0], deaf: true, err: testErrNotFound}
 		b.calls["sku-5"] = testCall{wait: gates[1], deaf: true, err: &testStatusError{503}}
 		b.calls["sku-1"] = testCall{wait: gates[2], deaf: true, err: testErrNotFound}
@@ -96,7 +95,6 @@ func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, append(gates, held)...)
 			return
 		}
 		for n, g := range gates {
@@ -107,14 +105,14 @@ func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 				t.Errorf("with MaxFailures 2, failure %d (%s) cancelled %d of the 3 calls still running: up to "+
 					"MaxFailures failures cancel nothing; stop only once more than MaxFailures inputs have failed",
 					n+1, failing[n], cancelled)
-				testStop(c, append(gates, held)...)
+				c.Stop()
 				return
 			}
 			if n == 2 && cancelled < 3 {
 				t.Errorf("with MaxFailures 2, after the 3rd failure (%s) only %d of the 3 calls still "+
 					"running saw a cancel: once more than MaxFailures inputs have failed, "+
 					"cancel the calls still running", failing[n], cancelled)
-				testStop(c, held)
+				c.Stop()
 				return
 			}
 		}
@@ -140,19 +138,18 @@ func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 func TestB2_MaxFailuresBelowOneNeverStops(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(4)
-		held := testNewGate()
+		held := testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
-		fail := testNewGate()
+		fail := testNewGate(h)
 		b.calls["sku-2"] = testCall{wait: fail, deaf: true, err: testErrNotFound}
 		c := testStart(h, skus, b.fn, &Options{MaxFailures: -1})
 		if c.Broken() {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, held, fail)
 			return
 		}
 		fail.Release() // sku-2 fails while the others run
@@ -161,7 +158,7 @@ func TestB2_MaxFailuresBelowOneNeverStops(t *testing.T) {
 			t.Errorf("with MaxFailures -1, the failure of sku-2 cancelled %d of the 3 calls still running: only "+
 				"MaxFailures above 0 sets a limit; 0 or less never stops the gather (test opt.MaxFailures > 0, "+
 				"not != 0)", n)
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		held.Release()
@@ -180,7 +177,7 @@ func TestB2_MaxFailuresBelowOneNeverStops(t *testing.T) {
 func TestB2_PanicsCountAsFailures(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(4)
-		held, panics, fails := testNewGate(), testNewGate(), testNewGate()
+		held, panics, fails := testNewGate(h), testNewGate(h), testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
@@ -192,7 +189,6 @@ func TestB2_PanicsCountAsFailures(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, held, panics, fails)
 			return
 		}
 		panics.Release() // sku-1 panics: failure 1 of the 1 tolerated
@@ -203,7 +199,7 @@ func TestB2_PanicsCountAsFailures(t *testing.T) {
 		if n := held.Cancelled(); n > 0 {
 			t.Errorf("with MaxFailures 1, the panic of sku-1 was the first failure, yet %d of the 2 calls still "+
 				"running saw a cancel: up to MaxFailures failures cancel nothing", n)
-			testStop(c, held, fails)
+			c.Stop()
 			return
 		}
 		fails.Release() // sku-2 fails: failure 2, one more than tolerated
@@ -212,7 +208,7 @@ func TestB2_PanicsCountAsFailures(t *testing.T) {
 			t.Errorf("with MaxFailures 1, sku-1 panicked and then sku-2 failed, yet only %d of the 2 calls still "+
 				"running saw a cancel: a panic is a failure and counts towards MaxFailures like an error, so 2 "+
 				"inputs had failed and the gather must stop", n)
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		out, ok := testCollect(h, c, skus)
@@ -234,7 +230,7 @@ func TestB2_PanicsCountAsFailures(t *testing.T) {
 func TestB2_ACallerCancelIsNotAStop(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(3)
-		held := testNewGate()
+		held := testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
@@ -244,7 +240,6 @@ func TestB2_ACallerCancelIsNotAStop(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, held)
 			return
 		}
 		c.Cancel() // the caller's cancel: 3 failures at most, fewer than the 5 tolerated
@@ -252,7 +247,7 @@ func TestB2_ACallerCancelIsNotAStop(t *testing.T) {
 		if n := held.Cancelled(); n < len(skus) {
 			t.Errorf("with MaxFailures 5, after the caller cancelled, only %d of the %d calls waiting on their ctx saw "+
 				"it: derive the calls' ctx from the caller's ctx, never from context.Background()", n, len(skus))
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		out, ok := testCollect(h, c, skus)
@@ -281,7 +276,7 @@ func TestB2_TwoFailuresAtOnceStillStop(t *testing.T) {
 	// stop. It depends on the schedule: repeated.
 	katatest.Repeat(t, 16, func(h *katatest.H) {
 		skus := testSKUs(5)
-		held, failing := testNewGate(), testNewGate()
+		held, failing := testNewGate(h), testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
@@ -293,7 +288,6 @@ func TestB2_TwoFailuresAtOnceStillStop(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, failing, held)
 			return
 		}
 		failing.Release() // sku-2 and sku-4 fail together
@@ -303,7 +297,7 @@ func TestB2_TwoFailuresAtOnceStillStop(t *testing.T) {
 				"still running saw a cancel: two failures are more than 1, whichever is counted first — count a "+
 				"failure and compare the count in one step (failures.Add(1) > MaxFailures), not a read and a "+
 				"later increment", cancelled)
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		testCollect(h, c, skus)

@@ -43,13 +43,14 @@ func testSKUs(n int) []string {
 	return skus
 }
 
-// testGate is a katatest.Gate that may be released more than once.
+// testGate is a katatest.Gate that may be released more than once. The
+// test owns it (h.Gate): Stop on a call, and so Returns, releases it.
 type testGate struct {
 	*katatest.Gate
 	once sync.Once
 }
 
-func testNewGate() *testGate { return &testGate{Gate: katatest.NewGate()} }
+func testNewGate(h *katatest.H) *testGate { return &testGate{Gate: h.Gate()} }
 
 func (g *testGate) Release() { g.once.Do(g.Gate.Release) }
 
@@ -103,7 +104,8 @@ func testStart(h *katatest.H, skus []string, fn func(context.Context, string) (i
 }
 
 // testAllStarted lets the code settle and checks that fn was called for
-// every SKU while the first calls were still running.
+// every SKU while the first calls were still running. If not, it says so
+// and ends the call.
 func testAllStarted(h *katatest.H, c *katatest.Call[testOutcomes], b *testBackend, skus []string) bool {
 	h.T.Helper()
 	synctest.Wait()
@@ -118,16 +120,8 @@ func testAllStarted(h *katatest.H, c *katatest.Call[testOutcomes], b *testBacken
 		h.T.Errorf("only %d of the %d calls had started while the first ones were still running: "+
 			"Gather must run the calls at the same time, each on its own goroutine", got, len(skus))
 	}
-	return false
-}
-
-// testStop ends a call that went wrong, once the test has said how: it
-// releases the gates, cancels, and checks that nothing is left running.
-func testStop(c *katatest.Call[testOutcomes], gates ...*testGate) {
-	for _, g := range gates {
-		g.Release()
-	}
 	c.Stop()
+	return false
 }
 
 // testCollect lets the code settle after the last call was released
@@ -135,10 +129,7 @@ func testStop(c *katatest.Call[testOutcomes], gates ...*testGate) {
 // outcome per input, and nothing left running.
 func testCollect(h *katatest.H, c *katatest.Call[testOutcomes], skus []string) (testOutcomes, bool) {
 	h.T.Helper()
-	synctest.Wait()
-	if !c.Returned() {
-		h.T.Errorf("every call had returned, but Gather had not: return as soon as the last call has returned")
-		c.Stop()
+	if !c.Returns("every call had returned, but Gather had not: return as soon as the last call has returned") {
 		return nil, false
 	}
 	out, _, ok := c.Finish("Gather")

@@ -20,7 +20,7 @@ func TestR1_OutcomesFollowTheInputs(t *testing.T) {
 		b := testNewBackend()
 		gates := make([]*testGate, len(skus))
 		for i, sku := range skus {
-			gates[i] = testNewGate()
+			gates[i] = testNewGate(h)
 			b.calls[sku] = testCall{wait: gates[i], deaf: true}
 		}
 		b.calls["sku-3"] = testCall{wait: gates[2], deaf: true, err: testErrNotFound}
@@ -29,7 +29,6 @@ func TestR1_OutcomesFollowTheInputs(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, gates...)
 			return
 		}
 		// The calls finish in reverse order: sku-5 first, sku-1 last.
@@ -37,7 +36,7 @@ func TestR1_OutcomesFollowTheInputs(t *testing.T) {
 			if c.Returned() {
 				t.Errorf("Gather returned while the call for %s was still running: wait for every call "+
 					"(a sync.WaitGroup) before returning", skus[i])
-				testStop(c, gates...)
+				c.Stop()
 				return
 			}
 			gates[i].Release()
@@ -105,7 +104,7 @@ func TestR1_NoInputsNoCalls(t *testing.T) {
 func TestR2_AFailureCancelsNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(4)
-		held, trigger := testNewGate(), testNewGate()
+		held, trigger := testNewGate(h), testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
@@ -116,7 +115,6 @@ func TestR2_AFailureCancelsNothing(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, held, trigger)
 			return
 		}
 		trigger.Release() // sku-2 fails while the three others are running
@@ -125,13 +123,13 @@ func TestR2_AFailureCancelsNothing(t *testing.T) {
 			t.Errorf("when the call for sku-2 failed, %d of the 3 other calls saw their ctx cancelled: one failure "+
 				"must cancel nothing (errgroup.WithContext cancels its ctx at the first error) — give every call "+
 				"the caller's ctx", n)
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		if c.Returned() {
 			t.Errorf("Gather returned as soon as the call for sku-2 failed, while 3 calls were still running: " +
 				"a failure ends nothing; wait for every call")
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		held.Release()
@@ -154,7 +152,7 @@ func TestR2_AFailureCancelsNothing(t *testing.T) {
 func TestR3_ErrorsKeepTheirIdentityAndNameTheirInput(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(4)
-		gate := testNewGate() // every call starts before any fails
+		gate := testNewGate(h) // every call starts before any fails
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: gate, deaf: true}
@@ -210,7 +208,7 @@ const testPanicValue = "boom (the test's fn panicked on purpose: recover it in t
 func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(3)
-		held, trigger := testNewGate(), testNewGate()
+		held, trigger := testNewGate(h), testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
@@ -221,7 +219,6 @@ func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, held, trigger)
 			return
 		}
 		trigger.Release() // sku-2 panics while the two others are running
@@ -232,13 +229,13 @@ func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 		if n := held.Cancelled(); n > 0 {
 			t.Errorf("when the call for sku-2 panicked, %d of the 2 other calls saw their ctx cancelled: "+
 				"a panic is that input's failure and, like any failure, cancels nothing", n)
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		if c.Returned() {
 			t.Errorf("Gather returned as soon as the call for sku-2 panicked, while 2 calls were still running: " +
 				"a panic is that input's failure; wait for every call")
-			testStop(c, held)
+			c.Stop()
 			return
 		}
 		held.Release()
@@ -273,7 +270,7 @@ func TestR4_APanicBecomesThatInputsError(t *testing.T) {
 func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(3)
-		held, deaf := testNewGate(), testNewGate()
+		held, deaf := testNewGate(h), testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
@@ -286,7 +283,6 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 			return
 		}
 		if !testAllStarted(h, c, b, skus) {
-			testStop(c, held, deaf)
 			return
 		}
 		c.Cancel()
@@ -294,7 +290,7 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 		if n := held.Cancelled(); n < 2 {
 			t.Errorf("after the caller cancelled, only %d of the 2 calls waiting on their ctx saw it: "+
 				"give every call the caller's ctx, or a context derived from it, never context.Background()", n)
-			testStop(c, held, deaf)
+			c.Stop()
 			return
 		}
 		if c.Returned() {
@@ -331,12 +327,12 @@ func TestR5_CallerCancelReachesTheCallsAndGatherWaitsForThem(t *testing.T) {
 func TestR5_ACtxCancelledBeforeTheCallStillGivesAnOutcomePerInput(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(3)
-		held := testNewGate()
+		held := testNewGate(h)
 		b := testNewBackend()
 		for _, sku := range skus {
 			b.calls[sku] = testCall{wait: held}
 		}
-		out, ok := testGatherCancelled(h, skus, b, "every call honours ctx", held)
+		out, ok := testGatherCancelled(h, skus, b, "every call honours ctx")
 		if !ok {
 			return
 		}
@@ -378,7 +374,7 @@ func TestR1_ACtxCancelledBeforeGatherStillCallsFnForEveryInput(t *testing.T) {
 func TestR6_EqualInputsStaySeparate(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := []string{"sku-1", "sku-7", "sku-1", "sku-1"}
-		gate := testNewGate()
+		gate := testNewGate(h)
 		errBusy := errors.New("503: busy")
 		var mu sync.Mutex
 		calls := map[string]int{}
@@ -443,17 +439,12 @@ func TestR6_EqualInputsStaySeparate(t *testing.T) {
 
 // testGatherCancelled runs Gather with a ctx cancelled before the call and
 // checks that it returns one outcome per input; calls says how the calls
-// behave, and gates are released if Gather hangs.
-func testGatherCancelled(h *katatest.H, skus []string, b *testBackend, calls string, gates ...*testGate) (testOutcomes, bool) {
+// behave.
+func testGatherCancelled(h *katatest.H, skus []string, b *testBackend, calls string) (testOutcomes, bool) {
 	t := h.T
 	t.Helper()
 	c := testStart(h, skus, b.fn, nil, katatest.Cancelled())
-	if c.Broken() {
-		return nil, false
-	}
-	if !c.Returned() {
-		t.Errorf("ctx was cancelled before Gather was called, and %s, but Gather did not return", calls)
-		testStop(c, gates...)
+	if !c.Returns("ctx was cancelled before Gather was called, and %s, but Gather did not return", calls) {
 		return nil, false
 	}
 	out, _, ok := c.Finish("Gather")

@@ -328,6 +328,13 @@ func (x *testYRun) release(slot int) {
 	}
 }
 
+// releaseAll opens every gate.
+func (x *testYRun) releaseAll() {
+	for i := range x.gates {
+		x.release(i)
+	}
+}
+
 // testYFinding is one break of a requirement, in the README's terms.
 type testYFinding struct{ req, msg string }
 
@@ -354,6 +361,7 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 				x.errs[i] = testYErrs[call.kind].make(i)
 			}
 		}
+		h.Own(x.releaseAll) // Stop opens every gate
 		runs[c] = x
 	}
 	for _, x := range runs {
@@ -375,12 +383,7 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 			return out, nil
 		})
 	}
-	stopAll := func() {
-		for _, x := range runs {
-			for i := range x.gates {
-				x.release(i)
-			}
-		}
+	stopAll := func() { // the first Stop opens every caller's gates
 		for _, x := range runs {
 			x.c.Stop()
 		}
