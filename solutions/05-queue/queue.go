@@ -89,7 +89,8 @@ type Batch struct {
 // flushes it when it holds b.Size items, b.FlushEvery after its first item
 // (a fresh timer on clk per batch), and once more, if not empty, when the
 // producer has finished and the queue is empty. After a cancel or a consumer
-// error a partial batch is dropped, not flushed. Stats count items, not
+// error a partial batch is dropped, not flushed, and its timer stopped: no
+// timer stays on clk once RunBatches returns. Stats count items, not
 // batches; consume may keep the slice it gets.
 func RunBatches[T any](ctx context.Context, clk clock.Clock, capacity, consumers int, b Batch, produce func(ctx context.Context, put func(T) error) error, consume func(context.Context, []T) error) (Stats, error) {
 	size := max(b.Size, 1)
