@@ -346,7 +346,8 @@ func (s testHedgeScenario) play(h *katatest.H) {
 			}
 		}
 		synctest.Wait()
-		if !s.checkStarts(h, m, t, run.starts()) || !s.checkReturned(h, m, t, c) {
+		// A return before its time first: the starts it missed follow from it.
+		if !s.checkNotReturned(h, m, t, c) || !s.checkStarts(h, m, t, run.starts()) || !s.checkReturned(h, m, t, c) {
 			katatest.Unwind(h, c)
 			return
 		}
@@ -413,12 +414,10 @@ func (s testHedgeScenario) checkStarts(h *katatest.H, m testHedgeModel, t time.D
 	return true
 }
 
-// checkReturned: Hedge returns at m.endAt, not before.
-func (s testHedgeScenario) checkReturned(h *katatest.H, m testHedgeModel, t time.Duration, c *katatest.Call[testHedgeGot]) bool {
+// checkNotReturned: Hedge does not return before m.endAt.
+func (s testHedgeScenario) checkNotReturned(h *katatest.H, m testHedgeModel, t time.Duration, c *katatest.Call[testHedgeGot]) bool {
 	h.T.Helper()
-	returned := c.Returned()
-	switch {
-	case t < m.endAt && returned:
+	if t < m.endAt && c.Returned() {
 		got, _ := c.Result()
 		why := "a failure is not an answer while other replicas may still succeed"
 		if errors.Is(got.err, ErrTimeout) {
@@ -430,9 +429,31 @@ func (s testHedgeScenario) checkReturned(h *katatest.H, m testHedgeModel, t time
 		h.Errorf("Hedge returned (%q, %v) at %v, before anything ended it (it returns at %v, when %s): %s", got.v,
 			got.err, t, m.endAt, m.endText(s), why)
 		return false
-	case t == m.endAt && !returned:
-		h.Errorf("Hedge was still waiting at %v, when %s: results, errors and the timeout are as for First, and "+
-			"Hedge returns at once", t, m.endText(s))
+	}
+	return true
+}
+
+// checkReturned: Hedge has returned at m.endAt.
+func (s testHedgeScenario) checkReturned(h *katatest.H, m testHedgeModel, t time.Duration, c *katatest.Call[testHedgeGot]) bool {
+	h.T.Helper()
+	if t == m.endAt && !c.Returned() {
+		why := "return the first success at once"
+		switch m.outcome {
+		case testHedgeAllFailed:
+			why = "when the last replica fails, return all their errors at once"
+		case testHedgeTimedOut:
+			why = "stop waiting at the timeout on the injected clock: one clk.Timer from the start of Hedge, " +
+				"in the select"
+		}
+		for i, st := range m.starts {
+			if r := s.reps[i]; !r.honours && st.at+r.after > t {
+				why += fmt.Sprintf("; don't wait for the others: replica %d ignores its ctx and answers only at %v, "+
+					"its late answer is dropped", i, st.at+r.after)
+				break
+			}
+		}
+		h.Errorf("Hedge was still waiting at %v, when %s: %s (results, errors and the timeout are as for First)",
+			t, m.endText(s), why)
 		return false
 	}
 	return true
@@ -443,6 +464,18 @@ func (s testHedgeScenario) checkReturned(h *katatest.H, m testHedgeModel, t time
 func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *testHedgeRun, got testHedgeGot) bool {
 	h.T.Helper()
 	when := fmt.Sprintf("at %v, when %s", m.endAt, m.endText(s))
+	if m.outcome != testHedgeTimedOut && errors.Is(got.err, ErrTimeout) {
+		why := "every replica failed before any timeout, so that is not a timeout"
+		if m.outcome == testHedgeWin {
+			why = "a success is returned as it is"
+		}
+		if s.timeout <= 0 {
+			why = fmt.Sprintf("timeout %v means no timeout: timeout <= 0 means no timeout, so arm a timer only "+
+				"when timeout > 0", s.timeout)
+		}
+		h.Errorf("Hedge returned a timeout error (%q, %v) %s: %s", got.v, got.err, when, why)
+		return false
+	}
 	if m.outcome == testHedgeWin {
 		var want []string
 		for _, i := range m.winners {
@@ -466,9 +499,6 @@ func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *tes
 				"(chain %s)", got.err, when, katatest.Chain(got.err))
 			return false
 		}
-	} else if errors.Is(got.err, ErrTimeout) {
-		h.Errorf("Hedge returned %q %s: every replica failed before any timeout, so that is not a timeout", got.err, when)
-		return false
 	}
 	for _, i := range m.failed {
 		if !errors.Is(got.err, run.errs[i]) {
