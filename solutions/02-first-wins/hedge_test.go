@@ -9,7 +9,8 @@ package firstwins
 // made is left pending on clk, and that no replica is called after Hedge
 // returned. Two events the README does not order (two replicas answering
 // at the same instant while others wait to start, an answer as a hedge
-// falls due, anything at the timeout) are moved apart by 1ms when drawn.
+// falls due, anything at the timeout) are moved apart by 1ms when drawn;
+// with delay <= 0, any success among answers at one instant may win.
 
 import (
 	"context"
