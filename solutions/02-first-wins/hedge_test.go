@@ -1,0 +1,543 @@
+package firstwins
+
+// Explored B1: Hedge over drawn scenarios. A small model of the README's
+// rule (calls[0] at once; the next replica when delay has passed since the
+// last one started, or at once when any replica fails, whichever comes
+// first; nothing after Hedge returned) computes when each replica must
+// start and what Hedge returns; the test plays the scenario on the mock
+// clock and checks the start instants, the result, that no timer Hedge
+// made is left pending on clk, and that no replica is called after Hedge
+// returned. Two events the README does not order (two replicas answering
+// at the same instant while others wait to start, an answer as a hedge
+// falls due, anything at the timeout) are moved apart by 1ms when drawn;
+// with delay <= 0, any success among answers at one instant may win.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// testHedgeReplica is what one replica of Hedge does once started.
+type testHedgeReplica struct {
+	after   time.Duration // how long it runs once started
+	ok      bool          // succeeds; otherwise fails
+	honours bool          // returns as soon as its ctx is done
+}
+
+// testHedgeScenario is one run of Hedge.
+type testHedgeScenario struct {
+	delay   time.Duration
+	timeout time.Duration // <= 0: none
+	reps    []testHedgeReplica
+}
+
+var testHedgeRegions = []string{"eu", "us", "asia", "sa", "af"}
+
+func (s testHedgeScenario) value(i int) string {
+	return fmt.Sprintf("%d.99 from %s", 10+i, testHedgeRegions[i])
+}
+
+// testHedgeErr is replica i's own error: a distinct value per replica.
+type testHedgeErr struct{ region string }
+
+func (e *testHedgeErr) Error() string { return "503 busy in " + e.region }
+
+func (s testHedgeScenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Hedge with %d replica(s), delay %v", len(s.reps), s.delay)
+	if s.delay <= 0 {
+		b.WriteString(" (every replica at once)")
+	}
+	fmt.Fprintf(&b, ", timeout %v", s.timeout)
+	if s.timeout <= 0 {
+		b.WriteString(" (no timeout)")
+	}
+	b.WriteString(";")
+	for i, r := range s.reps {
+		what := fmt.Sprintf("succeeds with %q", s.value(i))
+		if !r.ok {
+			what = fmt.Sprintf("fails with %q", (&testHedgeErr{testHedgeRegions[i]}).Error())
+		}
+		ctx := "ignores its ctx"
+		if r.honours {
+			ctx = "honours its ctx"
+		}
+		fmt.Fprintf(&b, "\n  replica %d: once started, runs %v, then %s; %s", i, r.after, what, ctx)
+	}
+	if m, ok := s.simulate(); ok {
+		var starts []string
+		for i, st := range m.starts {
+			starts = append(starts, fmt.Sprintf("replica %d at %v", i, st.at))
+		}
+		fmt.Fprintf(&b, "\n  by the README: %s start; Hedge returns at %v, when %s", strings.Join(starts, ", "),
+			m.endAt, m.endText(s))
+	}
+	return b.String()
+}
+
+// What ends Hedge.
+const (
+	testHedgeWin = iota
+	testHedgeAllFailed
+	testHedgeTimedOut
+)
+
+// testHedgeStart is when the README starts a replica, and why.
+type testHedgeStart struct {
+	at  time.Duration
+	why string
+}
+
+// testHedgeModel is what the README says of a scenario.
+type testHedgeModel struct {
+	starts  []testHedgeStart // the replicas started, calls[0] first
+	endAt   time.Duration    // when Hedge returns
+	outcome int
+	winners []int // the replicas whose success may be returned (several only at one instant with delay <= 0)
+	failed  []int // the replicas that failed before Hedge returned, or with its last failure
+	last    int   // the replica whose failure was the last (testHedgeAllFailed)
+	tie     int   // when simulate fails: the replica to move, or -1 for the timeout
+}
+
+func (m testHedgeModel) endText(s testHedgeScenario) string {
+	switch m.outcome {
+	case testHedgeWin:
+		if len(m.winners) == 1 {
+			return fmt.Sprintf("replica %d succeeds", m.winners[0])
+		}
+		return fmt.Sprintf("replicas %v succeed", m.winners)
+	case testHedgeAllFailed:
+		return fmt.Sprintf("replica %d fails, the last of the %d to fail", m.last, len(s.reps))
+	}
+	return fmt.Sprintf("the %v timeout passes", s.timeout)
+}
+
+// simulate plays the README's rules. It fails (ok false, m.tie set) when
+// two events at one instant would need an order the README does not give.
+func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
+	n := len(s.reps)
+	ended := make([]bool, n)
+	due := time.Duration(-1) // when the next replica is due by the delay; -1: none
+	start := func(at time.Duration, why string) {
+		m.starts = append(m.starts, testHedgeStart{at, why})
+		due = -1
+		if s.delay > 0 && len(m.starts) < n {
+			due = at + s.delay
+		}
+	}
+	start(0, "Hedge starts calls[0] at once")
+	for s.delay <= 0 && len(m.starts) < n {
+		start(0, fmt.Sprintf("delay %v <= 0 starts every replica at once", s.delay))
+	}
+	for {
+		// The next instant anything happens, and what happens then.
+		now := time.Duration(-1)
+		next := func(at time.Duration) {
+			if now < 0 || at < now {
+				now = at
+			}
+		}
+		for i, st := range m.starts {
+			if !ended[i] {
+				next(st.at + s.reps[i].after)
+			}
+		}
+		if due >= 0 {
+			next(due)
+		}
+		if s.timeout > 0 {
+			next(s.timeout)
+		}
+		var ends []int
+		for i, st := range m.starts {
+			if !ended[i] && st.at+s.reps[i].after == now {
+				ends = append(ends, i)
+			}
+		}
+		hedge, timeout := due == now, s.timeout > 0 && s.timeout == now
+		events := len(ends)
+		if hedge {
+			events++
+		}
+		if timeout && events > 0 {
+			m.tie = -1
+			return m, false
+		}
+		if events > 1 && s.delay > 0 {
+			m.tie = slices.Max(ends)
+			return m, false
+		}
+		m.endAt = now
+		if timeout {
+			m.outcome = testHedgeTimedOut
+			return m, true
+		}
+		if hedge {
+			prev := len(m.starts) - 1
+			start(now, fmt.Sprintf("the %v delay has passed since replica %d started at %v", s.delay, prev,
+				m.starts[prev].at))
+			continue
+		}
+		var failed []int
+		for _, i := range ends {
+			ended[i] = true
+			if s.reps[i].ok {
+				m.winners = append(m.winners, i)
+			} else {
+				failed = append(failed, i)
+			}
+		}
+		if len(m.winners) > 0 {
+			m.outcome = testHedgeWin
+			return m, true
+		}
+		m.failed = append(m.failed, failed...)
+		if len(m.failed) == n {
+			m.outcome, m.last = testHedgeAllFailed, failed[len(failed)-1]
+			return m, true
+		}
+		if s.delay > 0 && len(m.starts) < n {
+			// One failure (no two answers share an instant here).
+			i, newest := failed[0], len(m.starts)-1
+			why := fmt.Sprintf("replica %d fails then, and a failure starts the next replica at once, without "+
+				"waiting for the rest of the delay", i)
+			if i != newest {
+				why = fmt.Sprintf("replica %d fails then, while replica %d, started after it, is still running: the "+
+					"failure of any replica starts the next one at once, not only that of the replica started last",
+					i, newest)
+			}
+			start(now, why)
+		}
+	}
+}
+
+// testHedgeDraw is what a test lets vary.
+type testHedgeDraw struct {
+	minN              int
+	shortest, longest int // a replica runs shortest..longest quarters of the delay
+	odds              int // a replica succeeds one time in odds
+	timeoutOdds       int // a timeout one time in timeoutOdds
+}
+
+func (d testHedgeDraw) draw(r *rapid.T) testHedgeScenario {
+	var s testHedgeScenario
+	n := rapid.IntRange(d.minN, 5).Draw(r, "replicas")
+	unit := 10 * time.Millisecond
+	if rapid.IntRange(0, 7).Draw(r, "delay <= 0") == 0 {
+		s.delay = rapid.SampledFrom([]time.Duration{0, -1, -time.Second}).Draw(r, "delay")
+	} else {
+		s.delay = time.Duration(rapid.IntRange(2, 6).Draw(r, "delay (x10ms)")) * 10 * time.Millisecond
+		unit = s.delay / 4
+	}
+	for i := range n {
+		s.reps = append(s.reps, testHedgeReplica{
+			after:   time.Duration(rapid.IntRange(d.shortest, d.longest).Draw(r, fmt.Sprintf("replica %d runs (x%v)", i, unit))) * unit,
+			ok:      rapid.IntRange(0, d.odds-1).Draw(r, fmt.Sprintf("replica %d succeeds", i)) == 0,
+			honours: rapid.Bool().Draw(r, fmt.Sprintf("replica %d honours ctx", i)),
+		})
+	}
+	if rapid.IntRange(0, d.timeoutOdds-1).Draw(r, "a timeout") == 0 {
+		s.timeout = time.Duration(rapid.IntRange(1, 16).Draw(r, fmt.Sprintf("timeout (x%v)", unit))) * unit
+	} else {
+		s.timeout = rapid.SampledFrom([]time.Duration{0, -1, -time.Second}).Draw(r, "no timeout")
+	}
+	// Move apart, by 1ms at a time, the events the README does not order.
+	for range 1000 {
+		m, ok := s.simulate()
+		if ok {
+			break
+		}
+		if m.tie < 0 {
+			s.timeout += time.Millisecond
+		} else {
+			s.reps[m.tie].after += time.Millisecond
+		}
+	}
+	return s
+}
+
+// testHedgeRun is the replicas of one run: when each was called.
+type testHedgeRun struct {
+	h    *katatest.H
+	mu   sync.Mutex
+	at   []time.Duration // when replica i was called; -1: not called
+	errs []error
+}
+
+func (run *testHedgeRun) starts() []time.Duration {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return slices.Clone(run.at)
+}
+
+type testHedgeGot struct {
+	v   string
+	err error
+}
+
+func (s testHedgeScenario) play(h *katatest.H) {
+	m, ok := s.simulate()
+	if !ok {
+		h.Errorf("precondition: the scenario has events at one instant that the README does not order")
+		return
+	}
+	n := len(s.reps)
+	run := &testHedgeRun{h: h, at: make([]time.Duration, n)}
+	gates := make([]*katatest.Gate, n)
+	calls := make([]func(context.Context) (string, error), n)
+	for i, rep := range s.reps {
+		run.at[i] = -1
+		run.errs = append(run.errs, &testHedgeErr{testHedgeRegions[i]})
+		gates[i] = h.Gate()
+		calls[i] = func(ctx context.Context) (string, error) {
+			run.mu.Lock()
+			if run.at[i] < 0 {
+				run.at[i] = h.Elapsed()
+			}
+			run.mu.Unlock()
+			if rep.after > 0 {
+				hold := context.Background()
+				if rep.honours {
+					hold = ctx
+				}
+				if err := gates[i].Hold(hold); err != nil {
+					return "", fmt.Errorf("gave up: %w", err)
+				}
+			}
+			if rep.ok {
+				return s.value(i), nil
+			}
+			return "stale " + s.value(i), run.errs[i] // a value along with the error, which Hedge must not return
+		}
+	}
+	c := katatest.Start(h, func(ctx context.Context) (testHedgeGot, error) {
+		v, err := Hedge(ctx, h.Clk, s.timeout, s.delay, calls...)
+		return testHedgeGot{v, err}, nil
+	})
+	if c.Broken() {
+		return
+	}
+	// Every instant something happens, up to the return.
+	instants := []time.Duration{0, m.endAt}
+	for i, st := range m.starts {
+		instants = append(instants, st.at)
+		if end := st.at + s.reps[i].after; end <= m.endAt {
+			instants = append(instants, end)
+		}
+	}
+	slices.Sort(instants)
+	for _, t := range slices.Compact(instants) {
+		if t > h.Elapsed() {
+			h.Advance(t - h.Elapsed())
+		}
+		for i, st := range m.starts {
+			if s.reps[i].after > 0 && st.at+s.reps[i].after == t {
+				gates[i].Release()
+			}
+		}
+		synctest.Wait()
+		// A return before its time first: the starts it missed follow from it.
+		if !s.checkNotReturned(h, m, t, c) || !s.checkStarts(h, m, t, run.starts()) || !s.checkReturned(h, m, t, c) {
+			katatest.Unwind(h, c)
+			return
+		}
+	}
+	got, _ := c.Result()
+	if !s.checkResult(h, m, run, got) {
+		katatest.Unwind(h, c)
+		return
+	}
+	// The replicas still running wait on gates, not on the clock: any
+	// timer left on clk is Hedge's.
+	if moved := h.PendingTimer(); moved != 0 {
+		h.Errorf("Hedge returned at %v (%s) and left a timer pending on clk (WaitForAllTimers moved the mock "+
+			"clock %v further): stop every timer Hedge made, on every way out, and stop the hedge timer for the "+
+			"next replica whenever a replica starts early after a failure, since the next one is then due "+
+			"delay after that start (never Reset a mock timer; clk.After cannot be stopped)",
+			m.endAt, m.endText(s), moved)
+		katatest.Unwind(h, c)
+		return
+	}
+	for _, g := range gates {
+		g.Release() // the losers that ignore their ctx answer now, after Hedge returned
+	}
+	if _, _, ok := c.Finish("Hedge"); !ok {
+		return
+	}
+	for i, at := range run.starts() {
+		if at >= 0 && i >= len(m.starts) {
+			h.Errorf("replica %d was called at %v, after Hedge had returned at %v (%s): a replica not started "+
+				"when Hedge returns is never called", i, at, m.endAt, m.endText(s))
+			return
+		}
+	}
+}
+
+// checkStarts: by instant t, exactly the replicas the README starts by
+// then have started, each at its instant.
+func (s testHedgeScenario) checkStarts(h *katatest.H, m testHedgeModel, t time.Duration, got []time.Duration) bool {
+	h.T.Helper()
+	rule := "the next replica starts when delay has passed on clk since the last one started, or at once when " +
+		"a replica fails, whichever comes first"
+	for i, at := range got {
+		var want *testHedgeStart
+		if i < len(m.starts) {
+			want = &m.starts[i]
+		}
+		switch {
+		case want != nil && want.at <= t && at < 0:
+			h.Errorf("Hedge had not started replica %d at %v, when it was due: %s (%s)", i, want.at, want.why, rule)
+			return false
+		case want != nil && at >= 0 && at > want.at:
+			h.Errorf("Hedge started replica %d at %v, late: it was due at %v, when %s (%s)", i, at, want.at,
+				want.why, rule)
+			return false
+		case at >= 0 && (want == nil || at < want.at):
+			due := "never: Hedge returns before it is due, and a replica not started when Hedge returns is never called"
+			if want != nil {
+				due = fmt.Sprintf("at %v, when %s", want.at, want.why)
+			}
+			h.Errorf("Hedge started replica %d at %v, before it was due (%s): %s", i, at, due, rule)
+			return false
+		}
+	}
+	return true
+}
+
+// checkNotReturned: Hedge does not return before m.endAt.
+func (s testHedgeScenario) checkNotReturned(h *katatest.H, m testHedgeModel, t time.Duration, c *katatest.Call[testHedgeGot]) bool {
+	h.T.Helper()
+	if t < m.endAt && c.Returned() {
+		got, _ := c.Result()
+		why := "a failure is not an answer while other replicas may still succeed"
+		if errors.Is(got.err, ErrTimeout) {
+			why = fmt.Sprintf("the %v timeout counts from the start of Hedge", s.timeout)
+			if s.timeout <= 0 {
+				why = "timeout <= 0 means no timeout"
+			}
+		}
+		h.Errorf("Hedge returned (%q, %v) at %v, before anything ended it (it returns at %v, when %s): %s", got.v,
+			got.err, t, m.endAt, m.endText(s), why)
+		return false
+	}
+	return true
+}
+
+// checkReturned: Hedge has returned at m.endAt.
+func (s testHedgeScenario) checkReturned(h *katatest.H, m testHedgeModel, t time.Duration, c *katatest.Call[testHedgeGot]) bool {
+	h.T.Helper()
+	if t == m.endAt && !c.Returned() {
+		why := "return the first success at once"
+		switch m.outcome {
+		case testHedgeAllFailed:
+			why = "when the last replica fails, return all their errors at once"
+		case testHedgeTimedOut:
+			why = "stop waiting at the timeout on the injected clock: one clk.Timer from the start of Hedge, " +
+				"in the select"
+		}
+		for i, st := range m.starts {
+			if r := s.reps[i]; !r.honours && st.at+r.after > t {
+				why += fmt.Sprintf("; don't wait for the others: replica %d ignores its ctx and answers only at %v, "+
+					"its late answer is dropped", i, st.at+r.after)
+				break
+			}
+		}
+		h.Errorf("Hedge was still waiting at %v, when %s: %s (results, errors and the timeout are as for First)",
+			t, m.endText(s), why)
+		return false
+	}
+	return true
+}
+
+// checkResult: what Hedge returned is what First would, for the replicas
+// that ran.
+func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *testHedgeRun, got testHedgeGot) bool {
+	h.T.Helper()
+	when := fmt.Sprintf("at %v, when %s", m.endAt, m.endText(s))
+	if m.outcome != testHedgeTimedOut && errors.Is(got.err, ErrTimeout) {
+		why := "every replica failed before any timeout, so that is not a timeout"
+		if m.outcome == testHedgeWin {
+			why = "a success is returned as it is"
+		}
+		if s.timeout <= 0 {
+			why = fmt.Sprintf("timeout %v means no timeout: timeout <= 0 means no timeout, so arm a timer only "+
+				"when timeout > 0", s.timeout)
+		}
+		h.Errorf("Hedge returned a timeout error (%q, %v) %s: %s", got.v, got.err, when, why)
+		return false
+	}
+	if m.outcome == testHedgeWin {
+		var want []string
+		for _, i := range m.winners {
+			want = append(want, s.value(i))
+		}
+		if got.err != nil || !slices.Contains(want, got.v) {
+			h.Errorf("Hedge returned (%q, %v) %s; want the value of the replica that succeeded (one of %q) and "+
+				"a nil error", got.v, got.err, when, want)
+			return false
+		}
+		return true
+	}
+	if got.err == nil || got.v != "" {
+		h.Errorf("Hedge returned (%q, %v) %s; want the zero value and an error: every failure returns the zero "+
+			"value of T", got.v, got.err, when)
+		return false
+	}
+	if m.outcome == testHedgeTimedOut {
+		if !errors.Is(got.err, ErrTimeout) || !errors.Is(got.err, context.DeadlineExceeded) {
+			h.Errorf("Hedge returned %q %s; want an error matching ErrTimeout and context.DeadlineExceeded "+
+				"(chain %s)", got.err, when, katatest.Chain(got.err))
+			return false
+		}
+	}
+	for _, i := range m.failed {
+		if !errors.Is(got.err, run.errs[i]) {
+			if msg := katatest.LostWrap(got.err, run.errs[i], `fmt.Errorf("replica %d: %w", i, err)`); msg != "" {
+				h.Errorf("Hedge returned %q %s: %s", got.err, when, msg)
+			} else {
+				h.Errorf("Hedge returned %q %s, which does not match the error of replica %d, which failed "+
+					"before: the error carries every failure so far (errors.Join keeps them all)", got.err, when, i)
+			}
+			return false
+		}
+	}
+	if m.outcome == testHedgeAllFailed {
+		msg, prev := got.err.Error(), 0
+		for i := range s.reps {
+			tag := fmt.Sprintf("replica %d: ", i)
+			at := strings.Index(msg[prev:], tag)
+			if at < 0 {
+				h.Errorf("every replica failed and Hedge returned %q: the error must tag each replica's error with "+
+					"its index in calls, in the order of calls (%q next), whatever order they failed in", msg, tag)
+				return false
+			}
+			prev += at + len(tag)
+		}
+	}
+	return true
+}
+
+func TestB1_ExploreTheHedgeSchedule(t *testing.T) {
+	// Replicas that run up to three delays, mostly failing: older ones
+	// still run when newer ones start, and fail while they do.
+	d := testHedgeDraw{minN: 3, shortest: 3, longest: 9, odds: 6, timeoutOdds: 8}
+	katatest.Explore(t, 15, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
+}
+
+func TestB1_ExploreNoHedgeTimerIsLeftPending(t *testing.T) {
+	// Replicas that answer before the next one is due: failures start the
+	// next replica early, and Hedge returns before the delay is up.
+	d := testHedgeDraw{minN: 2, shortest: 0, longest: 2, odds: 4, timeoutOdds: 8}
+	katatest.Explore(t, 15, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
+}
