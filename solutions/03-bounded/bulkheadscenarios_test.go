@@ -101,7 +101,7 @@ func (s testZScenario) String() string {
 		if end == r+1 {
 			fmt.Fprintf(&b, "\n  request %d: %v", r+1, s.requests[r])
 		} else {
-			fmt.Fprintf(&b, "\n  requests %d to %d: %v each", r+1, end, s.requests[r])
+			fmt.Fprintf(&b, "\n  requests %d to %d, each: %v", r+1, end, s.requests[r])
 		}
 		r = end
 	}
