@@ -131,7 +131,7 @@ func NewBulkhead(limit int) (*Bulkhead, error) {
 // (unless a call had failed before: the first error wins).
 //
 // Every call gives its slot back to b when it returns, whether it failed
-// or not.
+// or not, so when TryForEach returns, every slot it took is free again.
 func TryForEach[T any](ctx context.Context, b *Bulkhead, items []T, fn func(context.Context, T) error) error {
 	return run(ctx, items, fn, func(context.Context, T) (func(), error) {
 		select {
