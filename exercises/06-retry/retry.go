@@ -94,8 +94,10 @@ func Permanent(err error) error {
 // Retry-After header asks: the next pause is d, without jitter and not
 // capped by MaxDelay (MaxElapsed still applies), and the backoff restarts,
 // so the pause after the next plain failure is BaseDelay again (with
-// jitter). errors.Is and errors.As see through the mark. RetryAfter(d, nil)
-// is nil.
+// jitter). errors.Is and errors.As see through the mark. The mark never
+// overrides an error that is never retried: RetryAfter(d, Permanent(err)),
+// Permanent(RetryAfter(d, err)) and RetryAfter(d, context.Canceled) are
+// returned as they are, without a pause. RetryAfter(d, nil) is nil.
 func RetryAfter(d time.Duration, err error) error {
 	panic("TODO: bonus B2: wrap err together with d")
 }
