@@ -258,9 +258,15 @@ func (g *grader) diedOutsideTests(run *teststream.Run, e exit, dir string) Verdi
 func (g *grader) blame(run *teststream.Run, e exit, name, dir string) TestResult {
 	v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.timeout())
 	if hung := v.Kind == failure.Timeout || v.Kind == failure.MutexHang; hung {
-		// A panic the harness recovered earlier in the test explains
-		// the hang (a mutex the panicking code held stays locked).
-		if first := classifyFailure(run.Tests[name].Output(), dir); first.Kind == failure.Panic || first.Kind == failure.NotImplemented {
+		// A failure reported earlier in the test explains the hang: a
+		// panic the harness recovered (a mutex the panicking code held
+		// stays locked), or a hidden test's own message, which saw the
+		// code stuck on a mutex no call will ever unlock (a limiter
+		// locked twice) and named the mistake before the test hung.
+		out := run.Tests[name].Output()
+		first := classifyFailure(out, dir)
+		said := first.Kind == failure.Assertion && !g.pol.ownTests && len(logBlocks(out)) > 0
+		if first.Kind == failure.Panic || first.Kind == failure.NotImplemented || said {
 			first.Detail = append(slices.Clip(first.Detail), "then the test hung: "+v.Message)
 			v = first
 		}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,8 +76,17 @@ type Multi struct {
 	ls []*Limiter
 }
 
-// Combine returns a Multi over ls.
-func Combine(ls ...*Limiter) *Multi { return &Multi{ls: ls} }
+// Combine returns a Multi over ls, each limiter once: one passed more
+// than once counts once.
+func Combine(ls ...*Limiter) *Multi {
+	m := &Multi{}
+	for _, l := range ls {
+		if !slices.Contains(m.ls, l) {
+			m.ls = append(m.ls, l)
+		}
+	}
+	return m
+}
 
 func (m *Multi) reserve(now time.Time) ([]*rate.Reservation, time.Duration) {
 	var rs []*rate.Reservation
