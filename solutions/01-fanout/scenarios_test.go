@@ -275,8 +275,11 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 			s.elems[i].fails, s.elems[i].kind, s.elems[i].text, s.elems[i].panic = true, testPlainError, "503", -1
 		}
 	}
-	if d.nested && !d.alone {
-		i := rapid.IntRange(0, s.n-1).Draw(r, "the element whose failure comes from a nested Map")
+	if lo, hi := 0, s.n-1; d.nested && !d.alone && (!d.twins || s.n > 2) {
+		if d.twins && s.n >= 2 {
+			lo, hi = 1, s.n-2 // the twins stay twins
+		}
+		i := rapid.IntRange(lo, hi).Draw(r, "the element whose failure comes from a nested Map")
 		s.elems[i].fails, s.elems[i].kind, s.elems[i].panic = true, testNestedError, -1
 		s.elems[i].text = rapid.SampledFrom(testFailTexts).Draw(r, "its inner error text")
 	}
