@@ -12,8 +12,10 @@ package firstwins
 // falls due, anything at the timeout) are moved apart by 1ms when drawn;
 // with delay <= 0, any success among answers at one instant may win. One
 // test draws them together on purpose: a success at the very instant a
-// hedge falls due, the gate released and the clock moved in one step, so
-// Hedge may start that replica first or not, but nothing once it returned.
+// hedge falls due, either with the clock running its clk.AfterFunc
+// functions late (after the success reached Hedge) or with the gate
+// released and the clock moved in one step; Hedge may start that replica
+// first or not, but nothing once it returned.
 
 import (
 	"context"
@@ -26,6 +28,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
@@ -46,6 +49,10 @@ type testHedgeScenario struct {
 	// meet: a success may fall at the instant a hedge falls due (and
 	// Hedge may then start that replica first, or not).
 	meet bool
+	// late: at that instant, a function the clock runs for a timer that
+	// fires (clk.AfterFunc) runs late, once the success has reached Hedge;
+	// otherwise the success comes as the clock moves, in one step.
+	late bool
 }
 
 var testHedgeRegions = []string{"eu", "us", "asia", "sa", "af"}
@@ -92,6 +99,13 @@ func (s testHedgeScenario) String() string {
 			fmt.Fprintf(&b, ", the instant the hedge for replica %d falls due: the README does not order the two, "+
 				"so Hedge may start replica %d before it returns, or not, but it calls no replica once it returned",
 				len(m.starts), len(m.starts))
+			if s.late {
+				b.WriteString("\n  at that instant the clock fires its timers first, but a function it runs for " +
+					"one (clk.AfterFunc) runs on its own goroutine, and here it runs only once the success has " +
+					"reached Hedge")
+			} else {
+				b.WriteString("\n  at that instant the success comes as the clock moves, in one step")
+			}
 		}
 	}
 	return b.String()
@@ -249,8 +263,7 @@ type testHedgeDraw struct {
 	odds              int // a replica succeeds one time in odds
 	timeoutOdds       int // a timeout one time in timeoutOdds
 	// meet: a delay > 0, and a replica that succeeds at the very instant a
-	// hedge falls due, with at least one more replica left to start after
-	// that one.
+	// hedge falls due.
 	meet bool
 }
 
@@ -300,15 +313,14 @@ func (s *testHedgeScenario) separate() {
 }
 
 // meetAHedge picks an instant when the README starts a replica because the
-// delay has passed, with at least one more replica to start after it, and
-// makes one of the replicas still running then succeed at that instant.
+// delay has passed, and makes one of the replicas still running then succeed at that instant.
 // Nothing changes before it, and nothing else happens at it (separate has
 // moved everything else apart).
 func (s *testHedgeScenario) meetAHedge(r *rapid.T, unit time.Duration) {
 	hedges := func() (at []int) {
 		m, _ := s.simulate()
 		for i, st := range m.starts {
-			if st.byDelay && i+1 < len(s.reps) {
+			if st.byDelay {
 				at = append(at, i)
 			}
 		}
@@ -335,6 +347,46 @@ func (s *testHedgeScenario) meetAHedge(r *rapid.T, unit time.Duration) {
 	w := rapid.SampledFrom(running).Draw(r, "the replica that succeeds then")
 	s.reps[w].after, s.reps[w].ok = at-m.starts[w].at, true
 	s.meet = true
+	s.late = rapid.Bool().Draw(r, "clk.AfterFunc's functions run late")
+}
+
+// testLateFuncs is the mock clock, except that while it holds them, the
+// functions it runs for the timers that fire (clk.AfterFunc) wait to be let
+// go: such a function runs on a goroutine of its own, whenever the
+// scheduler gets to it, even after Stop has returned false.
+type testLateFuncs struct {
+	*katatest.Clock
+	mu   sync.Mutex
+	hold chan struct{} // nil: the functions run at once
+}
+
+func (c *testLateFuncs) AfterFunc(d time.Duration, f func()) *clock.Timer {
+	return c.Clock.AfterFunc(d, func() {
+		c.mu.Lock()
+		hold := c.hold
+		c.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
+		f()
+	})
+}
+
+// advanceLate moves the clock d, holding the functions of the timers that
+// fire meanwhile until letGo (which h also owns, for an unwind).
+func (c *testLateFuncs) advanceLate(h *katatest.H, d time.Duration) (letGo func()) {
+	hold := make(chan struct{})
+	var once sync.Once
+	letGo = func() { once.Do(func() { close(hold) }) }
+	h.Own(letGo)
+	c.mu.Lock()
+	c.hold = hold
+	c.mu.Unlock()
+	h.Advance(d)
+	c.mu.Lock()
+	c.hold = nil
+	c.mu.Unlock()
+	return letGo
 }
 
 // testHedgeRun is the replicas of one run: when each was called.
@@ -391,8 +443,14 @@ func (s testHedgeScenario) play(h *katatest.H) {
 			return "stale " + s.value(i), run.errs[i] // a value along with the error, which Hedge must not return
 		}
 	}
+	var clk clock.Clock = h.Clk
+	var late *testLateFuncs
+	if m.mayStart && s.late {
+		late = &testLateFuncs{Clock: h.Clk}
+		clk = late
+	}
 	c := katatest.Start(h, func(ctx context.Context) (testHedgeGot, error) {
-		v, err := Hedge(ctx, h.Clk, s.timeout, s.delay, calls...)
+		v, err := Hedge(ctx, clk, s.timeout, s.delay, calls...)
 		return testHedgeGot{v, err}, nil
 	})
 	if c.Broken() {
@@ -415,7 +473,20 @@ func (s testHedgeScenario) play(h *katatest.H) {
 				}
 			}
 		}
-		if m.mayStart && t == m.endAt {
+		if m.mayStart && t == m.endAt && late != nil {
+			// The hedge's timer fires, but its function runs only once
+			// the success has reached Hedge.
+			letGo := late.advanceLate(h, t-h.Elapsed())
+			release()
+			synctest.Wait()
+			returned, before := c.Returned(), run.starts()
+			letGo()
+			synctest.Wait()
+			if returned && !s.checkNoneCalledByALateFunc(h, m, before, run.starts()) {
+				katatest.Unwind(h, c)
+				return
+			}
+		} else if m.mayStart && t == m.endAt {
 			// The success and the hedge in one step: the winner is let
 			// go, then the clock moves without waiting for it.
 			release()
@@ -461,6 +532,25 @@ func (s testHedgeScenario) play(h *katatest.H) {
 		return
 	}
 	s.checkNoneCalledLate(h, m, run.starts(), 0)
+}
+
+// checkNoneCalledByALateFunc: no replica is called by a function of the
+// clock's (clk.AfterFunc) that ran after Hedge returned.
+func (s testHedgeScenario) checkNoneCalledByALateFunc(h *katatest.H, m testHedgeModel, before, after []time.Duration) bool {
+	h.T.Helper()
+	for i := range after {
+		if before[i] < 0 && after[i] >= 0 {
+			h.Errorf("Hedge called replica %d after it had returned at %v (%s): the hedge for replica %d fell due at "+
+				"that instant, and the function its clk.AfterFunc runs came only after Hedge had returned, yet "+
+				"started a replica; a replica not started when Hedge returns is never called. Such a function runs "+
+				"on its own goroutine, whenever the scheduler gets to it, even after Stop returned false (the timer "+
+				"had fired): have it check, under the lock Hedge takes on its way out, that Hedge has not returned, "+
+				"or start replicas only from Hedge's own select on a fresh clk.Timer", i, m.endAt, m.endText(s),
+				len(m.starts))
+			return false
+		}
+	}
+	return true
 }
 
 // checkNoneCalledLate: once Hedge returned, no replica it had not started
@@ -657,9 +747,10 @@ func TestB1_ExploreNoHedgeTimerIsLeftPending(t *testing.T) {
 
 func TestB1_ExploreASuccessAsAHedgeFallsDue(t *testing.T) {
 	// A replica succeeds at the very instant the delay starts the next
-	// one, with more left to start after it: the gate is released and the
-	// clock moved in one step, so a hedge that fires as Hedge returns must
-	// start nothing once it returned, and leave no timer behind.
-	d := testHedgeDraw{minN: 3, shortest: 3, longest: 9, odds: 6, timeoutOdds: 8, meet: true}
+	// one: either order is right, but a hedge that fires as Hedge returns
+	// (its clk.AfterFunc function running late, or the clock moving as the
+	// success comes) must start nothing once Hedge returned, and leave no
+	// timer behind.
+	d := testHedgeDraw{minN: 2, shortest: 3, longest: 9, odds: 6, timeoutOdds: 8, meet: true}
 	katatest.Explore(t, 15, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
 }
