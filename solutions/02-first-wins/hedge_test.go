@@ -10,7 +10,12 @@ package firstwins
 // returned. Two events the README does not order (two replicas answering
 // at the same instant while others wait to start, an answer as a hedge
 // falls due, anything at the timeout) are moved apart by 1ms when drawn;
-// with delay <= 0, any success among answers at one instant may win.
+// with delay <= 0, any success among answers at one instant may win. One
+// test draws them together on purpose: a success at the very instant a
+// hedge falls due, either with the clock running its clk.AfterFunc
+// functions late (after the success reached Hedge) or with the gate
+// released and the clock moved in one step; Hedge may start that replica
+// first or not, but nothing once it returned.
 
 import (
 	"context"
@@ -23,6 +28,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
@@ -40,6 +46,13 @@ type testHedgeScenario struct {
 	delay   time.Duration
 	timeout time.Duration // <= 0: none
 	reps    []testHedgeReplica
+	// meet: a success may fall at the instant a hedge falls due (and
+	// Hedge may then start that replica first, or not).
+	meet bool
+	// late: at that instant, a function the clock runs for a timer that
+	// fires (clk.AfterFunc) runs late, once the success has reached Hedge;
+	// otherwise the success comes as the clock moves, in one step.
+	late bool
 }
 
 var testHedgeRegions = []string{"eu", "us", "asia", "sa", "af"}
@@ -82,6 +95,18 @@ func (s testHedgeScenario) String() string {
 		}
 		fmt.Fprintf(&b, "\n  by the README: %s start; Hedge returns at %v, when %s", strings.Join(starts, ", "),
 			m.endAt, m.endText(s))
+		if m.mayStart {
+			fmt.Fprintf(&b, ", the instant the hedge for replica %d falls due: the README does not order the two, "+
+				"so Hedge may start replica %d before it returns, or not, but it calls no replica once it returned",
+				len(m.starts), len(m.starts))
+			if s.late {
+				b.WriteString("\n  at that instant the clock fires its timers first, but a function it runs for " +
+					"one (clk.AfterFunc) runs on its own goroutine, and here it runs only once the success has " +
+					"reached Hedge")
+			} else {
+				b.WriteString("\n  at that instant the success comes as the clock moves, in one step")
+			}
+		}
 	}
 	return b.String()
 }
@@ -95,8 +120,9 @@ const (
 
 // testHedgeStart is when the README starts a replica, and why.
 type testHedgeStart struct {
-	at  time.Duration
-	why string
+	at      time.Duration
+	why     string
+	byDelay bool // the delay since the last start, not a failure, started it
 }
 
 // testHedgeModel is what the README says of a scenario.
@@ -108,6 +134,9 @@ type testHedgeModel struct {
 	failed  []int // the replicas that failed before Hedge returned, or with its last failure
 	last    int   // the replica whose failure was the last (testHedgeAllFailed)
 	tie     int   // when simulate fails: the replica to move, or -1 for the timeout
+	// mayStart: a success came as the hedge for replica len(starts) fell
+	// due (s.meet), so that replica may start at endAt, before Hedge returns.
+	mayStart bool
 }
 
 func (m testHedgeModel) endText(s testHedgeScenario) string {
@@ -130,7 +159,7 @@ func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
 	ended := make([]bool, n)
 	due := time.Duration(-1) // when the next replica is due by the delay; -1: none
 	start := func(at time.Duration, why string) {
-		m.starts = append(m.starts, testHedgeStart{at, why})
+		m.starts = append(m.starts, testHedgeStart{at: at, why: why})
 		due = -1
 		if s.delay > 0 && len(m.starts) < n {
 			due = at + s.delay
@@ -174,6 +203,10 @@ func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
 			m.tie = -1
 			return m, false
 		}
+		if s.meet && hedge && len(ends) == 1 && s.reps[ends[0]].ok {
+			m.endAt, m.outcome, m.winners, m.mayStart = now, testHedgeWin, ends, true
+			return m, true
+		}
 		if events > 1 && s.delay > 0 {
 			m.tie = slices.Max(ends)
 			return m, false
@@ -187,6 +220,7 @@ func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
 			prev := len(m.starts) - 1
 			start(now, fmt.Sprintf("the %v delay has passed since replica %d started at %v", s.delay, prev,
 				m.starts[prev].at))
+			m.starts[len(m.starts)-1].byDelay = true
 			continue
 		}
 		var failed []int
@@ -228,13 +262,16 @@ type testHedgeDraw struct {
 	shortest, longest int // a replica runs shortest..longest quarters of the delay
 	odds              int // a replica succeeds one time in odds
 	timeoutOdds       int // a timeout one time in timeoutOdds
+	// meet: a delay > 0, and a replica that succeeds at the very instant a
+	// hedge falls due.
+	meet bool
 }
 
 func (d testHedgeDraw) draw(r *rapid.T) testHedgeScenario {
 	var s testHedgeScenario
 	n := rapid.IntRange(d.minN, 5).Draw(r, "replicas")
 	unit := 10 * time.Millisecond
-	if rapid.IntRange(0, 7).Draw(r, "delay <= 0") == 0 {
+	if !d.meet && rapid.IntRange(0, 7).Draw(r, "delay <= 0") == 0 {
 		s.delay = rapid.SampledFrom([]time.Duration{0, -1, -time.Second}).Draw(r, "delay")
 	} else {
 		s.delay = time.Duration(rapid.IntRange(2, 6).Draw(r, "delay (x10ms)")) * 10 * time.Millisecond
@@ -252,7 +289,16 @@ func (d testHedgeDraw) draw(r *rapid.T) testHedgeScenario {
 	} else {
 		s.timeout = rapid.SampledFrom([]time.Duration{0, -1, -time.Second}).Draw(r, "no timeout")
 	}
-	// Move apart, by 1ms at a time, the events the README does not order.
+	s.separate()
+	if d.meet {
+		s.meetAHedge(r, unit)
+	}
+	return s
+}
+
+// separate moves apart, by 1ms at a time, the events the README does not
+// order.
+func (s *testHedgeScenario) separate() {
 	for range 1000 {
 		m, ok := s.simulate()
 		if ok {
@@ -264,7 +310,83 @@ func (d testHedgeDraw) draw(r *rapid.T) testHedgeScenario {
 			s.reps[m.tie].after += time.Millisecond
 		}
 	}
-	return s
+}
+
+// meetAHedge picks an instant when the README starts a replica because the
+// delay has passed, and makes one of the replicas still running then succeed at that instant.
+// Nothing changes before it, and nothing else happens at it (separate has
+// moved everything else apart).
+func (s *testHedgeScenario) meetAHedge(r *rapid.T, unit time.Duration) {
+	hedges := func() (at []int) {
+		m, _ := s.simulate()
+		for i, st := range m.starts {
+			if st.byDelay {
+				at = append(at, i)
+			}
+		}
+		return at
+	}
+	due := hedges()
+	if len(due) == 0 {
+		// Replica 0 still runs when the delay has passed, and no timeout
+		// comes first: replica 1 is then started by the delay.
+		s.timeout = 0
+		s.reps[0].after = max(s.reps[0].after, s.delay+unit)
+		s.separate()
+		due = hedges()
+	}
+	m, _ := s.simulate()
+	next := rapid.SampledFrom(due).Draw(r, "the hedge a success meets")
+	at := m.starts[next].at
+	var running []int
+	for i, st := range m.starts[:next] {
+		if st.at < at && st.at+s.reps[i].after > at {
+			running = append(running, i)
+		}
+	}
+	w := rapid.SampledFrom(running).Draw(r, "the replica that succeeds then")
+	s.reps[w].after, s.reps[w].ok = at-m.starts[w].at, true
+	s.meet = true
+	s.late = rapid.IntRange(0, 3).Draw(r, "clk.AfterFunc's functions run late (not 0)") != 0
+}
+
+// testLateFuncs is the mock clock, except that while it holds them, the
+// functions it runs for the timers that fire (clk.AfterFunc) wait to be let
+// go: such a function runs on a goroutine of its own, whenever the
+// scheduler gets to it, even after Stop has returned false.
+type testLateFuncs struct {
+	*katatest.Clock
+	mu   sync.Mutex
+	hold chan struct{} // nil: the functions run at once
+}
+
+func (c *testLateFuncs) AfterFunc(d time.Duration, f func()) *clock.Timer {
+	return c.Clock.AfterFunc(d, func() {
+		c.mu.Lock()
+		hold := c.hold
+		c.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
+		f()
+	})
+}
+
+// advanceLate moves the clock d, holding the functions of the timers that
+// fire meanwhile until letGo (which h also owns, for an unwind).
+func (c *testLateFuncs) advanceLate(h *katatest.H, d time.Duration) (letGo func()) {
+	hold := make(chan struct{})
+	var once sync.Once
+	letGo = func() { once.Do(func() { close(hold) }) }
+	h.Own(letGo)
+	c.mu.Lock()
+	c.hold = hold
+	c.mu.Unlock()
+	h.Advance(d)
+	c.mu.Lock()
+	c.hold = nil
+	c.mu.Unlock()
+	return letGo
 }
 
 // testHedgeRun is the replicas of one run: when each was called.
@@ -321,8 +443,14 @@ func (s testHedgeScenario) play(h *katatest.H) {
 			return "stale " + s.value(i), run.errs[i] // a value along with the error, which Hedge must not return
 		}
 	}
+	var clk clock.Clock = h.Clk
+	var late *testLateFuncs
+	if m.mayStart && s.late {
+		late = &testLateFuncs{Clock: h.Clk}
+		clk = late
+	}
 	c := katatest.Start(h, func(ctx context.Context) (testHedgeGot, error) {
-		v, err := Hedge(ctx, h.Clk, s.timeout, s.delay, calls...)
+		v, err := Hedge(ctx, clk, s.timeout, s.delay, calls...)
 		return testHedgeGot{v, err}, nil
 	})
 	if c.Broken() {
@@ -338,13 +466,36 @@ func (s testHedgeScenario) play(h *katatest.H) {
 	}
 	slices.Sort(instants)
 	for _, t := range slices.Compact(instants) {
-		if t > h.Elapsed() {
-			h.Advance(t - h.Elapsed())
-		}
-		for i, st := range m.starts {
-			if s.reps[i].after > 0 && st.at+s.reps[i].after == t {
-				gates[i].Release()
+		release := func() {
+			for i, st := range m.starts {
+				if s.reps[i].after > 0 && st.at+s.reps[i].after == t {
+					gates[i].Release()
+				}
 			}
+		}
+		if m.mayStart && t == m.endAt && late != nil {
+			// The hedge's timer fires, but its function runs only once
+			// the success has reached Hedge.
+			letGo := late.advanceLate(h, t-h.Elapsed())
+			release()
+			synctest.Wait()
+			returned, before := c.Returned(), run.starts()
+			letGo()
+			synctest.Wait()
+			if returned && !s.checkNoneCalledByALateFunc(h, m, before, run.starts()) {
+				katatest.Unwind(h, c)
+				return
+			}
+		} else if m.mayStart && t == m.endAt {
+			// The success and the hedge in one step: the winner is let
+			// go, then the clock moves without waiting for it.
+			release()
+			h.Clk.Add(t - h.Elapsed())
+		} else {
+			if t > h.Elapsed() {
+				h.Advance(t - h.Elapsed())
+			}
+			release()
 		}
 		synctest.Wait()
 		// A return before its time first: the starts it missed follow from it.
@@ -359,8 +510,13 @@ func (s testHedgeScenario) play(h *katatest.H) {
 		return
 	}
 	// The replicas still running wait on gates, not on the clock: any
-	// timer left on clk is Hedge's.
-	if moved := h.PendingTimer(); moved != 0 {
+	// timer left on clk is Hedge's. Its firing must start nothing.
+	moved := h.PendingTimer()
+	if !s.checkNoneCalledLate(h, m, run.starts(), moved) {
+		katatest.Unwind(h, c)
+		return
+	}
+	if moved != 0 {
 		h.Errorf("Hedge returned at %v (%s) and left a timer pending on clk (WaitForAllTimers moved the mock "+
 			"clock %v further): stop every timer Hedge made, on every way out, and stop the hedge timer for the "+
 			"next replica whenever a replica starts early after a failure, since the next one is then due "+
@@ -375,13 +531,58 @@ func (s testHedgeScenario) play(h *katatest.H) {
 	if _, _, ok := c.Finish("Hedge"); !ok {
 		return
 	}
-	for i, at := range run.starts() {
-		if at >= 0 && i >= len(m.starts) {
-			h.Errorf("replica %d was called at %v, after Hedge had returned at %v (%s): a replica not started "+
-				"when Hedge returns is never called", i, at, m.endAt, m.endText(s))
-			return
+	s.checkNoneCalledLate(h, m, run.starts(), 0)
+}
+
+// checkNoneCalledByALateFunc: no replica is called by a function of the
+// clock's (clk.AfterFunc) that ran after Hedge returned.
+func (s testHedgeScenario) checkNoneCalledByALateFunc(h *katatest.H, m testHedgeModel, before, after []time.Duration) bool {
+	h.T.Helper()
+	for i := range after {
+		if before[i] < 0 && after[i] >= 0 {
+			h.Errorf("Hedge called replica %d after it had returned at %v (%s): the hedge for replica %d fell due at "+
+				"that instant, and the function its clk.AfterFunc runs came only after Hedge had returned, yet "+
+				"started a replica; a replica not started when Hedge returns is never called. Such a function runs "+
+				"on its own goroutine, whenever the scheduler gets to it, even after Stop returned false (the timer "+
+				"had fired): have it check, under the lock Hedge takes on its way out, that Hedge has not returned, "+
+				"or start replicas only from Hedge's own select on a fresh clk.Timer", i, m.endAt, m.endText(s),
+				len(m.starts))
+			return false
 		}
 	}
+	return true
+}
+
+// checkNoneCalledLate: once Hedge returned, no replica it had not started
+// is called, even when the clock moves on (moved: how far PendingTimer
+// moved it, firing the timers Hedge left).
+func (s testHedgeScenario) checkNoneCalledLate(h *katatest.H, m testHedgeModel, got []time.Duration, moved time.Duration) bool {
+	h.T.Helper()
+	started := len(m.starts)
+	if m.mayStart {
+		started++ // the one whose hedge fell due with the success: it may have started at endAt
+	}
+	for i, at := range got {
+		if at < 0 || (i < started && at <= m.endAt) {
+			continue
+		}
+		msg := fmt.Sprintf("Hedge called replica %d at %v, after it had returned at %v (%s): a replica not started "+
+			"when Hedge returns is never called", i, at, m.endAt, m.endText(s))
+		if m.mayStart {
+			msg += fmt.Sprintf("; the hedge for replica %d fell due at that instant too: Hedge may start replica %d "+
+				"before it returns, or not, but nothing after", started-1, started-1)
+		}
+		if moved != 0 {
+			msg += fmt.Sprintf("; a timer Hedge left on clk started it as the clock moved on (%v until every timer "+
+				"left had fired): a clk.AfterFunc's function still runs when Stop comes too late (Stop returns "+
+				"false once the timer has fired), so the function must check, under the lock Hedge takes on its "+
+				"way out, that Hedge has not returned; or start replicas only from Hedge's own select on a fresh "+
+				"clk.Timer, stopped on every way out", moved)
+		}
+		h.Errorf("%s", msg)
+		return false
+	}
+	return true
 }
 
 // checkStarts: by instant t, exactly the replicas the README starts by
@@ -396,6 +597,8 @@ func (s testHedgeScenario) checkStarts(h *katatest.H, m testHedgeModel, t time.D
 			want = &m.starts[i]
 		}
 		switch {
+		case m.mayStart && i == len(m.starts) && at == m.endAt:
+			// due by the delay at the instant of the success: either way
 		case want != nil && want.at <= t && at < 0:
 			h.Errorf("Hedge had not started replica %d at %v, when it was due: %s (%s)", i, want.at, want.why, rule)
 			return false
@@ -540,4 +743,14 @@ func TestB1_ExploreNoHedgeTimerIsLeftPending(t *testing.T) {
 	// next replica early, and Hedge returns before the delay is up.
 	d := testHedgeDraw{minN: 2, shortest: 0, longest: 2, odds: 4, timeoutOdds: 8}
 	katatest.Explore(t, 15, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
+}
+
+func TestB1_ExploreASuccessAsAHedgeFallsDue(t *testing.T) {
+	// A replica succeeds at the very instant the delay starts the next
+	// one: either order is right, but a hedge that fires as Hedge returns
+	// (its clk.AfterFunc function running late, or the clock moving as the
+	// success comes) must start nothing once Hedge returned, and leave no
+	// timer behind.
+	d := testHedgeDraw{minN: 2, shortest: 3, longest: 9, odds: 6, timeoutOdds: 8, meet: true}
+	katatest.Explore(t, 10, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
 }
