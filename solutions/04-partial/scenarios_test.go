@@ -577,7 +577,7 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 		}
 	}
 	for _, s := range x.order {
-		if d, ok := x.done[s]; ok && x.cl.deadline && x.cl.opt == nil && d.viaCtx &&
+		if d, ok := x.done[s]; ok && x.afterDeadline(d) && x.cl.opt == nil && d.viaCtx &&
 			!errors.Is(d.ctxErr, context.DeadlineExceeded) {
 			k.add("R5", "when the caller's ctx ends, the calls see it through their ctx, but %s's deadline passed "+
 				"and the call for %q saw ctx.Err() = %v, not context.DeadlineExceeded: give every call the "+
@@ -855,7 +855,7 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 		return ""
 	case d.viaCtx:
 		want, wantName, ended := context.Canceled, "context.Canceled", "the caller cancelled"
-		if x.cl.deadline {
+		if x.afterDeadline(d) {
 			want, wantName, ended = context.DeadlineExceeded, "context.DeadlineExceeded", "the caller's deadline passed"
 		}
 		if !errors.Is(o.Err, want) {
@@ -902,6 +902,20 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 func (d testYDone) panicked() bool { return d.panic != nil }
 
 func (x *testYRun) cancelIn(step int) bool { return x.cancel[step] }
+
+// afterDeadline says whether call d returned once caller x's deadline had
+// passed (a ctx that ended earlier ended for another reason).
+func (x *testYRun) afterDeadline(d testYDone) bool {
+	if !x.cl.deadline {
+		return false
+	}
+	for st := range x.cancel {
+		if st <= d.step {
+			return true
+		}
+	}
+	return false
+}
 
 func testYDescribe(err error) string {
 	if err == nil {
