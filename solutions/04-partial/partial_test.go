@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -341,6 +342,84 @@ func TestR5_ACtxCancelledBeforeTheCallStillGivesAnOutcomePerInput(t *testing.T) 
 				assert.ErrorIs(t, o.Err, context.Canceled, "ctx was cancelled before Gather was called: the outcome "+
 					"of %s must be an error matching context.Canceled (from the call, which sees the cancelled ctx)", sku)
 			}
+		}
+	})
+}
+
+// The caller's ctx ends by its deadline. A ctx derived from the caller's
+// has that deadline and ends as the caller's does: ctx.Err() is
+// context.DeadlineExceeded, and the outcomes keep it.
+func TestR5_TheCallersDeadlineReachesTheCalls(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const timeout = 300 * time.Millisecond
+		skus := testSKUs(3)
+		held, deaf := testNewGate(h), testNewGate(h)
+		b := testNewBackend()
+		for _, sku := range skus {
+			b.calls[sku] = testCall{wait: held}
+		}
+		b.calls["sku-2"] = testCall{wait: deaf, deaf: true} // ignores ctx: still running after the deadline
+		want := h.Clk.Now().Add(timeout)
+		var mu sync.Mutex
+		var lost []string // the calls whose ctx had not the caller's deadline
+		fn := func(ctx context.Context, sku string) (int, error) {
+			if dl, ok := ctx.Deadline(); !ok || !dl.Equal(want) {
+				mu.Lock()
+				lost = append(lost, sku)
+				mu.Unlock()
+			}
+			return b.fn(ctx, sku)
+		}
+		c := testStart(h, skus, fn, nil, katatest.Timeout(timeout))
+		if c.Broken() {
+			return
+		}
+		if !testAllStarted(h, c, b, skus) {
+			return
+		}
+		mu.Lock()
+		slices.Sort(lost)
+		lostNow := slices.Clone(lost)
+		mu.Unlock()
+		if len(lostNow) > 0 {
+			t.Errorf("the caller's ctx has a deadline 300ms ahead, but the calls for %q got a ctx without it: give "+
+				"every call the caller's ctx, or a context derived from it (context.WithCancel(ctx)); a context "+
+				"of your own made from context.Background() loses the caller's deadline and values, even when "+
+				"the caller's cancel is forwarded to it", lostNow)
+			c.Stop()
+			return
+		}
+		h.Advance(timeout) // the caller's deadline passes
+		if n := held.Cancelled(); n < 2 {
+			t.Errorf("after the caller's deadline passed, only %d of the 2 calls waiting on their ctx saw it: "+
+				"give every call the caller's ctx, or a context derived from it, never context.Background()", n)
+			c.Stop()
+			return
+		}
+		if c.Returned() {
+			t.Errorf("Gather returned right after the caller's deadline passed while the call for sku-2, which " +
+				"ignores ctx, was still running: that call is orphaned; Gather still waits for every call")
+			deaf.Release()
+			return
+		}
+		deaf.Release()
+		out, ok := testCollect(h, c, skus)
+		if !ok {
+			return
+		}
+		for _, sku := range []string{"sku-1", "sku-3"} {
+			if o, ok := testFind(h, out, sku); ok && !errors.Is(o.Err, context.DeadlineExceeded) {
+				t.Errorf("the caller's deadline passed and the call for %s returned its ctx.Err(), but its outcome's "+
+					"error is %v, which does not match context.DeadlineExceeded: give every call the caller's ctx, "+
+					"or a context derived from it (context.WithCancel(ctx)), which ends as the caller's does; a "+
+					"context of your own that the caller's cancel is forwarded to reports every end as "+
+					"context.Canceled", sku, o.Err)
+				return
+			}
+		}
+		if o, ok := testFind(h, out, "sku-2"); ok {
+			assert.NoError(t, o.Err, "the call for sku-2 ignored the deadline and succeeded: keep what each call returned")
+			assert.Equal(t, testPrice("sku-2"), o.Value, "the call for sku-2 ignored the deadline and succeeded: keep its value")
 		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -92,10 +93,18 @@ type testYCall struct {
 }
 
 type testYCaller struct {
-	inputs []string
-	calls  []testYCall // per input position; equal inputs take them in the order their calls arrive
-	opt    *Options
+	inputs   []string
+	calls    []testYCall // per input position; equal inputs take them in the order their calls arrive
+	opt      *Options
+	deadline bool // its ctx has a deadline (on a clock of its own), and its ctx ends by that deadline passing
 }
+
+// testYCtxKey is the key of a value every caller puts in its ctx (a
+// request ID, say): the calls' ctx must carry it.
+type testYCtxKey struct{}
+
+// testYDeadlineIn is how far ahead a caller's deadline is.
+const testYDeadlineIn = time.Hour
 
 // testYStep happens at once: cancels first, then releases, nothing settled
 // in between.
@@ -117,7 +126,10 @@ func (s testYScenario) String() string {
 		if cl.opt != nil {
 			what = fmt.Sprintf("GatherWith(Options{FailFast: %v, MaxFailures: %d})", cl.opt.FailFast, cl.opt.MaxFailures)
 		}
-		fmt.Fprintf(&b, "\n  caller %d: %s on %q", c+1, what, cl.inputs)
+		fmt.Fprintf(&b, "\n  caller %d: %s on %q, its ctx carrying a request ID", c+1, what, cl.inputs)
+		if cl.deadline {
+			b.WriteString(" and a deadline 1h ahead")
+		}
 		for i, call := range cl.calls {
 			var parts []string
 			switch call.does {
@@ -140,6 +152,10 @@ func (s testYScenario) String() string {
 	for n, st := range s.steps {
 		var parts []string
 		for _, c := range st.cancel {
+			if s.callers[c].deadline {
+				parts = append(parts, fmt.Sprintf("caller %d's deadline passes", c+1))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("caller %d cancels its ctx", c+1))
 		}
 		for _, r := range st.release {
@@ -196,6 +212,7 @@ func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario 
 			case "B2":
 				cl.opt = &Options{MaxFailures: rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("max failures %d", c))}
 			}
+			cl.deadline = rapid.Bool().Draw(r, fmt.Sprintf("deadline %d", c))
 			s.callers = append(s.callers, cl)
 		}
 		for n := range rapid.IntRange(1, 8).Draw(r, "steps") {
@@ -222,9 +239,11 @@ type testYDone struct {
 	in     string
 	err    error // what fn returned (nil for a panic)
 	value  int
-	panic  any  // what fn panicked with, if it did
-	viaCtx bool // it returned because its ctx ended
-	step   int  // the step in which it returned
+	panic  any    // what fn panicked with, if it did
+	viaCtx bool   // it returned because its ctx ended
+	ctxErr error  // ctx.Err() then
+	lost   string // what of the caller's ctx its ctx lacked, if anything
+	step   int    // the step in which it returned
 }
 
 // testYRun is one call of Gather and what its calls of fn did.
@@ -235,7 +254,10 @@ type testYRun struct {
 	gates  []chan struct{}
 	errs   []error
 	peak   katatest.Peak
-	cancel map[int]bool // steps in which the caller cancelled
+	cancel map[int]bool // steps in which the caller cancelled (or its deadline passed)
+
+	clk      *katatest.Clock // the clock of the caller's deadline, if it has one
+	deadline time.Time
 
 	mu       sync.Mutex
 	now      int
@@ -270,6 +292,14 @@ func (x *testYRun) fn(ctx context.Context, in string) (int, error) {
 	defer leave()
 	call := x.cl.calls[slot]
 	d := testYDone{slot: slot, in: in}
+	var lost []string
+	if ctx.Value(testYCtxKey{}) != x {
+		lost = append(lost, "the caller's values (ctx.Value of the caller's request ID was nil)")
+	}
+	if dl, ok := ctx.Deadline(); x.clk != nil && (!ok || !dl.Equal(x.deadline)) {
+		lost = append(lost, "the caller's deadline")
+	}
+	d.lost = strings.Join(lost, " and ")
 	finish := func() {
 		x.mu.Lock()
 		d.step = x.now
@@ -284,6 +314,7 @@ func (x *testYRun) fn(ctx context.Context, in string) (int, error) {
 	case <-x.gates[slot]:
 	case <-wait:
 		d.viaCtx = true
+		d.ctxErr = ctx.Err()
 		switch call.onCancel {
 		case testYCancelBare:
 			d.err = ctx.Err()
@@ -361,11 +392,21 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 				x.errs[i] = testYErrs[call.kind].make(i)
 			}
 		}
+		if cl.deadline {
+			x.clk = katatest.NewClock()
+			x.deadline = x.clk.Now().Add(testYDeadlineIn)
+		}
 		h.Own(x.releaseAll) // Stop opens every gate
 		runs[c] = x
 	}
 	for _, x := range runs {
 		x.c = katatest.Start(h, func(ctx context.Context) (testOutcomes, error) {
+			ctx = context.WithValue(ctx, testYCtxKey{}, x)
+			if x.clk != nil {
+				var cancel context.CancelFunc
+				ctx, cancel = x.clk.WithDeadline(ctx, x.deadline)
+				defer cancel()
+			}
 			var out testOutcomes
 			if x.cl.opt != nil {
 				out = GatherWith(ctx, x.cl.inputs, x.fn, *x.cl.opt)
@@ -419,7 +460,11 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 		}
 		for _, c := range st.cancel {
 			runs[c].cancel[now] = true
-			runs[c].c.Cancel()
+			if runs[c].clk != nil {
+				runs[c].clk.Add(testYDeadlineIn) // the deadline passes
+			} else {
+				runs[c].c.Cancel()
+			}
 		}
 		for _, r := range st.release {
 			if fl := picks[r[0]]; len(fl) > 0 {
@@ -521,6 +566,26 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 		k.add(testYWaitReq(x), "Gather returns only when every call has returned, but %s's Gather returned after "+
 			"step %d while the calls for %q still ran: their goroutines are orphaned and their results lost; wait "+
 			"for every call (wg.Add(1) before each go statement, wg.Wait before you return)", who, now, ins)
+	}
+	for _, s := range x.order {
+		if d, ok := x.done[s]; ok && d.lost != "" {
+			k.add("R2", "the calls keep the caller's ctx, but %s's call for %q got a ctx without %s: give every "+
+				"call the caller's ctx, or a context derived from it (context.WithCancel(ctx)); a context of your "+
+				"own made from context.Background() loses the caller's values and deadline, even when the "+
+				"caller's cancel is forwarded to it", who, d.in, d.lost)
+			break
+		}
+	}
+	for _, s := range x.order {
+		if d, ok := x.done[s]; ok && x.afterDeadline(d) && x.cl.opt == nil && d.viaCtx &&
+			!errors.Is(d.ctxErr, context.DeadlineExceeded) {
+			k.add("R5", "when the caller's ctx ends, the calls see it through their ctx, but %s's deadline passed "+
+				"and the call for %q saw ctx.Err() = %v, not context.DeadlineExceeded: give every call the "+
+				"caller's ctx, or a context derived from it (context.WithCancel(ctx)), which ends as the "+
+				"caller's does; a context of your own that the caller's cancel is forwarded to reports every "+
+				"end as context.Canceled", who, d.in, d.ctxErr)
+			break
+		}
 	}
 	cancelled := false
 	for st := range x.cancel {
@@ -789,9 +854,13 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 		}
 		return ""
 	case d.viaCtx:
-		if !errors.Is(o.Err, context.Canceled) {
-			return fmt.Sprintf("R5: a call that returned ctx.Err() after the caller cancelled has an error matching "+
-				"context.Canceled, but the call for %q returned %q and its outcome's error is %s", in, d.err,
+		want, wantName, ended := context.Canceled, "context.Canceled", "the caller cancelled"
+		if x.afterDeadline(d) {
+			want, wantName, ended = context.DeadlineExceeded, "context.DeadlineExceeded", "the caller's deadline passed"
+		}
+		if !errors.Is(o.Err, want) {
+			return fmt.Sprintf("R5: a call that returned ctx.Err() after %s has an error matching "+
+				"%s, but the call for %q returned %q and its outcome's error is %s", ended, wantName, in, d.err,
 				testYDescribe(o.Err))
 		}
 		if x.cl.opt != nil && errors.Is(o.Err, ErrSkipped) && len(x.cancel) > 0 && stopped < 0 {
@@ -833,6 +902,20 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 func (d testYDone) panicked() bool { return d.panic != nil }
 
 func (x *testYRun) cancelIn(step int) bool { return x.cancel[step] }
+
+// afterDeadline says whether call d returned once caller x's deadline had
+// passed (a ctx that ended earlier ended for another reason).
+func (x *testYRun) afterDeadline(d testYDone) bool {
+	if !x.cl.deadline {
+		return false
+	}
+	for st := range x.cancel {
+		if st <= d.step {
+			return true
+		}
+	}
+	return false
+}
 
 func testYDescribe(err error) string {
 	if err == nil {
