@@ -1193,7 +1193,7 @@ func TestR3_ExploreACancelledCallNeverBeatsTheFirstError(t *testing.T) {
 	// them all at once, and their errors race the first one to be recorded.
 	d := testFanDraw{focus: "R3", minN: 2, maxN: 8, maxCall: 2, alone: true,
 		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError}}
-	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 12, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR3_ExploreAnErrorThatAlreadyNamesAnElementIsWrappedAgain(t *testing.T) {
