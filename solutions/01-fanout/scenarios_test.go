@@ -57,14 +57,29 @@ const (
 	// Drawn only where a test asks for it: the error of a fan-out nested
 	// in fn, which already names an element of the inner input.
 	testNestedError = testFailKinds // fmt.Errorf("fanout: in[12]: %w", errors.New(text))
+	// The panic of a fan-out nested in fn, which fn recovered and returned
+	// as an error: a *PanicError, as it is or wrapped. A returned error,
+	// whatever it wraps.
+	testNestedPanic        = testFailKinds + 1 // &PanicError{Index: 12, Value: "price table corrupted: " + text}
+	testNestedPanicWrapped = testFailKinds + 2 // fmt.Errorf("price options: %w", &PanicError{Index: 12, Value: "price table corrupted: " + text})
 )
+
+// testFromNested: the failure is a nested fan-out's, and names in[12].
+func testFromNested(kind int) bool { return kind >= testNestedError }
+
+// testWrapsPanicError: the failure fn returns is a *PanicError, or wraps one.
+func testWrapsPanicError(kind int) bool {
+	return kind == testNestedPanic || kind == testNestedPanicWrapped
+}
 
 // testInnerIndex is the element a nested fan-out names: no outer input is
 // that long, so its tag never names an outer element.
 const testInnerIndex = 12
 
 var testFailNames = [...]string{"errors.New(%q)", "&statusError{%s}", "fmt.Errorf(\"pricing: %%w\", &statusError{%s})",
-	"errors.Join(errors.New(%q), …)", "the error of a Map nested in fn, fmt.Errorf(\"fanout: in[12]: %%w\", errors.New(%q))"}
+	"errors.Join(errors.New(%q), …)", "the error of a Map nested in fn, fmt.Errorf(\"fanout: in[12]: %%w\", errors.New(%q))",
+	"the panic of a Map nested in fn, recovered by fn and returned as an error as it is, &PanicError{Index: 12, Value: \"price table corrupted: %s\"}",
+	"the panic of a Map nested in fn, recovered by fn and returned as an error, fmt.Errorf(\"price options: %%w\", &PanicError{Index: 12, Value: \"price table corrupted: %s\"})"}
 
 // How a call panics (B2).
 const (
@@ -205,6 +220,7 @@ type testFanDraw struct {
 	onlyPre   bool // the ctx is done before Map starts, or the input is empty
 	rush      bool // some calls return at once (some failing), or the caller cancels as one starts, while Map may still be starting calls
 	nested    bool // the failure that comes first (alone), or one of MapAll's, is a nested fan-out's error
+	recovered bool // with nested: that error is the nested fan-out's panic, recovered by fn and returned (a *PanicError)
 	mustPanic bool // at least one call panics
 }
 
@@ -280,7 +296,7 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 			lo, hi = 1, s.n-2 // the twins stay twins
 		}
 		i := rapid.IntRange(lo, hi).Draw(r, "the element whose failure comes from a nested Map")
-		s.elems[i].fails, s.elems[i].kind, s.elems[i].panic = true, testNestedError, -1
+		s.elems[i].fails, s.elems[i].kind, s.elems[i].panic = true, d.nestedKind(r), -1
 		s.elems[i].text = rapid.SampledFrom(testFailTexts).Draw(r, "its inner error text")
 	}
 	alone := -1
@@ -296,7 +312,7 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 			e.text = rapid.SampledFrom(testFailTexts).Draw(r, "its error text")
 		}
 		if d.nested {
-			e.kind = testNestedError
+			e.kind = d.nestedKind(r)
 			e.text = rapid.SampledFrom(testFailTexts).Draw(r, "its inner error text")
 		}
 	}
@@ -392,6 +408,15 @@ func (d testFanDraw) drawRush(r *rapid.T, s testFanScenario) testFanScenario {
 	return s
 }
 
+// nestedKind is how a nested fan-out's failure reaches fn's caller: its
+// error, or its panic recovered by fn and returned as it is or wrapped.
+func (d testFanDraw) nestedKind(r *rapid.T) int {
+	if !d.recovered {
+		return testNestedError
+	}
+	return rapid.SampledFrom([]int{testNestedPanic, testNestedPanicWrapped}).Draw(r, "the recovered panic, as it is or wrapped")
+}
+
 func seq(n int) []int {
 	s := make([]int, n)
 	for i := range s {
@@ -443,6 +468,10 @@ func testNewFx(h *katatest.H, s *testFanScenario, caller int) *testFx {
 			err = errors.Join(errors.New(e.text), errors.New("retry later"))
 		case testNestedError:
 			err = fmt.Errorf("fanout: in[%d]: %w", testInnerIndex, errors.New(e.text))
+		case testNestedPanic:
+			err = &PanicError{Index: testInnerIndex, Value: "price table corrupted: " + e.text, Stack: []byte("goroutine 9 [running]:\n")}
+		case testNestedPanicWrapped:
+			err = fmt.Errorf("price options: %w", &PanicError{Index: testInnerIndex, Value: "price table corrupted: " + e.text, Stack: []byte("goroutine 9 [running]:\n")})
 		}
 		f.errs = append(f.errs, err)
 		var p any
@@ -875,6 +904,18 @@ func (s testFanScenario) rushCause(v testFxView) string {
 
 // checkResult checks what Map returned against the calls' outcomes.
 func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView, seen testSeen, firstErr, panicAt int) bool {
+	if seen.panicked && panicAt == 1<<30 {
+		for i, e := range s.elems {
+			if e.fails && testWrapsPanicError(e.kind) && v.state[i] == 2 && v.retErr[i] == c.f.errs[i] {
+				return s.report(h, "R3 B1", "%s raised a panic (%v) instead of returning the error of in[%d]: no call of fn "+
+					"panicked, and in[%d] returned %q, a *PanicError of a Map nested in fn that fn recovered and returned as an "+
+					"error; an error fn returns is an error whatever it wraps, so return it wrapped with its index. Tell the "+
+					"panics %s recovered itself apart where it recovers them (a type assertion on the error it made, or a slot "+
+					"of their own), not with errors.As, which also finds a *PanicError inside an error fn returned",
+					s.what(), seen.value, i, i, v.retErr[i], s.what())
+			}
+		}
+	}
 	if panicAt < 1<<30 || seen.panicked {
 		return s.checkPanic(h, c, v, seen)
 	}
@@ -1008,7 +1049,7 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		}
 	}
 	if !strings.Contains(seen.msg, fmt.Sprintf("in[%d]", matched)) {
-		if s.elems[matched].kind == testNestedError {
+		if testFromNested(s.elems[matched].kind) {
 			return s.report(h, "R3", "in[%d] failed first with %q, the error of a Map nested in fn, which names "+
 				"in[%d] of the inner input, and Map returned %q, which does not name in[%d]: wrap every error with "+
 				"its own index, fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err), whatever its text already says "+
@@ -1065,7 +1106,7 @@ func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen,
 		}
 		tag := fmt.Sprintf("in[%d]", i)
 		at := strings.Index(seen.msg[prev:], tag)
-		if at < 0 && s.elems[i].kind == testNestedError {
+		if at < 0 && testFromNested(s.elems[i].kind) {
 			s.report(h, "B1", "MapAll returned %q, which does not name in[%d]: in[%d] failed with %q, the error of a Map "+
 				"nested in fn, which names in[%d] of the inner input; wrap every failure with its own index, "+
 				"fmt.Errorf(\"fanout: in[%%d]: %%w\", i, err), whatever its text already says", seen.msg, i, i,
@@ -1152,7 +1193,7 @@ func TestR3_ExploreACancelledCallNeverBeatsTheFirstError(t *testing.T) {
 	// them all at once, and their errors race the first one to be recorded.
 	d := testFanDraw{focus: "R3", minN: 2, maxN: 8, maxCall: 2, alone: true,
 		reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError}}
-	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 12, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR3_ExploreAnErrorThatAlreadyNamesAnElementIsWrappedAgain(t *testing.T) {
@@ -1161,6 +1202,10 @@ func TestR3_ExploreAnErrorThatAlreadyNamesAnElementIsWrappedAgain(t *testing.T) 
 	d := testFanDraw{focus: "R3", minN: 1, maxN: 5, maxCall: 2, alone: true, nested: true,
 		reacts: []int{testWrapsCtx, testReturnsCtx, testIgnores}}
 	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// fn recovered the nested Map's panic and returned it as an error, a
+	// *PanicError (as it is or wrapped): an error like any other.
+	d.recovered = true
+	katatest.Explore(t, 3, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR4_ExploreWaitsForEveryCall(t *testing.T) {
@@ -1208,6 +1253,10 @@ func TestB1_ExploreMapAllJoinsEveryFailure(t *testing.T) {
 	d := testFanDraw{focus: "B1", all: true, minN: 2, maxN: 5, maxCall: 2, fail: true, failOdds: 2, twins: true,
 		nested: true, reacts: []int{testWrapsCtx, testIgnores}}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// One failure is a nested Map's panic that fn recovered and returned,
+	// a *PanicError (as it is or wrapped): joined like any other failure.
+	d.minN, d.recovered = 3, true
+	katatest.Explore(t, 3, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestB2_ExplorePanicsAreRaisedOnTheCaller(t *testing.T) {
