@@ -845,10 +845,10 @@ func testDeadlineTookNothing(h *katatest.H, model porcupine.Model, ops []porcupi
 		}
 		return out
 	}
-	var who []string
+	var who []int
 	for _, id := range failed {
 		if porcupine.CheckOperations(model, split(id)) {
-			who = []string{fmt.Sprintf("#%d", id)}
+			who = []int{id}
 			break
 		}
 	}
@@ -856,9 +856,15 @@ func testDeadlineTookNothing(h *katatest.H, model porcupine.Model, ops []porcupi
 		if len(failed) == 0 || !porcupine.CheckOperations(model, split(failed...)) {
 			return
 		}
-		for _, id := range failed {
-			who = append(who, fmt.Sprintf("#%d", id))
+		who = slices.Sorted(slices.Values(failed))
+	}
+	subject := fmt.Sprintf("Wait #%d failed with ErrWouldExceedDeadline, yet it took a token", who[0])
+	if len(who) > 1 {
+		names := make([]string, len(who))
+		for i, id := range who {
+			names[i] = fmt.Sprintf("#%d", id)
 		}
+		subject = fmt.Sprintf("Waits %s failed with ErrWouldExceedDeadline, yet one of them took a token", strings.Join(names, ", "))
 	}
 	lines := make([]string, len(ops))
 	for i, op := range ops {
@@ -869,12 +875,11 @@ func testDeadlineTookNothing(h *katatest.H, model porcupine.Model, ops []porcupi
 		lines[i] = fmt.Sprintf("%s: %s (started at step %d, returned at step %d)",
 			who, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
 	}
-	h.Errorf("Wait %s failed with ErrWouldExceedDeadline, yet it took a token: the answers are explained only if it "+
-		"reserved its token, found it too late and gave it back like a cancelled Wait, which fails once another call "+
-		"reserved after it, so the token was lost and the calls after it waited an interval more. A Wait whose token "+
-		"is due at or after its deadline takes nothing: compare the due time with ctx.Deadline() under the lock, in "+
-		"the same critical section as the reservation, and take the token only when it is in time.\nThe calls:\n%s",
-		strings.Join(who, " and "), strings.Join(lines, "\n"))
+	h.Errorf("%s: the answers are explained only if a Wait that failed reserved its token, found it too late and "+
+		"gave it back like a cancelled Wait, which fails once another call has reserved after it, so the token was "+
+		"lost and the calls after it waited an interval more. A Wait whose token is due at or after its deadline "+
+		"takes nothing: compare the due time with ctx.Deadline() under the lock, in the same critical section as the "+
+		"reservation, and take the token only when it is in time.\nThe calls:\n%s", subject, strings.Join(lines, "\n"))
 }
 
 func TestR6_ExploreDeadlinesAmongConcurrentCalls(t *testing.T) {
