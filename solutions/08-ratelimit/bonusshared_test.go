@@ -141,8 +141,15 @@ type testSharedIn struct {
 	set  []int         // the limiters it acts on
 	now  time.Duration // mock time when the call started
 	id   int           // a Wait's number
-	some bool          // only in a verdict: a part of a Multi's Allow, a token of one limiter if it has one
+	part int           // only in a verdict: a part of a Multi's Allow on one limiter (testSharedCheck, testSharedTake)
 }
+
+// The parts of a Multi's Allow that checks each limiter under its own lock,
+// then takes from each.
+const (
+	testSharedCheck = 1 + iota // the limiter has a token due: nothing changes
+	testSharedTake             // the limiter's token, if it has one
+)
 
 // testSharedOut is how a call ended. A Wait's window is filled in by the
 // test goroutine once it saw the Wait returned.
@@ -168,11 +175,13 @@ func testSharedModel(s testSharedScenario) porcupine.Model {
 		},
 		Step: func(state, input, output any) (bool, any) {
 			st, in, out := state.(testSharedState), input.(*testSharedIn), output.(*testSharedOut)
-			if in.some {
-				if b := &st[in.set[0]]; b.next(in.now) <= in.now {
+			if in.part != 0 {
+				b := &st[in.set[0]]
+				due := b.next(in.now) <= in.now
+				if in.part == testSharedTake && due {
 					b.taken++
 				}
-				return true, st
+				return in.part == testSharedTake || due, st
 			}
 			due := in.now
 			for _, i := range in.set {
@@ -377,8 +386,9 @@ func (s testSharedScenario) verdict(h *katatest.H, ops []porcupine.Operation) {
 		lines[i] = fmt.Sprintf("%s: %s (started at step %d, returned at step %d)",
 			who, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
 	}
-	// A Multi's Allow that answered true, split into one take of each of
-	// its limiters, each at any instant while it ran, if one is there.
+	// A Multi's Allow that answered true, split into a check and a take of
+	// each of its limiters, each at any instant while it ran: the check
+	// finds a token due, the take takes it if it is still there.
 	var yes []int
 	for i, op := range ops {
 		if in := op.Input.(*testSharedIn); in.op.multi >= 0 && in.op.kind == testAllow && op.Output.(*testSharedOut).allowed {
@@ -394,9 +404,11 @@ func (s testSharedScenario) verdict(h *katatest.H, ops []porcupine.Operation) {
 			}
 			in := op.Input.(*testSharedIn)
 			for _, l := range in.set {
-				part := op
-				part.Input = &testSharedIn{op: in.op, name: in.name, set: []int{l}, now: in.now, some: true}
-				out = append(out, part)
+				for _, kind := range []int{testSharedCheck, testSharedTake} {
+					part := op
+					part.Input = &testSharedIn{op: in.op, name: in.name, set: []int{l}, now: in.now, part: kind}
+					out = append(out, part)
+				}
 			}
 		}
 		return out
