@@ -852,26 +852,44 @@ func testDeadlineTookNothing(h *katatest.H, model porcupine.Model, ops []porcupi
 		}
 		return out
 	}
+	// The fewest Waits whose tokens explain the answers, smallest sets first.
 	var who []int
-	for _, id := range failed {
-		if porcupine.CheckOperations(model, split(id)) {
-			who = []int{id}
-			break
+	tries := 0
+	var pick func(from int, set []int, size int) bool
+	pick = func(from int, set []int, size int) bool {
+		if len(set) == size {
+			tries++
+			if porcupine.CheckOperations(model, split(set...)) {
+				who = slices.Clone(set)
+				return true
+			}
+			return false
 		}
+		for i := from; i < len(failed) && tries < 64; i++ {
+			if pick(i+1, append(set, failed[i]), size) {
+				return true
+			}
+		}
+		return false
+	}
+	for size := 1; size <= len(failed) && who == nil && tries < 64; size++ {
+		pick(0, nil, size)
 	}
 	if who == nil {
 		if len(failed) == 0 || !porcupine.CheckOperations(model, split(failed...)) {
 			return
 		}
-		who = slices.Sorted(slices.Values(failed))
+		who = failed
 	}
+	slices.Sort(who)
 	subject := fmt.Sprintf("Wait #%d failed with ErrWouldExceedDeadline, yet it took a token", who[0])
 	if len(who) > 1 {
 		names := make([]string, len(who))
 		for i, id := range who {
 			names[i] = fmt.Sprintf("#%d", id)
 		}
-		subject = fmt.Sprintf("Waits %s failed with ErrWouldExceedDeadline, yet one of them took a token", strings.Join(names, ", "))
+		subject = fmt.Sprintf("Waits %s and %s failed with ErrWouldExceedDeadline, yet each took a token",
+			strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 	}
 	lines := make([]string, len(ops))
 	for i, op := range ops {
