@@ -1,6 +1,6 @@
 // Library: golang.org/x/time v0.15.0
-// Fails: B2 R1 R2 R3
-// Why: rate keeps tokens as a float64 and turns them into a wait by truncating to whole ns, so a token comes up to 1ns before ⌈k·1e9/r⌉ (R1 R2 R3, and B2, whose buckets are rate's), and at a rate so slow that one token takes more than 292 years the conversion overflows and Allow lets a second call through at once (R1); the rest (reservations given back on cancel, the deadline check, combined limiters built on ReserveN, keys forgotten with TokensAt) holds.
+// Fails: B1 B2 R1 R2 R3 R6
+// Why: rate keeps tokens as a float64 and turns them into a wait by truncating to whole ns, so a token comes up to 1ns before ⌈k·1e9/r⌉ (R1 R2 R3, and B2, whose buckets are rate's), and at a rate so slow that one token takes more than 292 years the conversion overflows and Allow lets a second call through at once (R1); ReserveN takes no deadline (only WaitN, on the real clock, checks one under rate's lock), so Wait reserves, finds the token too late and cancels it, and CancelAt gives back only what no later reservation took: with Waits at once, one that failed with ErrWouldExceedDeadline can keep a token (R6); a combined Allow or Wait reserves from each limiter and cancels them all when one is short, so a call on a shared limiter in between finds a token gone that comes back a moment later, or is lost (B1); the rest (reservations given back on cancel, keys forgotten with TokensAt) holds.
 
 // Package ratelimit is the kata's API on golang.org/x/time/rate, through
 // the methods that take the time as an argument (AllowN, ReserveN,

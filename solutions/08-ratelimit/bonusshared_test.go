@@ -1,0 +1,505 @@
+package ratelimit
+
+// B1 with several goroutines at once: Multis and the limiters' own calls
+// share limiters. A Multi's Allow takes a token of every limiter or of
+// none, and its Wait reserves one of each, each at one instant, so the
+// answers must be those of some order of the calls, one at a time.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// testSharedOp is one call: of a Multi (multi ≥ 0), or a limiter's own.
+type testSharedOp struct {
+	kind     int // testAllow, testWait or testWaitDeadline
+	multi    int // index in the scenario's multis, or -1
+	lim      int // multi < 0: index in the scenario's limiters
+	deadline int // testWaitDeadline: grid steps after the call starts
+}
+
+type testSharedBatch struct {
+	callers [][]testSharedOp // one sequence of calls per goroutine, all starting at once
+	advance int              // grid steps the clock moves after the batch
+}
+
+type testSharedScenario struct {
+	lims    []testRepeatLim
+	multis  [][]int // each Multi's limiters, as indices in lims, in the order they were made
+	batches []testSharedBatch
+}
+
+// grid is the smallest token interval in play: every due time is on it.
+func (s testSharedScenario) grid() time.Duration {
+	return testRepeatScenario{lims: s.lims}.grid()
+}
+
+func (s testSharedScenario) multiName(m int) string {
+	return fmt.Sprintf("m%d", m+1)
+}
+
+func (s testSharedScenario) opName(op testSharedOp) string {
+	who := testRepeatNames[op.lim]
+	if op.multi >= 0 {
+		who = s.multiName(op.multi)
+	}
+	switch op.kind {
+	case testAllow:
+		return who + ".Allow()"
+	case testWaitDeadline:
+		return fmt.Sprintf("%s.Wait(deadline in %v)", who, time.Duration(op.deadline)*s.grid())
+	}
+	return who + ".Wait()"
+}
+
+func (s testSharedScenario) String() string {
+	var b strings.Builder
+	for i, l := range s.lims {
+		fmt.Fprintf(&b, "%s = New(clk, %v per second, burst %d); ", testRepeatNames[i], l.r, l.burst)
+	}
+	for i, set := range s.multis {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s = Combine(%s)", s.multiName(i), testRepeatScenario{}.list(set))
+	}
+	g := s.grid()
+	for i, bt := range s.batches {
+		fmt.Fprintf(&b, "\n  batch %d: %d goroutines at once:", i+1, len(bt.callers))
+		for k, ops := range bt.callers {
+			names := make([]string, len(ops))
+			for j, op := range ops {
+				names[j] = s.opName(op)
+			}
+			fmt.Fprintf(&b, " [%d: %s]", k+1, strings.Join(names, ", "))
+		}
+		if bt.advance > 0 {
+			fmt.Fprintf(&b, "; then the clock moves %v", time.Duration(bt.advance)*g)
+		}
+	}
+	fmt.Fprintf(&b, "\n  the clock moves %v at a time until every Wait returned; then each limiter's own Allow, burst+1 times", g)
+	return b.String()
+}
+
+func testDrawShared(r *rapid.T) testSharedScenario {
+	var s testSharedScenario
+	k := rapid.IntRange(2, 3).Draw(r, "limiters")
+	for range k {
+		s.lims = append(s.lims, testRepeatLim{
+			r:     rapid.SampledFrom(testRepeatRates).Draw(r, "rate"),
+			burst: rapid.IntRange(1, 2).Draw(r, "burst"),
+		})
+	}
+	for range rapid.IntRange(1, 2).Draw(r, "multis") {
+		set := rapid.SliceOfNDistinct(rapid.IntRange(0, k-1), 2, k, rapid.ID[int]).Draw(r, "a Multi's limiters")
+		slices.Sort(set) // one order for all: a lock order by Combine's arguments cannot deadlock here
+		s.multis = append(s.multis, set)
+	}
+	call := func(r *rapid.T, kind int, multi bool) testSharedOp {
+		op := testSharedOp{kind: kind, multi: -1}
+		if multi {
+			op.multi = rapid.IntRange(0, len(s.multis)-1).Draw(r, "which Multi")
+		} else {
+			op.lim = rapid.IntRange(0, k-1).Draw(r, "which limiter")
+		}
+		if kind == testWaitDeadline {
+			op.deadline = rapid.IntRange(1, 4).Draw(r, "deadline grid steps")
+		}
+		return op
+	}
+	for range rapid.IntRange(1, 3).Draw(r, "batches") {
+		var bt testSharedBatch
+		for g := range rapid.IntRange(2, 4).Draw(r, "goroutines") {
+			var ops []testSharedOp
+			if rapid.Bool().Draw(r, "an Allow first") {
+				ops = append(ops, call(r, testAllow, g == 0 || rapid.Bool().Draw(r, "a Multi's")))
+			}
+			kind := rapid.SampledFrom([]int{testAllow, testAllow, testWait, testWaitDeadline}).Draw(r, "then")
+			ops = append(ops, call(r, kind, (g == 0 && len(ops) == 0) || rapid.Bool().Draw(r, "a Multi's")))
+			bt.callers = append(bt.callers, ops)
+		}
+		bt.advance = rapid.IntRange(0, 3).Draw(r, "advance grid steps")
+		s.batches = append(s.batches, bt)
+	}
+	return s
+}
+
+// testSharedIn is a call as the model sees it.
+type testSharedIn struct {
+	op   testSharedOp
+	name string        // "m1.Allow()"
+	set  []int         // the limiters it acts on
+	now  time.Duration // mock time when the call started
+	id   int           // a Wait's number
+	part int           // only in a verdict: a part of a Multi's Allow on one limiter (testSharedCheck, testSharedTake)
+}
+
+// The parts of a Multi's Allow that checks each limiter under its own lock,
+// then takes from each.
+const (
+	testSharedCheck = 1 + iota // the limiter has a token due: nothing changes
+	testSharedTake             // the limiter's token, if it has one
+)
+
+// testSharedOut is how a call ended. A Wait's window is filled in by the
+// test goroutine once it saw the Wait returned.
+type testSharedOut struct {
+	allowed bool
+	err     error
+	atOnce  bool          // returned before the clock moved
+	lo, hi  time.Duration // else: returned while the clock moved from lo to hi
+}
+
+// testSharedState is every limiter's bucket.
+type testSharedState [3]testBucket
+
+func testSharedModel(s testSharedScenario) porcupine.Model {
+	grid := s.grid()
+	return porcupine.Model{
+		Init: func() any {
+			var st testSharedState
+			for i, l := range s.lims {
+				st[i] = testBucket{r: l.r, burst: l.burst}
+			}
+			return st
+		},
+		Step: func(state, input, output any) (bool, any) {
+			st, in, out := state.(testSharedState), input.(*testSharedIn), output.(*testSharedOut)
+			if in.part != 0 {
+				b := &st[in.set[0]]
+				due := b.next(in.now) <= in.now
+				if in.part == testSharedTake && due {
+					b.taken++
+				}
+				return in.part == testSharedTake || due, st
+			}
+			due := in.now
+			for _, i := range in.set {
+				due = max(due, st[i].next(in.now))
+			}
+			if in.op.kind == testAllow {
+				if due <= in.now {
+					for _, i := range in.set {
+						st[i].taken++
+					}
+				}
+				return (due <= in.now) == out.allowed, st
+			}
+			if in.op.kind == testWaitDeadline && due >= in.now+time.Duration(in.op.deadline)*grid {
+				return out.atOnce && errors.Is(out.err, ErrWouldExceedDeadline), state
+			}
+			for _, i := range in.set {
+				st[i].taken++
+			}
+			switch {
+			case out.err != nil:
+				return false, st
+			case out.atOnce:
+				return due <= in.now, st
+			}
+			return out.lo < due && due <= out.hi, st
+		},
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(*testSharedIn), output.(*testSharedOut)
+			if in.op.kind == testAllow {
+				return fmt.Sprintf("at %v %s → %v", in.now, in.name, out.allowed)
+			}
+			what := fmt.Sprintf("at %v Wait #%d %s", in.now, in.id, in.name)
+			if out.atOnce {
+				return fmt.Sprintf("%s → returned %v at once", what, out.err)
+			}
+			return fmt.Sprintf("%s → returned %v while the clock moved from %v to %v", what, out.err, out.lo, out.hi)
+		},
+	}
+}
+
+// testSharedWaiter is a call the test watches until it returns.
+type testSharedWaiter struct {
+	call *katatest.Call[struct{}]
+	out  *testSharedOut // the last call's: a Wait's, or nil
+}
+
+func (s testSharedScenario) play(h *katatest.H) {
+	grid := s.grid()
+	ls := make([]*Limiter, len(s.lims))
+	for i, l := range s.lims {
+		ls[i] = New(h.Clk, l.r, l.burst)
+	}
+	ms := make([]*Multi, len(s.multis))
+	for i, set := range s.multis {
+		args := make([]*Limiter, len(set))
+		for j, a := range set {
+			args[j] = ls[a]
+		}
+		ms[i] = Combine(args...)
+	}
+	hi := &katatest.History{}
+	var all []*katatest.Call[struct{}]
+	var pending []testSharedWaiter
+	var cancels []context.CancelFunc
+	release := func() {
+		for _, cancel := range cancels {
+			cancel()
+		}
+		for i := 0; i < 100 && h.Settle() != nil; i++ {
+			h.Clk.Add(time.Hour)
+		}
+		for _, c := range all {
+			if !c.Stop() {
+				return
+			}
+		}
+	}
+	settled := func(what string) bool {
+		if stuck := h.Settle(); stuck != nil {
+			h.Errorf("%s: calls were stuck on a limiter's mutex: a Wait holds a mutex while it waits, so every "+
+				"other call on that limiter, and every Multi over it, queues behind it. Reserve the tokens under "+
+				"the locks, unlock, then wait on the timer. Stuck:\n\t%s", what, strings.Join(stuck, "\n\t"))
+			release()
+			return false
+		}
+		return true
+	}
+	observe := func(lo time.Duration) {
+		var still []testSharedWaiter
+		for _, w := range pending {
+			if !w.call.Returned() {
+				still = append(still, w)
+				continue
+			}
+			if w.out != nil {
+				w.out.atOnce, w.out.lo, w.out.hi = lo == h.Elapsed(), lo, h.Elapsed()
+			}
+		}
+		pending = still
+	}
+	advance := func(steps int) {
+		for range steps {
+			lo := h.Elapsed()
+			h.Advance(grid) // settles before and after: nobody holds a mutex now
+			observe(lo)
+		}
+	}
+	waits := 0
+	for bi, bt := range s.batches {
+		now := h.Elapsed()
+		for g, ops := range bt.callers {
+			client := bi*10 + g
+			ctx, cancel := context.WithCancel(context.Background())
+			if last := ops[len(ops)-1]; last.kind == testWaitDeadline {
+				ctx, cancel = h.Clk.WithTimeout(context.Background(), time.Duration(last.deadline)*grid)
+			}
+			cancels = append(cancels, cancel)
+			ins := make([]*testSharedIn, len(ops))
+			outs := make([]*testSharedOut, len(ops))
+			for i, op := range ops {
+				in := &testSharedIn{op: op, name: s.opName(op), set: []int{op.lim}, now: now}
+				if op.multi >= 0 {
+					in.set = s.multis[op.multi]
+				}
+				if op.kind != testAllow {
+					waits++
+					in.id = waits
+				}
+				ins[i], outs[i] = in, &testSharedOut{}
+			}
+			c := katatest.Go(h, func() (struct{}, error) {
+				for i, op := range ops {
+					ret := hi.Call(client, ins[i])
+					out := outs[i]
+					switch {
+					case op.kind == testAllow && op.multi >= 0:
+						out.allowed = ms[op.multi].Allow()
+					case op.kind == testAllow:
+						out.allowed = ls[op.lim].Allow()
+					case op.multi >= 0:
+						out.err = ms[op.multi].Wait(ctx)
+					default:
+						out.err = ls[op.lim].Wait(ctx)
+					}
+					ret(out)
+				}
+				return struct{}{}, nil
+			})
+			all = append(all, c)
+			w := testSharedWaiter{call: c}
+			if ops[len(ops)-1].kind != testAllow {
+				w.out = outs[len(ops)-1]
+			}
+			pending = append(pending, w)
+		}
+		if !settled(fmt.Sprintf("batch %d: calls from %d goroutines at once", bi+1, len(bt.callers))) {
+			return
+		}
+		for _, c := range all {
+			if c.Returned() && c.Panicked() {
+				release()
+				return
+			}
+		}
+		observe(now)
+		advance(bt.advance)
+	}
+	for i := 0; len(pending) > 0; i++ {
+		if i > 4*(waits+2) { // each Wait adds at most one interval of debt to each limiter
+			h.Errorf("%d call(s) were still waiting at %v, long after every token they could have reserved was due: "+
+				"a Multi's Wait reserves the next token of every limiter as it starts and returns when the latest "+
+				"is due", len(pending), h.Elapsed())
+			release()
+			return
+		}
+		advance(1)
+	}
+	for i, l := range ls {
+		for range s.lims[i].burst + 1 {
+			op := testSharedOp{kind: testAllow, multi: -1, lim: i}
+			ret := hi.Call(100, &testSharedIn{op: op, name: s.opName(op), set: []int{i}, now: h.Elapsed()})
+			ret(&testSharedOut{allowed: l.Allow()})
+		}
+	}
+	s.verdict(h, hi.Operations())
+}
+
+// verdict fails the scenario unless some order of the calls, one at a
+// time, explains every answer, and names the mistake it can.
+func (s testSharedScenario) verdict(h *katatest.H, ops []porcupine.Operation) {
+	model := testSharedModel(s)
+	if porcupine.CheckOperations(model, ops) {
+		return
+	}
+	lines := make([]string, len(ops))
+	for i, op := range ops {
+		who := "the test goroutine"
+		if op.ClientId < 100 {
+			who = fmt.Sprintf("batch %d, goroutine %d", op.ClientId/10+1, op.ClientId%10+1)
+		}
+		lines[i] = fmt.Sprintf("%s: %s (started at step %d, returned at step %d)",
+			who, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
+	}
+	// A Multi's Allow that answered true, split into a check and a take of
+	// each of its limiters, each at any instant while it ran: the check
+	// finds a token due, the take takes it if it is still there.
+	var yes []int
+	for i, op := range ops {
+		if in := op.Input.(*testSharedIn); in.op.multi >= 0 && in.op.kind == testAllow && op.Output.(*testSharedOut).allowed {
+			yes = append(yes, i)
+		}
+	}
+	split := func(which ...int) []porcupine.Operation {
+		var out []porcupine.Operation
+		for i, op := range ops {
+			if !slices.Contains(which, i) {
+				out = append(out, op)
+				continue
+			}
+			in := op.Input.(*testSharedIn)
+			for _, l := range in.set {
+				for _, kind := range []int{testSharedCheck, testSharedTake} {
+					part := op
+					part.Input = &testSharedIn{op: in.op, name: in.name, set: []int{l}, now: in.now, part: kind}
+					out = append(out, part)
+				}
+			}
+		}
+		return out
+	}
+	// Only where every call starts at a whole number of every limiter's
+	// token intervals: between two token instants, arithmetic that loses
+	// part of a token now and then could pass for a token taken apart.
+	for _, op := range ops {
+		for _, l := range s.lims {
+			if op.Input.(*testSharedIn).now%testDue(l.r, 0, 1) != 0 {
+				yes = nil
+			}
+		}
+	}
+	culprit := -1
+	for _, i := range yes {
+		if porcupine.CheckOperations(model, split(i)) {
+			culprit = i
+			break
+		}
+	}
+	if culprit < 0 && len(yes) > 1 && porcupine.CheckOperations(model, split(yes...)) {
+		culprit = yes[0]
+	}
+	if culprit >= 0 {
+		in := ops[culprit].Input.(*testSharedIn)
+		m := in.op.multi
+		h.Errorf("%s (%s = Combine(%s)) answered true at %v without taking a token of every one of its limiters at one "+
+			"instant: the answers are explained only if it took them one limiter at a time, so that a call on a shared "+
+			"limiter in between took a token it had counted on, and the Multi went through with a token missing or "+
+			"took from some limiters only. Allow takes from every limiter or from none, at one instant: lock all of "+
+			"them (always in one order), check that each has a token due, take one of each, then unlock; checking "+
+			"each under its own lock and then calling each one's Allow leaves a window between the two.\nThe calls:\n%s",
+			in.name, s.multiName(m), testRepeatScenario{}.list(s.multis[m]), in.now, strings.Join(lines, "\n"))
+		return
+	}
+	h.Errorf("%s.\nAllow and Wait of Multis and of their limiters, called from several goroutines at once, gave "+
+		"answers that no order of the calls explains, each placed between its start and its return; the calls:\n%s",
+		testSharedFirstUnexplained(model, ops), strings.Join(lines, "\n"))
+}
+
+// testSharedFirstUnexplained replays the calls one at a time in the order
+// they started and names the first one the README's rules cannot explain
+// there.
+func testSharedFirstUnexplained(model porcupine.Model, ops []porcupine.Operation) string {
+	st := model.Init()
+	for _, op := range ops {
+		ok, next := model.Step(st, op.Input, op.Output)
+		if !ok {
+			in := op.Input.(*testSharedIn)
+			var rule string
+			switch {
+			case in.op.multi >= 0 && in.op.kind == testAllow:
+				rule = "a Multi's Allow takes a token of every limiter when each has one due at clk.Now(), all at " +
+					"one instant under all their locks, and otherwise takes nothing; " + testArithmetic
+			case in.op.multi >= 0 && in.op.kind == testWaitDeadline:
+				rule = "a Multi's Wait whose latest token is due at or after its deadline fails at once and takes " +
+					"nothing from any limiter; otherwise it reserves one token of each and returns when the latest is " +
+					"due; " + testArithmetic
+			case in.op.multi >= 0:
+				rule = "a Multi's Wait reserves the next token of every limiter at one instant, under all their locks, " +
+					"and returns nil when the latest of them is due; " + testArithmetic
+			case in.op.kind == testAllow:
+				rule = "a limiter's own Allow takes a token only if one is due at clk.Now(), and the tokens a Multi " +
+					"took or reserved are gone for it; " + testArithmetic
+			default:
+				rule = "a limiter's own Wait reserves its next token, behind the tokens Multis reserved, and fails at " +
+					"once, taking nothing, when that token is due at or after its deadline; " + testArithmetic
+			}
+			return fmt.Sprintf("taking the calls one at a time in the order they started, the first that the "+
+				"README cannot explain is: %s. The rule: %s", model.DescribeOperation(op.Input, op.Output), rule)
+		}
+		st = next
+	}
+	return "taken one at a time in the order they started, every call is explained; the calls that overlapped " +
+		"must still give answers that some order explains"
+}
+
+// testSharedAtOnce: two limiters of burst 1 and a Multi over both, whose
+// Allow four goroutines call at once, three times, with both buckets full
+// again in between: each time one call goes through, and only one.
+var testSharedAtOnce = func() testSharedScenario {
+	s := testSharedScenario{lims: []testRepeatLim{{r: 2, burst: 1}, {r: 4, burst: 1}}, multis: [][]int{{0, 1}}}
+	m := testSharedOp{kind: testAllow, multi: 0}
+	for range 3 {
+		s.batches = append(s.batches, testSharedBatch{callers: [][]testSharedOp{{m}, {m}, {m}, {m}}, advance: 2})
+	}
+	return s
+}()
+
+func TestB1_ExploreMultisAndTheirLimitersCalledAtOnce(t *testing.T) {
+	katatest.Repeat(t, 6, func(h *katatest.H) { testSharedAtOnce.play(h) })
+	katatest.Explore(t, 6, testDrawShared, func(h *katatest.H, s testSharedScenario) { s.play(h) })
+}
