@@ -176,15 +176,28 @@ type testScenario struct {
 	early       []string // Gets started before Run
 	steps       []testScnStep
 	slowStop    []int // at the end, which running lookups take a while to stop, released in this order
+	idleStop    bool  // R5: every lookup answers before Run's ctx ends, so none runs at the stop
+	grace       time.Duration
+	// R5: Run's ctx ends while the loop is inside OnTick, and lateCalls calls
+	// of Stats and Get (of a key nobody asked for yet), made at that moment,
+	// reach the loop only once OnTick returns.
+	lateCalls int
 }
 
 var testScnKeys = []string{"EUR", "GBP", "JPY", "CHF"}
+
+// testLateKey is the key of the Gets made as Run's ctx ends: its lookup,
+// if one starts, answers at once.
+const testLateKey = "USD"
 
 func (s testScenario) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "MaxInFlight %d", s.maxInFlight)
 	if s.tick > 0 {
 		fmt.Fprintf(&b, ", Tick %v", s.tick)
+	}
+	if s.grace > 0 {
+		fmt.Fprintf(&b, ", Grace %v", s.grace)
 	}
 	b.WriteString("; the backend:")
 	for _, k := range testScnKeys {
@@ -236,7 +249,17 @@ func (s testScenario) String() string {
 			b.WriteString(strings.Join(acts, ", "))
 		}
 	}
+	if s.idleStop {
+		b.WriteString("\n  every held lookup answers, so none is running")
+	}
+	if s.lateCalls > 0 && s.tick > 0 {
+		b.WriteString("\n  the clock moves to the next Tick; OnTick takes a while (the clock stands still)")
+	}
 	fmt.Fprintf(&b, "\n  Run's ctx ends")
+	if s.lateCalls > 0 && s.tick > 0 {
+		fmt.Fprintf(&b, ", %d calls of Stats and Get(%q) start at once, then OnTick returns (the running lookups "+
+			"return only after that)", s.lateCalls, testLateKey)
+	}
 	if len(s.slowStop) > 0 {
 		fmt.Fprintf(&b, " (running lookups %v, oldest first, take a while to stop and are let go in that order)", s.slowStop)
 	}
@@ -302,6 +325,16 @@ func testDrawScenarioFor(r *rapid.T, focus string) testScenario {
 		s.steps = append(s.steps, st)
 	}
 	s.slowStop = rapid.SliceOfN(rapid.IntRange(0, 3), 0, 2).Draw(r, "slow to stop")
+	if focus == "R5" {
+		s.idleStop = len(s.slowStop) == 0 && rapid.Bool().Draw(r, "nothing running at the stop")
+		// Longer than the clock moves in any scenario, so that Grace never
+		// expires: the lookups here honour their ctx (those that ignore it
+		// are B2's).
+		s.grace = rapid.SampledFrom([]time.Duration{0, 2 * time.Minute, 5 * time.Minute}).Draw(r, "Grace")
+		if s.tick > 0 {
+			s.lateCalls = rapid.IntRange(0, 6).Draw(r, "calls as the loop stops")
+		}
+	}
 	return s
 }
 
@@ -429,6 +462,9 @@ type testPlay struct {
 	found  map[string]bool   // every value a lookup returned with a nil error
 	errs   map[string][]error
 	limit  int
+	// R3: the keys some Get asked for; R5: while set, OnTick waits there.
+	asked    map[string]bool
+	tickHold *katatest.Gate
 }
 
 type testTickSeen struct {
@@ -448,8 +484,12 @@ func testGoroutineID() int64 {
 func (p *testPlay) onTick(s Stats) {
 	id := testGoroutineID()
 	p.ticksM.Lock()
-	defer p.ticksM.Unlock()
 	p.ticks = append(p.ticks, testTickSeen{id, s})
+	hold := p.tickHold
+	p.ticksM.Unlock()
+	if hold != nil {
+		_ = hold.Hold(context.Background()) // an OnTick that takes a while, with the clock standing still
+	}
 }
 
 func (p *testPlay) tickCount() int {
@@ -466,6 +506,7 @@ func (p *testPlay) settled(what string) bool {
 }
 
 func (p *testPlay) get(key string) {
+	p.asked[key] = true
 	g := &testScnGet{key: key}
 	if v, ok := p.stored[key]; ok {
 		g.storedAt = v
@@ -568,8 +609,9 @@ func (p *testPlay) play() {
 	h, s := p.h, p.s
 	p.be = &testScnBackend{spec: s.spec, count: map[string]int{}, hist: &p.hist}
 	p.stored, p.errs, p.found = map[string]string{}, map[string][]error{}, map[string]bool{}
+	p.asked = map[string]bool{}
 	p.limit = max(s.maxInFlight, 1)
-	cfg := Config{MaxInFlight: s.maxInFlight, Tick: s.tick, OnTick: p.onTick}
+	cfg := Config{MaxInFlight: s.maxInFlight, Tick: s.tick, OnTick: p.onTick, Grace: s.grace}
 	p.cache = New(h.Clk, p.be.lookup, cfg)
 	defer p.cleanup()
 
@@ -805,6 +847,17 @@ func (p *testPlay) ticked(before, running int) bool {
 // stop ends Run's ctx with lookups running and checks R5.
 func (p *testPlay) stop() {
 	h := p.h
+	if p.focus != "R5" || p.s.idleStop { // stopping with lookups running is R5's
+		for i := 0; i < 20 && len(p.be.open()) > 0; i++ {
+			for _, l := range p.be.open() {
+				close(l.release)
+				p.settled("a lookup answered")
+			}
+		}
+		if p.focus == "R3" && !p.kept() {
+			return
+		}
+	}
 	open := p.be.open()
 	var slow []*testLookup
 	for _, pick := range p.s.slowStop {
@@ -820,30 +873,37 @@ func (p *testPlay) stop() {
 		l.slowStop = true
 	}
 	p.be.mu.Unlock()
-	if p.focus != "R5" { // stopping with lookups running is R5's
-		for i := 0; i < 20 && len(p.be.open()) > 0; i++ {
-			for _, l := range p.be.open() {
-				close(l.release)
-				p.settled("a lookup answered")
-			}
-		}
-		slow = nil
-	}
 	running := p.be.open()
 	calls := map[string]int{}
 	for _, k := range testScnKeys {
 		calls[k] = p.be.calls(k)
 	}
 	waiting := p.waiting()
+	hold := p.holdTick()
+	// While the loop is inside OnTick, the running lookups that are quick to
+	// stop return only once it has seen its ctx end: their results must not
+	// reach the waiting callers before ErrStopped does.
+	var paused []*testLookup
+	if hold != nil {
+		p.be.mu.Lock()
+		for _, l := range running {
+			if !l.slowStop {
+				l.slowStop = true
+				paused = append(paused, l)
+			}
+		}
+		p.be.mu.Unlock()
+	}
 	p.stopAt = p.hist.Call(testStopClient, testStopIn{})
 	p.run.Cancel()
+	lateGets, lateStats := p.callLate(hold)
 	if !p.settled("Run's ctx ended") {
 		return
 	}
 	if p.focus == "R3" {
 		p.linearizable()
 	}
-	if p.focus != "R5" {
+	if p.focus != "R5" || !p.lateReturned(lateGets, lateStats) {
 		return
 	}
 	for _, g := range waiting {
@@ -868,6 +928,14 @@ func (p *testPlay) stop() {
 		}
 	}
 	p.be.mu.Unlock()
+	if len(paused) > 0 {
+		for _, l := range paused {
+			close(l.release)
+		}
+		if !p.settled("the lookups returned after the stop") {
+			return
+		}
+	}
 	for i, l := range slow {
 		if p.run.Returned() {
 			h.Errorf("Run returned while %d lookup(s) it started were still running (their ctx was cancelled, "+
@@ -905,6 +973,14 @@ func (p *testPlay) stop() {
 			return
 		}
 	}
+	if !p.run.Returned() && p.s.grace > 0 && len(running) == 0 {
+		h.Errorf("Run did not return when its ctx ended with no lookup running (Grace %v, the clock standing "+
+			"still): it waited on the Grace timer for lookups that were not there. Grace only bounds the wait for "+
+			"lookups still running; with none left, Run returns nil at once, so check that some are running "+
+			"before the first wait, not only after a result arrives", p.s.grace)
+		h.Advance(p.s.grace) // so that Run ends before the test does
+		return
+	}
 	if !p.run.Returned() {
 		h.Errorf("Run did not return once its ctx had ended and every lookup had returned: keep receiving results " +
 			"until every running lookup has reported back")
@@ -923,8 +999,164 @@ func (p *testPlay) stop() {
 	}
 }
 
+// kept checks R3 once every lookup has returned: every key a Get asked
+// for had a lookup, and a key whose lookups never fail is stored, so a new
+// Get of it is a hit, whoever gave up meanwhile.
+func (p *testPlay) kept() bool {
+	h := p.h
+	p.learn()
+	for _, g := range p.waiting() {
+		if !g.cancelled { // a Get stranded though every lookup returned: R4 says more
+			return true
+		}
+	}
+	st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
+	p.settled("Stats once every lookup had returned")
+	if !st.Returned() {
+		st.Stop() // R1 says more
+		return true
+	}
+	stats, err := st.Result()
+	if err != nil || stats.Hits+stats.Misses < len(p.gets) || stats.Queued > 0 {
+		return true // some Gets never reached the loop, or the queue is stuck: R1 and R4 say more
+	}
+	for _, k := range testScnKeys {
+		if !p.asked[k] {
+			continue
+		}
+		left := ""
+		for _, g := range p.gets {
+			if g.key == k && g.cancelled {
+				left = " (a caller of it gave up while it waited)"
+			}
+		}
+		before := p.be.calls(k)
+		if before == 0 {
+			h.Errorf("Get(%q) missed%s, but no lookup of %q ever ran, even once every other lookup had "+
+				"returned: a miss's lookup goes on whoever still waits for it. A caller who gives up only stops "+
+				"waiting; its key, running or queued, is still looked up and the value stored for the next caller "+
+				"(don't take a queued key out of the queue when its callers leave)", k, left, k)
+			return false
+		}
+		if p.s.spec[k].fails != 0 { // a key whose every lookup finds a value must end up stored
+			continue
+		}
+		p.get(k)
+		g := p.gets[len(p.gets)-1]
+		p.settled("a Get once every lookup had returned")
+		if n := p.be.calls(k); n > before {
+			h.Errorf("Get(%q) missed earlier%s and its backend had a value for it, but once every lookup had "+
+				"returned %q was not stored: a new Get(%q) started lookup number %d. A miss's lookup goes on whoever "+
+				"still waits for it: a caller who gives up only stops waiting; its key, running or queued, is still "+
+				"looked up and the value stored for the next caller (don't take a queued key out of the queue when "+
+				"its callers leave)", k, left, k, k, n)
+			return false
+		}
+		if !g.call.Returns("Get(%q), a cached key, did not answer once every lookup had returned", k) {
+			return false
+		}
+		if v, err := g.call.Result(); err != nil || !p.found[v] || !strings.HasPrefix(v, "v:"+k+"#") {
+			h.Errorf("Get(%q), a cached key, returned (%q, %v) once every lookup had returned; want the value a "+
+				"lookup of %q found", k, v, err, k)
+			return false
+		}
+		g.seen = true
+	}
+	return true
+}
+
+// holdTick, for a scenario with calls as the loop stops, moves the clock to
+// the next Tick and keeps the loop inside OnTick. It returns the gate that
+// holds it there, or nil.
+func (p *testPlay) holdTick() *katatest.Gate {
+	h := p.h
+	if p.focus != "R5" || p.s.lateCalls == 0 || p.s.tick <= 0 {
+		return nil
+	}
+	g := h.Gate()
+	p.ticksM.Lock()
+	p.tickHold = g
+	p.ticksM.Unlock()
+	h.Advance(p.s.tick - h.Elapsed()%p.s.tick)
+	if g.Waiting() == 0 { // no heartbeat (R2 says more): no window to open
+		g.Release()
+		return nil
+	}
+	return g
+}
+
+// callLate starts the scenario's calls of Stats and Get once Run's ctx has
+// ended, while the loop is still inside OnTick, then lets OnTick return.
+func (p *testPlay) callLate(hold *katatest.Gate) (gets []*katatest.Call[string], stats []*katatest.Call[Stats]) {
+	h := p.h
+	if hold == nil {
+		return nil, nil
+	}
+	for i := range p.s.lateCalls {
+		if i%2 == 0 {
+			stats = append(stats, katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) }))
+		} else {
+			gets = append(gets, katatest.Start(h, func(ctx context.Context) (string, error) {
+				return p.cache.Get(ctx, testLateKey)
+			}))
+		}
+	}
+	synctest.Wait() // each is on its way to the loop, which has not seen its ctx end yet
+	hold.Release()
+	return gets, stats
+}
+
+// lateReturned checks the calls made as Run's ctx ended: each returns,
+// with ErrStopped or with the loop's answer if the loop took it first.
+func (p *testPlay) lateReturned(gets []*katatest.Call[string], stats []*katatest.Call[Stats]) bool {
+	h := p.h
+	stuck := 0
+	for _, c := range gets {
+		if !c.Returned() {
+			stuck++
+		}
+	}
+	for _, c := range stats {
+		if !c.Returned() {
+			stuck++
+		}
+	}
+	if stuck > 0 {
+		h.Errorf("%d of the %d Stats and Get calls made just as Run's ctx ended, while the loop was still inside "+
+			"OnTick, never returned once the loop stopped: they wait to hand their request to a loop that no "+
+			"longer receives. A check for the stop made once, before the send, is not enough: select on the "+
+			"stopped channel together with the send (and with the reply), so a call that just missed the stop "+
+			"still returns ErrStopped at once", stuck, len(gets)+len(stats))
+		katatest.Unwind(h, gets...)
+		katatest.Unwind(h, stats...)
+		return false
+	}
+	for _, c := range gets {
+		// If the loop took the Get before it saw its ctx end, the answer is
+		// its lookup's, which may have failed with Run's ctx's error.
+		v, err := c.Result()
+		if !errors.Is(err, ErrStopped) && !errors.Is(err, context.Canceled) &&
+			(err != nil || !strings.HasPrefix(v, "v:"+testLateKey+"#")) {
+			h.Errorf("Get(%q), called as Run's ctx ended, returned (%q, %v); want ErrStopped, or the answer of its "+
+				"lookup if the loop took the Get before it saw its ctx end", testLateKey, v, err)
+			return false
+		}
+	}
+	for _, c := range stats {
+		if _, err := c.Result(); err != nil && !errors.Is(err, ErrStopped) {
+			h.Errorf("Stats, called as Run's ctx ended, returned %v; want ErrStopped, or the loop's Stats if it "+
+				"took the call before it saw its ctx end", err)
+			return false
+		}
+	}
+	return true
+}
+
 // cleanup lets every lookup go and stops Run, whatever happened.
 func (p *testPlay) cleanup() {
+	if p.tickHold != nil {
+		p.tickHold.Release()
+	}
 	if p.run.Call != nil {
 		p.run.Cancel()
 	}
@@ -946,7 +1178,9 @@ func (p *testPlay) cleanup() {
 // ones: three held misses at MaxInFlight 2 while the clock moves a Tick,
 // then they answer, the newest running one first, one while a Get of a
 // cached key arrives. The first lookup of JPY fails with an error that
-// wraps context.Canceled while the cache runs.
+// wraps context.Canceled while the cache runs. In R5, Run has a Grace and
+// nothing runs when its ctx ends, which happens while the loop is inside
+// OnTick, with Stats and Get calls on their way.
 var testFixedScenarios = []testScenario{{
 	maxInFlight: 2,
 	tick:        time.Second,
@@ -960,10 +1194,51 @@ var testFixedScenarios = []testScenario{{
 		{kind: testStepReleaseWithHit},
 		{kind: testStepRelease, picks: []int{0}},
 	},
+	// R5 only: nothing runs at the stop, with Grace set; calls arrive as
+	// Run's ctx ends while the loop is inside OnTick.
+	grace:     2 * time.Minute,
+	lateCalls: 4,
 }}
 
+// testLeaveScenario is R3's besides: at MaxInFlight 1, every caller of the
+// misses queued behind a held lookup gives up; their lookups still run.
+var testLeaveScenario = testScenario{
+	maxInFlight: 1,
+	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {fails: 1, kind: 2}},
+	steps: []testScnStep{
+		{kind: testStepGets, keys: []string{"EUR"}},
+		{kind: testStepGets, keys: []string{"GBP", "GBP", "JPY"}},
+		{kind: testStepCancel, picks: []int{1}},
+		{kind: testStepCancel, picks: []int{1}},
+		{kind: testStepCancel, picks: []int{1}},
+		{kind: testStepRelease, picks: []int{0}},
+	},
+}
+
+// testSlowStopScenario is R5's besides: two lookups running and one
+// queued at the stop, and the running ones take a while to stop.
+var testSlowStopScenario = testScenario{
+	maxInFlight: 2,
+	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}, "JPY": {held: true}},
+	steps: []testScnStep{
+		{kind: testStepGets, keys: []string{"CHF"}},
+		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY"}},
+	},
+	slowStop: []int{1, 0},
+}
+
 func testExplore(t *testing.T, focus string, checks int) {
-	for _, s := range testFixedScenarios {
+	fixed := testFixedScenarios
+	switch focus {
+	case "R3":
+		fixed = append(fixed[:len(fixed):len(fixed)], testLeaveScenario)
+	case "R5":
+		fixed = append(fixed[:len(fixed):len(fixed)], testSlowStopScenario)
+	}
+	for _, s := range fixed {
+		if focus != "R5" {
+			s.grace, s.lateCalls = 0, 0
+		}
 		katatest.Run(t, func(h *katatest.H) { (&testPlay{h: h, s: s, focus: focus}).play() })
 	}
 	katatest.Explore(t, checks, testDrawScenario(focus), func(h *katatest.H, s testScenario) {
