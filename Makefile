@@ -119,6 +119,7 @@ test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./internal/... $$($(GO) list ./checker/... | grep -v /cli$$) ./solutions/...
+	cd tools && $(GO) test -count=1 ./mutate # equivalent.txt still points at its operators
 	$(GO) test -race -count=1 -timeout=30m -skip '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # in process: sessions, watch, interview
 	$(GO) test -count=1 -timeout=30m -run '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
 	$(CHECKER) verify

@@ -31,12 +31,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -286,4 +289,63 @@ func summary(got []mutation, listed map[string]string) string {
 		s += fmt.Sprintf(", %d not viable", v)
 	}
 	return s
+}
+
+// operators lists, for each gremlins mutator, the tokens it changes.
+var operators = map[string][]token.Token{
+	"ARITHMETIC_BASE":         {token.ADD, token.SUB, token.MUL, token.QUO, token.REM},
+	"CONDITIONALS_BOUNDARY":   {token.LSS, token.LEQ, token.GTR, token.GEQ},
+	"CONDITIONALS_NEGATION":   {token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ},
+	"INCREMENT_DECREMENT":     {token.INC, token.DEC},
+	"INVERT_ASSIGNMENTS":      {token.ADD_ASSIGN, token.SUB_ASSIGN, token.MUL_ASSIGN, token.QUO_ASSIGN, token.REM_ASSIGN},
+	"INVERT_BITWISE":          {token.AND, token.OR, token.XOR, token.AND_NOT, token.SHL, token.SHR},
+	"INVERT_BWASSIGN":         {token.AND_ASSIGN, token.OR_ASSIGN, token.XOR_ASSIGN, token.AND_NOT_ASSIGN, token.SHL_ASSIGN, token.SHR_ASSIGN},
+	"INVERT_LOGICAL":          {token.LAND, token.LOR},
+	"INVERT_LOOPCTRL":         {token.BREAK, token.CONTINUE},
+	"INVERT_NEGATIVES":        {token.SUB},
+	"REMOVE_SELF_ASSIGNMENTS": {token.ADD_ASSIGN, token.SUB_ASSIGN, token.MUL_ASSIGN, token.QUO_ASSIGN, token.REM_ASSIGN, token.AND_ASSIGN, token.OR_ASSIGN, token.XOR_ASSIGN, token.AND_NOT_ASSIGN, token.SHL_ASSIGN, token.SHR_ASSIGN},
+}
+
+var posRE = regexp.MustCompile(`^(\S+):(\d+):(\d+)$`)
+
+// checkListed makes sure an entry of dir's equivalent.txt still names a
+// place gremlins can mutate that way: a token its mutator changes sits at
+// file:line:col. An edit above the line moves it, and only a full mutation
+// run (minutes) would say so otherwise.
+func checkListed(dir, key string) error {
+	pos, mutator, _ := strings.Cut(key, " ")
+	want, ok := operators[mutator]
+	if !ok {
+		return fmt.Errorf("%s: no such gremlins mutator %q", key, mutator)
+	}
+	m := posRE.FindStringSubmatch(pos)
+	if m == nil {
+		return fmt.Errorf("%s: want file:line:col", key)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(m[1])))
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	fset := token.NewFileSet()
+	file := fset.AddFile(m[1], -1, len(src))
+	var s scanner.Scanner
+	s.Init(file, src, nil, 0)
+	for {
+		p, tok, lit := s.Scan()
+		if tok == token.EOF {
+			break
+		}
+		at := fset.Position(p)
+		if fmt.Sprintf("%d:%d", at.Line, at.Column) != m[2]+":"+m[3] {
+			continue
+		}
+		if slices.Contains(want, tok) {
+			return nil
+		}
+		if lit == "" {
+			lit = tok.String()
+		}
+		return fmt.Errorf("%s: the token there is %q, which %s does not change (did the line move?)", key, lit, mutator)
+	}
+	return fmt.Errorf("%s: no token starts there (did the line move?)", key)
 }

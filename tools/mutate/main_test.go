@@ -88,3 +88,47 @@ func TestKatas(t *testing.T) {
 		t.Error("an unknown kata must be an error")
 	}
 }
+
+// Every kata's explained survivors still point at an operator their
+// mutator changes: an edit above the line fails here in a second, not at
+// the end of a mutation run.
+func TestEquivalentListsPointAtTheirOperators(t *testing.T) {
+	dirs, err := katas(filepath.Join("..", ".."), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		listed, err := readEquivalent(filepath.Join(dir, "testdata", "equivalent.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for key := range listed {
+			if err := checkListed(dir, key); err != nil {
+				t.Errorf("%s: %v", filepath.Base(dir), err)
+			}
+		}
+	}
+}
+
+func TestCheckListedSaysWhenTheLineMoved(t *testing.T) {
+	dir := t.TempDir()
+	src := "package p\n\nfunc f(d int) bool {\n\treturn d <= 0\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkListed(dir, "p.go:4:11 CONDITIONALS_BOUNDARY"); err != nil {
+		t.Errorf("the <= at 4:11: %v", err)
+	}
+	for key, want := range map[string]string{
+		"p.go:3:1 CONDITIONALS_BOUNDARY":  `"func"`,
+		"p.go:4:12 CONDITIONALS_BOUNDARY": "no token starts there",
+		"p.go:4:11 ARITHMETIC_BASE":       `"<="`,
+		"p.go:4:11 NO_SUCH_MUTATOR":       "no such gremlins mutator",
+		"missing.go:1:1 ARITHMETIC_BASE":  "no such file",
+	} {
+		err := checkListed(dir, key)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error with %q", key, err, want)
+		}
+	}
+}
