@@ -63,6 +63,21 @@ func Files() (map[string][]byte, error) {
 	return decode(packed)
 }
 
+// Packed reports whether this binary is a kit's checker: pack packed
+// files into it.
+func Packed() bool { return packed != "" }
+
+// KitOr is kit in a kit's checker and repo in the repository's: a message
+// that names what only the repository has (make solution, make verify)
+// says it with KitOr, and says something else, or nothing, in a kit. The
+// kit's parity test reads only the kit's side of a KitOr.
+func KitOr(kit, repo string) string {
+	if Packed() {
+		return kit
+	}
+	return repo
+}
+
 func decode(s string) (map[string][]byte, error) {
 	if s == "" {
 		return nil, nil

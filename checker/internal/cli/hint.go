@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/session"
 )
@@ -45,10 +46,9 @@ func hint(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, nth string,
 	switch {
 	case n < len(k.Hints):
 		fmt.Fprintf(env.Stdout, "\nStill stuck? make hint EX=%s shows hint %d.\n", k.ID(), n+1)
-	case hasPacked(): // a kit has no reference to give up to
-		fmt.Fprintf(env.Stdout, "\nThat is the last hint. Earlier ones: make hint EX=%s N=1.\n", k.ID())
-	default:
-		fmt.Fprintf(env.Stdout, "\nThat is the last hint. Earlier ones: make hint EX=%s N=1. To give up and read the reference: make solution EX=%s GIVEUP=1\n", k.ID(), k.ID())
+	default: // a kit has no reference to give up to
+		fmt.Fprintf(env.Stdout, "\nThat is the last hint. Earlier ones: make hint EX=%s N=1.%s\n", k.ID(),
+			bundle.KitOr("", " To give up and read the reference: make solution EX="+k.ID()+" GIVEUP=1"))
 	}
 	return ExitPass, nil
 }

@@ -225,11 +225,20 @@ func committedCheckout(t *testing.T) string {
 	dir := checkout(t)
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)
-	require.NoError(t, copyTree(filepath.Join(root, "checker"), filepath.Join(dir, "checker")))
+	require.NoError(t, copyPackSource(root, dir))
 	git(t, dir, "init", "-q")
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-qm", "the katas")
 	return dir
+}
+
+// copyPackSource copies into dst what pack needs beyond a checkout's
+// katas: the checker's source and the guides a kit carries.
+func copyPackSource(root, dst string) error {
+	if err := copyTree(filepath.Join(root, "checker"), filepath.Join(dst, "checker")); err != nil {
+		return err
+	}
+	return copyTree(filepath.Join(root, "docs"), filepath.Join(dst, "docs"))
 }
 
 // hiddenNames lists the hidden test functions of kata 06.

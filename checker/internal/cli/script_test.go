@@ -39,7 +39,7 @@ import (
 //	killpid FILE              kill the process whose id FILE holds (a leftover a script made)
 //	[!] noprocs               no process is running a program from inside $WORK
 //	[!] emptydir DIR          DIR has no entries
-//	checkersource             copy the checker's source into $WORK, so that pack can build a kit
+//	checkersource             copy the checker's source and the guides into $WORK, so that pack can build a kit
 //	samefingerprints A B      the --json grades in files A and B name the same code and tests
 func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{"checker": func() int { return tmproot.Run("checker", cli.Main) }}))
@@ -79,7 +79,7 @@ func TestScripts(t *testing.T) {
 				if neg || len(args) != 0 {
 					ts.Fatalf("usage: checkersource")
 				}
-				ts.Check(copyTree(filepath.Join(root, "checker"), ts.MkAbs("checker")))
+				ts.Check(copyPackSource(root, ts.MkAbs(".")))
 			},
 		},
 	})

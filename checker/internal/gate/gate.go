@@ -29,6 +29,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"gokata/checker/internal/bundle"
 )
 
 // Finding is one violation.
@@ -270,7 +272,8 @@ func refusal(path string) string {
 		reason = why["testing"]
 	}
 	if lib := library(path); lib != "" && reason == "" {
-		return fmt.Sprintf("import %q is not allowed in this kata: it asks you to build what %s does yourself; once you pass, make solution compares your design with it", path, lib)
+		return fmt.Sprintf("import %q is not allowed in this kata: it asks you to build what %s does yourself", path, lib) +
+			bundle.KitOr("", "; once you pass, make solution compares your design with it")
 	}
 	if reason == "" && isModule(path) {
 		reason = "packages from other modules are not in the kata's go.mod (only the clock is); write it with the standard library"

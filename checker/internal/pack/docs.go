@@ -42,14 +42,17 @@ takes about a second.
 | command | what it does |
 | --- | --- |
 | ` + "`make list`" + ` | the katas and where you stand |
-| ` + "`make check EX=NN`" + ` | grade that kata: every requirement ✔ or ✘, with the reason |
+| ` + "`make check EX=NN`" + ` | grade that kata: every requirement ✔ or ✘, with the reason (` + "`REPEAT=20`" + ` runs it 20 times, ` + "`V=1`" + ` shows what your code printed, ` + "`SEED=S`" + ` replays a failure) |
 | ` + "`make watch EX=NN`" + ` | grade again each time you save |
 | ` + "`make hint EX=NN`" + ` | the next hint |
 | ` + "`make decisions EX=NN`" + ` | the decisions: the answers the hidden tests assume |
 | ` + "`make reset EX=NN`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
 | ` + "`make bughunt EX=NN`" + ` | a working solution with one real mistake planted in it replaces your code (kept in .kata/backup), with a user's bug report: find and fix it |
+| ` + "`make catch EX=NN`" + ` | your own tests, run against the reference and every known mistake: which mistakes they catch; docs/catch.md shows how to write them |
 
-` + "`bin/checker help`" + ` lists everything the checker does.
+` + "`make help`" + ` lists every target with its variables, ` + "`bin/checker help`" + `
+everything the checker does. This kit does not show the reference
+solutions: ask whoever gave it to you for them.
 `)
 	if kit.Interview {
 		b.WriteString(`
@@ -66,7 +69,7 @@ The tests that grade you are packed inside ` + "`bin/checker`" + `, compressed, 
 unpacked into a temporary directory only while it grades. That keeps them out
 of sight, not secret: anyone determined can get them out. Reading them would
 only spoil the exercise. The reference solutions and their known mistakes
-travel the same way, for bug hunts only.
+travel the same way, for bug hunts and catch only.
 `)
 	first := firstKata(katas)
 	text := strings.NewReplacer("EX=NN", "EX="+first, " NN`", " "+first+"`").Replace(b.String())
@@ -122,7 +125,15 @@ In Git Bash with make installed, the make commands work as shown.
 // makefile is the kit's Makefile; its examples name the kit's first kata.
 func makefile(kit Kit) string {
 	text := strings.ReplaceAll(makefileTemplate, "EX=NN", "EX="+firstKata(kit.Katas))
+	text = strings.ReplaceAll(text, "exercises/NN-name", "exercises/"+firstSlug(kit.Katas))
 	return strings.ReplaceAll(text, "CHECKER := bin/checker", "CHECKER := "+kit.Binary())
+}
+
+func firstSlug(katas []catalog.Kata) string {
+	if len(katas) == 0 {
+		return "01-name"
+	}
+	return katas[0].Slug
 }
 
 func firstKata(katas []catalog.Kata) string {
@@ -132,21 +143,44 @@ func firstKata(katas []catalog.Kata) string {
 	return fmt.Sprintf("%02d", katas[0].Num)
 }
 
+// makefileTemplate is the kit's Makefile: a target for each verb of the
+// kit's checker that the repository's Makefile has one for, with the same
+// recipe and so the same variables (TestKitMakefileMatchesTheRepository),
+// and no build of the checker, which is already built.
 const makefileTemplate = `# Go concurrency katas. ` + "`make help`" + ` lists the targets.
+#
+# Every target runs the kit's checker, $(CHECKER), and keeps its exit codes:
+# 0 passed, 1 fell short, 2 usage error, 3 checker error.
 
 EX      ?=
 N       ?=
+REPEAT  ?=
+SEED    ?=
+V       ?=
+GIVEUP  ?=
 FORCE   ?=
 NAME    ?=
-GIVEUP  ?=
+DIR     ?=
+MINUTES ?=
+FRESH   ?=
+FILE    ?=
+PUSH    ?=
+TOKEN   ?=
+CODE    ?=
+ADDR    ?=
+KATAS   ?=
 CHECKER := bin/checker
+# PUSH= and TOKEN= send each grade of check and watch to a room board
+# (make serve), CODE= with the participant's join code if the room has
+# codes; the token and the code go in the environment, not on the command line.
+PUSHING  = $(if $(PUSH),KATA_PUSH="$(PUSH)") $(if $(TOKEN),KATA_TOKEN="$(TOKEN)") $(if $(NAME),KATA_NAME="$(NAME)") $(if $(CODE),KATA_CODE="$(CODE)")
 
 export GOFLAGS     := -mod=readonly
 export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help list check watch hint decisions reset bughunt doctor
+.PHONY: help list check watch hint decisions reset bughunt catch doctor interview scorecard replay regrade report serve
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -155,11 +189,11 @@ help: ## list the targets
 list: ## the katas and where you stand
 	@$(CHECKER) list
 
-check: ## grade a kata: make check EX=NN (every kata without EX)
-	@$(CHECKER) check $(EX)
+check: ## grade a kata: make check EX=NN (every kata without EX; REPEAT=20 for pass rates; SEED=S replays a failure's scenarios; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board)
+	@$(PUSHING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(SEED),--seed=$(SEED)) $(if $(V),-v)
 
-watch: ## grade again on every save: make watch EX=NN
-	@$(CHECKER) watch $(EX)
+watch: ## grade again on every save: make watch EX=NN (Ctrl-C stops; V=1 shows what your code printed; PUSH= TOKEN= as for check)
+	@$(PUSHING) $(CHECKER) watch $(EX) $(if $(V),-v)
 
 hint: ## the next hint: make hint EX=NN (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
@@ -167,12 +201,33 @@ hint: ## the next hint: make hint EX=NN (N=1 to read the first again)
 decisions: ## the answers the hidden tests assume: make decisions EX=NN
 	@$(CHECKER) decisions $(EX)
 
-reset: ## back to the untouched stub: make reset EX=NN (FORCE=1: do not ask)
+reset: ## back to the untouched stub, your files backed up: make reset EX=NN (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
-bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (FORCE=1; GIVEUP=1 shows it)
+bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
 	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(GIVEUP),--give-up)
 
-doctor: ## check Go and gcc, and warm the build (about a minute the first time)
+catch: ## your own tests against the reference and every known mistake: make catch EX=NN (REPEAT=20: more runs to show a flaky test; docs/catch.md shows how)
+	@$(CHECKER) catch $(EX) $(if $(REPEAT),--repeat=$(REPEAT))
+
+doctor: ## first run: check Go and gcc, fetch the modules, warm the race build (about a minute)
 	@$(CHECKER) doctor
+
+interview: ## a timed interview with a record and scorecard: make interview EX=NN NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first)
+	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh)
+
+scorecard: ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
+	@$(CHECKER) scorecard "$(FILE)"
+
+replay: ## step through an interview's record, grade by grade: make replay FILE=.kata/interviews/X.json
+	@$(CHECKER) replay --step "$(FILE)"
+
+regrade: ## grade returned work with the real hidden tests, with fingerprints: make regrade DIR=../returned/exercises/NN-name
+	@$(CHECKER) regrade "$(DIR)"
+
+report: ## workshop room grid from participants' JSON: make report DIR=results
+	@$(CHECKER) report $(DIR)
+
+serve: ## the live room board for a workshop: make serve (ADDR=:8080 DIR=.kata/room TOKEN=… KATAS=01,06; Ctrl-C stops)
+	@$(CHECKER) serve $(if $(ADDR),--addr "$(ADDR)") $(if $(DIR),--dir "$(DIR)") $(if $(TOKEN),--token "$(TOKEN)") $(if $(KATAS),--katas "$(KATAS)")
 `

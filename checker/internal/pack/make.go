@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/pristine"
@@ -30,12 +30,8 @@ func Make(ctx context.Context, kit Kit, vars []string, stdout, stderr io.Writer)
 	if err := CheckPlatform(ctx, tc, kit.Root, kit.OS, kit.Arch); err != nil {
 		return err
 	}
-	kit.Env = tc.Env
-	first := ""
-	if kit.Platform() != runtime.GOOS+"/"+runtime.GOARCH {
-		first = " (the first build for another system takes a few minutes)"
-	}
-	fmt.Fprintf(stderr, "checker: packing %d katas and building the kit's checker for %s%s…\n", len(kit.Katas), kit.Platform(), first)
+	kit.Env, kit.Log = tc.Env, stderr
+	start := time.Now()
 	err = Build(ctx, kit)
 	if errors.Is(err, ErrNotEmpty) {
 		return &UsageError{Msg: err.Error() + "; pack never overwrites", Try: "checker pack --out DIR, with a new or empty DIR"}
@@ -46,6 +42,7 @@ func Make(ctx context.Context, kit Kit, vars []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stderr, "checker: pack: done in %s\n", elapsed(time.Since(start)))
 	fmt.Fprintf(stdout, "Kit ready in %s: %d katas, %s with their hidden tests inside.\n", kit.Out, len(kit.Katas), kit.Binary())
 	fmt.Fprintf(stdout, "It runs on %s, where the candidate needs Go and a C compiler;\n", PlatformName(kit.Platform()))
 	fmt.Fprintln(stdout, "the hidden tests are out of sight in the binary, not secret.")
@@ -81,4 +78,13 @@ func CheckPlatform(ctx context.Context, tc *grade.Toolchain, dir, goos, goarch s
 		return &UsageError{Msg: fmt.Sprintf("--os=%s: Go cannot build for that system; --os takes one of: %s", goos, strings.Join(systems, " ")), Try: try}
 	}
 	return &UsageError{Msg: fmt.Sprintf("--arch=%s: Go cannot build %s for that CPU; --arch takes one of: %s", goarch, goos, strings.Join(arches, " ")), Try: try}
+}
+
+// elapsed rounds d for people: tenths of a second under a minute, whole
+// seconds above.
+func elapsed(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

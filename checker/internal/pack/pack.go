@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -57,6 +58,21 @@ type Kit struct {
 	// The system the kit's checker runs on (GOOS and GOARCH values, as
 	// `go tool dist list` prints them); empty: this machine's.
 	OS, Arch string
+
+	// Log, when set, gets a line as each stage of Build starts: plain
+	// lines, for a terminal and a log file alike.
+	Log io.Writer
+}
+
+// Docs are the guides a kit carries, as they are in the repository: the
+// ones its checker's messages and its README name.
+var Docs = []string{"docs/catch.md"}
+
+// stage says on kit.Log what Build is about to do.
+func (kit Kit) stage(format string, args ...any) {
+	if kit.Log != nil {
+		fmt.Fprintf(kit.Log, "checker: pack: "+format+"…\n", args...)
+	}
 }
 
 // Platform is the system the kit's checker is built for, "darwin/arm64".
@@ -89,11 +105,15 @@ func Build(ctx context.Context, kit Kit) error {
 	if err := mustBeEmpty(kit.Out); err != nil {
 		return err
 	}
-	hidden := map[string][]byte{}
+	kit.stage("copying the tasks and stubs of %s, as committed", plural(len(kit.Katas), "kata"))
 	for _, k := range kit.Katas {
 		if err := kit.exercise(ctx, k); err != nil {
 			return fmt.Errorf("kata %s: %w", k.Slug, err)
 		}
+	}
+	kit.stage("packing the hidden tests, references and known mistakes")
+	hidden := map[string][]byte{}
+	for _, k := range kit.Katas {
 		if err := hideKata(hidden, k); err != nil {
 			return err
 		}
@@ -103,8 +123,14 @@ func Build(ctx context.Context, kit Kit) error {
 		return err
 	}
 	hidden[bundle.SettingsFile] = settings
+	kit.stage("writing the harness, go.mod, README.md, Makefile and %s", strings.Join(Docs, ", "))
 	for _, f := range []string{"go.mod", "go.sum", "LICENSE"} {
 		if err := copyFile(filepath.Join(kit.Root, f), filepath.Join(kit.Out, f)); err != nil && f != "LICENSE" {
+			return err
+		}
+	}
+	for _, f := range Docs {
+		if err := copyFile(filepath.Join(kit.Root, filepath.FromSlash(f)), filepath.Join(kit.Out, filepath.FromSlash(f))); err != nil {
 			return err
 		}
 	}
@@ -120,10 +146,22 @@ func Build(ctx context.Context, kit Kit) error {
 			return err
 		}
 	}
+	slow := ""
+	if kit.Platform() != runtime.GOOS+"/"+runtime.GOARCH {
+		slow = "; the first build for another system takes a few minutes"
+	}
+	kit.stage("building the kit's checker for %s with them inside (go build%s)", kit.Platform(), slow)
 	if err := kit.checker(ctx, hidden); err != nil {
 		return err
 	}
 	return kit.commit(ctx)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // mustBeEmpty fails with ErrNotEmpty when directory out has files; a
@@ -322,6 +360,7 @@ func (kit Kit) commit(ctx context.Context) error {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil
 	}
+	kit.stage("committing the kit's files, so that reset finds the stubs")
 	env := append(slices.Clip(kit.Env), "GIT_AUTHOR_NAME=checker pack", "GIT_AUTHOR_EMAIL=pack@localhost",
 		"GIT_COMMITTER_NAME=checker pack", "GIT_COMMITTER_EMAIL=pack@localhost")
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "Candidate kit"}} {

@@ -25,11 +25,7 @@ import (
 // changes.
 
 // Packed reports whether this checker carries hidden tests: it is a kit's.
-// A bundle that cannot be read counts as packed.
-func Packed() bool {
-	files, err := bundle.Files()
-	return err != nil || len(files) > 0
-}
+func Packed() bool { return bundle.Packed() }
 
 // Scratch holds the temporary directories of one command, removed by
 // Clean, and in a kit the grader's own files unpacked there and how the

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catch"
 )
 
@@ -116,7 +117,7 @@ func catchMissed(w io.Writer, missed []catch.Verdict, runs int, s Style) {
 		case v.NoBuild:
 			fmt.Fprintf(w, "        %s\n", s.dim("your tests do not compile against this version: they use something of the reference's that it changes"))
 		case v.Stale:
-			fmt.Fprintf(w, "        %s\n", s.dim("this mutant no longer applies to the reference (make verify says more)"))
+			fmt.Fprintf(w, "        %s\n", s.dim("this mutant no longer applies to the reference"+bundle.KitOr("", " (make verify says more)")))
 		case len(v.Sometimes) > 0:
 			fmt.Fprintf(w, "        %s\n", fmt.Sprintf("%s failed on it in only some of %d runs: luck, not a catch; make the test deterministic", strings.Join(v.Sometimes, ", "), runs))
 		}

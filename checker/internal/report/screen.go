@@ -8,6 +8,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/session"
 )
@@ -197,7 +198,10 @@ func (t *Screen) replacing(e session.Replacing) {
 		fmt.Fprintf(w, "Bug hunt in %s: a working solution with one real mistake planted in it\nreplaces your code.\n", e.Kata)
 	}
 	if e.GivesUp {
-		fmt.Fprintf(w, "You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n", e.Kata, e.ID)
+		fmt.Fprintf(w, bundle.KitOr(
+			"You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it. To solve it\nyourself first: make check EX=%s\n",
+			"You have not passed %s yet: apart from the mistake, this is its\nsolution, so going ahead counts as giving up on it (as solution --give-up\ndoes). To solve it yourself first: make check EX=%s\n"),
+			e.Kata, e.ID)
 	}
 	for _, n := range e.Write {
 		fmt.Fprintf(w, "  %-7s %s\n", verb, n)
@@ -226,7 +230,7 @@ func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed, timed boo
 			fmt.Fprintf(w, "\nWhy it matters, from WHY.md:\n\n%s\n", h.Why)
 		}
 		if !timed {
-			fmt.Fprintf(w, "\nAnother hunt: make bughunt EX=%s · all of WHY.md and the reference: make solution EX=%s\n", k.ID(), k.ID())
+			fmt.Fprintf(w, "\nAnother hunt: make bughunt EX=%s%s\n", k.ID(), bundle.KitOr("", " · all of WHY.md and the reference: make solution EX="+k.ID()))
 		}
 	case passed:
 		fmt.Fprintf(w, "\nBug hunt: every requirement passes, but the planted mistake also breaks %s: fix that too.\n", strings.Join(h.Bonus, ", "))
