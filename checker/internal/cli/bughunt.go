@@ -14,7 +14,7 @@ import (
 // hunt.
 var bughuntVerb = verb{
 	name: "bughunt", args: "NN", section: learning, needs: needKata,
-	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are kept in .kata/backup",
+	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are copied to .kata/backup, your own\ntests stay",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		var o huntOptions
 		fs.BoolVar(&o.force, "force", false, "do not ask before replacing your files")

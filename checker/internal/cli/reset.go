@@ -13,12 +13,14 @@ import (
 )
 
 // reset puts a kata's stub back, read from git history, after copying the
-// learner's .go files to a backup under .kata/backup, and forgets the
-// kata's progress in the state file (grades, hints, give-up), so that the
-// next candidate starts afresh. It asks first unless --force.
+// learner's .go files to a backup under .kata/backup; the learner's own
+// tests stay in place. It forgets the kata's progress in the state file
+// (grades, hints, give-up, catch score, the hunt under way), so that the
+// next candidate starts afresh; list still shows that the kata passed,
+// and its bug hunts. It asks first unless --force.
 var resetVerb = verb{
 	name: "reset", args: "NN", section: learning, needs: needKata,
-	summary: "put the untouched stub back, from git history, and forget the\nkata's progress (hints, give-up); your .go files are kept in\n.kata/backup",
+	summary: "put the untouched stub back, from git history, and forget the\nkata's grades, hints, give-up and catch score; your .go files are\ncopied to .kata/backup, your own tests stay",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		force := fs.Bool("force", false, "do not ask before resetting")
 		return func(c *call) (int, error) { return reset(c.ctx, c.cat, c.kata, *force, c.env) }
@@ -31,13 +33,16 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 	case err != nil:
 		return 0, err
 	case done.Nothing:
-		fmt.Fprintf(env.Stdout, "%s is already its untouched stub, with no progress: nothing to reset.\n", k.Slug)
+		fmt.Fprintf(env.Stdout, "%s is already its untouched stub, with no progress to forget: nothing to reset.\n", k.Slug)
 	case done.Declined:
 		return ExitFail, nil
 	case done.Backup == "":
 		fmt.Fprintf(env.Stdout, "Done: %s is the stub, with no progress.\n", k.Slug)
 	default:
 		fmt.Fprintf(env.Stdout, "Done: %s is the stub again; your files are in %s/.\n", k.Slug, done.Backup)
+	}
+	if len(done.Kept) > 0 {
+		fmt.Fprintf(env.Stdout, "Your tests stay in %s: %s\n", rel(cat.Root, k.Exercise), strings.Join(done.Kept, ", "))
 	}
 	return ExitPass, nil
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // summary ends a check of several katas, below their full reports: one
-// line per kata (passed, k of n, bonus, not started, did not build) and
-// the next step, as list gives it.
+// line per kata with its status as list shows it (the same text, from
+// the same record) and the next step, as list gives it.
 func summary(ctx context.Context, cat *catalog.Catalog, results []*grade.Result, style report.Style, env Env) {
 	w := env.Stdout
 	width := 0
@@ -28,7 +28,8 @@ func summary(ctx context.Context, cat *catalog.Catalog, results []*grade.Result,
 	co := checkout(cat.Root, env)
 	fmt.Fprintf(w, "\nSummary: %d of %d passed\n", passed, len(results))
 	for _, r := range results {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, r.Kata.Slug, statusText(co.StatusOf(ctx, r), style))
+		st := co.StatusOf(ctx, r)
+		fmt.Fprintf(w, "  %-*s  %s%s\n", width, r.Kata.Slug, statusText(st, style), hunts(st)+catchScore(st))
 	}
 	fmt.Fprintln(w, nextStep(co.List(cat)))
 }

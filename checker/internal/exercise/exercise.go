@@ -24,6 +24,7 @@ type Change struct {
 	Mine    []string          // the learner's .go files, to back up
 	Restore []string          // the files to write: missing, or with other content
 	Remove  []string          // the learner's files the new set does not have
+	Keep    []string          // the learner's own tests (_test.go) the new set does not have: left in place
 }
 
 // None reports whether writing the files changes nothing.
@@ -31,7 +32,8 @@ func (c Change) None() bool { return len(c.Restore)+len(c.Remove) == 0 }
 
 // Compare compares the exercise folder dir with files (name → content):
 // the learner's .go files, the files that differ or are missing, and the
-// learner's files that files does not have.
+// learner's files that files does not have: their own tests (_test.go),
+// which stay, and the others, which go.
 func Compare(dir string, files map[string][]byte) (Change, error) {
 	c := Change{Dir: dir, Files: files}
 	var err error
@@ -49,11 +51,17 @@ func Compare(dir string, files map[string][]byte) (Change, error) {
 		}
 	}
 	for _, p := range c.Mine {
-		if _, ok := files[filepath.Base(p)]; !ok {
-			c.Remove = append(c.Remove, filepath.Base(p))
+		name := filepath.Base(p)
+		switch _, ok := files[name]; {
+		case ok:
+		case strings.HasSuffix(name, "_test.go"):
+			c.Keep = append(c.Keep, name)
+		default:
+			c.Remove = append(c.Remove, name)
 		}
 	}
 	sort.Strings(c.Remove)
+	sort.Strings(c.Keep)
 	return c, nil
 }
 

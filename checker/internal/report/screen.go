@@ -209,8 +209,14 @@ func (t *Screen) replacing(e session.Replacing) {
 	for _, n := range e.Remove {
 		fmt.Fprintf(w, "  remove  %s (yours)\n", n)
 	}
-	if e.Forget {
-		fmt.Fprintln(w, "  forget  its progress: grades, hints shown, decisions read, give-up, bug hunts")
+	for _, n := range e.Keep {
+		fmt.Fprintf(w, "  keep    %s (your test)\n", n)
+	}
+	if len(e.Forget) > 0 {
+		fmt.Fprintf(w, "  forget  %s\n", strings.Join(e.Forget, ", "))
+	}
+	if len(e.Listed) > 0 {
+		fmt.Fprintf(w, "  list still shows %s\n", strings.Join(e.Listed, " and "))
 	}
 	if e.Backup != "" {
 		fmt.Fprintf(w, "A copy of your .go files goes to %s/%s.\n", e.Backup, e.Named)

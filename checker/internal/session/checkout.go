@@ -43,7 +43,9 @@ type Replacing struct {
 	GivesUp  bool     // a bug hunt on a kata not passed: going ahead counts as giving up on it
 	Write    []string // the files written
 	Remove   []string // the learner's files removed
-	Forget   bool     // reset: the kata's progress is forgotten too
+	Keep     []string // the learner's own test files, left in place
+	Forget   []string // reset: what it forgets of the kata's progress (state.Kata.Forgets)
+	Listed   []string // reset: what list keeps showing (state.Kata.Keeps)
 	Backup   string   // where the learner's .go files go, relative to the checkout; "" when no file changes
 	Named    string   // why the backup has its name (": the final code of the interview in F"), or ""
 }
@@ -58,15 +60,18 @@ var ErrNoHistory = pristine.ErrNoHistory
 
 // ResetDone is how a reset ended.
 type ResetDone struct {
-	Nothing  bool   // the kata was its stub already, with no progress
-	Declined bool   // the learner said no: nothing changed
-	Backup   string // where the learner's files went, relative to the checkout; "" when no file changed
+	Nothing  bool     // the kata was its stub already, with no progress to forget
+	Declined bool     // the learner said no: nothing changed
+	Backup   string   // where the learner's files went, relative to the checkout; "" when no file changed
+	Kept     []string // the learner's own test files, left in place
 }
 
 // Reset puts kata k's stub back, read from git history, after copying the
-// learner's .go files to a backup under .kata/backup, and forgets the
-// kata's progress (grades, hints, give-up, hunts), so that the next
-// candidate starts afresh.
+// learner's .go files to a backup under .kata/backup; the learner's own
+// test files stay in place. It forgets the kata's progress (its grades,
+// hints, give-up, catch score, the hunt under way: state.Kata.Forgets),
+// so that the next candidate starts afresh, and keeps the record list
+// shows (state.Kata.Keeps).
 func (c *Checkout) Reset(ctx context.Context, k catalog.Kata, force bool) (ResetDone, error) {
 	stub, err := pristine.Read(ctx, c.Vars, k)
 	if errors.Is(err, pristine.ErrNoHistory) {
@@ -79,16 +84,21 @@ func (c *Checkout) Reset(ctx context.Context, k catalog.Kata, force bool) (Reset
 	if err != nil {
 		return ResetDone{}, err
 	}
-	_, hasProgress := c.progress().Katas[k.Slug]
-	if ch.None() && !hasProgress {
+	p := c.progress().Kata(k.Slug)
+	forget := p.Forgets()
+	if ch.None() && len(forget) == 0 {
 		return ResetDone{Nothing: true}, nil
 	}
-	backup, ok, err := c.replace(k, ch, force, Replacing{Reset: true, Forget: hasProgress})
+	e := Replacing{Reset: true, Forget: forget}
+	if len(forget) > 0 {
+		e.Listed = p.Keeps()
+	}
+	backup, ok, err := c.replace(k, ch, force, e)
 	if err != nil || !ok {
 		return ResetDone{Declined: !ok}, err
 	}
-	c.saved(state.Progress{Root: c.Root}.Reset(k.Slug))
-	return ResetDone{Backup: backup}, nil
+	c.saved(state.Progress{Root: c.Root}.Reset(k.Slug, c.now()))
+	return ResetDone{Backup: backup, Kept: ch.Keep}, nil
 }
 
 // Untouched reports whether kata k's exercise is still its stub; false
@@ -118,7 +128,7 @@ func (c *Checkout) Stub(ctx context.Context, k catalog.Kata) map[string][]byte {
 // ("" when no file changes), and ok false when the learner said no.
 func (c *Checkout) replace(k catalog.Kata, ch exercise.Change, force bool, e Replacing) (string, bool, error) {
 	backup, named := c.backupName(k)
-	e.Kata, e.ID, e.Write, e.Remove = k.Slug, k.ID(), ch.Restore, ch.Remove
+	e.Kata, e.ID, e.Write, e.Remove, e.Keep = k.Slug, k.ID(), ch.Restore, ch.Remove, ch.Keep
 	if !ch.None() {
 		e.Backup, e.Named = rel(c.Root, backup), named
 	}

@@ -49,9 +49,10 @@ func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	r.Untouched = stubPassesOnly(ctx, r, g.Vars)
+	stub := untouchedStub(ctx, r, g.Vars)
+	r.Untouched = stub && somePassed(r) // the report says why the stub passes those
 	if fpErr == nil {
-		fpErr = recordState(g.Root, k.Slug, fp, r)
+		fpErr = recordState(g.Root, k.Slug, fp, r, stub)
 	}
 	if fpErr != nil {
 		g.emit(Warning{"progress not saved: " + fpErr.Error()})
@@ -111,34 +112,43 @@ func (g *Grader) now() time.Time {
 
 func (g *Grader) emit(ev Event) { emitter(g.Emit).emit(ev) }
 
-// stubPassesOnly reports whether r passed some item, only declared stub
-// passes, and the code is the untouched stub: then the report says why
-// those pass. Anything else passing means the learner wrote code, so git
-// is asked only when it can matter.
-func stubPassesOnly(ctx context.Context, r *grade.Result, vars []string) bool {
+// untouchedStub reports whether r graded the kata's untouched stub. A
+// pass, a failed build or an item passed that the stub does not declare
+// means the learner wrote code, so git is asked only when it can matter.
+func untouchedStub(ctx context.Context, r *grade.Result, vars []string) bool {
+	if r.Passed() || r.Build != nil {
+		return false
+	}
 	declared := map[string]bool{}
 	for _, p := range r.Kata.StubPasses {
 		declared[p.ID] = true
 	}
-	some := false
 	for _, it := range r.Items {
 		if it.Passed() && !declared[it.ID] {
 			return false
 		}
-		some = some || it.Passed()
-	}
-	if !some {
-		return false
 	}
 	untouched, err := pristine.Untouched(ctx, vars, r.Kata)
 	return err == nil && untouched
 }
 
-// recordState writes grade r of the files with fingerprint fp to the state file.
-func recordState(root, slug, fp string, r *grade.Result) error {
+// somePassed reports whether r passed some item.
+func somePassed(r *grade.Result) bool {
+	for _, it := range r.Items {
+		if it.Passed() {
+			return true
+		}
+	}
+	return false
+}
+
+// recordState writes grade r of the files with fingerprint fp to the
+// state file; stub says that they are the untouched stub.
+func recordState(root, slug, fp string, r *grade.Result, stub bool) error {
 	req, total, bonus, btotal := r.Score()
 	return state.Progress{Root: root}.RecordGrade(slug, state.Grade{Fingerprint: fp, Passed: r.Passed(),
-		Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal, Runs: r.Runs})
+		Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal, Runs: r.Runs,
+		NoBuild: r.Build != nil, Stub: stub})
 }
 
 // progress reads the state file; an unreadable one is a warning and reads

@@ -8,20 +8,39 @@ import (
 	"gokata/checker/internal/state"
 )
 
-// Status is where a learner stands on one kata: its last grade, its bug
-// hunts and the last catch score of the learner's own tests.
+// Status is where a learner stands on one kata: the code in its exercise
+// as last graded, how the kata passed (alone, or after its solution was
+// shown), its bug hunts and the last catch score of the learner's own
+// tests. list and the summary of a check both show it.
 type Status struct {
-	Kata      catalog.Kata
+	Kata catalog.Kata
+	// The code in the exercise, as last graded.
 	Graded    bool
-	Passed    bool
+	Passed    bool // the last grade passed
 	Stale     bool // the files changed since that grade
 	Untouched bool // graded, but still the untouched stub
 	NoBuild   bool // graded, but it did not build
 	Grade     state.Grade
-	Solved    int          // bug hunts solved
-	Hunting   bool         // a bug hunt is under way
-	Catch     *state.Catch // nil: catch never ran
+	// What the learner earned.
+	Pass         state.Pass // how the kata passed since its last reset
+	GaveUp       bool       // the solution was shown before any pass
+	PassedBefore state.Pass // how it passed before its last reset
+	// Bug hunts.
+	Solved  int          // bug hunts solved
+	GivenUp int          // bug hunts given up: the answer was shown
+	Hunting bool         // a bug hunt is under way
+	Catch   *state.Catch // nil: catch never ran
 }
+
+// Own reports whether the last grade is one of the learner's own code:
+// not the untouched stub, and not a bug hunt's planted code.
+func (st Status) Own() bool {
+	return st.Graded && !st.Untouched && !st.Grade.Hunt && !st.Hunting
+}
+
+// Done reports whether the kata passed since its last reset, alone or
+// after its solution was shown.
+func (st Status) Done() bool { return st.Pass != state.NotPassed }
 
 // List is every kata's status, in order.
 func (c *Checkout) List(cat *catalog.Catalog) []Status {
@@ -29,49 +48,60 @@ func (c *Checkout) List(cat *catalog.Catalog) []Status {
 	var out []Status
 	for _, k := range cat.Katas {
 		p := s.Kata(k.Slug)
-		st := statusOf(k, s)
-		st.Solved, st.Hunting, st.Catch = p.HuntsSolved(), p.Hunt() != nil, p.Catch
-		out = append(out, st)
+		out = append(out, standing(k, p, p.Last))
 	}
 	return out
 }
 
-func statusOf(k catalog.Kata, s *state.State) Status {
-	last := s.Kata(k.Slug).Last
-	if last == nil {
-		return Status{Kata: k}
+// standing is the one place a status is made: kata k's progress p, and
+// g, the last grade of its code (nil for none).
+func standing(k catalog.Kata, p *state.Kata, g *state.Grade) Status {
+	st := Status{
+		Kata: k, Pass: p.Pass(), GaveUp: p.GaveUp, PassedBefore: p.PassedBeforeReset,
+		Solved: p.HuntsSolved(), GivenUp: p.HuntsGivenUp(), Hunting: p.Hunt() != nil, Catch: p.Catch,
 	}
-	st := Status{Kata: k, Graded: true, Passed: last.Passed, Grade: *last}
-	if fp, err := state.Fingerprint(k.Exercise); err == nil && fp != last.Fingerprint {
+	if g == nil {
+		return st
+	}
+	st.Graded, st.Passed, st.Grade = true, g.Passed, *g
+	st.NoBuild, st.Untouched = g.NoBuild, g.Stub && !g.Passed
+	if fp, err := state.Fingerprint(k.Exercise); err == nil && fp != g.Fingerprint {
 		st.Stale = true
 	}
 	return st
 }
 
 // Next is where a learner goes next: the first kata of list (in order)
-// whose last grade did not pass; ok is false when every kata passes.
+// that has not passed since its last reset; ok is false when every kata
+// has.
 func Next(list []Status) (k catalog.Kata, ok bool) {
 	for _, st := range list {
-		if !st.Passed {
+		if !st.Done() {
 			return st.Kata, true
 		}
 	}
 	return catalog.Kata{}, false
 }
 
-// StatusOf is the status of a kata from grade r, just made. The untouched
-// stub is Untouched whatever it scores (07's stub passes some
-// requirements).
+// StatusOf is the status of a kata from grade r, just made, as list
+// shows it: the grade as recorded in the state file, which knows whether
+// it graded the stub or a bug hunt's code. A grade that could not be
+// recorded is read from r, the stub told from git history.
 func (c *Checkout) StatusOf(ctx context.Context, r *grade.Result) Status {
+	p := c.progress().Kata(r.Kata.Slug)
 	req, total, bonus, btotal := r.Score()
-	return Status{
-		Kata:      r.Kata,
-		Graded:    true,
-		Passed:    r.Passed(),
-		NoBuild:   r.Build != nil,
-		Untouched: r.Build == nil && !r.Passed() && c.Untouched(ctx, r.Kata),
-		Grade:     state.Grade{Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal},
+	g := &state.Grade{Passed: r.Passed(), Required: req, RequiredTotal: total, Bonus: bonus, BonusTotal: btotal,
+		Runs: r.Runs, NoBuild: r.Build != nil}
+	if l := p.Last; l != nil && l.Passed == g.Passed && l.NoBuild == g.NoBuild &&
+		l.Required == g.Required && l.RequiredTotal == g.RequiredTotal && l.Bonus == g.Bonus {
+		g = l
+	} else {
+		g.Stub = untouchedStub(ctx, r, c.Vars)
+		if fp, err := state.Fingerprint(r.Kata.Exercise); err == nil {
+			g.Fingerprint = fp
+		}
 	}
+	return standing(r.Kata, p, g)
 }
 
 // Watched is the kata a watch starts with when none is named: the first

@@ -1,6 +1,9 @@
 package state
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Progress is the one writer of a checkout's progress file: every change
 // is a named operation that takes the file's lock, loads its latest
@@ -60,9 +63,9 @@ func (p Progress) ShowSolution(slug string, now time.Time, giveUp bool) error {
 	return p.apply(func(s *State) { s.ShowSolution(slug, now, giveUp) })
 }
 
-// Reset forgets everything about the kata.
-func (p Progress) Reset(slug string) error {
-	return p.apply(func(s *State) { s.Reset(slug) })
+// Reset starts the kata over (State.Reset).
+func (p Progress) Reset(slug string, now time.Time) error {
+	return p.apply(func(s *State) { s.Reset(slug, now) })
 }
 
 // RecordCatch keeps the score of the last catch run of the learner's tests.
@@ -111,6 +114,76 @@ func (s *State) ShowSolution(slug string, now time.Time, giveUp bool) {
 	}
 }
 
-// Reset forgets everything about the kata: grades, hints, give-ups, hunts
-// and catch scores.
-func (s *State) Reset(slug string) { delete(s.Katas, slug) }
+// Reset starts the kata over: it forgets what Forgets lists, so that the
+// reference needs a new pass or give-up and hints start at 1 again, and
+// keeps what Keeps lists, the record list shows: how the kata passed (as
+// PassedBeforeReset) and its bug hunts, the one under way ended at now.
+func (s *State) Reset(slug string, now time.Time) {
+	k, ok := s.Katas[slug]
+	if !ok {
+		return
+	}
+	kept := &Kata{PassedBeforeReset: k.PassedBeforeReset, Hunts: k.Hunts}
+	if p := k.Pass(); p.Better(kept.PassedBeforeReset) {
+		kept.PassedBeforeReset = p
+	}
+	kept.EndHunt(now, false)
+	if kept.PassedBeforeReset == NotPassed && len(kept.Hunts) == 0 {
+		delete(s.Katas, slug)
+		return
+	}
+	s.Katas[slug] = kept
+}
+
+// Forgets says what a reset of the kata forgets, one phrase each (its
+// grades, 2 hints shown, the give-up, …); none when there is nothing to
+// forget.
+func (k *Kata) Forgets() []string {
+	var out []string
+	if k.Last != nil || k.PassedOnce {
+		out = append(out, "its grades")
+	}
+	switch n := max(k.HintsShown, len(k.HintLog)); n {
+	case 0:
+	case 1:
+		out = append(out, "1 hint shown")
+	default:
+		out = append(out, fmt.Sprintf("%d hints shown", n))
+	}
+	if k.DecisionsRead != nil {
+		out = append(out, "decisions read")
+	}
+	switch {
+	case k.GaveUp || k.GaveUpAt != nil:
+		out = append(out, "the give-up")
+	case k.SolutionShown != nil:
+		out = append(out, "solution read")
+	}
+	if c := k.Catch; c != nil {
+		out = append(out, fmt.Sprintf("the catch score (%d of %d)", c.Caught, c.Mutants))
+	}
+	if k.Hunt() != nil {
+		out = append(out, "the bug hunt under way")
+	}
+	return out
+}
+
+// Keeps says what a reset of the kata keeps for list, one phrase each
+// (that it passed, 3 bug hunts); none when nothing.
+func (k *Kata) Keeps() []string {
+	var out []string
+	p := k.Pass()
+	if k.PassedBeforeReset.Better(p) {
+		p = k.PassedBeforeReset
+	}
+	switch p {
+	case PassedAlone:
+		out = append(out, "that it passed")
+	case PassedAfterSolution:
+		out = append(out, "that it passed after the solution was shown")
+	}
+	if len(k.Hunts) > 0 {
+		out = append(out, "its bug hunts")
+	}
+	return out
+}

@@ -14,9 +14,16 @@
 //	    "06-retry": {
 //	      "last": {"fingerprint": "…", "passed": false,
 //	               "required": 3, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2,
-//	               "runs": 60},   // a pass in every one of 60 runs (check --repeat);
+//	               "runs": 60,    // a pass in every one of 60 runs (check --repeat);
 //	                              // omitted for one run, as in files written before it
-//	      "passedOnce": false,   // some grade passed every requirement
+//	               "noBuild": true, // the code did not build
+//	               "stub": true,  // the code graded was the untouched stub
+//	               "hunt": true}, // the code graded was a bug hunt's (these three omitted
+//	                              // when false, and in files written before them)
+//	      "passedOnce": false,   // some grade of the learner's code (not a hunt's) passed
+//	                             // every requirement; with gaveUp, only after the give-up
+//	      "passedBeforeReset": "alone", // how it passed before its last reset:
+//	                             // "alone", "afterSolution"; omitted when it did not
 //	      "hintsShown": 2,       // the highest hint number shown
 //	      "decisionsRead": "2026-03-01T09:12:00Z", // when decisions NN first showed them
 //	      "gaveUp": false,       // solution --give-up was run
@@ -68,6 +75,14 @@ type Grade struct {
 	BonusTotal    int    `json:"bonusTotal"`
 	// Runs is how many times every test ran (check --repeat); 0 means once.
 	Runs int `json:"runs,omitempty"`
+	// NoBuild: the code did not build.
+	NoBuild bool `json:"noBuild,omitempty"`
+	// Stub: the code graded was the kata's untouched stub.
+	Stub bool `json:"stub,omitempty"`
+	// Hunt: the code graded was a bug hunt's, graded while the hunt was
+	// under way or unchanged since: its pass is the hunt's, not the
+	// learner's.
+	Hunt bool `json:"hunt,omitempty"`
 }
 
 // Repeated reports whether g is a pass in every one of several runs: one
@@ -76,10 +91,19 @@ func (g Grade) Repeated() bool { return g.Passed && g.Runs > 1 }
 
 // Kata is the progress on one kata.
 type Kata struct {
-	Last       *Grade `json:"last,omitempty"`
-	PassedOnce bool   `json:"passedOnce,omitempty"`
-	HintsShown int    `json:"hintsShown,omitempty"`
-	GaveUp     bool   `json:"gaveUp,omitempty"`
+	Last *Grade `json:"last,omitempty"`
+	// PassedOnce: some grade of the learner's own code passed, since the
+	// last reset. A bug hunt's pass does not count (Grade.Hunt).
+	PassedOnce bool `json:"passedOnce,omitempty"`
+	HintsShown int  `json:"hintsShown,omitempty"`
+	// GaveUp: the learner gave up before any pass (solution --give-up, or
+	// a bug hunt on a kata not passed), so a later pass came after the
+	// solution was shown.
+	GaveUp bool `json:"gaveUp,omitempty"`
+	// PassedBeforeReset is how the kata passed before its last reset,
+	// the best of all resets: list still shows it. NotPassed when it did
+	// not.
+	PassedBeforeReset Pass `json:"passedBeforeReset,omitempty"`
 	// DecisionsRead is when the decisions verb first showed the kata's
 	// decisions (an interview's own reveal is not counted); nil: never.
 	DecisionsRead *time.Time `json:"decisionsRead,omitempty"`
@@ -105,6 +129,43 @@ type Catch struct {
 	Caught      int `json:"caught"`
 	Mutants     int `json:"mutants"`
 	FalseAlarms int `json:"falseAlarms"`
+}
+
+// Pass is how a kata passed: on the learner's own, or only after its
+// solution was shown.
+type Pass string
+
+const (
+	NotPassed           Pass = ""
+	PassedAlone         Pass = "alone"
+	PassedAfterSolution Pass = "afterSolution"
+)
+
+// rank orders passes: not passed, after the solution, alone.
+func (p Pass) rank() int {
+	switch p {
+	case PassedAlone:
+		return 2
+	case PassedAfterSolution:
+		return 1
+	}
+	return 0
+}
+
+// Better reports whether p is a better pass than q.
+func (p Pass) Better(q Pass) bool { return p.rank() > q.rank() }
+
+// Pass is how the kata passed since its last reset. GaveUp is only ever
+// set before any pass, so a pass with it came after the solution was
+// shown; files written before this rule read the same way.
+func (k *Kata) Pass() Pass {
+	switch {
+	case !k.PassedOnce:
+		return NotPassed
+	case k.GaveUp:
+		return PassedAfterSolution
+	}
+	return PassedAlone
 }
 
 // HintRead is a hint shown: its number, when, and by which verb ("hint",
@@ -160,6 +221,18 @@ func (k *Kata) HuntsSolved() int {
 	return n
 }
 
+// HuntsGivenUp counts the kata's hunts that ended with the learner asking
+// for the answer.
+func (k *Kata) HuntsGivenUp() int {
+	n := 0
+	for _, h := range k.Hunts {
+		if h.GaveUp {
+			n++
+		}
+	}
+	return n
+}
+
 // startHunt ends the hunt under way, if any, and starts one of mutant.
 func (k *Kata) startHunt(mutant string, now time.Time) {
 	k.EndHunt(now, false)
@@ -207,14 +280,20 @@ func (s *State) Kata(slug string) *Kata {
 
 // Record keeps g as the kata's last grade. A single-run pass of the files
 // that already passed every run of a repeated grade keeps that count: the
-// evidence still holds.
+// evidence still holds. A grade made while a bug hunt is under way, or of
+// the same files as such a grade, is the hunt's (Grade.Hunt): its pass
+// solves the hunt, not the kata.
 func (s *State) Record(slug string, g Grade) {
 	k := s.Kata(slug)
-	if old := k.Last; old != nil && old.Repeated() && g.Passed && old.Fingerprint == g.Fingerprint {
+	old := k.Last
+	if old != nil && old.Repeated() && g.Passed && old.Fingerprint == g.Fingerprint {
 		g.Runs = max(g.Runs, old.Runs)
 	}
+	if k.Hunt() != nil || old != nil && old.Hunt && old.Fingerprint == g.Fingerprint {
+		g.Hunt = true
+	}
 	k.Last = &g
-	k.PassedOnce = k.PassedOnce || g.Passed
+	k.PassedOnce = k.PassedOnce || g.Passed && !g.Hunt
 }
 
 // Path is the state file of the checkout at root.

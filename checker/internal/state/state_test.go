@@ -183,11 +183,91 @@ func TestProgressRules(t *testing.T) {
 		s.ShowSolution("06-retry", t0, true)
 		assert.False(t, s.Kata("06-retry").GaveUp)
 	})
-	t.Run("reset forgets everything", func(t *testing.T) {
+	t.Run("reset forgets the attempt and keeps the pass and the hunts", func(t *testing.T) {
 		s := &state.State{}
 		s.Record("06-retry", state.Grade{Fingerprint: "f", Passed: true})
+		s.Kata("06-retry").ShowHint(2, t0, "hint")
+		s.ReadDecisions("06-retry", t0)
+		s.ShowSolution("06-retry", t0, false)
+		s.Kata("06-retry").Catch = &state.Catch{Caught: 6, Mutants: 18}
 		s.StartHunt("06-retry", "clksleep", t0, false)
-		s.Reset("06-retry")
+		assert.Equal(t, []string{"its grades", "2 hints shown", "decisions read", "solution read", "the catch score (6 of 18)", "the bug hunt under way"}, s.Kata("06-retry").Forgets())
+		assert.Equal(t, []string{"that it passed", "its bug hunts"}, s.Kata("06-retry").Keeps())
+		s.Reset("06-retry", t0.Add(time.Minute))
+		k := s.Kata("06-retry")
+		assert.Empty(t, k.Forgets(), "nothing left to forget")
+		assert.Equal(t, state.PassedAlone, k.PassedBeforeReset)
+		assert.Equal(t, state.NotPassed, k.Pass(), "the reference needs a pass of the new attempt")
+		require.Len(t, k.Hunts, 1)
+		assert.Nil(t, k.Hunt(), "the hunt under way ended")
+		assert.False(t, k.Hunts[0].GaveUp, "ended by the reset, not given up")
+		assert.Equal(t, []string{"that it passed", "its bug hunts"}, k.Keeps())
+	})
+	t.Run("a reset keeps the best pass of all resets", func(t *testing.T) {
+		s := &state.State{}
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Passed: true})
+		s.Reset("06-retry", t0)
+		s.ShowSolution("06-retry", t0, true)
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Passed: true})
+		assert.Equal(t, state.PassedAfterSolution, s.Kata("06-retry").Pass())
+		s.Reset("06-retry", t0)
+		assert.Equal(t, state.PassedAlone, s.Kata("06-retry").PassedBeforeReset)
+	})
+	t.Run("a reset of a kata never passed, without hunts, leaves nothing", func(t *testing.T) {
+		s := &state.State{}
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Required: 3, RequiredTotal: 7})
+		s.ShowSolution("06-retry", t0, true)
+		assert.Equal(t, []string{"its grades", "the give-up"}, s.Kata("06-retry").Forgets())
+		assert.Empty(t, s.Kata("06-retry").Keeps())
+		s.Reset("06-retry", t0)
 		assert.NotContains(t, s.Katas, "06-retry")
 	})
+	t.Run("a pass after a give-up came after the solution was shown", func(t *testing.T) {
+		s := &state.State{}
+		s.ShowSolution("06-retry", t0, true)
+		s.Record("06-retry", state.Grade{Fingerprint: "f", Passed: true})
+		assert.Equal(t, state.PassedAfterSolution, s.Kata("06-retry").Pass())
+	})
+	t.Run("a bug hunt's pass solves the hunt, not the kata", func(t *testing.T) {
+		s := &state.State{}
+		s.StartHunt("06-retry", "clksleep", t0, true)
+		s.Record("06-retry", state.Grade{Fingerprint: "planted", Passed: true})
+		k := s.Kata("06-retry")
+		assert.True(t, k.Last.Hunt)
+		assert.False(t, k.PassedOnce, "the planted code passed, not the learner's")
+		k.SolveHunt(t0)
+		s.Record("06-retry", state.Grade{Fingerprint: "planted", Passed: true})
+		assert.True(t, k.Last.Hunt, "the same files, checked again after the hunt: still the hunt's")
+		assert.False(t, k.PassedOnce)
+		s.Record("06-retry", state.Grade{Fingerprint: "mine", Passed: true})
+		assert.False(t, k.Last.Hunt, "files changed since: the learner's")
+		assert.Equal(t, state.PassedAlone, k.Pass())
+	})
+}
+
+// A state file written before how a kata passed, bug hunts given up and
+// the reset record were kept reads as before: a pass without a give-up is
+// a pass alone, one with a give-up came after the solution was shown.
+func TestLoadOldFormat(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, state.Dir), 0o755))
+	old := `{
+  "schema": 1,
+  "katas": {
+    "01-fanout": {"last": {"fingerprint": "a", "passed": true, "required": 7, "requiredTotal": 7, "bonus": 0, "bonusTotal": 2}, "passedOnce": true},
+    "02-first-wins": {"last": {"fingerprint": "b", "passed": true, "required": 6, "requiredTotal": 6, "bonus": 1, "bonusTotal": 1}, "passedOnce": true, "gaveUp": true},
+    "03-bounded": {"passedOnce": true, "hunts": [{"mutant": "m", "started": "2026-03-01T09:30:00Z", "ended": "2026-03-01T09:40:00Z", "gaveUp": true}]}
+  }
+}
+`
+	require.NoError(t, os.WriteFile(state.Path(root), []byte(old), 0o644))
+	s, err := state.Load(root)
+	require.NoError(t, err)
+	assert.Equal(t, state.PassedAlone, s.Kata("01-fanout").Pass())
+	assert.False(t, s.Kata("01-fanout").Last.Stub)
+	assert.Equal(t, state.PassedAfterSolution, s.Kata("02-first-wins").Pass())
+	k := s.Kata("03-bounded")
+	assert.Equal(t, state.PassedAlone, k.Pass(), "an earlier pass survives a later hunt")
+	assert.Equal(t, 1, k.HuntsGivenUp())
+	assert.Equal(t, state.NotPassed, k.PassedBeforeReset)
 }
