@@ -122,6 +122,15 @@ func TestReportPassed(t *testing.T) {
 	assert.False(t, (&catch.Report{}).Passed(), "no mutant, nothing proven")
 }
 
+// Whatever the gate finds in the learner's tests, even the real clock,
+// which only fails code, keeps them from running: no score to show.
+func TestReportRanOnlyWithoutFindings(t *testing.T) {
+	clock := gate.Finding{File: "exercises/03-bounded/a_test.go", Line: 3, Rule: gate.RuleRealClock, Message: "time.Sleep uses the real clock"}
+	assert.False(t, (&catch.Report{Gate: []gate.Finding{clock}}).Ran())
+	assert.False(t, (&catch.Report{Build: &grade.BuildFailure{}}).Ran())
+	assert.True(t, (&catch.Report{}).Ran())
+}
+
 // CheckTests applies the gate's rules to the learner's tests, with the
 // test packages allowed, and catch's own: the kata's package, no TestMain.
 func TestCheckTests(t *testing.T) {
@@ -178,7 +187,8 @@ func TestSleeps(t *testing.T) { time.Sleep(time.Second) }
 	for _, f := range fs {
 		got = append(got, f.String())
 		if strings.Contains(f.Message, "real clock") {
-			assert.False(t, f.Blocking(), "the real clock fails the run but lets it happen")
+			assert.False(t, f.Blocking(), "in code the real clock fails the grade but lets it run")
+			assert.Contains(t, f.Message, "synctest.Wait()", "in a test, advice for tests")
 		}
 	}
 	text := strings.Join(got, "\n")

@@ -26,9 +26,13 @@ type Report struct {
 	Race   bool   // run under the race detector
 	NoRace string // why not, when Race is false
 	Runs   int    // runs of each test on each version (--repeat)
-	Tests  []string
-	// Gate holds what the gate found in the tests. A blocking finding
-	// means nothing ran.
+	// Known counts the kata's mutants, the known mistakes, whether or
+	// not the tests ran against them.
+	Known int
+	Tests []string
+	// Gate holds what the gate found in the tests. Any finding means
+	// nothing ran: a test on the real clock cannot give the same answer
+	// every time, so its score would mean nothing.
 	Gate []gate.Finding
 	// Build is why the tests did not compile against the reference;
 	// nothing else ran then.
@@ -56,7 +60,7 @@ func (r *Report) Passed() bool {
 }
 
 // Ran reports whether the tests were run at all.
-func (r *Report) Ran() bool { return r.Build == nil && !blocked(r.Gate) }
+func (r *Report) Ran() bool { return r.Build == nil && len(r.Gate) == 0 }
 
 // Progress is called as the work goes on: Done of Of versions of the
 // code tested (the reference is the first).
@@ -64,26 +68,27 @@ type Progress func(done, of int)
 
 // Run grades the suite: the gate on the learner's tests, then the
 // reference, then every mutant, two at a time (each is a build and a
-// run). progress may be nil.
+// run). Whatever the gate finds in the learner's tests, or a compile
+// error, stops it before the reference. progress may be nil.
 func Run(ctx context.Context, tc *grade.Toolchain, root string, s *Suite, opt grade.Options, progress Progress) (*Report, error) {
 	k := s.Kata
 	r := &Report{Kata: k, Race: tc.Race, NoRace: tc.NoRace, Runs: max(1, opt.Repeat)}
 	if progress == nil {
 		progress = func(int, int) {}
 	}
+	ms, err := Mutants(k)
+	if err != nil {
+		return nil, err
+	}
+	r.Known = len(ms)
 	if s.Own {
 		gs, err := CheckTests(root, s)
 		if err != nil {
 			return nil, err
 		}
-		var stop *grade.Verdict
-		if r.Build, r.Gate, stop = grade.Screen(gs); stop != nil {
+		if r.Build, r.Gate, _ = grade.Screen(gs); !r.Ran() {
 			return r, nil
 		}
-	}
-	ms, err := Mutants(k)
-	if err != nil {
-		return nil, err
 	}
 	progress(0, len(ms)+1)
 	ref, err := s.Reference(ctx, tc, root, opt)
@@ -186,11 +191,6 @@ func CheckTests(root string, s *Suite) ([]gate.Finding, error) {
 		}
 	}
 	return append(fs, gate.Foreign(names)...), nil
-}
-
-// blocked reports whether a finding keeps the tests from running.
-func blocked(fs []gate.Finding) bool {
-	return slices.ContainsFunc(fs, gate.Finding.Blocking)
 }
 
 // rel shows path relative to root when it lies inside it.

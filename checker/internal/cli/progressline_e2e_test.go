@@ -13,8 +13,10 @@ import (
 
 // buildLineRE matches the progress lines of a slow build. Whether they show
 // depends on how loaded the machine is, so a test that wants no other
-// diagnostics on stderr leaves them out (withoutBuildLines).
-var buildLineRE = regexp.MustCompile(`(?m)^checker: buil(ding|t) \S+ .*\n`)
+// diagnostics on stderr leaves them out (withoutBuildLines). It matches
+// catch's progress lines in a log too: a guide shows catch as a terminal
+// does, where they are erased.
+var buildLineRE = regexp.MustCompile(`(?m)^checker: (buil(ding|t) \S+ |catch \S+: test(ing|ed) ).*\n`)
 
 func withoutBuildLines(stderr string) string { return buildLineRE.ReplaceAllString(stderr, "") }
 

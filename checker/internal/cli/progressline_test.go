@@ -89,3 +89,30 @@ func building(env Env, race bool) (built func()) {
 	t.Show(session.Building{Kata: "06-retry", Race: race})
 	return func() { t.Show(session.Built{Kata: "06-retry"}) }
 }
+
+// In a log, catch shows a plain line as it starts on the reference, then
+// one per batch of mutants and one at the last: a long run shows it is
+// alive, without a line per mutant.
+func TestCatchProgressInALog(t *testing.T) {
+	var out bytes.Buffer
+	s := screen(Env{Stderr: &out}, report.Style{})
+	for done := 0; done <= 13; done++ {
+		s.Show(session.CatchProgress{Kata: "03-bounded", Done: done, Of: 13, Race: true})
+	}
+	assert.Equal(t, "checker: catch 03-bounded: testing the reference, then 12 known mistakes…\n"+
+		"checker: catch 03-bounded: tested 5 of 12 known mistakes\n"+
+		"checker: catch 03-bounded: tested 10 of 12 known mistakes\n"+
+		"checker: catch 03-bounded: tested 12 of 12 known mistakes\n", out.String())
+}
+
+// On a terminal, catch's progress is one line, redrawn in place and
+// erased at the end.
+func TestCatchProgressOnATerminal(t *testing.T) {
+	var out bytes.Buffer
+	s := screen(Env{Stderr: &out, StderrTerminal: true}, report.Style{})
+	for done := 0; done <= 2; done++ {
+		s.Show(session.CatchProgress{Kata: "03-bounded", Done: done, Of: 2, Race: true})
+	}
+	assert.Equal(t, "\r\x1b[Kchecker: catch 03-bounded: testing the reference…"+
+		"\r\x1b[Kchecker: catch 03-bounded: testing mistake 1 of 1…\r\x1b[K", out.String())
+}

@@ -140,6 +140,32 @@ var realClock = map[string]map[string]string{
 	},
 }
 
+// realClockInTests is realClock's advice for a test file (a learner's
+// own tests, which catch runs): a test drives the code's mock clock and
+// waits on the bubble, as docs/catch.md teaches.
+var realClockInTests = map[string]map[string]string{
+	"github.com/benbjohnson/clock": {"New": "give the code a clock.NewMock() and move it with clk.Add(d)"},
+	"time": {
+		"Sleep":     "to wait for goroutines, call synctest.Wait() (it returns once every other goroutine of the bubble is blocked) or receive from a channel the code closes; to let time pass for the code, synctest.Wait() then clk.Add(d) on its mock clock",
+		"After":     "give the code a clock.NewMock() and move it with synctest.Wait(); clk.Add(d); inside synctest.Test a goroutine blocked for good fails the test, no time limit needed",
+		"AfterFunc": "give the code a clock.NewMock() and move it with synctest.Wait(); clk.Add(d)",
+		"NewTimer":  "give the code a clock.NewMock() and move it with synctest.Wait(); clk.Add(d); inside synctest.Test a goroutine blocked for good fails the test, no time limit needed",
+		"NewTicker": "give the code a clock.NewMock() and move it with synctest.Wait(); clk.Add(d)",
+		"Tick":      "give the code a clock.NewMock() and move it with synctest.Wait(); clk.Add(d)",
+		"Now":       "read the mock clock you gave the code: clk.Now()", "Since": "clk.Since on the mock clock you gave the code", "Until": "clk.Until on the mock clock you gave the code",
+	},
+	"context": {
+		"WithTimeout":       "use t.Context() inside synctest.Test, and cancel it yourself (context.WithCancel) once clk.Add has moved the mock clock past the deadline",
+		"WithTimeoutCause":  "cancel the context yourself (context.WithCancelCause) once clk.Add has moved the mock clock past the deadline",
+		"WithDeadline":      "use t.Context() inside synctest.Test, and cancel it yourself (context.WithCancel) once clk.Add has moved the mock clock past the deadline",
+		"WithDeadlineCause": "cancel the context yourself (context.WithCancelCause) once clk.Add has moved the mock clock past the deadline",
+	},
+}
+
+// IsTest reports whether the file called name is a test file: the gate's
+// advice for it is written for tests.
+func IsTest(name string) bool { return strings.HasSuffix(name, "_test.go") }
+
 // forbiddenCalls end the process or write its memory out, even from an
 // allowed package.
 var forbiddenCalls = map[string]map[string]string{
@@ -249,7 +275,11 @@ func (c *fileCheck) importSpec(imp *ast.ImportSpec) {
 	path, _ := strconv.Unquote(imp.Path.Value)
 	if !c.allow.pkgs[path] && c.allow.names[path] == nil {
 		c.add(imp.Pos(), RuleForbidden, "%s", refusal(path))
-		c.out[len(c.out)-1].Allowed = "the code may import only " + c.allow.shown
+		who := "the code"
+		if IsTest(c.name) {
+			who = "your tests"
+		}
+		c.out[len(c.out)-1].Allowed = who + " may import only " + c.allow.shown
 		return
 	}
 	name := path[strings.LastIndex(path, "/")+1:]
@@ -301,7 +331,11 @@ func (c *fileCheck) selector(n ast.Node) bool {
 		return true
 	}
 	if use, ok := realClock[path][sel.Sel.Name]; ok {
-		c.add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock: use the injected clock instead (%s)", path, sel.Sel.Name, use)
+		if IsTest(c.name) {
+			c.add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock, so the test's answer depends on the machine's speed: %s", path, sel.Sel.Name, realClockInTests[path][sel.Sel.Name])
+		} else {
+			c.add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock: use the injected clock instead (%s)", path, sel.Sel.Name, use)
+		}
 	}
 	if reason, ok := forbiddenCalls[path][sel.Sel.Name]; ok {
 		c.add(sel.Pos(), RuleForbidden, "%s.%s is not allowed: %s", path, sel.Sel.Name, reason)

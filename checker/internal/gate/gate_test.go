@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/gate"
 )
@@ -123,6 +124,39 @@ func TestRefusedImportNamesTheList(t *testing.T) {
 		assert.Contains(t, fs[0].Allowed, "sync/atomic")
 		assert.Contains(t, fs[0].Allowed, "; and for this kata: os/signal")
 	}
+}
+
+// In a test file the real clock gets advice written for tests: move the
+// mock clock, wait on the bubble; never "inject the clock".
+func TestRealClockInATestFile(t *testing.T) {
+	src := []byte(`package p
+import ("context"; "time"; "github.com/benbjohnson/clock")
+func TestX(ctx context.Context) {
+	time.Sleep(1)
+	<-time.After(1)
+	_ = time.Now()
+	t := time.NewTicker(1); t.Stop()
+	ctx, cancel := context.WithTimeout(ctx, 1); cancel()
+	_ = clock.New()
+}`)
+	allow := gate.NewAllowlist(nil)
+	code := gate.Check([]gate.Source{{Name: "x/p.go", Data: src}}, allow)
+	tests := gate.Check([]gate.Source{{Name: "x/p_test.go", Data: src}}, allow)
+	require.Len(t, tests, 6)
+	require.Len(t, code, 6)
+	for i, f := range tests {
+		assert.Equal(t, gate.RuleRealClock, f.Rule)
+		assert.Contains(t, f.Message, "uses the real clock, so the test's answer depends on the machine's speed: ")
+		assert.NotContains(t, f.Message, "injected clock", f.Message)
+		assert.Contains(t, f.Message, "clk.", "it names what to do with the mock clock: %s", f.Message)
+		assert.Contains(t, code[i].Message, "use the injected clock instead", "code keeps its advice")
+	}
+	assert.Contains(t, tests[0].Message, "synctest.Wait()")
+	assert.Contains(t, tests[0].Message, "clk.Add(d)")
+
+	fs := gate.Check([]gate.Source{{Name: "x/p_test.go", Data: []byte("package p\n\nimport \"os\"\n")}}, allow)
+	require.Len(t, fs, 1)
+	assert.True(t, strings.HasPrefix(fs[0].Allowed, "your tests may import only "), fs[0].Allowed)
 }
 
 func TestForeign(t *testing.T) {

@@ -159,6 +159,14 @@ func raceVerdict(out, dir string) Verdict {
 
 var timeoutRE = regexp.MustCompile(`panic: test timed out after (\S+)`)
 
+// What testing/synctest panics with when a bubble deadlocks: every
+// goroutine in it blocked, or the test's function returned with some
+// still blocked.
+const (
+	synctestDeadlock    = "deadlock: all goroutines in bubble are blocked"
+	synctestLeftBlocked = "deadlock: main bubble goroutine has exited but blocked goroutines remain"
+)
+
 // classifyCrash explains a test that was running when the binary died.
 func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
 	gs := failure.Parse(out)
@@ -169,6 +177,10 @@ func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
 		return hangVerdict(gs, dir, limit)
 	case strings.Contains(out, "fatal error: all goroutines are asleep - deadlock!"):
 		return Verdict{Kind: failure.Deadlock, Message: "deadlock: every goroutine is blocked", Detail: failure.Describe(gs, dir, 5)}
+	case strings.Contains(out, "panic: "+synctestDeadlock):
+		return Verdict{Kind: failure.Deadlock, Message: "deadlock: every goroutine of the test's synctest bubble is blocked and no timer can wake them: something waits for an event that never comes", Detail: failure.Describe(gs, dir, 5)}
+	case strings.Contains(out, "panic: "+synctestLeftBlocked):
+		return Verdict{Kind: failure.Leak, Message: "the test finished but goroutines of its synctest bubble are still blocked", Detail: failure.Describe(gs, dir, 5)}
 	case strings.Contains(out, "fatal error: concurrent map"):
 		return Verdict{Kind: failure.Race, Message: "the runtime caught goroutines using a map concurrently without a lock", Detail: failure.Describe(gs, dir, 3)}
 	case strings.Contains(out, "unexpected call to os.Exit"):
@@ -176,7 +188,8 @@ func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
 	}
 	if i := strings.Index(out, "panic: "); i >= 0 {
 		line, _, _ := strings.Cut(out[i+len("panic: "):], "\n")
-		line = strings.TrimSuffix(strings.TrimSpace(line), " [recovered]")
+		line = strings.TrimSpace(line)
+		line = strings.TrimSuffix(strings.TrimSuffix(line, " [recovered]"), " [recovered, repanicked]")
 		var where []string
 		if len(gs) > 0 {
 			for _, f := range gs[0].LearnerFrames(dir) {

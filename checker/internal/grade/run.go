@@ -196,7 +196,12 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[s
 			break
 		}
 		blamed := run.Running()
-		if len(blamed) == 0 {
+		if name := run.DiedIn(); len(blamed) == 0 && name != "" {
+			// A panic on the test's own goroutine, re-raised once the
+			// test was reported failed (a synctest bubble's deadlock):
+			// that test ended the run, not the ones after it.
+			verdicts[name] = g.diedIn(run, e, name, dir)
+		} else if len(blamed) == 0 {
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
 			same(verdicts, pending, g.diedOutsideTests(run, e, dir))
@@ -252,6 +257,15 @@ func (g *grader) diedOutsideTests(run *teststream.Run, e exit, dir string) Verdi
 	}
 	v.Message += " (before or between the tests: in an init function?)"
 	return v
+}
+
+// diedIn is the verdict of test name, which failed and then ended the
+// process (Run.DiedIn): the crash explains it better than its messages,
+// and the runs it passed before still count.
+func (g *grader) diedIn(run *teststream.Run, e exit, name, dir string) TestResult {
+	t := run.Tests[name]
+	v := classifyCrash(t.Output()+run.Output(), dir, e, g.timeout())
+	return TestResult{Name: name, Verdict: v, Results: t.Results, Output: t.Printed()}
 }
 
 // blame is the verdict of test name, running when the process died.

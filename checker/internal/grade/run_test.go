@@ -37,6 +37,9 @@ func fakeTestBinary(scenario string) int {
 		key, _ = io.ReadAll(f)
 		f.Close()
 	}
+	if scenario == "diesin" {
+		return diesInFirstTest(key)
+	}
 	seq := 0
 	sign := func(kind, name, result string) {
 		seq++
@@ -60,6 +63,54 @@ func fakeTestBinary(scenario string) int {
 	}
 	fmt.Print("\x16PASS\n")
 	return 0
+}
+
+// diesInFirstTest is a run of a learner's tests (catch) in which
+// TestDeadlocks, when asked for, fails and takes the process down with it,
+// as testing does with a panic on a test's own goroutine (a synctest
+// bubble's deadlock); the tests asked for without it pass.
+func diesInFirstTest(key []byte) int {
+	var run string
+	for _, a := range os.Args[1:] {
+		if r, ok := strings.CutPrefix(a, "-test.run="); ok {
+			run = r
+		}
+	}
+	if strings.Contains(run, "TestDeadlocks") {
+		dir, _ := os.Getwd()
+		fmt.Printf("\x16=== RUN   TestDeadlocks\n\x16--- FAIL: TestDeadlocks (0.00s)\n"+
+			"panic: deadlock: all goroutines in bubble are blocked [recovered, repanicked]\n\n"+
+			"goroutine 22 [chan receive (durable), synctest bubble 1]:\nkata.TestDeadlocks.func1(0x1)\n\t%s/dead_test.go:13 +0x25\n", dir)
+		return 2
+	}
+	for _, name := range []string{"TestFine", "TestAlsoFine"} {
+		fmt.Printf("\x16=== RUN   %s\n\x16--- PASS: %s (0.00s)\n", name, name)
+	}
+	fmt.Printf("\x16%s\n", receipt.Receipt{Seq: 1, Kind: receipt.End, Name: "-", Result: receipt.EndResult(0, 0)}.Sign(key).Frame())
+	fmt.Print("\x16PASS\n")
+	return 0
+}
+
+// A learner's test that fails and ends the process gets the blame; the
+// tests that did not get to run, run again without it and pass.
+func TestDiedInAFailedTest(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	g := &grader{tc: &Toolchain{Env: append(os.Environ(), fakeEnv+"=diesin")}, opt: DefaultOptions(),
+		pol: policyFor(Target{Suite: &Suite{Own: true}})}
+	tests := []string{"TestDeadlocks", "TestFine", "TestAlsoFine"}
+	hid := hidden{names: tests, itemOf: map[string]string{"TestDeadlocks": "TestDeadlocks", "TestFine": "TestFine", "TestAlsoFine": "TestAlsoFine"}}
+	dir := t.TempDir()
+	verdicts, err := g.runAll(context.Background(), self, dir, hid)
+	require.NoError(t, err)
+	dead := verdicts["TestDeadlocks"]
+	assert.Equal(t, failure.Deadlock, dead.Kind, dead.Message)
+	assert.Contains(t, dead.Message, "synctest bubble is blocked")
+	assert.Equal(t, []string{"chan receive (durable) at " + dir + "/dead_test.go:13 TestDeadlocks.func1"}, dead.Detail, "where it waits")
+	assert.Equal(t, []string{"fail"}, dead.Results)
+	for _, name := range []string{"TestFine", "TestAlsoFine"} {
+		assert.Equal(t, failure.Pass, verdicts[name].Kind, "%s: %s", name, verdicts[name].Message)
+	}
 }
 
 // The checker believes a pass only with a valid receipt for it from the

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // next), and the score.
 func Catch(w io.Writer, r *catch.Report, s Style) {
 	k := r.Kata
-	fmt.Fprintf(w, "%s · catch · your tests against the reference and %s\n", k.Slug, plural(len(r.Mutants), "known mistake"))
+	fmt.Fprintf(w, "%s · catch · your tests against the reference and %s\n", k.Slug, plural(r.Known, "known mistake"))
 	if !r.Race && r.NoRace != "" {
 		fmt.Fprintf(w, "\n%s\n", s.dim("run without the race detector: "+r.NoRace))
 	}
@@ -56,8 +57,13 @@ func catchRefusals(w io.Writer, r *catch.Report, s Style) {
 	}
 	if len(r.Gate) > 0 {
 		fmt.Fprintf(w, "  %s gate: your tests use what the grader does not allow\n", s.bad())
+		allowed := ""
 		for _, f := range r.Gate {
 			fmt.Fprintf(w, "      %s\n", f)
+			allowed = cmp.Or(allowed, f.Allowed)
+		}
+		if allowed != "" {
+			fmt.Fprintf(w, "      %s\n", s.dim(allowed))
 		}
 	}
 	if r.Build != nil {
@@ -139,8 +145,6 @@ func catchNext(r *catch.Report) string {
 		return "fix the false alarms first: a test that fails on correct code proves nothing about the mistakes."
 	case r.Passed():
 		return "every mistake caught, no false alarm: your tests would have stopped each of them."
-	case len(r.Gate) > 0:
-		return "fix what the gate found, then make catch EX=" + r.Kata.ID() + " again."
 	}
 	return "pick a symptom above, write a test that fails on it and passes on correct code, then make catch EX=" + r.Kata.ID() + " again."
 }

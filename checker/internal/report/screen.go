@@ -247,9 +247,22 @@ func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed, timed boo
 	}
 }
 
-// catchProgress draws how far a catch run is, on a terminal only.
+// CatchLogBatch is how many mutants a catch run tests between two of
+// its progress lines in a log: about one line a minute.
+const CatchLogBatch = 5
+
+// catchProgress draws how far a catch run is: on a terminal one line,
+// redrawn in place; in a log a plain line when the reference starts, then
+// one per batch of mutants, so a log shows the run is alive.
 func (t *Screen) catchProgress(e session.CatchProgress) {
 	if !t.ErrTerminal {
+		mutants := e.Done - 1
+		switch {
+		case e.Done == 0:
+			fmt.Fprintf(t.Err, "checker: catch %s: testing the reference, then %s…\n", e.Kata, plural(e.Of-1, "known mistake"))
+		case mutants > 0 && (mutants%CatchLogBatch == 0 || e.Done == e.Of):
+			fmt.Fprintf(t.Err, "checker: catch %s: tested %d of %s\n", e.Kata, mutants, plural(e.Of-1, "known mistake"))
+		}
 		return
 	}
 	if e.Done == e.Of {

@@ -107,6 +107,20 @@ func (r *Run) Running() []string {
 	return out
 }
 
+// DiedIn returns the test the binary died in after it had ended, or "":
+// the last top-level test to start, when it has ended with a failure and
+// the binary never printed its final word. That is how a panic on a
+// test's own goroutine ends a run (a synctest bubble's deadlock is one):
+// the testing package reports the test as failed, then panics again and
+// the process dies, with no test left running.
+func (r *Run) DiedIn() string {
+	t := r.top
+	if t == nil || t.open || r.Package != "" || len(t.Results) == 0 || t.Results[len(t.Results)-1] != "fail" {
+		return ""
+	}
+	return t.Name
+}
+
 // Decode reads the stream from rd until EOF, keeping at most limit bytes of
 // output per test and for the package.
 //

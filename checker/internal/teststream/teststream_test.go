@@ -94,6 +94,31 @@ func TestDecodeRepeatedRuns(t *testing.T) {
 	assert.Empty(t, r.Running())
 }
 
+// A panic on a test's own goroutine (a synctest deadlock) ends the run
+// after the test was reported failed: no test is running, and the test
+// the binary died in is the one that failed last.
+func TestDecodeDiedInAFailedTest(t *testing.T) {
+	died := "\x16=== RUN   TestA\n\x16--- PASS: TestA (0.00s)\n\x16=== NAME  \n" +
+		"\x16=== RUN   TestB\n\x16--- FAIL: TestB (0.00s)\n" +
+		"panic: deadlock: all goroutines in bubble are blocked [recovered, repanicked]\n\ngoroutine 20 [running]:\n"
+	r, err := teststream.Decode(strings.NewReader(died), 1<<10)
+	require.NoError(t, err)
+	assert.Empty(t, r.Running())
+	assert.Equal(t, "TestB", r.DiedIn())
+	assert.Contains(t, r.Tests["TestB"].Output(), "panic: deadlock", "the panic is the failed test's output")
+
+	for name, s := range map[string]string{
+		"ended with its final word": "\x16=== RUN   TestB\n\x16--- FAIL: TestB (0.00s)\n\x16FAIL\n",
+		"the last test passed":      "\x16=== RUN   TestB\n\x16--- FAIL: TestB (0.00s)\n\x16=== RUN   TestA\n\x16--- PASS: TestA (0.00s)\npanic: boom\n",
+		"a test still running":      "\x16=== RUN   TestB\npanic: boom\n",
+		"no test ran":               "panic: in init\n",
+	} {
+		r, err := teststream.Decode(strings.NewReader(s), 1<<10)
+		require.NoError(t, err)
+		assert.Empty(t, r.DiedIn(), name)
+	}
+}
+
 func TestDecodeKeepsHeadAndTailOfAFlood(t *testing.T) {
 	flood := strings.Repeat("spam spam spam\n", 20_000)
 	s := "\x16=== RUN   TestA\nfirst\n" + flood + "    a_test.go:9: the real failure\n\x16--- FAIL: TestA (0.00s)\n\x16FAIL\n"
