@@ -7,7 +7,10 @@ package firstwins
 // start and what Hedge returns; the test plays the scenario on the mock
 // clock and checks the start instants, the result, that no timer Hedge
 // made is left pending on clk, and that no replica is called after Hedge
-// returned. Two events the README does not order (two replicas answering
+// returned. Replicas fail with errors of their own, some matching
+// context.DeadlineExceeded or context.Canceled (just failures), and the
+// caller may cancel (Hedge returns ctx.Err() and the failures so far, as
+// First does). Two events the README does not order (two replicas answering
 // at the same instant while others wait to start, an answer as a hedge
 // falls due, anything at the timeout) are moved apart by 1ms when drawn;
 // with delay <= 0, any success among answers at one instant may win. One
@@ -39,12 +42,24 @@ type testHedgeReplica struct {
 	after   time.Duration // how long it runs once started
 	ok      bool          // succeeds; otherwise fails
 	honours bool          // returns as soon as its ctx is done
+	kind    int           // the kind of error it fails with
 }
+
+// The errors a replica fails with: its own, or one of its own that matches
+// a context error (a per-call timeout, a closed pool), which is a failure
+// like any other, not Hedge's timeout or the caller's cancel.
+const (
+	testHedgeBusy = iota
+	testHedgeOwnExpiry
+	testHedgeOwnCancel
+	testHedgeErrKinds
+)
 
 // testHedgeScenario is one run of Hedge.
 type testHedgeScenario struct {
 	delay   time.Duration
 	timeout time.Duration // <= 0: none
+	cancel  time.Duration // when the caller cancels; 0: never
 	reps    []testHedgeReplica
 	// meet: a success may fall at the instant a hedge falls due (and
 	// Hedge may then start that replica first, or not).
@@ -66,6 +81,18 @@ type testHedgeErr struct{ region string }
 
 func (e *testHedgeErr) Error() string { return "503 busy in " + e.region }
 
+// err is replica i's error when it fails, a fresh value per call.
+func (s testHedgeScenario) err(i int) error {
+	region := testHedgeRegions[i]
+	switch s.reps[i].kind {
+	case testHedgeOwnExpiry:
+		return fmt.Errorf("%s: own per-call timeout: %w", region, context.DeadlineExceeded)
+	case testHedgeOwnCancel:
+		return fmt.Errorf("%s: connection pool closed: %w", region, context.Canceled)
+	}
+	return &testHedgeErr{region}
+}
+
 func (s testHedgeScenario) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hedge with %d replica(s), delay %v", len(s.reps), s.delay)
@@ -76,11 +103,14 @@ func (s testHedgeScenario) String() string {
 	if s.timeout <= 0 {
 		b.WriteString(" (no timeout)")
 	}
+	if s.cancel > 0 {
+		fmt.Fprintf(&b, ", the caller cancels at %v", s.cancel)
+	}
 	b.WriteString(";")
 	for i, r := range s.reps {
 		what := fmt.Sprintf("succeeds with %q", s.value(i))
 		if !r.ok {
-			what = fmt.Sprintf("fails with %q", (&testHedgeErr{testHedgeRegions[i]}).Error())
+			what = fmt.Sprintf("fails with %q", s.err(i).Error())
 		}
 		ctx := "ignores its ctx"
 		if r.honours {
@@ -116,6 +146,7 @@ const (
 	testHedgeWin = iota
 	testHedgeAllFailed
 	testHedgeTimedOut
+	testHedgeCancelled
 )
 
 // testHedgeStart is when the README starts a replica, and why.
@@ -133,7 +164,7 @@ type testHedgeModel struct {
 	winners []int // the replicas whose success may be returned (several only at one instant with delay <= 0)
 	failed  []int // the replicas that failed before Hedge returned, or with its last failure
 	last    int   // the replica whose failure was the last (testHedgeAllFailed)
-	tie     int   // when simulate fails: the replica to move, or -1 for the timeout
+	tie     int   // when simulate fails: the replica to move, -1 for the timeout, -2 for the cancel
 	// mayStart: a success came as the hedge for replica len(starts) fell
 	// due (s.meet), so that replica may start at endAt, before Hedge returns.
 	mayStart bool
@@ -148,6 +179,9 @@ func (m testHedgeModel) endText(s testHedgeScenario) string {
 		return fmt.Sprintf("replicas %v succeed", m.winners)
 	case testHedgeAllFailed:
 		return fmt.Sprintf("replica %d fails, the last of the %d to fail", m.last, len(s.reps))
+	}
+	if m.outcome == testHedgeCancelled {
+		return fmt.Sprintf("the caller cancels at %v", s.cancel)
 	}
 	return fmt.Sprintf("the %v timeout passes", s.timeout)
 }
@@ -188,6 +222,9 @@ func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
 		if s.timeout > 0 {
 			next(s.timeout)
 		}
+		if s.cancel > 0 {
+			next(s.cancel)
+		}
 		var ends []int
 		for i, st := range m.starts {
 			if !ended[i] && st.at+s.reps[i].after == now {
@@ -198,6 +235,11 @@ func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
 		events := len(ends)
 		if hedge {
 			events++
+		}
+		cancel := s.cancel > 0 && s.cancel == now
+		if cancel && (events > 0 || timeout) {
+			m.tie = -2
+			return m, false
 		}
 		if timeout && events > 0 {
 			m.tie = -1
@@ -212,6 +254,10 @@ func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
 			return m, false
 		}
 		m.endAt = now
+		if cancel {
+			m.outcome = testHedgeCancelled
+			return m, true
+		}
 		if timeout {
 			m.outcome = testHedgeTimedOut
 			return m, true
@@ -262,6 +308,7 @@ type testHedgeDraw struct {
 	shortest, longest int // a replica runs shortest..longest quarters of the delay
 	odds              int // a replica succeeds one time in odds
 	timeoutOdds       int // a timeout one time in timeoutOdds
+	cancelOdds        int // the caller cancels one time in cancelOdds (never with meet)
 	// meet: a delay > 0, and a replica that succeeds at the very instant a
 	// hedge falls due.
 	meet bool
@@ -282,12 +329,16 @@ func (d testHedgeDraw) draw(r *rapid.T) testHedgeScenario {
 			after:   time.Duration(rapid.IntRange(d.shortest, d.longest).Draw(r, fmt.Sprintf("replica %d runs (x%v)", i, unit))) * unit,
 			ok:      rapid.IntRange(0, d.odds-1).Draw(r, fmt.Sprintf("replica %d succeeds", i)) == 0,
 			honours: rapid.Bool().Draw(r, fmt.Sprintf("replica %d honours ctx", i)),
+			kind:    rapid.IntRange(0, testHedgeErrKinds-1).Draw(r, fmt.Sprintf("replica %d fails with", i)),
 		})
 	}
 	if rapid.IntRange(0, d.timeoutOdds-1).Draw(r, "a timeout") == 0 {
 		s.timeout = time.Duration(rapid.IntRange(1, 16).Draw(r, fmt.Sprintf("timeout (x%v)", unit))) * unit
 	} else {
 		s.timeout = rapid.SampledFrom([]time.Duration{0, -1, -time.Second}).Draw(r, "no timeout")
+	}
+	if !d.meet && rapid.IntRange(0, d.cancelOdds-1).Draw(r, "the caller cancels") == 0 {
+		s.cancel = time.Duration(rapid.IntRange(1, 16).Draw(r, fmt.Sprintf("cancel at (x%v)", unit))) * unit
 	}
 	s.separate()
 	if d.meet {
@@ -304,7 +355,9 @@ func (s *testHedgeScenario) separate() {
 		if ok {
 			break
 		}
-		if m.tie < 0 {
+		if m.tie == -2 {
+			s.cancel += time.Millisecond
+		} else if m.tie < 0 {
 			s.timeout += time.Millisecond
 		} else {
 			s.reps[m.tie].after += time.Millisecond
@@ -420,7 +473,7 @@ func (s testHedgeScenario) play(h *katatest.H) {
 	calls := make([]func(context.Context) (string, error), n)
 	for i, rep := range s.reps {
 		run.at[i] = -1
-		run.errs = append(run.errs, &testHedgeErr{testHedgeRegions[i]})
+		run.errs = append(run.errs, s.err(i))
 		gates[i] = h.Gate()
 		calls[i] = func(ctx context.Context) (string, error) {
 			run.mu.Lock()
@@ -496,6 +549,9 @@ func (s testHedgeScenario) play(h *katatest.H) {
 				h.Advance(t - h.Elapsed())
 			}
 			release()
+			if m.outcome == testHedgeCancelled && t == m.endAt {
+				c.Cancel()
+			}
 		}
 		synctest.Wait()
 		// A return before its time first: the starts it missed follow from it.
@@ -648,6 +704,9 @@ func (s testHedgeScenario) checkReturned(h *katatest.H, m testHedgeModel, t time
 		case testHedgeTimedOut:
 			why = "stop waiting at the timeout on the injected clock: one clk.Timer from the start of Hedge, " +
 				"in the select"
+		case testHedgeCancelled:
+			why = "when the caller's ctx is done, return at once with ctx.Err() and the failures so far: " +
+				"select on ctx.Done() too, and don't wait for the replicas"
 		}
 		for i, st := range m.starts {
 			if r := s.reps[i]; !r.honours && st.at+r.after > t {
@@ -673,6 +732,9 @@ func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *tes
 		if m.outcome == testHedgeWin {
 			why = "a success is returned as it is"
 		}
+		if m.outcome == testHedgeCancelled {
+			why = "the caller cancelled before any timeout, so the error is ctx.Err(), not a timeout"
+		}
 		if s.timeout <= 0 {
 			why = fmt.Sprintf("timeout %v means no timeout: timeout <= 0 means no timeout, so arm a timer only "+
 				"when timeout > 0", s.timeout)
@@ -695,6 +757,11 @@ func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *tes
 	if got.err == nil || got.v != "" {
 		h.Errorf("Hedge returned (%q, %v) %s; want the zero value and an error: every failure returns the zero "+
 			"value of T", got.v, got.err, when)
+		return false
+	}
+	if m.outcome == testHedgeCancelled && !errors.Is(got.err, context.Canceled) {
+		h.Errorf("Hedge returned %q %s; want an error matching ctx.Err() (context.Canceled), with the failures "+
+			"so far (chain %s)", got.err, when, katatest.Chain(got.err))
 		return false
 	}
 	if m.outcome == testHedgeTimedOut {
@@ -734,14 +801,14 @@ func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *tes
 func TestB1_ExploreTheHedgeSchedule(t *testing.T) {
 	// Replicas that run up to three delays, mostly failing: older ones
 	// still run when newer ones start, and fail while they do.
-	d := testHedgeDraw{minN: 3, shortest: 3, longest: 9, odds: 6, timeoutOdds: 8}
+	d := testHedgeDraw{minN: 3, shortest: 3, longest: 9, odds: 6, timeoutOdds: 8, cancelOdds: 5}
 	katatest.Explore(t, 15, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
 }
 
 func TestB1_ExploreNoHedgeTimerIsLeftPending(t *testing.T) {
 	// Replicas that answer before the next one is due: failures start the
 	// next replica early, and Hedge returns before the delay is up.
-	d := testHedgeDraw{minN: 2, shortest: 0, longest: 2, odds: 4, timeoutOdds: 8}
+	d := testHedgeDraw{minN: 2, shortest: 0, longest: 2, odds: 4, timeoutOdds: 8, cancelOdds: 5}
 	katatest.Explore(t, 15, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
 }
 

@@ -1,0 +1,345 @@
+package firstwins
+
+// Explored B2: Collect over drawn scenarios. Each replica answers at a
+// drawn instant, or not before Collect returns, with a success, a failure
+// with the zero value, a failure with a value along with it, a wrapped
+// error, or an error of its own that matches context.DeadlineExceeded or
+// context.Canceled; the caller's timeout and cancel are drawn too. The
+// model: Collect returns at the first of the last answer, the timeout and
+// the cancel, and each Reply is exactly what its replica returned, or the
+// zero value and the error of what ended Collect. An answer at the instant
+// of the timeout or the cancel is moved 1ms later (the README does not
+// order them).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+// What a replica answers.
+const (
+	testCollectOK        = iota // a value and a nil error
+	testCollectFail             // the zero value and an error
+	testCollectStale            // a value along with an error
+	testCollectWrapped          // a value along with a wrapped error
+	testCollectOwnExpiry        // its own per-call timeout: matches context.DeadlineExceeded
+	testCollectOwnCancel        // its own cancellation: matches context.Canceled
+	testCollectKinds
+)
+
+// testCollectReplica is what one replica of Collect does.
+type testCollectReplica struct {
+	answers bool          // answers at at; otherwise only after Collect returned
+	at      time.Duration // when it answers
+	kind    int
+	honours bool // gives up when its ctx is done
+}
+
+type testCollectScenario struct {
+	timeout time.Duration // <= 0: none
+	cancel  time.Duration // when the caller cancels; 0: never
+	reps    []testCollectReplica
+}
+
+// What ends Collect.
+const (
+	testCollectAll = iota
+	testCollectTimedOut
+	testCollectCancelled
+)
+
+// end is when Collect returns, and why.
+func (s testCollectScenario) end() (at time.Duration, why int) {
+	at, why = 0, testCollectAll
+	for _, r := range s.reps {
+		if !r.answers {
+			at = -1
+			break
+		}
+		at = max(at, r.at)
+	}
+	if s.timeout > 0 && (at < 0 || s.timeout < at) {
+		at, why = s.timeout, testCollectTimedOut
+	}
+	if s.cancel > 0 && (at < 0 || s.cancel < at) {
+		at, why = s.cancel, testCollectCancelled
+	}
+	return at, why
+}
+
+func (s testCollectScenario) endText() string {
+	at, why := s.end()
+	switch why {
+	case testCollectTimedOut:
+		return fmt.Sprintf("the %v timeout passes", s.timeout)
+	case testCollectCancelled:
+		return fmt.Sprintf("the caller cancels at %v", s.cancel)
+	}
+	if len(s.reps) == 0 {
+		return "there is no replica to wait for"
+	}
+	return fmt.Sprintf("the last replica answers at %v", at)
+}
+
+// answered: replica i answered before Collect returned.
+func (s testCollectScenario) answered(i int) bool {
+	at, _ := s.end()
+	r := s.reps[i]
+	return r.answers && (at < 0 || r.at <= at)
+}
+
+func (s testCollectScenario) value(i int) string {
+	return fmt.Sprintf("%d.99 from %s", 10+i, testHedgeRegions[i])
+}
+
+// reply is what replica i returns when it answers, a distinct error value
+// per replica.
+func (s testCollectScenario) reply(i int) Reply[string] {
+	busy := &testHedgeErr{testHedgeRegions[i]}
+	switch s.reps[i].kind {
+	case testCollectFail:
+		return Reply[string]{"", busy}
+	case testCollectStale:
+		return Reply[string]{"stale " + s.value(i), busy}
+	case testCollectWrapped:
+		return Reply[string]{"partial " + s.value(i), fmt.Errorf("quote from %s: %w", testHedgeRegions[i], busy)}
+	case testCollectOwnExpiry:
+		return Reply[string]{"cached " + s.value(i), fmt.Errorf("%s: own 50ms per-call timeout: %w",
+			testHedgeRegions[i], context.DeadlineExceeded)}
+	case testCollectOwnCancel:
+		return Reply[string]{"", fmt.Errorf("%s: connection pool closed: %w", testHedgeRegions[i], context.Canceled)}
+	}
+	return Reply[string]{s.value(i), nil}
+}
+
+func (s testCollectScenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Collect with %d replica(s), timeout %v", len(s.reps), s.timeout)
+	if s.timeout <= 0 {
+		b.WriteString(" (no timeout)")
+	}
+	if s.cancel > 0 {
+		fmt.Fprintf(&b, ", the caller cancels at %v", s.cancel)
+	}
+	b.WriteString(";")
+	for i, r := range s.reps {
+		when := "answers only after Collect returned"
+		if r.answers {
+			rp := s.reply(i)
+			when = fmt.Sprintf("answers (%q, %v) at %v", rp.Value, rp.Err, r.at)
+		}
+		ctx := "ignores its ctx"
+		if r.honours {
+			ctx = "honours its ctx"
+		}
+		fmt.Fprintf(&b, "\n  replica %d: %s; %s", i, when, ctx)
+	}
+	at, _ := s.end()
+	fmt.Fprintf(&b, "\n  by the README: Collect returns at %v, when %s", at, s.endText())
+	return b.String()
+}
+
+func testDrawCollect(r *rapid.T) testCollectScenario {
+	const unit = 10 * time.Millisecond
+	var s testCollectScenario
+	n := rapid.IntRange(0, 4).Draw(r, "replicas")
+	for i := range n {
+		s.reps = append(s.reps, testCollectReplica{
+			answers: rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("replica %d answers in time (not 0)", i)) != 0,
+			at:      time.Duration(rapid.IntRange(0, 10).Draw(r, fmt.Sprintf("replica %d answers at (x10ms)", i))) * unit,
+			kind:    rapid.IntRange(0, testCollectKinds-1).Draw(r, fmt.Sprintf("replica %d answers with", i)),
+			honours: rapid.Bool().Draw(r, fmt.Sprintf("replica %d honours ctx", i)),
+		})
+	}
+	if rapid.IntRange(0, 3).Draw(r, "a timeout (not 0)") != 0 {
+		s.timeout = time.Duration(rapid.IntRange(1, 12).Draw(r, "timeout (x10ms)")) * unit
+	} else {
+		s.timeout = rapid.SampledFrom([]time.Duration{0, -1, -time.Second}).Draw(r, "no timeout")
+	}
+	if rapid.IntRange(0, 2).Draw(r, "the caller cancels") == 0 {
+		s.cancel = time.Duration(rapid.IntRange(1, 12).Draw(r, "cancel at (x10ms)")) * unit
+	}
+	if at, _ := s.end(); at < 0 {
+		s.cancel = 13 * unit // something must end Collect: here the caller gives up
+	}
+	// Events the README does not order are moved apart.
+	if s.timeout > 0 && s.cancel == s.timeout {
+		s.cancel += time.Millisecond
+	}
+	for i := range s.reps {
+		for s.reps[i].at == s.timeout || s.reps[i].at == s.cancel {
+			s.reps[i].at += time.Millisecond
+		}
+	}
+	return s
+}
+
+func (s testCollectScenario) play(h *katatest.H) {
+	n := len(s.reps)
+	gates := make([]*katatest.Gate, n)
+	calls := make([]testCall, n)
+	replies := make([]Reply[string], n) // made once: a Reply's Err must be the very value its replica returned
+	for i := range s.reps {
+		replies[i] = s.reply(i)
+	}
+	for i, rep := range s.reps {
+		gates[i] = h.Gate()
+		calls[i] = func(ctx context.Context) (string, error) {
+			if !rep.answers || rep.at > 0 {
+				hold := context.Background()
+				if rep.honours {
+					hold = ctx
+				}
+				if err := gates[i].Hold(hold); err != nil {
+					return "", fmt.Errorf("gave up: %w", err)
+				}
+			}
+			if !rep.answers {
+				return "late " + s.value(i), errors.New("too late")
+			}
+			return replies[i].Value, replies[i].Err
+		}
+	}
+	c := katatest.Start(h, func(ctx context.Context) ([]Reply[string], error) {
+		return Collect(ctx, h.Clk, s.timeout, calls...), nil
+	})
+	if c.Broken() {
+		return
+	}
+	endAt, why := s.end()
+	instants := []time.Duration{0, endAt}
+	for _, r := range s.reps {
+		if r.answers && r.at <= endAt {
+			instants = append(instants, r.at)
+		}
+	}
+	slices.Sort(instants)
+	for _, t := range slices.Compact(instants) {
+		if t > h.Elapsed() {
+			h.Advance(t - h.Elapsed())
+		}
+		for i, r := range s.reps {
+			if r.answers && r.at == t && t > 0 {
+				gates[i].Release()
+			}
+		}
+		if why == testCollectCancelled && t == endAt {
+			c.Cancel()
+		}
+		synctest.Wait()
+		if t < endAt && c.Returned() {
+			got, _ := c.Result()
+			h.Errorf("Collect returned %v at %v, before anything ended it (it returns at %v, when %s): wait until "+
+				"every replica has answered, the timeout passes (timeout <= 0 means no timeout) or ctx is done",
+				got, t, endAt, s.endText())
+			katatest.Unwind(h, c)
+			return
+		}
+		if t == endAt && !c.Returned() {
+			h.Errorf("Collect was still waiting at %v, when %s: return as soon as every replica has answered, "+
+				"the timeout passes on clk or ctx is done, whichever comes first, and drop the answers that come "+
+				"later", t, s.endText())
+			katatest.Unwind(h, c)
+			return
+		}
+	}
+	got, _ := c.Result()
+	if !s.checkReplies(h, replies, got) {
+		katatest.Unwind(h, c)
+		return
+	}
+	before := slices.Clone(got)
+	if moved := h.PendingTimer(); moved != 0 {
+		h.Errorf("Collect returned at %v (%s) and left a timer pending on clk (WaitForAllTimers moved the "+
+			"mock clock %v further): stop the timeout's timer on every way out (defer t.Stop(); clk.After "+
+			"cannot be stopped)", endAt, s.endText(), moved)
+		katatest.Unwind(h, c)
+		return
+	}
+	for _, g := range gates {
+		g.Release() // the replicas that had not answered answer now, after Collect returned
+	}
+	if _, _, ok := c.Finish("Collect"); !ok {
+		return
+	}
+	for i := range got {
+		if got[i] != before[i] {
+			h.Errorf("replica %d answered after Collect had returned at %v (%s), and the slice Collect returned "+
+				"changed from %v to %v: once Collect returns, the replies belong to the caller; drop a late answer",
+				i, endAt, s.endText(), before[i], got[i])
+			return
+		}
+	}
+}
+
+// checkReplies: one Reply per call, in the order of calls, each what its
+// replica returned, or the zero value and the error of what ended Collect.
+func (s testCollectScenario) checkReplies(h *katatest.H, replies, got []Reply[string]) bool {
+	h.T.Helper()
+	endAt, why := s.end()
+	if len(got) != len(s.reps) {
+		h.Errorf("Collect returned %d replies for %d calls: return one Reply per call, in the order of calls "+
+			"(no calls gives an empty slice)", len(got), len(s.reps))
+		return false
+	}
+	for i, r := range s.reps {
+		g := got[i]
+		if s.answered(i) {
+			want := replies[i]
+			if g.Value != want.Value || g.Err != want.Err {
+				msg := fmt.Sprintf("Collect returned Reply{%q, %v} for replica %d, which answered (%q, %v) at %v, "+
+					"before Collect returned at %v (%s): a Reply holds exactly what the replica returned, in the "+
+					"order of calls", g.Value, g.Err, i, want.Value, want.Err, r.at, endAt, s.endText())
+				switch {
+				case want.Err != nil && g.Err == want.Err && g.Value == "":
+					msg += "; keep the value a replica returned along with its error (the zero value on failure " +
+						"is First's rule for its own result, not Collect's: a Reply is the replica's answer as it is)"
+				case want.Err != nil && g.Err != want.Err && errors.Is(g.Err, want.Err):
+					msg += "; don't wrap or replace the replica's error"
+				case want.Err != nil && (errors.Is(g.Err, ErrTimeout) || errors.Is(g.Err, context.Canceled)):
+					msg += "; the replica answered in time, so its Reply is its answer, even when its own error " +
+						"matches context.DeadlineExceeded or context.Canceled: tell an answer from a missing " +
+						"one by whether it arrived, not by its error"
+				}
+				h.Errorf("%s", msg)
+				return false
+			}
+			continue
+		}
+		what := fmt.Sprintf("replica %d had not answered when Collect returned at %v (%s)", i, endAt, s.endText())
+		if g.Value != "" {
+			h.Errorf("Collect returned Reply{%q, %v}: %s, so its Value must be the zero value", g.Value, g.Err, what)
+			return false
+		}
+		switch why {
+		case testCollectTimedOut:
+			if !errors.Is(g.Err, ErrTimeout) || !errors.Is(g.Err, context.DeadlineExceeded) {
+				h.Errorf("Collect returned Reply{%q, %v}: %s, so its Err must match ErrTimeout and "+
+					"context.DeadlineExceeded (chain %s); cancel the replicas only after the replies are taken, "+
+					"a replica's answer to that cancel is not an answer", g.Value, g.Err, what, katatest.Chain(g.Err))
+				return false
+			}
+		case testCollectCancelled:
+			if !errors.Is(g.Err, context.Canceled) || errors.Is(g.Err, ErrTimeout) {
+				h.Errorf("Collect returned Reply{%q, %v}: %s, so its Err must match ctx.Err() "+
+					"(context.Canceled), and not ErrTimeout (chain %s)", g.Value, g.Err, what, katatest.Chain(g.Err))
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func TestB2_ExploreEveryReplyIsWhatTheReplicaReturned(t *testing.T) {
+	katatest.Explore(t, 16, testDrawCollect, func(h *katatest.H, s testCollectScenario) { s.play(h) })
+}
