@@ -242,7 +242,10 @@ type testFanDraw struct {
 	// after another one: the panics come out of index order.
 	manyPanics bool
 	either     bool // Map or MapAll, drawn
-	mustCancel bool // with cancel: the caller always cancels, while a call that honours ctx still waits
+	// One call panics with a nested Map's *PanicError as it is, and
+	// maybe another with one wrapped in an error.
+	nestedPanic bool
+	mustCancel  bool // with cancel: the caller always cancels, while a call that honours ctx still waits
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
@@ -307,6 +310,13 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 		for _, i := range idx[:rapid.IntRange(2, min(3, s.n)).Draw(r, "how many panic")] {
 			s.elems[i].panic = rapid.IntRange(0, testPanicKinds-1).Draw(r, fmt.Sprintf("in[%d] panic kind", i))
 			s.elems[i].react = testIgnores
+		}
+	}
+	if d.nestedPanic {
+		idx := rapid.Permutation(seq(s.n)).Draw(r, "the elements that panic with a nested *PanicError")
+		s.elems[idx[0]].panic = testPanicNested
+		if s.n >= 2 && rapid.Bool().Draw(r, "another panics with one wrapped") {
+			s.elems[idx[1]].panic = testPanicNestedWrapped
 		}
 	}
 	if d.mustCause && !slices.ContainsFunc(s.elems, func(e testFanElem) bool { return e.fails || e.panic >= 0 }) {
@@ -1376,7 +1386,7 @@ func TestB1_ExploreTheCallersCtxStillRulesMapAll(t *testing.T) {
 	// failure, after it or with it.
 	d = testFanDraw{focus: "B1", all: true, minN: 1, maxN: 5, maxCall: 2, fail: true, together: true, cancel: true,
 		mustCancel: true, reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
-	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestB2_ExploreSeveralPanicsRaiseTheLowestIndex(t *testing.T) {
@@ -1384,5 +1394,14 @@ func TestB2_ExploreSeveralPanicsRaiseTheLowestIndex(t *testing.T) {
 	// or succeed: Map (or MapAll) raises the lowest index's panic.
 	d := testFanDraw{focus: "B2", either: true, minN: 2, maxN: 5, maxCall: 2, fail: true, manyPanics: true,
 		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
-	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestB2_ExploreANestedMapsPanicIsWrappedAgain(t *testing.T) {
+	// fn runs a Map of its own and does not recover its panic: fn panics
+	// with a *PanicError naming the inner element (as it is, or inside an
+	// error), a value like any other, wrapped with the outer index.
+	d := testFanDraw{focus: "B2", either: true, minN: 1, maxN: 4, maxCall: 2, fail: true, nestedPanic: true,
+		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 3, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
