@@ -86,10 +86,23 @@ const (
 	testPanicString  = iota // panic("…")
 	testPanicError          // panic(errors.New("…"))
 	testPanicRuntime        // a nil map write: a runtime.Error
+	// The panic of a Map nested in fn that fn did not recover: a
+	// *PanicError naming an element of the inner input, as it is or
+	// inside an error. A value like any other: the outer Map wraps it.
+	testPanicNested        // panic(&PanicError{Index: 12, Value: "…"})
+	testPanicNestedWrapped // panic(fmt.Errorf("price options: %w", &PanicError{Index: 12, Value: "…"}))
 	testPanicKinds
 )
 
-var testPanicNames = [...]string{"panic(%q)", "panic(errors.New(%q))", "a runtime error (assignment to entry in nil map)"}
+var testPanicNames = [...]string{"panic(%q)", "panic(errors.New(%q))", "a runtime error (assignment to entry in nil map)",
+	"panic(&PanicError{Index: 12, Value: %q}), the panic of a Map nested in fn that fn did not recover",
+	"panic(fmt.Errorf(\"price options: %%w\", &PanicError{Index: 12, Value: %q})), the panic of a Map nested in fn, wrapped by fn"}
+
+// testNestedPanicValue: the panic kind is a nested Map's *PanicError, as
+// it is or wrapped.
+func testNestedPanicValue(kind int) bool {
+	return kind == testPanicNested || kind == testPanicNestedWrapped
+}
 
 // Texts a call fails with. Some repeat across elements (distinct values,
 // the same words), and one says "context canceled" without being a cancel.
@@ -188,6 +201,8 @@ func (s testFanScenario) String() string {
 
 func (e testFanElem) describe() string {
 	switch {
+	case e.panic == testPanicRuntime:
+		return "panics with " + testPanicNames[e.panic]
 	case e.panic >= 0:
 		return "panics with " + fmt.Sprintf(testPanicNames[e.panic], "price table corrupted")
 	case !e.fails:
@@ -222,10 +237,22 @@ type testFanDraw struct {
 	nested    bool // the failure that comes first (alone), or one of MapAll's, is a nested fan-out's error
 	recovered bool // with nested: that error is the nested fan-out's panic, recovered by fn and returned (a *PanicError)
 	mustPanic bool // at least one call panics
+	// Two or three calls panic, each ignoring its ctx (so it panics even
+	// after a cancel), released one at a time with the lowest of them
+	// after another one: the panics come out of index order.
+	manyPanics bool
+	either     bool // Map or MapAll, drawn
+	// One call panics with a nested Map's *PanicError as it is, and
+	// maybe another with one wrapped in an error.
+	nestedPanic bool
+	mustCancel  bool // with cancel: the caller always cancels, while a call that honours ctx still waits
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 	s := testFanScenario{all: d.all, focus: d.focus, early: d.early, cancelOn: -1}
+	if d.either {
+		s.all = rapid.Bool().Draw(r, "MapAll")
+	}
 	if d.rush {
 		return d.drawRush(r, s)
 	}
@@ -278,6 +305,20 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 		i := rapid.IntRange(0, s.n-1).Draw(r, "the element that must panic")
 		s.elems[i].panic = rapid.IntRange(0, testPanicKinds-1).Draw(r, "its panic kind")
 	}
+	if d.manyPanics && s.n >= 2 {
+		idx := rapid.Permutation(seq(s.n)).Draw(r, "the elements that panic")
+		for _, i := range idx[:rapid.IntRange(2, min(3, s.n)).Draw(r, "how many panic")] {
+			s.elems[i].panic = rapid.IntRange(0, testPanicKinds-1).Draw(r, fmt.Sprintf("in[%d] panic kind", i))
+			s.elems[i].react = testIgnores
+		}
+	}
+	if d.nestedPanic {
+		idx := rapid.Permutation(seq(s.n)).Draw(r, "the elements that panic with a nested *PanicError")
+		s.elems[idx[0]].panic = testPanicNested
+		if s.n >= 2 && rapid.Bool().Draw(r, "another panics with one wrapped") {
+			s.elems[idx[1]].panic = testPanicNestedWrapped
+		}
+	}
 	if d.mustCause && !slices.ContainsFunc(s.elems, func(e testFanElem) bool { return e.fails || e.panic >= 0 }) {
 		i := rapid.IntRange(0, s.n-1).Draw(r, "the element that must fail")
 		if d.panics {
@@ -324,6 +365,19 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 		return s // nothing may be called
 	}
 	order := rapid.Permutation(seq(s.n)).Draw(r, "release order")
+	if d.manyPanics {
+		// The first panic to come is never the lowest index's.
+		var at []int // positions in order of the panicking elements
+		for k, i := range order {
+			if s.elems[i].panic >= 0 {
+				at = append(at, k)
+			}
+		}
+		lowest := slices.MinFunc(at, func(a, b int) int { return order[a] - order[b] })
+		if len(at) >= 2 && lowest == at[0] {
+			order[at[0]], order[at[1]] = order[at[1]], order[at[0]]
+		}
+	}
 	for len(order) > 0 {
 		k := 1
 		if d.together {
@@ -341,11 +395,20 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 	if d.lateFail {
 		s.steps = slices.Insert(s.steps, 0, []int{}) // the cancel comes before any call returns
 		s.cancelAt = 1
-	} else if d.cancel && rapid.Bool().Draw(r, "the caller cancels") {
+	} else if d.cancel && (d.mustCancel || rapid.Bool().Draw(r, "the caller cancels")) {
 		// A step of its own, or with the releases of a step: before the
 		// first failure, after it, or with it.
-		at := rapid.IntRange(0, len(s.steps)).Draw(r, "cancel before step")
-		if d.together && at < len(s.steps) && rapid.Bool().Draw(r, "with that step's releases") {
+		last := len(s.steps)
+		if d.mustCancel {
+			// Before the last step, whose first call honours its ctx: it
+			// is still waiting when the cancel comes.
+			last--
+			i := s.steps[last][0]
+			s.elems[i].react = rapid.SampledFrom(slices.DeleteFunc(slices.Clone(d.reacts), func(r int) bool { return !testHonours(r) })).
+				Draw(r, fmt.Sprintf("in[%d] reaction (it waits at the cancel)", i))
+		}
+		at := rapid.IntRange(0, last).Draw(r, "cancel before step")
+		if d.together && at < last && rapid.Bool().Draw(r, "with that step's releases") {
 			s.cancelAt = at + 1
 		} else {
 			s.steps = slices.Insert(s.steps, at, []int{})
@@ -480,6 +543,11 @@ func testNewFx(h *katatest.H, s *testFanScenario, caller int) *testFx {
 			p = "price table corrupted"
 		case testPanicError:
 			p = errors.New("price table corrupted")
+		case testPanicNested:
+			p = &PanicError{Index: testInnerIndex, Value: "price table corrupted", Stack: []byte("goroutine 9 [running]:\n")}
+		case testPanicNestedWrapped:
+			p = fmt.Errorf("price options: %w",
+				&PanicError{Index: testInnerIndex, Value: "price table corrupted", Stack: []byte("goroutine 9 [running]:\n")})
 		}
 		f.panics = append(f.panics, p)
 	}
@@ -541,7 +609,7 @@ func (f *testFx) fn(ctx context.Context, v int) (out string, err error) {
 		return "", fmt.Errorf("price lookup #%d: %w", v, ctx.Err())
 	}
 	switch e.panic {
-	case testPanicString, testPanicError:
+	case testPanicString, testPanicError, testPanicNested, testPanicNestedWrapped:
 		panic(f.panics[i])
 	case testPanicRuntime:
 		var m map[int]int
@@ -716,32 +784,41 @@ func (s testFanScenario) what() string {
 	return "Map"
 }
 
+// ctxReq is the item that grades what the caller's ctx does to a call:
+// R5 for Map; for MapAll, the bonus B1 (its doc comment says the same).
+func (s testFanScenario) ctxReq() string {
+	if s.all {
+		return "B1"
+	}
+	return "R5"
+}
+
 // checkAtOnce: an already-done ctx or an empty input returns at once
 // without calling fn.
 func (s testFanScenario) checkAtOnce(h *katatest.H, callers []*testCaller) {
 	for _, c := range callers {
 		if v := c.f.view(); slices.ContainsFunc(v.calls, func(n int) bool { return n > 0 }) {
-			s.report(h, "R5", "ctx was already done, yet %s called fn: nobody waits for the answer, so check ctx.Err() before "+
+			s.report(h, s.ctxReq(), "ctx was already done, yet %s called fn: nobody waits for the answer, so check ctx.Err() before "+
 				"starting any work", s.what())
 			return
 		}
 		if !c.c.Returned() {
 			if s.n == 0 {
-				s.report(h, "R5", "%s over an empty input was still waiting: with nothing to do it must return at once", s.what())
+				s.report(h, s.ctxReq(), "%s over an empty input was still waiting: with nothing to do it must return at once", s.what())
 			} else {
-				s.report(h, "R5", "ctx was already done, but %s was still waiting: check ctx.Err() first and return it at once", s.what())
+				s.report(h, s.ctxReq(), "ctx was already done, but %s was still waiting: check ctx.Err() first and return it at once", s.what())
 			}
 			return
 		}
 		seen, _ := c.c.Result()
 		seen = seen.read()
 		if seen.panicked {
-			s.report(h, "R5", "%s panicked with %v, with nothing to call", s.what(), seen.value)
+			s.report(h, s.ctxReq(), "%s panicked with %v, with nothing to call", s.what(), seen.value)
 			return
 		}
 		if s.n == 0 {
 			if seen.err != nil || seen.outNil || len(seen.out) != 0 {
-				s.report(h, "R5", "%s over an empty input returned (%#v, %v); want a non-nil empty slice ([]string{}, which "+
+				s.report(h, s.ctxReq(), "%s over an empty input returned (%#v, %v); want a non-nil empty slice ([]string{}, which "+
 					"encodes as [] in JSON, not null) and a nil error", s.what(), seen.out, seen.err)
 			}
 			return
@@ -751,7 +828,7 @@ func (s testFanScenario) checkAtOnce(h *katatest.H, callers []*testCaller) {
 			want = context.DeadlineExceeded
 		}
 		if !errors.Is(seen.err, want) || !seen.outNil {
-			s.report(h, "R5", "ctx was already done (ctx.Err() is %v), and %s returned (%#v, %v); want nil and an error "+
+			s.report(h, s.ctxReq(), "ctx was already done (ctx.Err() is %v), and %s returned (%#v, %v); want nil and an error "+
 				"matching ctx.Err()", want, s.what(), seen.out, seen.err)
 			return
 		}
@@ -844,7 +921,11 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 			return false
 		}
 		if !rel && st == 1 && testHonours(e.react) && cancelled <= k {
-			if s.cancelAt > 0 && s.cancelAt <= k && (s.all || s.cancelAt <= min(firstErr, panicAt)) {
+			if s.all && s.cancelAt > 0 && s.cancelAt <= k {
+				s.report(h, "B1", "MapAll: %s, but in[%d] was still waiting on its ctx after that: a failure cancels nothing "+
+					"in MapAll, but the caller's cancel must still reach every call; give every call a ctx derived from the "+
+					"caller's (context.WithCancel(ctx)), not context.WithoutCancel(ctx) or context.Background()", cause, i)
+			} else if s.cancelAt > 0 && s.cancelAt <= k && s.cancelAt <= min(firstErr, panicAt) {
 				s.report(h, "R5", "%s, but in[%d] was still waiting on its ctx after that: the cancel must reach every call; "+
 					"give every call a ctx derived from the caller's (context.WithCancel(ctx)), not context.Background()",
 					cause, i)
@@ -1143,10 +1224,33 @@ func (s testFanScenario) checkPanic(h *katatest.H, c *testCaller, v testFxView, 
 		s.report(h, "B2", "fn panicked for %s: %s must panic with a *PanicError, not with %T (%v)", testElements(idx), s.what(), seen.value, seen.value)
 		return false
 	}
+	for _, i := range idx {
+		var inner *PanicError
+		if nested, isErr := c.f.panics[i].(error); testNestedPanicValue(s.elems[i].panic) && isErr &&
+			errors.As(nested, &inner) && (pe == inner || pe.Index == inner.Index && !slices.Contains(idx, pe.Index)) {
+			return s.report(h, "B2", "fn for in[%d] panicked with %T (%v), the *PanicError of a Map nested in fn (it names in[%d] "+
+				"of the inner input), and %s raised that inner *PanicError (Index %d) instead of a *PanicError of its own: "+
+				"wrap whatever recover() gives, a *PanicError too, as &PanicError{Index: %d, Value: r, Stack: debug.Stack()}, "+
+				"so that Index names this level's element and Value is the nested panic as it is",
+				i, c.f.panics[i], c.f.panics[i], testInnerIndex, s.what(), pe.Index, i)
+		}
+	}
 	if !slices.Contains(idx, pe.Index) {
 		s.report(h, "B2", "fn panicked for %s, but PanicError.Index is %d: it must name an element whose call panicked",
 			testElements(idx), pe.Index)
 		return false
+	}
+	if lowest := idx[0]; pe.Index != lowest {
+		when := ""
+		if v.retStep[pe.Index] < v.retStep[lowest] {
+			when = fmt.Sprintf(" (in[%d] panicked first, at step %d; in[%d] at step %d)", pe.Index, v.retStep[pe.Index],
+				lowest, v.retStep[lowest])
+		}
+		return s.report(h, "B2", "fn panicked for %s%s, and %s raised the panic of in[%d]: when several calls panic, it raises "+
+			"the one with the lowest index, in[%d], whatever order they panicked in, so the crash report does not depend "+
+			"on scheduling. Keep each recovered panic in the slot of its element (or the lowest so far, under the lock), "+
+			"not the first to arrive (a sync.Once), and raise the lowest once every call has returned",
+			testElements(idx), when, s.what(), pe.Index, lowest)
 	}
 	e := s.elems[pe.Index]
 	switch e.panic {
@@ -1271,4 +1375,33 @@ func TestB2_ExploreMapAllRaisesPanicsToo(t *testing.T) {
 	d := testFanDraw{focus: "B2", all: true, minN: 1, maxN: 5, maxCall: 2, fail: true, panics: true, mustPanic: true,
 		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
 	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestB1_ExploreTheCallersCtxStillRulesMapAll(t *testing.T) {
+	// A failure cancels nothing in MapAll, but the caller's ctx still does:
+	// a ctx already done (or an empty input) calls nothing,
+	d := testFanDraw{focus: "B1", all: true, minN: 1, maxN: 5, maxCall: 2, pre: true, onlyPre: true, reacts: []int{testWrapsCtx}}
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// and a cancel while the calls run reaches every one of them, before a
+	// failure, after it or with it.
+	d = testFanDraw{focus: "B1", all: true, minN: 1, maxN: 5, maxCall: 2, fail: true, together: true, cancel: true,
+		mustCancel: true, reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestB2_ExploreSeveralPanicsRaiseTheLowestIndex(t *testing.T) {
+	// Two or three calls panic, out of index order, among calls that fail
+	// or succeed: Map (or MapAll) raises the lowest index's panic.
+	d := testFanDraw{focus: "B2", either: true, minN: 2, maxN: 5, maxCall: 2, fail: true, manyPanics: true,
+		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestB2_ExploreANestedMapsPanicIsWrappedAgain(t *testing.T) {
+	// fn runs a Map of its own and does not recover its panic: fn panics
+	// with a *PanicError naming the inner element (as it is, or inside an
+	// error), a value like any other, wrapped with the outer index.
+	d := testFanDraw{focus: "B2", either: true, minN: 1, maxN: 4, maxCall: 2, fail: true, nestedPanic: true,
+		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
+	katatest.Explore(t, 3, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
