@@ -1034,14 +1034,31 @@ func (a testBadArgs) play(h *katatest.H) {
 	}
 }
 
+// testExploreBadArgs plays, for variant, a negative consumer count with
+// capacity 0 and with room, then drawn bad arguments.
+func testExploreBadArgs(t *testing.T, variant string, checks int) {
+	for _, a := range []testBadArgs{{variant, 0, -1}, {variant, 3, math.MinInt}} {
+		katatest.Run(t, func(h *katatest.H) {
+			a.play(h)
+			if h.Failed() {
+				h.Logf("the scenario: %s", a)
+			}
+		})
+		if t.Failed() {
+			return
+		}
+	}
+	katatest.Explore(t, checks, testDrawBadArgs(variant), func(h *katatest.H, a testBadArgs) { a.play(h) })
+}
+
 func TestR6_ExploreBadArgumentsOfAnySignAreAnError(t *testing.T) {
-	katatest.Explore(t, 12, testDrawBadArgs("Run"), func(h *katatest.H, a testBadArgs) { a.play(h) })
+	testExploreBadArgs(t, "Run", 10)
 }
 
 func TestB1_ExploreBadArgumentsOfAnySignAreAnError(t *testing.T) {
-	katatest.Explore(t, 6, testDrawBadArgs("RunBatches"), func(h *katatest.H, a testBadArgs) { a.play(h) })
+	testExploreBadArgs(t, "RunBatches", 4)
 }
 
 func TestB2_ExploreBadArgumentsOfAnySignAreAnError(t *testing.T) {
-	katatest.Explore(t, 6, testDrawBadArgs("RunDrainTimeout"), func(h *katatest.H, a testBadArgs) { a.play(h) })
+	testExploreBadArgs(t, "RunDrainTimeout", 4)
 }
