@@ -169,7 +169,7 @@ type testSharedOut struct {
 
 	cancelled bool          // the test cancelled this Wait while it waited
 	cancelAt  time.Duration // when
-	giveBack  func(any)     // ends the give-back in the history, once the Wait returned
+	giveBacks []func(any)   // end the give-backs in the history, once the Wait returned
 }
 
 // testSharedState is every limiter's bucket, and the tokens the cancelled
@@ -179,11 +179,11 @@ type testSharedState struct {
 	holds string
 }
 
-// testSharedGiveBack gives back the tokens Wait id reserved, each limiter's
-// under the rule for one; with allOrNone, all of them only if every one
-// can go back (the mistake, used only to name it). ok is false if the Wait
-// has not reserved yet.
-func testSharedGiveBack(st testSharedState, id int, allOrNone bool) (testSharedState, bool) {
+// testSharedGiveBack gives back the tokens Wait id reserved of the
+// limiters in set, each under the rule for one; with allOrNone, all of
+// them only if every one can go back (the mistake, used only to name it).
+// ok is false if the Wait has not reserved yet.
+func testSharedGiveBack(st testSharedState, id int, set []int, allOrNone bool) (testSharedState, bool) {
 	type hold struct {
 		id, lim int
 		anchor  time.Duration
@@ -196,7 +196,7 @@ func testSharedGiveBack(st testSharedState, id int, allOrNone bool) (testSharedS
 		if n, _ := fmt.Sscanf(e, "%d/%d/%d/%d", &h.id, &h.lim, &h.anchor, &h.taken); n != 4 {
 			continue
 		}
-		if h.id == id {
+		if h.id == id && slices.Contains(set, h.lim) {
 			mine = append(mine, h)
 		} else {
 			keep.WriteString(e + ";")
@@ -233,7 +233,7 @@ func testSharedModel(s testSharedScenario, allOrNone bool) porcupine.Model {
 			st, in := state.(testSharedState), input.(*testSharedIn)
 			out, _ := output.(*testSharedOut) // nil for a give-back
 			if in.op.kind == testGiveBack {
-				next, ok := testSharedGiveBack(st, in.id, allOrNone)
+				next, ok := testSharedGiveBack(st, in.id, in.set, allOrNone)
 				return ok, next
 			}
 			if in.part != 0 {
@@ -386,8 +386,13 @@ func (s testSharedScenario) play(h *katatest.H) {
 			}
 			w := open[pick%len(open)]
 			w.out.cancelled, w.out.cancelAt = true, now
-			w.out.giveBack = hi.Call(200+w.in.id, &testSharedIn{op: testSharedOp{kind: testGiveBack, multi: w.in.op.multi,
-				lim: w.in.op.lim}, name: w.in.name, set: w.in.set, now: now, id: w.in.id})
+			// Each limiter's token goes back under its own rule, and at an
+			// instant of its own: one give-back per limiter.
+			for j, l := range w.in.set {
+				w.out.giveBacks = append(w.out.giveBacks, hi.Call(200+10*w.in.id+j, &testSharedIn{op: testSharedOp{
+					kind: testGiveBack, multi: w.in.op.multi, lim: w.in.op.lim}, name: w.in.name, set: []int{l},
+					now: now, id: w.in.id}))
+			}
 			cancelled = append(cancelled, w)
 		}
 		for g, ops := range bt.callers {
@@ -425,8 +430,8 @@ func (s testSharedScenario) play(h *katatest.H) {
 					default:
 						out.err = ls[op.lim].Wait(ctx)
 					}
-					if out.giveBack != nil {
-						out.giveBack(nil)
+					for _, giveBack := range out.giveBacks {
+						giveBack(nil)
 					}
 					ret(out)
 				}
@@ -499,7 +504,25 @@ func (s testSharedScenario) verdict(h *katatest.H, ops []porcupine.Operation) {
 		lines[i] = fmt.Sprintf("%s: %s (started at step %d, returned at step %d)",
 			who, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
 	}
-	if porcupine.CheckOperations(testSharedModel(s, true), ops) {
+	// The mistake's model gives a Wait's tokens back at one instant, all or
+	// none: its give-backs, merged into one.
+	var merged []porcupine.Operation
+	at := map[int]int{}
+	for _, op := range ops {
+		in := op.Input.(*testSharedIn)
+		if in.op.kind != testGiveBack {
+			merged = append(merged, op)
+			continue
+		}
+		if i, ok := at[in.id]; ok {
+			m := merged[i].Input.(*testSharedIn)
+			merged[i].Input = &testSharedIn{op: m.op, name: m.name, set: append(slices.Clone(m.set), in.set...), now: m.now, id: m.id}
+			continue
+		}
+		at[in.id] = len(merged)
+		merged = append(merged, op)
+	}
+	if porcupine.CheckOperations(testSharedModel(s, true), merged) {
 		h.Errorf("a cancelled Wait of a Multi kept the tokens of all its limiters because a later call had reserved "+
 			"a token after it on one of them: the limiters nobody reserved on after it lost a token, and their next "+
 			"callers were refused or waited an interval more. A cancel gives back each limiter's token under the "+
