@@ -543,11 +543,23 @@ func (f testFlow) play(h *katatest.H) {
 			return
 		}
 	}
-	r.cleanup.Release()
-	for range total + 2 {
+	cleaned := false
+	for range total + 3 {
 		r.mu.Lock()
 		held := len(r.held)
 		r.mu.Unlock()
+		if held == 0 && !cleaned {
+			// Every consume call has returned: Run must still wait for
+			// produce, which cleans up until the test lets it finish.
+			if f.source == 2 && !r.settled(call, stopped) {
+				r.abandon(call, total)
+				return
+			}
+			r.cleanup.Release()
+			cleaned = true
+			synctest.Wait()
+			continue
+		}
 		if call.Returned() && held == 0 {
 			break
 		}
