@@ -11,12 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 	"pgregory.net/rapid"
@@ -87,8 +90,27 @@ type testFlow struct {
 	producers  []int // items each producer goroutine puts, all at once
 	produceErr int   // index into testProduceErrors
 	honours    bool  // a held consume call returns as soon as its ctx is done
+	source     int   // R3, R4: what produce does once its goroutines are done (testSources)
 	steps      []testStep
 }
+
+// testSources are what produce does once its goroutines have put their
+// items (R3 and R4 draw them): return, or, like a reader of a stream that
+// never ends on its own, wait on its ctx for the next record, and then
+// return at once or only after a cleanup that the test holds.
+var testSources = []string{
+	"returns %s",
+	"then waits on its ctx for the next record, and returns ctx.Err() once it is done",
+	"then waits on its ctx for the next record and, once it is done, cleans up (the test holds the cleanup until the end) and returns ctx.Err()",
+}
+
+// Where produce is, for the checks at each step.
+const (
+	testProducing   = iota // its goroutines put
+	testWaitsOnCtx         // it waits for its ctx to be done
+	testCleaningUp         // its ctx is done: it cleans up, held by the test
+	testProduceDone        // it has returned
+)
 
 func (f testFlow) String() string {
 	var b strings.Builder
@@ -100,8 +122,11 @@ func (f testFlow) String() string {
 		}
 		fmt.Fprintf(&b, "goroutine %d puts %d items %d…", i+1, n, testItem(i, 1))
 	}
-	fmt.Fprintf(&b, "), waits for them and returns %s; each consume call waits until the test releases it",
-		testProduceErrors[f.produceErr].how)
+	then := testSources[f.source]
+	if f.source == 0 {
+		then = fmt.Sprintf(then, testProduceErrors[f.produceErr].how)
+	}
+	fmt.Fprintf(&b, "), waits for them and %s; each consume call waits until the test releases it", then)
 	if f.honours {
 		b.WriteString(" or its ctx is done")
 	} else {
@@ -126,7 +151,10 @@ func (f testFlow) String() string {
 			b.WriteString(" cancel ctx;")
 		}
 	}
-	b.WriteString("\n  then: release every call still held, until Run returns")
+	if f.source > 0 {
+		b.WriteString("\n  then, if nothing stopped Run yet, cancel ctx (the stream never ends on its own)")
+	}
+	b.WriteString("\n  then: release every call still held (and the cleanup of produce), until Run returns")
 	return b.String()
 }
 
@@ -154,6 +182,9 @@ func testDrawFlow(req string) func(*rapid.T) testFlow {
 			f.produceErr = rapid.IntRange(0, len(testProduceErrors)-1).Draw(r, "produce error")
 		}
 		f.honours = rapid.Bool().Draw(r, "consume honours ctx")
+		if req == "R3" || req == "R4" {
+			f.source = rapid.IntRange(0, len(testSources)-1).Draw(r, "what produce does then")
+		}
 		nsteps := rapid.IntRange(1, 6).Draw(r, "steps")
 		stopAt := -1 // the step of the cancel (R3) or of the first failure (R4)
 		if req == "R3" || req == "R4" {
@@ -282,9 +313,11 @@ type testFlowRun struct {
 	hist katatest.History
 	step int // the step being played (-1 before the first), read by consume under mu
 
-	produceErr error // what produce returns
+	produceErr error          // what produce returns
+	cleanup    *katatest.Gate // holds the cleanup of produce (source 2)
 
 	mu           sync.Mutex
+	producer     int         // where produce is: testProducing, …
 	held         []*testHeld // started and not returned, oldest first
 	started      int
 	finished     int
@@ -336,7 +369,24 @@ func (r *testFlowRun) produce(ctx context.Context, put func(int) error) error {
 		})
 	}
 	wg.Wait()
-	return r.produceErr
+	if r.f.source == 0 {
+		r.setProducer(testProduceDone)
+		return r.produceErr
+	}
+	r.setProducer(testWaitsOnCtx)
+	<-ctx.Done() // the next record never comes: only a stop ends the stream
+	if r.f.source == 2 {
+		r.setProducer(testCleaningUp)
+		_ = r.cleanup.Hold(context.Background())
+	}
+	r.setProducer(testProduceDone)
+	return ctx.Err()
+}
+
+func (r *testFlowRun) setProducer(at int) {
+	r.mu.Lock()
+	r.producer = at
+	r.mu.Unlock()
 }
 
 func (r *testFlowRun) consume(ctx context.Context, v int) error {
@@ -438,7 +488,7 @@ func testGoroutineID() int {
 // play runs the scenario and checks what f.req says about it.
 func (f testFlow) play(h *katatest.H) {
 	r := &testFlowRun{f: f, h: h, step: -1, cancelAt: -1, pending: map[int]func(any){}, clients: map[int]int{},
-		produceErr: testProduceErrors[f.produceErr].make()}
+		produceErr: testProduceErrors[f.produceErr].make(), cleanup: h.Gate()}
 	total := 0
 	for _, n := range f.producers {
 		total += n
@@ -483,11 +533,33 @@ func (f testFlow) play(h *katatest.H) {
 	}
 	r.mu.Lock()
 	r.step = len(f.steps)
+	stopped = r.stopStep() >= 0
 	r.mu.Unlock()
-	for range total + 2 {
+	if f.source > 0 && !stopped && !call.Returned() {
+		r.cancel(call) // the stream never ends on its own
+		synctest.Wait()
+		if !r.settled(call, true) {
+			r.abandon(call, total)
+			return
+		}
+	}
+	cleaned := false
+	for range total + 3 {
 		r.mu.Lock()
 		held := len(r.held)
 		r.mu.Unlock()
+		if held == 0 && !cleaned {
+			// Every consume call has returned: Run must still wait for
+			// produce, which cleans up until the test lets it finish.
+			if f.source == 2 && !r.settled(call, stopped) {
+				r.abandon(call, total)
+				return
+			}
+			r.cleanup.Release()
+			cleaned = true
+			synctest.Wait()
+			continue
+		}
 		if call.Returned() && held == 0 {
 			break
 		}
@@ -498,6 +570,11 @@ func (f testFlow) play(h *katatest.H) {
 		if f.req == "R2" {
 			h.Errorf("Run was still waiting after every consume call was released and had returned: once produce " +
 				"has returned (or Run was stopped) and no consume call runs, Run must return")
+		} else {
+			r.mu.Lock()
+			stopped = r.stopStep() >= 0
+			r.mu.Unlock()
+			r.settled(call, stopped)
 		}
 		call.Stop()
 		return
@@ -583,9 +660,10 @@ func (r *testFlowRun) settled(call *katatest.Call[Stats], stopped bool) bool {
 	h.Helper()
 	r.mu.Lock()
 	accepted, started, finished, putting := len(r.accepted), r.started, r.finished, r.putting
-	deaf := len(r.held)
+	deaf, producer := len(r.held), r.producer
 	r.mu.Unlock()
 	busy, queued := started-finished, accepted-started
+	stop := (f.req == "R3" || f.req == "R4") && stopped
 	switch {
 	case (f.req == "R1" || f.req == "R6") && !stopped && putting > 0 && (queued != f.capacity || busy != f.consumers):
 		what := fmt.Sprintf("with capacity %d and %d consumers, a put was blocked while %d consume call(s) ran "+
@@ -603,12 +681,23 @@ func (r *testFlowRun) settled(call *katatest.Call[Stats], stopped bool) bool {
 				"next one blocks; %s", f.capacity+f.consumers, what)
 		}
 		return false
-	case (f.req == "R3" || f.req == "R4") && stopped && deaf == 0 && !call.Returned():
+	case stop && call.Returned() && producer != testProduceDone:
+		h.Errorf("Run returned while produce was still running (after the stop (%s) it was still cleaning up): "+
+			"Run must return only after produce has returned, on a stop too: call produce on Run's own goroutine, "+
+			"or wait for the goroutine that runs it, so that nothing Run started outlives it", r.why())
+		return false
+	case stop && deaf == 0 && !call.Returned() && producer == testWaitsOnCtx:
+		h.Errorf("after the stop (%s) every consume call had returned, yet Run was still waiting for produce, which "+
+			"waited on its ctx for the next record: that ctx was never cancelled. A stop must cancel the context "+
+			"produce got: call produce with the context Run cancels on a cancel and on the first consumer error, "+
+			"not with the caller's ctx", r.why())
+		return false
+	case stop && deaf == 0 && !call.Returned() && producer != testCleaningUp:
 		h.Errorf("after the stop (%s) every consume call had returned, yet Run was still waiting: a stop "+
 			"ends everything at once: the blocked put returns ctx.Err(), no new consume starts, and Run returns "+
 			"once produce and the consumers have returned", r.why())
 		return false
-	case (f.req == "R3" || f.req == "R4") && stopped && putting > 0:
+	case stop && putting > 0:
 		h.Errorf("after the stop (%s), a put was still blocked: a stop makes the blocked put return ctx.Err() "+
 			"at once (select on ctx.Done() with the send)", r.why())
 		return false
@@ -799,15 +888,26 @@ func TestR2_ExploreDrainDeliversEveryItemInFIFOOrder(t *testing.T) {
 func TestR3_ExploreCancelAmongReleasesAndLateErrors(t *testing.T) {
 	// The one consumer is busy when the caller cancels, and its consume
 	// then fails: the cancel came first, so Run returns ctx.Err().
+	// Then a producer that streams until the cancel and cleans up after it:
+	// Run returns only once produce has returned.
 	testExplore(t, "R3", 15, testFlow{capacity: 0, consumers: 1, producers: []int{1},
-		steps: []testStep{{cancel: 1, releases: []testRelease{{pick: 0, fail: 0}}}}})
+		steps: []testStep{{cancel: 1, releases: []testRelease{{pick: 0, fail: 0}}}}},
+		testFlow{capacity: 1, consumers: 2, producers: []int{2, 1}, source: 2, honours: true,
+			steps: []testStep{{releases: []testRelease{{pick: 1, fail: -1}}}, {cancel: 2}}})
 }
 
 func TestR4_ExploreFirstConsumerErrorStopsEverything(t *testing.T) {
 	// Every kind of consumer error, each the first: one consumer fails, the
 	// caller cancels afterwards, and only then does the other, which
 	// ignores its ctx, return.
+	// And a producer that waits on its ctx for the next record when the
+	// consumer fails: the failure must wake it (then it returns at once, or
+	// after a cleanup Run must wait for).
 	var fixed []testFlow
+	for source := 1; source < len(testSources); source++ {
+		fixed = append(fixed, testFlow{capacity: 1, consumers: 2, producers: []int{2}, source: source,
+			steps: []testStep{{releases: []testRelease{{pick: 1, fail: 2}}}}})
+	}
 	for k := range testFailures {
 		fixed = append(fixed, testFlow{capacity: 1, consumers: 2, producers: []int{3, 2}, steps: []testStep{
 			{releases: []testRelease{{pick: 0, fail: k}}}, {cancel: 2}, {releases: []testRelease{{pick: 0, fail: -1}}}}})
@@ -860,4 +960,117 @@ func TestR4_BusyConsumersSeeTheStopAsOneFails(t *testing.T) {
 			h.Logf("the scenario: %s", f)
 		}
 	})
+}
+
+// testBadArgs is a call with a negative capacity or fewer than one
+// consumer, of Run or of a bonus variant.
+type testBadArgs struct {
+	variant             string // "Run", "RunBatches" or "RunDrainTimeout"
+	capacity, consumers int
+}
+
+func (a testBadArgs) String() string {
+	return fmt.Sprintf("%s(capacity %d, %d consumers), produce puts up to 10 items", a.variant, a.capacity, a.consumers)
+}
+
+// testDrawBadArgs draws bad arguments for variant: a capacity below 0 or
+// fewer than one consumer, each from -1 down to math.MinInt, the other
+// good or bad too.
+func testDrawBadArgs(variant string) func(*rapid.T) testBadArgs {
+	bad := func(r *rapid.T, label string, top int) int {
+		return rapid.OneOf(rapid.SampledFrom([]int{top, top - 1, math.MinInt}), rapid.IntRange(math.MinInt, top)).Draw(r, label)
+	}
+	return func(r *rapid.T) testBadArgs {
+		a := testBadArgs{variant: variant}
+		switch rapid.IntRange(0, 2).Draw(r, "which is bad") {
+		case 0:
+			a.capacity, a.consumers = bad(r, "capacity", -1), rapid.IntRange(1, 3).Draw(r, "consumers")
+		case 1:
+			a.capacity, a.consumers = rapid.IntRange(0, 3).Draw(r, "capacity"), bad(r, "consumers", 0)
+		default:
+			a.capacity, a.consumers = bad(r, "capacity", -1), bad(r, "consumers", 0)
+		}
+		return a
+	}
+}
+
+// play calls the variant with bad arguments: it must return an error at
+// once, without calling produce.
+func (a testBadArgs) play(h *katatest.H) {
+	p := &testProducer{limit: 10}
+	var called atomic.Bool
+	produce := func(ctx context.Context, put func(int) error) error {
+		called.Store(true)
+		return p.produce(ctx, put)
+	}
+	c := &testConsumer{}
+	consumeBatch := func(ctx context.Context, vs []int) error {
+		for _, v := range vs {
+			c.got.Add(v)
+		}
+		return nil
+	}
+	call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
+		switch a.variant {
+		case "RunBatches":
+			return RunBatches(ctx, h.Clk, a.capacity, a.consumers, Batch{Size: 2}, produce, consumeBatch)
+		case "RunDrainTimeout":
+			return RunDrainTimeout(ctx, h.Clk, time.Second, a.capacity, a.consumers, produce, c.consume)
+		}
+		return Run(ctx, a.capacity, a.consumers, produce, c.consume)
+	})
+	if call.Broken() {
+		return
+	}
+	what := fmt.Sprintf("%s with capacity %d and %d consumers", a.variant, a.capacity, a.consumers)
+	accepted, _, _ := p.state()
+	if !call.Returns("%s was still waiting (produce called: %v, puts that returned: %d): a negative capacity or "+
+		"fewer than one consumer, negative counts included, is an error returned at once; check consumers < 1, "+
+		"not consumers == 0 (`for range consumers` starts no goroutine for a negative count, and then nobody "+
+		"ever takes an item)", what, called.Load(), accepted) {
+		return
+	}
+	_, err, ok := call.Finish(a.variant)
+	if !ok {
+		return
+	}
+	accepted, _, _ = p.state()
+	switch {
+	case err == nil:
+		h.Errorf("%s returned nil (produce called: %v, puts that returned: %d): a negative capacity or fewer than "+
+			"one consumer, negative counts included, is an error; check capacity < 0 and consumers < 1",
+			what, called.Load(), accepted)
+	case called.Load():
+		h.Errorf("%s returned %q but called produce first (%d puts returned): check the arguments before "+
+			"anything else, and return the error without calling produce", what, err, accepted)
+	}
+}
+
+// testExploreBadArgs plays, for variant, a negative consumer count with
+// capacity 0 and with room, then drawn bad arguments.
+func testExploreBadArgs(t *testing.T, variant string, checks int) {
+	for _, a := range []testBadArgs{{variant, 0, -1}, {variant, 3, math.MinInt}} {
+		katatest.Run(t, func(h *katatest.H) {
+			a.play(h)
+			if h.Failed() {
+				h.Logf("the scenario: %s", a)
+			}
+		})
+		if t.Failed() {
+			return
+		}
+	}
+	katatest.Explore(t, checks, testDrawBadArgs(variant), func(h *katatest.H, a testBadArgs) { a.play(h) })
+}
+
+func TestR6_ExploreBadArgumentsOfAnySignAreAnError(t *testing.T) {
+	testExploreBadArgs(t, "Run", 10)
+}
+
+func TestB1_ExploreBadArgumentsOfAnySignAreAnError(t *testing.T) {
+	testExploreBadArgs(t, "RunBatches", 4)
+}
+
+func TestB2_ExploreBadArgumentsOfAnySignAreAnError(t *testing.T) {
+	testExploreBadArgs(t, "RunDrainTimeout", 4)
 }

@@ -29,6 +29,7 @@ type testSharedOp struct {
 }
 
 type testSharedBatch struct {
+	cancels []int            // waiting Waits the test cancels as the batch starts, by position (mod their number)
 	callers [][]testSharedOp // one sequence of calls per goroutine, all starting at once
 	advance int              // grid steps the clock moves after the batch
 }
@@ -75,7 +76,11 @@ func (s testSharedScenario) String() string {
 	}
 	g := s.grid()
 	for i, bt := range s.batches {
-		fmt.Fprintf(&b, "\n  batch %d: %d goroutines at once:", i+1, len(bt.callers))
+		fmt.Fprintf(&b, "\n  batch %d:", i+1)
+		for _, c := range bt.cancels {
+			fmt.Fprintf(&b, " cancel waiting Wait #%d (by position among those still waiting, oldest first),", c)
+		}
+		fmt.Fprintf(&b, " %d goroutines at once:", len(bt.callers))
 		for k, ops := range bt.callers {
 			names := make([]string, len(ops))
 			for j, op := range ops {
@@ -129,6 +134,9 @@ func testDrawShared(r *rapid.T) testSharedScenario {
 			bt.callers = append(bt.callers, ops)
 		}
 		bt.advance = rapid.IntRange(0, 3).Draw(r, "advance grid steps")
+		if len(s.batches) > 0 {
+			bt.cancels = rapid.SliceOfN(rapid.IntRange(0, 7), 0, 2).Draw(r, "cancels")
+		}
 		s.batches = append(s.batches, bt)
 	}
 	return s
@@ -158,25 +166,78 @@ type testSharedOut struct {
 	err     error
 	atOnce  bool          // returned before the clock moved
 	lo, hi  time.Duration // else: returned while the clock moved from lo to hi
+
+	cancelled bool          // the test cancelled this Wait while it waited
+	cancelAt  time.Duration // when
+	giveBacks []func(any)   // end the give-backs in the history, once the Wait returned
 }
 
-// testSharedState is every limiter's bucket.
-type testSharedState [3]testBucket
+// testSharedState is every limiter's bucket, and the tokens the cancelled
+// Waits reserved: "id/limiter/anchor/taken;" for each.
+type testSharedState struct {
+	b     [3]testBucket
+	holds string
+}
 
-func testSharedModel(s testSharedScenario) porcupine.Model {
+// testSharedGiveBack gives back the tokens Wait id reserved of the
+// limiters in set, each under the rule for one; with allOrNone, all of
+// them only if every one can go back (the mistake, used only to name it).
+// ok is false if the Wait has not reserved yet.
+func testSharedGiveBack(st testSharedState, id int, set []int, allOrNone bool) (testSharedState, bool) {
+	type hold struct {
+		id, lim int
+		anchor  time.Duration
+		taken   int
+	}
+	var mine []hold
+	var keep strings.Builder
+	for _, e := range strings.Split(st.holds, ";") {
+		var h hold
+		if n, _ := fmt.Sscanf(e, "%d/%d/%d/%d", &h.id, &h.lim, &h.anchor, &h.taken); n != 4 {
+			continue
+		}
+		if h.id == id && slices.Contains(set, h.lim) {
+			mine = append(mine, h)
+		} else {
+			keep.WriteString(e + ";")
+		}
+	}
+	if len(mine) == 0 {
+		return st, false
+	}
+	back := func(h hold) bool { return st.b[h.lim].taken == h.taken && st.b[h.lim].anchor == h.anchor }
+	all := true
+	for _, h := range mine {
+		all = all && back(h)
+	}
+	for _, h := range mine {
+		if back(h) && (all || !allOrNone) {
+			st.b[h.lim].taken--
+		}
+	}
+	st.holds = keep.String()
+	return st, true
+}
+
+func testSharedModel(s testSharedScenario, allOrNone bool) porcupine.Model {
 	grid := s.grid()
 	return porcupine.Model{
 		Init: func() any {
 			var st testSharedState
 			for i, l := range s.lims {
-				st[i] = testBucket{r: l.r, burst: l.burst}
+				st.b[i] = testBucket{r: l.r, burst: l.burst}
 			}
 			return st
 		},
 		Step: func(state, input, output any) (bool, any) {
-			st, in, out := state.(testSharedState), input.(*testSharedIn), output.(*testSharedOut)
+			st, in := state.(testSharedState), input.(*testSharedIn)
+			out, _ := output.(*testSharedOut) // nil for a give-back
+			if in.op.kind == testGiveBack {
+				next, ok := testSharedGiveBack(st, in.id, in.set, allOrNone)
+				return ok, next
+			}
 			if in.part != 0 {
-				b := &st[in.set[0]]
+				b := &st.b[in.set[0]]
 				due := b.next(in.now) <= in.now
 				if in.part == testSharedTake && due {
 					b.taken++
@@ -185,12 +246,12 @@ func testSharedModel(s testSharedScenario) porcupine.Model {
 			}
 			due := in.now
 			for _, i := range in.set {
-				due = max(due, st[i].next(in.now))
+				due = max(due, st.b[i].next(in.now))
 			}
 			if in.op.kind == testAllow {
 				if due <= in.now {
 					for _, i := range in.set {
-						st[i].taken++
+						st.b[i].taken++
 					}
 				}
 				return (due <= in.now) == out.allowed, st
@@ -199,9 +260,15 @@ func testSharedModel(s testSharedScenario) porcupine.Model {
 				return out.atOnce && errors.Is(out.err, ErrWouldExceedDeadline), state
 			}
 			for _, i := range in.set {
-				st[i].taken++
+				st.b[i].taken++
+				if out.cancelled {
+					st.holds += fmt.Sprintf("%d/%d/%d/%d;", in.id, i, st.b[i].anchor, st.b[i].taken)
+				}
 			}
 			switch {
+			case out.cancelled:
+				// Still waiting when cancelled: the latest token was not due yet.
+				return due > out.cancelAt && errors.Is(out.err, context.Canceled), st
 			case out.err != nil:
 				return false, st
 			case out.atOnce:
@@ -210,11 +277,19 @@ func testSharedModel(s testSharedScenario) porcupine.Model {
 			return out.lo < due && due <= out.hi, st
 		},
 		DescribeOperation: func(input, output any) string {
-			in, out := input.(*testSharedIn), output.(*testSharedOut)
-			if in.op.kind == testAllow {
+			in := input.(*testSharedIn)
+			out, _ := output.(*testSharedOut)
+			switch in.op.kind {
+			case testAllow:
 				return fmt.Sprintf("at %v %s → %v", in.now, in.name, out.allowed)
+			case testGiveBack:
+				return fmt.Sprintf("at %v the test cancelled Wait #%d %s while it waited (each limiter's token goes "+
+					"back unless a call reserved a token of that limiter after it)", in.now, in.id, in.name)
 			}
 			what := fmt.Sprintf("at %v Wait #%d %s", in.now, in.id, in.name)
+			if out.cancelled {
+				return fmt.Sprintf("%s → was still waiting at %v when cancelled, returned %v", what, out.cancelAt, out.err)
+			}
 			if out.atOnce {
 				return fmt.Sprintf("%s → returned %v at once", what, out.err)
 			}
@@ -225,8 +300,10 @@ func testSharedModel(s testSharedScenario) porcupine.Model {
 
 // testSharedWaiter is a call the test watches until it returns.
 type testSharedWaiter struct {
-	call *katatest.Call[struct{}]
-	out  *testSharedOut // the last call's: a Wait's, or nil
+	call   *katatest.Call[struct{}]
+	out    *testSharedOut // the last call's: a Wait's, or nil
+	in     *testSharedIn  // the last call's
+	cancel context.CancelFunc
 }
 
 func (s testSharedScenario) play(h *katatest.H) {
@@ -293,6 +370,31 @@ func (s testSharedScenario) play(h *katatest.H) {
 	waits := 0
 	for bi, bt := range s.batches {
 		now := h.Elapsed()
+		start := make(chan struct{}) // the cancels and the batch's calls, at the same instant
+		// Cancel some of the Waits still waiting, just as the batch starts
+		// (they are cancelled once its goroutines are ready to go).
+		var cancelled []testSharedWaiter
+		for _, pick := range bt.cancels {
+			var open []testSharedWaiter
+			for _, w := range pending {
+				if w.out != nil && !w.out.cancelled && !w.call.Returned() {
+					open = append(open, w)
+				}
+			}
+			if len(open) == 0 {
+				break
+			}
+			w := open[pick%len(open)]
+			w.out.cancelled, w.out.cancelAt = true, now
+			// Each limiter's token goes back under its own rule, and at an
+			// instant of its own: one give-back per limiter.
+			for j, l := range w.in.set {
+				w.out.giveBacks = append(w.out.giveBacks, hi.Call(200+10*w.in.id+j, &testSharedIn{op: testSharedOp{
+					kind: testGiveBack, multi: w.in.op.multi, lim: w.in.op.lim}, name: w.in.name, set: []int{l},
+					now: now, id: w.in.id}))
+			}
+			cancelled = append(cancelled, w)
+		}
 		for g, ops := range bt.callers {
 			client := bi*10 + g
 			ctx, cancel := context.WithCancel(context.Background())
@@ -314,6 +416,7 @@ func (s testSharedScenario) play(h *katatest.H) {
 				ins[i], outs[i] = in, &testSharedOut{}
 			}
 			c := katatest.Go(h, func() (struct{}, error) {
+				<-start
 				for i, op := range ops {
 					ret := hi.Call(client, ins[i])
 					out := outs[i]
@@ -327,19 +430,34 @@ func (s testSharedScenario) play(h *katatest.H) {
 					default:
 						out.err = ls[op.lim].Wait(ctx)
 					}
+					for _, giveBack := range out.giveBacks {
+						giveBack(nil)
+					}
 					ret(out)
 				}
 				return struct{}{}, nil
 			})
 			all = append(all, c)
-			w := testSharedWaiter{call: c}
+			w := testSharedWaiter{call: c, in: ins[len(ops)-1], cancel: cancel}
 			if ops[len(ops)-1].kind != testAllow {
 				w.out = outs[len(ops)-1]
 			}
 			pending = append(pending, w)
 		}
+		for _, w := range cancelled {
+			w.cancel()
+		}
+		close(start)
 		if !settled(fmt.Sprintf("batch %d: calls from %d goroutines at once", bi+1, len(bt.callers))) {
 			return
+		}
+		for _, w := range cancelled {
+			if !w.call.Returned() {
+				h.Errorf("Wait #%d %s, cancelled at %v while it waited, did not return at once (the mock clock stood "+
+					"still): select on ctx.Done() together with the timer", w.in.id, w.in.name, now)
+				release()
+				return
+			}
 		}
 		for _, c := range all {
 			if c.Returned() && c.Panicked() {
@@ -373,7 +491,7 @@ func (s testSharedScenario) play(h *katatest.H) {
 // verdict fails the scenario unless some order of the calls, one at a
 // time, explains every answer, and names the mistake it can.
 func (s testSharedScenario) verdict(h *katatest.H, ops []porcupine.Operation) {
-	model := testSharedModel(s)
+	model := testSharedModel(s, false)
 	if porcupine.CheckOperations(model, ops) {
 		return
 	}
@@ -385,6 +503,32 @@ func (s testSharedScenario) verdict(h *katatest.H, ops []porcupine.Operation) {
 		}
 		lines[i] = fmt.Sprintf("%s: %s (started at step %d, returned at step %d)",
 			who, model.DescribeOperation(op.Input, op.Output), op.Call, op.Return)
+	}
+	// The mistake's model gives a Wait's tokens back at one instant, all or
+	// none: its give-backs, merged into one.
+	var merged []porcupine.Operation
+	at := map[int]int{}
+	for _, op := range ops {
+		in := op.Input.(*testSharedIn)
+		if in.op.kind != testGiveBack {
+			merged = append(merged, op)
+			continue
+		}
+		if i, ok := at[in.id]; ok {
+			m := merged[i].Input.(*testSharedIn)
+			merged[i].Input = &testSharedIn{op: m.op, name: m.name, set: append(slices.Clone(m.set), in.set...), now: m.now, id: m.id}
+			continue
+		}
+		at[in.id] = len(merged)
+		merged = append(merged, op)
+	}
+	if porcupine.CheckOperations(testSharedModel(s, true), merged) {
+		h.Errorf("a cancelled Wait of a Multi kept the tokens of all its limiters because a later call had reserved "+
+			"a token after it on one of them: the limiters nobody reserved on after it lost a token, and their next "+
+			"callers were refused or waited an interval more. A cancel gives back each limiter's token under the "+
+			"rule for one: limiter by limiter, the token goes back unless a call reserved a token of that limiter "+
+			"after it.\nThe calls:\n%s", strings.Join(lines, "\n"))
+		return
 	}
 	// A Multi's Allow that answered true, split into a check and a take of
 	// each of its limiters, each at any instant while it ran: the check
@@ -461,6 +605,9 @@ func testSharedFirstUnexplained(model porcupine.Model, ops []porcupine.Operation
 			in := op.Input.(*testSharedIn)
 			var rule string
 			switch {
+			case in.op.kind == testGiveBack:
+				rule = "a cancelled Wait gives back each limiter's token under the rule for one: limiter by limiter, " +
+					"the token goes back unless a call reserved a token of that limiter after it"
 			case in.op.multi >= 0 && in.op.kind == testAllow:
 				rule = "a Multi's Allow takes a token of every limiter when each has one due at clk.Now(), all at " +
 					"one instant under all their locks, and otherwise takes nothing; " + testArithmetic
@@ -499,7 +646,22 @@ var testSharedAtOnce = func() testSharedScenario {
 	return s
 }()
 
+// testSharedCancel: a's token is reserved after m1's Wait, b's is not; m1's
+// Wait is cancelled as b's own Allow and a Wait on a start: b's token must
+// go back, a's stays with the later Wait, and b has a token 250ms on.
+var testSharedCancel = testSharedScenario{
+	lims: []testRepeatLim{{r: 2, burst: 1}, {r: 4, burst: 1}}, multis: [][]int{{0, 1}},
+	batches: []testSharedBatch{
+		{callers: [][]testSharedOp{{{kind: testAllow, multi: 0}, {kind: testWait, multi: 0}}}},
+		{callers: [][]testSharedOp{{{kind: testWait, multi: -1, lim: 0}}}},
+		{cancels: []int{0}, callers: [][]testSharedOp{{{kind: testAllow, multi: -1, lim: 1}},
+			{{kind: testWait, multi: -1, lim: 0}}}, advance: 1},
+		{callers: [][]testSharedOp{{{kind: testAllow, multi: -1, lim: 1}}, {{kind: testAllow, multi: -1, lim: 1}}}},
+	},
+}
+
 func TestB1_ExploreMultisAndTheirLimitersCalledAtOnce(t *testing.T) {
 	katatest.Repeat(t, 6, func(h *katatest.H) { testSharedAtOnce.play(h) })
+	katatest.Repeat(t, 3, func(h *katatest.H) { testSharedCancel.play(h) })
 	katatest.Explore(t, 6, testDrawShared, func(h *katatest.H, s testSharedScenario) { s.play(h) })
 }

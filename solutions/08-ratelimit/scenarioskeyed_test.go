@@ -7,6 +7,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ import (
 // testKeys are the keys, clients' addresses; the explored scenarios use
 // the first two.
 var testKeys = func() []string {
-	keys := make([]string, len(testKeyedState{}))
+	keys := make([]string, len(testKeyedState{}.b))
 	for i := range keys {
 		keys[i] = fmt.Sprintf("10.0.0.%d", i+1)
 	}
@@ -38,6 +39,8 @@ type testKeyedOp struct {
 // whole number of milliseconds: every due time is then exact however the
 // arithmetic is written, and only the forgetting is under test.
 type testKeyedBatch struct {
+	cancels []int           // waiting Waits the test cancels as the batch starts, by position (mod their number)
+	after   bool            // cancel them only once the batch's calls ran, instead
 	callers [][]testKeyedOp // one sequence of calls per goroutine, all starting at once
 	advance int             // token intervals the clock moves after the batch
 }
@@ -54,13 +57,24 @@ func (s testKeyedScenario) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "NewKeyed(clk, %v per second, burst %d, idle %v)", s.r, s.burst, time.Duration(s.idle)*interval)
 	for i, bt := range s.batches {
-		fmt.Fprintf(&b, "\n  batch %d: %d goroutines at once:", i+1, len(bt.callers))
+		fmt.Fprintf(&b, "\n  batch %d:", i+1)
+		if !bt.after {
+			for _, c := range bt.cancels {
+				fmt.Fprintf(&b, " cancel waiting Wait #%d (by position among those still waiting, oldest first),", c)
+			}
+		}
+		fmt.Fprintf(&b, " %d goroutines at once:", len(bt.callers))
 		for g, ops := range bt.callers {
 			names := make([]string, len(ops))
 			for k, op := range ops {
 				names[k] = fmt.Sprintf("%s(%q)", map[bool]string{true: "Wait", false: "Allow"}[op.wait], testKeys[op.key])
 			}
 			fmt.Fprintf(&b, " [%d: %s]", g+1, strings.Join(names, ", "))
+		}
+		if bt.after {
+			for _, c := range bt.cancels {
+				fmt.Fprintf(&b, "; then cancel waiting Wait #%d (by position among those waiting before the batch)", c)
+			}
 		}
 		if bt.advance > 0 {
 			fmt.Fprintf(&b, "; then the clock moves %v", time.Duration(bt.advance)*interval)
@@ -89,6 +103,10 @@ func testDrawKeyed(r *rapid.T) testKeyedScenario {
 			bt.callers = append(bt.callers, ops)
 		}
 		bt.advance = rapid.IntRange(0, s.burst+1).Draw(r, "advance intervals")
+		if len(s.batches) > 0 {
+			bt.cancels = rapid.SliceOfN(rapid.IntRange(0, 7), 0, 2).Draw(r, "cancels")
+			bt.after = len(bt.cancels) > 0 && rapid.Bool().Draw(r, "cancel after the batch's calls")
+		}
 		s.batches = append(s.batches, bt)
 	}
 	return s
@@ -96,8 +114,10 @@ func testDrawKeyed(r *rapid.T) testKeyedScenario {
 
 // testKeyedIn is a call as the model sees it.
 type testKeyedIn struct {
-	op  testKeyedOp
-	now time.Duration
+	op       testKeyedOp
+	now      time.Duration
+	id       int  // a Wait's number
+	giveBack bool // the test cancelled Wait id while it waited
 }
 
 // testKeyedOut is how a call ended; a Wait's return is seen by the test
@@ -107,9 +127,18 @@ type testKeyedOut struct {
 	err     error
 	atOnce  bool
 	lo, hi  time.Duration
+
+	cancelled bool          // the test cancelled this Wait while it waited
+	cancelAt  time.Duration // when
+	giveBack  func(any)     // ends the give-back in the history, once the Wait returned
 }
 
-type testKeyedState [4]testBucket
+// testKeyedState is every key's bucket, and the token each cancelled Wait
+// reserved: "id/anchor/taken;" for each.
+type testKeyedState struct {
+	b     [4]testBucket
+	holds string
+}
 
 // testKeyedModel: one bucket per key, never forgotten (a forgotten bucket
 // was full, and a full bucket is the same as a new one), one call at a time.
@@ -128,18 +157,43 @@ func testKeyedModel(r float64, burst int, orphans bool) porcupine.Model {
 		},
 		Init: func() []any {
 			var st testKeyedState
-			for i := range st {
-				st[i] = testBucket{r: r, burst: burst}
+			for i := range st.b {
+				st.b[i] = testBucket{r: r, burst: burst}
 			}
 			return []any{st}
 		},
 		Step: func(state, input, output any) []any {
-			st, in, out := state.(testKeyedState), input.(testKeyedIn), output.(*testKeyedOut)
+			st, in := state.(testKeyedState), input.(testKeyedIn)
+			out, _ := output.(*testKeyedOut) // nil for a give-back
+			b := &st.b[in.op.key]
+			if in.giveBack {
+				var keep strings.Builder
+				found := false
+				for _, e := range strings.Split(st.holds, ";") {
+					var id, taken int
+					var anchor time.Duration
+					if n, _ := fmt.Sscanf(e, "%d/%d/%d", &id, &anchor, &taken); n != 3 {
+						continue
+					}
+					if id != in.id {
+						keep.WriteString(e + ";")
+						continue
+					}
+					found = true
+					if b.taken == taken && b.anchor == anchor {
+						b.taken--
+					}
+				}
+				if !found {
+					return nil // the Wait has not reserved yet
+				}
+				st.holds = keep.String()
+				return []any{st}
+			}
 			var next []any
-			if orphans && st[in.op.key].full(in.now) && out.err == nil && (out.allowed || out.atOnce) {
+			if orphans && b.full(in.now) && out.err == nil && (out.allowed || out.atOnce) {
 				next = append(next, st)
 			}
-			b := &st[in.op.key]
 			due := b.next(in.now)
 			if !in.op.wait {
 				ok := due <= in.now
@@ -153,6 +207,12 @@ func testKeyedModel(r float64, burst int, orphans bool) porcupine.Model {
 			}
 			b.taken++
 			switch {
+			case out.cancelled:
+				// Still waiting when cancelled: the token was not due yet.
+				if due > out.cancelAt && errors.Is(out.err, context.Canceled) {
+					st.holds += fmt.Sprintf("%d/%d/%d;", in.id, b.anchor, b.taken)
+					next = append(next, st)
+				}
 			case out.err != nil:
 			case out.atOnce:
 				if due <= in.now {
@@ -165,16 +225,25 @@ func testKeyedModel(r float64, burst int, orphans bool) porcupine.Model {
 		},
 		Equal: func(a, b any) bool { return a.(testKeyedState) == b.(testKeyedState) },
 		DescribeOperation: func(input, output any) string {
-			in, out := input.(testKeyedIn), output.(*testKeyedOut)
+			in := input.(testKeyedIn)
+			out, _ := output.(*testKeyedOut)
 			key := testKeys[in.op.key]
+			if in.giveBack {
+				return fmt.Sprintf("at %v the test cancelled Wait #%d (%q) while it waited (its token goes back "+
+					"unless a call reserved a token of that key after it)", in.now, in.id, key)
+			}
 			if !in.op.wait {
 				return fmt.Sprintf("at %v Allow(%q) → %v", in.now, key, out.allowed)
 			}
-			if out.atOnce {
-				return fmt.Sprintf("at %v Wait(%q) → returned %v at once", in.now, key, out.err)
+			if out.cancelled {
+				return fmt.Sprintf("at %v Wait #%d (%q) → was still waiting at %v when cancelled, returned %v", in.now,
+					in.id, key, out.cancelAt, out.err)
 			}
-			return fmt.Sprintf("at %v Wait(%q) → returned %v while the clock moved from %v to %v", in.now, key,
-				out.err, out.lo, out.hi)
+			if out.atOnce {
+				return fmt.Sprintf("at %v Wait #%d (%q) → returned %v at once", in.now, in.id, key, out.err)
+			}
+			return fmt.Sprintf("at %v Wait #%d (%q) → returned %v while the clock moved from %v to %v", in.now, in.id,
+				key, out.err, out.lo, out.hi)
 		},
 	}
 	return nm.ToModel()
@@ -185,8 +254,10 @@ func (s testKeyedScenario) play(h *katatest.H) {
 	k := NewKeyed(h.Clk, s.r, s.burst, time.Duration(s.idle)*2*half)
 	hi := &katatest.History{}
 	type waiter struct {
-		c   *katatest.Call[struct{}]
-		out *testKeyedOut
+		c      *katatest.Call[struct{}]
+		out    *testKeyedOut
+		in     testKeyedIn
+		cancel context.CancelFunc
 	}
 	var all []*katatest.Call[struct{}]
 	var pending []waiter
@@ -212,22 +283,55 @@ func (s testKeyedScenario) play(h *katatest.H) {
 		}
 		pending = still
 	}
+	waits := 0
 	for bi, bt := range s.batches {
 		now := h.Elapsed()
+		// Cancel some of the Waits still waiting, just as the batch starts
+		// (once its goroutines are ready to go): each gives its token back
+		// while the batch's calls forget idle keys.
+		var cancelled []waiter
+		for _, pick := range bt.cancels {
+			var open []waiter
+			for _, w := range pending {
+				if !w.out.cancelled {
+					open = append(open, w)
+				}
+			}
+			if len(open) == 0 {
+				break
+			}
+			w := open[pick%len(open)]
+			w.out.cancelled, w.out.cancelAt = true, now
+			w.out.giveBack = hi.Call(200+w.in.id, testKeyedIn{op: w.in.op, now: now, id: w.in.id, giveBack: true})
+			cancelled = append(cancelled, w)
+		}
 		start := make(chan struct{}) // the goroutines start their calls together
 		for g, ops := range bt.callers {
 			out := make([]*testKeyedOut, len(ops))
-			for i := range out {
+			ins := make([]testKeyedIn, len(ops))
+			for i, op := range ops {
 				out[i] = &testKeyedOut{}
+				ins[i] = testKeyedIn{op: op, now: now}
+				if op.wait {
+					waits++
+					ins[i].id = waits
+				}
 			}
-			c := katatest.Start(h, func(ctx context.Context) (struct{}, error) {
+			ctx, cancel := context.WithCancel(context.Background())
+			c := katatest.Go(h, func() (struct{}, error) {
+				defer cancel()
 				<-start
 				for i, op := range ops {
-					ret := hi.Call(bi*10+g, testKeyedIn{op: op, now: now})
-					if op.wait {
-						out[i].err = k.Wait(ctx, testKeys[op.key])
-					} else {
-						out[i].allowed = k.Allow(testKeys[op.key])
+					ret := hi.Call(bi*10+g, ins[i])
+					katatest.AtFreshDepth(func() {
+						if op.wait {
+							out[i].err = k.Wait(ctx, testKeys[op.key])
+						} else {
+							out[i].allowed = k.Allow(testKeys[op.key])
+						}
+					})
+					if out[i].giveBack != nil {
+						out[i].giveBack(nil)
 					}
 					ret(out[i])
 				}
@@ -235,12 +339,34 @@ func (s testKeyedScenario) play(h *katatest.H) {
 			})
 			all = append(all, c)
 			if ops[len(ops)-1].wait {
-				pending = append(pending, waiter{c, out[len(ops)-1]})
+				pending = append(pending, waiter{c, out[len(ops)-1], ins[len(ops)-1], cancel})
+			}
+		}
+		if !bt.after {
+			for _, w := range cancelled {
+				w.cancel()
 			}
 		}
 		close(start)
+		if bt.after {
+			// The batch's calls ran, forgetting idle keys; nothing orders
+			// what they read before the give-backs, so the race detector
+			// sees a bucket read outside its limiter's lock.
+			h.WaitUnordered()
+			for _, w := range cancelled {
+				w.cancel()
+			}
+		}
 		if !settled(fmt.Sprintf("batch %d: calls from %d goroutines at once", bi+1, len(bt.callers))) {
 			return
+		}
+		for _, w := range cancelled {
+			if !w.c.Returned() {
+				h.Errorf("Wait #%d (%q), cancelled at %v while it waited, did not return at once (the mock clock "+
+					"stood still): select on ctx.Done() together with the timer", w.in.id, testKeys[w.in.op.key], now)
+				release()
+				return
+			}
 		}
 		for _, c := range all {
 			if c.Returned() && c.Panicked() {
@@ -312,6 +438,13 @@ func (s testKeyedScenario) checkForgotten(h *katatest.H, k *Keyed, n int) {
 var testFixedKeyed = []testKeyedScenario{
 	{r: 1, burst: 1, batches: []testKeyedBatch{{callers: testEveryKey(4)}}},
 	{r: 10, burst: 1, batches: []testKeyedBatch{{callers: [][]testKeyedOp{{{}, {wait: true}}, {{wait: true}}, {{wait: true}}}}}},
+	// A Wait on a key is cancelled, and its token goes back, right after
+	// calls on the other key forgot idle keys.
+	{r: 10, burst: 1, batches: []testKeyedBatch{
+		{callers: [][]testKeyedOp{{{}, {wait: true}}}},
+		{cancels: []int{0}, after: true, callers: [][]testKeyedOp{{{key: 1}}, {{key: 1}, {key: 1}}}, advance: 1},
+		{callers: [][]testKeyedOp{{{}}, {{key: 1}}}},
+	}},
 }
 
 // testEveryKey: n goroutines each call Allow once on every key, each
@@ -338,5 +471,6 @@ func TestB2_ExploreConcurrentCallsWhileKeysAreForgotten(t *testing.T) {
 	// forgotten bucket only now and then, eight of them nearly always.
 	katatest.Repeat(t, 8, func(h *katatest.H) { testFixedKeyed[0].play(h) })
 	katatest.Run(t, func(h *katatest.H) { testFixedKeyed[1].play(h) })
+	katatest.Repeat(t, 3, func(h *katatest.H) { testFixedKeyed[2].play(h) })
 	katatest.Explore(t, 4, testDrawKeyed, func(h *katatest.H, s testKeyedScenario) { s.play(h) })
 }
