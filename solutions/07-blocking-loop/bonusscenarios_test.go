@@ -255,5 +255,5 @@ func (s testGraceScenario) play(h *katatest.H) {
 
 func TestB2_ExploreGraceCountsTheLookupsStillRunningWhenItRunsOut(t *testing.T) {
 	katatest.Run(t, testGraceFixed.play)
-	katatest.Explore(t, 12, testDrawGrace, func(h *katatest.H, s testGraceScenario) { s.play(h) })
+	katatest.Explore(t, 10, testDrawGrace, func(h *katatest.H, s testGraceScenario) { s.play(h) })
 }

@@ -1021,14 +1021,15 @@ func TestR6_ExploreCancellationCountsForNothing(t *testing.T) {
 // periodRule says, for B2, how long the breaker stays open and why.
 func (p *testPlayer) periodRule() string {
 	m := p.m
-	carried := "carried no Retry-After"
+	carried := fmt.Sprintf("carried no Retry-After, so it stays open for OpenTimeout (%v)", m.timeout)
 	if m.openedMarked {
-		carried = fmt.Sprintf("carried RetryAfter(%v, …)", m.openedRA)
+		carried = fmt.Sprintf("carried RetryAfter(%v, …), so it stays open for the longer of OpenTimeout (%v) and %v",
+			m.openedRA, m.timeout, m.openedRA)
 	}
 	return fmt.Sprintf("only the failure that opens the breaker sets the open period: the failure at t=%v that opened "+
-		"it %s, so it stays open for the longer of OpenTimeout (%v) and that Retry-After, until t=%v. A Retry-After "+
+		"it %s, until t=%v. A Retry-After "+
 		"carried by any other error (an earlier failure of the streak, an error IsFailure rejects, a cancellation, "+
-		"a call let through before the breaker opened) changes nothing", m.openedAt, carried, m.timeout, m.openUntil)
+		"a call let through before the breaker opened) changes nothing", m.openedAt, carried, m.openUntil)
 }
 
 // testMark draws whether o, if fn returns an error, carries a Retry-After,
