@@ -72,7 +72,7 @@ func testDrawGrace(r *rapid.T) testGraceScenario {
 		if st == testStopsInGrace {
 			after = time.Duration(rapid.Int64Range(1, int64(s.grace)-1).Draw(r, fmt.Sprintf("lookup %d returns after", i+1)))
 			if rapid.Bool().Draw(r, "whole ms") {
-				after = after.Truncate(time.Millisecond) + time.Millisecond
+				after = min(after.Truncate(time.Millisecond)+time.Millisecond, s.grace-time.Millisecond)
 			}
 		}
 		s.stops = append(s.stops, st)
