@@ -367,14 +367,27 @@ func TestR6_OnlyTheLoopTouchesTheMap(t *testing.T) {
 			calls = append(calls, tb.get(k))
 		}
 		synctest.Wait()
-		// The loop reads the map for a cached key. WaitUnordered, unlike
-		// synctest.Wait, leaves that read unordered with what the lookups
-		// do once released; and the three lookups end in one step, with
-		// nothing to order them either.
+		// The loop reads the map for a cached key, and builds two Stats
+		// snapshots from the map and the counters. WaitUnordered, unlike
+		// synctest.Wait, leaves those reads unordered with what the lookups
+		// and the loop do once released (a snapshot built on the caller's
+		// goroutine reads the state while the loop writes it); and the three
+		// lookups end in one step, with nothing to order them either.
 		hit := tb.get("warm")
+		snaps := []*katatest.Call[Stats]{tb.stats(), tb.stats()}
 		h.WaitUnordered()
 		gate.Release()
 		synctest.Wait()
+		for _, sn := range snaps {
+			if !sn.Returned() {
+				t.Errorf("Stats, called while three lookups ran, did not answer once they had returned")
+				return
+			}
+			if _, err := sn.Result(); err != nil {
+				t.Errorf("Stats, called while three lookups ran, returned %v; want the loop's Stats", err)
+				return
+			}
+		}
 		for i, c := range calls {
 			if !c.Returned() {
 				t.Errorf("Get(%q) did not return once its lookup had answered", keys[i])

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -924,6 +927,103 @@ func TestR6_TheHookRunsOnTheGoroutineOfTheCallThatMadeTheTransition(t *testing.T
 			t.Errorf("the probe's success closed the breaker, and its Do returned before OnStateChange(%v, %v) was "+
 				"called (other callers were calling State at that moment): call the hook on the goroutine of "+
 				"the call that made the transition, before that call returns", closed.from, closed.to)
+		}
+	})
+}
+
+func TestR6_IsFailureRunsOutsideTheLock(t *testing.T) {
+	// IsFailure is called without the breaker's lock held: an IsFailure that
+	// asks for the state, or one that takes a while to decide, holds up
+	// nobody. Closed and half-open, for an error it counts as a failure and
+	// one it rejects.
+	katatest.Run(t, func(h *katatest.H) {
+		const timeout = 10 * time.Second
+		for _, probe := range []bool{false, true} {
+			for _, fnErr := range []error{&testHTTPError{503}, &testHTTPError{404}} {
+				where, verdict := "closed", "rejects"
+				if probe {
+					where = "half-open, a probe"
+				}
+				if testIsFailure(fnErr) {
+					verdict = "counts as a failure"
+				}
+				situation := fmt.Sprintf("MaxFailures 1, %s: fn returned %v, which IsFailure %s", where, fnErr, verdict)
+
+				// IsFailure asks for the state.
+				var armed atomic.Bool
+				var r *testRig
+				r = testNew(h, Settings{MaxFailures: 1, OpenTimeout: timeout, IsFailure: func(err error) bool {
+					if armed.Load() {
+						r.askState()
+					}
+					return testIsFailure(err)
+				}})
+				r.asks, r.asker = true, "IsFailure"
+				if probe {
+					if !r.fails(1, "the failure that trips the breaker") {
+						return
+					}
+					h.Advance(timeout)
+				}
+				armed.Store(true)
+				if !r.run(fnErr, situation+", and IsFailure calls State") {
+					return
+				}
+
+				// IsFailure takes a while; meanwhile others call State and Do.
+				gate := h.Gate()
+				var hold atomic.Bool
+				b := New(h.Clk, Settings{MaxFailures: 1, OpenTimeout: timeout, IsFailure: func(err error) bool {
+					if hold.CompareAndSwap(true, false) {
+						_ = gate.Hold(context.Background())
+					}
+					return testIsFailure(err)
+				}})
+				if probe {
+					b.Do(context.Background(), func(context.Context) error { return testErrDown })
+					h.Advance(timeout)
+				}
+				hold.Store(true)
+				slow := katatest.StartErr(h, func(ctx context.Context) error {
+					return b.Do(ctx, func(context.Context) error { return fnErr })
+				})
+				synctest.Wait()
+				if gate.Waiting() != 1 {
+					gate.Release()
+					t.Errorf("precondition (R1): %s, and IsFailure was not asked about it", situation)
+					return
+				}
+				state := katatest.Go(h, func() (State, error) { return b.State(), nil })
+				other := katatest.StartErr(h, func(ctx context.Context) error {
+					return b.Do(ctx, func(context.Context) error { return nil })
+				})
+				if stuck := h.Settle(); stuck != nil {
+					t.Errorf("%s; while IsFailure was still deciding, State and Do were stuck on the breaker's mutex: "+
+						"your breaker calls IsFailure with its lock held, so a slow IsFailure holds up every caller "+
+						"(and one that calls State or Do waits for ever). Judge fn's error before you lock to record "+
+						"the result. Stuck:\n\t%s", situation, strings.Join(stuck, "\n\t"))
+					gate.Release()
+					for i := 0; i < 100 && h.Settle() != nil; i++ {
+					}
+					return
+				}
+				if !state.Returned() || !other.Returned() {
+					gate.Release()
+					t.Errorf("%s; while IsFailure was still deciding, a call of State or Do did not return: neither "+
+						"waits for anything, and IsFailure runs without the breaker's lock", situation)
+					return
+				}
+				gate.Release()
+				synctest.Wait()
+				if !slow.Returned() {
+					t.Errorf("%s: IsFailure returned, but Do did not", situation)
+					return
+				}
+				if err := slow.Err(); err != fnErr {
+					t.Errorf("%s: Do returned %v; want fn's error as it is", situation, err)
+					return
+				}
+			}
 		}
 	})
 }

@@ -32,7 +32,8 @@ type testRig struct {
 	changes katatest.Recorder[testChange]
 
 	held   []*testHeld   // the held calls started, released if calls get stuck
-	asks   bool          // OnStateChange calls State (testNewAsking)
+	asks   bool          // OnStateChange calls State (testNewAsking), or IsFailure does (asker)
+	asker  string        // the callback that calls State: "" means OnStateChange
 	asking atomic.Int32  // hooks waiting for the State they asked for
 	giveUp chan struct{} // closed to end those waits
 	gaveUp sync.Once
@@ -117,6 +118,11 @@ func (r *testRig) settle(step string) bool {
 		running += p.gate.Waiting()
 	}
 	switch {
+	case r.asking.Load() > 0 && r.asker != "":
+		h.T.Errorf("%s: State, called from inside %s, was stuck on the breaker's mutex: your breaker calls %s "+
+			"with its lock held, so an %s that calls State or Do waits for ever (a sync.Mutex is not reentrant). "+
+			"Judge fn's error before you lock to record the result. Stuck:\n\t%s",
+			step, r.asker, r.asker, r.asker, strings.Join(stuck, "\n\t"))
 	case r.asking.Load() > 0:
 		h.T.Errorf("%s: State, called from inside OnStateChange, was stuck on the breaker's mutex: your breaker calls "+
 			"OnStateChange with its lock held, so a hook that calls State or Do waits for ever (a sync.Mutex is not "+

@@ -51,6 +51,9 @@ type testOutcome struct {
 	err   func(ctx context.Context) error
 	panic func() any // nil: fn returns err
 	ctx   bool       // the caller cancels its ctx before fn returns
+	// marked: err carries RetryAfter(ra, …) (bonus B2)
+	marked bool
+	ra     time.Duration
 }
 
 func (o testOutcome) String() string { return o.how }
@@ -214,7 +217,10 @@ type testModel struct {
 	openUntil  time.Duration
 	openedFrom State // the state the breaker opened from: Closed (a trip) or HalfOpen (a failed probe)
 	openedAt   time.Duration
-	changes    []testChange
+	// what the failure that opened the breaker carried (bonus B2)
+	openedMarked bool
+	openedRA     time.Duration
+	changes      []testChange
 }
 
 func testNewModel(s Settings, isF bool) *testModel {
@@ -268,7 +274,7 @@ func (m *testModel) record(gen int, o testOutcome) {
 			m.failures = 0
 		case testFailure:
 			if m.failures++; m.failures >= m.maxF {
-				m.open(Closed)
+				m.open(Closed, o)
 			}
 		}
 	case HalfOpen:
@@ -279,14 +285,20 @@ func (m *testModel) record(gen int, o testOutcome) {
 				m.set(Closed)
 			}
 		case testFailure:
-			m.open(HalfOpen)
+			m.open(HalfOpen, o)
 		}
 	}
 }
 
-func (m *testModel) open(from State) {
+// open opens the breaker on the failure o: for OpenTimeout, or for the
+// longer of OpenTimeout and the Retry-After that o carries (bonus B2).
+func (m *testModel) open(from State, o testOutcome) {
 	m.set(Open)
 	m.openedFrom, m.openedAt, m.openUntil = from, m.now, m.now+m.timeout
+	m.openedMarked, m.openedRA = o.marked, o.ra
+	if o.marked {
+		m.openUntil = m.now + max(m.timeout, o.ra)
+	}
 }
 
 // testGoroutine is the id of the calling goroutine, as a stack trace names it.
@@ -494,6 +506,9 @@ func (p *testPlayer) why(rej error) string {
 }
 
 func (p *testPlayer) rejectRule(rej error) string {
+	if rej == ErrOpen && p.req == "B2" {
+		return p.periodRule()
+	}
 	if rej == ErrTooManyRequests {
 		return "a half-open breaker runs at most HalfOpenMaxRequests probes at once and rejects the others with ErrTooManyRequests"
 	}
@@ -516,6 +531,9 @@ func (p *testPlayer) admitRule() string {
 		return fmt.Sprintf("the breaker is closed (%d failure(s) in a row so far, MaxFailures %d; a success or an error IsFailure rejects resets the count, a cancellation counts for nothing)",
 			m.failures, m.maxF)
 	case HalfOpen:
+		if m.changes[len(m.changes)-1].to == HalfOpen && m.now >= m.openUntil && p.req == "B2" {
+			return p.periodRule() + "; so from then a half-open breaker lets probes through"
+		}
 		if m.changes[len(m.changes)-1].to == HalfOpen && m.now >= m.openUntil {
 			return fmt.Sprintf("the open period ended at t=%v (OpenTimeout %v after the failure at t=%v) and a half-open breaker runs up to HalfOpenMaxRequests (%d) probes",
 				m.openUntil, m.timeout, m.openedAt, m.maxHalf)
@@ -578,6 +596,8 @@ func (p *testPlayer) state(where string) {
 func (p *testPlayer) stateRule() string {
 	m := p.m
 	switch {
+	case p.req == "B2" && (m.state == Open || m.state == HalfOpen && m.successes == 0):
+		return p.periodRule()
 	case m.state == HalfOpen && m.openedFrom == HalfOpen:
 		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v: from t=%v the next Do or State finds it half-open",
 			m.openedAt, m.timeout, m.openUntil) + m.probesSince()
@@ -996,4 +1016,145 @@ func testDrawR6(r *rapid.T) testScenario {
 
 func TestR6_ExploreCancellationCountsForNothing(t *testing.T) {
 	katatest.Explore(t, 8, testDrawR6, testPlay)
+}
+
+// periodRule says, for B2, how long the breaker stays open and why.
+func (p *testPlayer) periodRule() string {
+	m := p.m
+	carried := fmt.Sprintf("carried no Retry-After, so it stays open for OpenTimeout (%v)", m.timeout)
+	if m.openedMarked {
+		carried = fmt.Sprintf("carried RetryAfter(%v, …), so it stays open for the longer of OpenTimeout (%v) and %v",
+			m.openedRA, m.timeout, m.openedRA)
+	}
+	return fmt.Sprintf("only the failure that opens the breaker sets the open period: the failure at t=%v that opened "+
+		"it %s, until t=%v. A Retry-After "+
+		"carried by any other error (an earlier failure of the streak, an error IsFailure rejects, a cancellation, "+
+		"a call let through before the breaker opened) changes nothing", m.openedAt, carried, m.openUntil)
+}
+
+// testMark draws whether o, if fn returns an error, carries a Retry-After,
+// and how: RetryAfter itself, wrapped again with %w, or inside errors.Join.
+func testMark(r *rapid.T, o testOutcome, timeout time.Duration, label string, odds int) testOutcome {
+	if o.panic != nil || o.kind == testSuccess || rapid.IntRange(0, odds-1).Draw(r, label+" marked") != 0 {
+		return o
+	}
+	d := rapid.SampledFrom([]time.Duration{-time.Second, 0, timeout / 2, timeout, timeout + time.Nanosecond,
+		2 * timeout, timeout + 90*time.Second}).Draw(r, label+" Retry-After")
+	inner, how := o.err, strings.TrimPrefix(o.how, "returns ")
+	o.marked, o.ra = true, d
+	switch rapid.IntRange(0, 2).Draw(r, label+" mark") {
+	case 0:
+		o.how = fmt.Sprintf("returns RetryAfter(%v, %s)", d, how)
+		o.err = func(ctx context.Context) error { return RetryAfter(d, inner(ctx)) }
+	case 1:
+		o.how = fmt.Sprintf("returns fmt.Errorf(\"stock: %%w\", RetryAfter(%v, %s))", d, how)
+		o.err = func(ctx context.Context) error { return fmt.Errorf("stock: %w", RetryAfter(d, inner(ctx))) }
+	default:
+		o.how = fmt.Sprintf("returns errors.Join(RetryAfter(%v, %s), errors.New(\"cache miss\"))", d, how)
+		o.err = func(ctx context.Context) error {
+			return errors.Join(RetryAfter(d, inner(ctx)), errors.New("cache miss"))
+		}
+	}
+	return o
+}
+
+// testPeriod is how long the failure o keeps the breaker open.
+func testPeriod(o testOutcome, timeout time.Duration) time.Duration {
+	if o.marked {
+		return max(timeout, o.ra)
+	}
+	return timeout
+}
+
+// B2: errors that carry a Retry-After everywhere in a breaker's life (the
+// failures of a streak, the one that trips it, answers IsFailure rejects,
+// cancellations, calls that end after the trip, probes), and every open
+// period run to its exact edge: only the failure that opens the breaker
+// sets how long it stays open.
+func testDrawB2(r *rapid.T) testScenario {
+	s := testScenario{req: "B2", isF: rapid.Bool().Draw(r, "IsFailure")}
+	s.set.MaxFailures = rapid.IntRange(1, 4).Draw(r, "MaxFailures")
+	s.set.OpenTimeout = testDrawTimeout(r, false)
+	s.set.HalfOpenMaxRequests = rapid.IntRange(1, 2).Draw(r, "HalfOpenMaxRequests")
+	maxF, timeout := testEffective(s.set.MaxFailures, s.set.OpenTimeout)
+	slow := rapid.IntRange(0, 2).Draw(r, "slow closed calls")
+	if slow > 0 {
+		s.steps = append(s.steps, testStep{kind: testStepHold, n: slow})
+	}
+	// The streak: failures in a row stay below MaxFailures until the trip.
+	inRow := 0
+	for i := range rapid.IntRange(0, 5).Draw(r, "calls before the trip") {
+		label := fmt.Sprintf("call %d", i+1)
+		o := testDrawOutcome(r, label, testSuccess, testFailure, testFailure, testAnswer, testCancelled)
+		switch o.counts(s.isF) {
+		case testFailure:
+			if inRow+1 >= maxF {
+				o = testOutcomesOf(r, label, testSuccess)[0]
+				inRow = 0
+			} else {
+				inRow++
+			}
+		case testSuccess:
+			inRow = 0
+		}
+		s.steps = append(s.steps, testStep{kind: testStepCall, out: testMark(r, o, timeout, label, 2)})
+	}
+	var trip testOutcome
+	for i := range maxF - inRow {
+		label := fmt.Sprintf("trip failure %d", i+1)
+		trip = testMark(r, testDrawOutcome(r, label, testReturned), timeout, label, 2)
+		s.steps = append(s.steps, testStep{kind: testStepCall, out: trip})
+	}
+	s.steps = append(s.steps, testStep{kind: testStepState})
+	for _, k := range rapid.Permutation(seq(slow)).Draw(r, "order the slow calls end in") {
+		label := fmt.Sprintf("slow call %d", k)
+		o := testMark(r, testDrawOutcome(r, label, testSuccess, testReturned), timeout, label, 1)
+		s.steps = append(s.steps, testStep{kind: testStepEnd, n: k, out: o}, testStep{kind: testStepState})
+	}
+	edge := func(period time.Duration, label string) {
+		for _, st := range testDrawUntil(r, period-time.Nanosecond, label) {
+			s.steps = append(s.steps, st, testStep{kind: testStepState})
+		}
+		s.steps = append(s.steps, testStep{kind: testStepAdvance, d: time.Nanosecond}, testStep{kind: testStepState})
+	}
+	edge(testPeriod(trip, timeout), "open period")
+	// Probes, ending in any order and in every way.
+	probes := s.set.HalfOpenMaxRequests
+	s.steps = append(s.steps, testStep{kind: testStepHold, n: probes})
+	order := rapid.Permutation(seq(probes)).Draw(r, "order the probes end in")
+	for i, k := range order {
+		label := fmt.Sprintf("probe %d", k)
+		o := testMark(r, testDrawOutcome(r, label, testSuccess, testAnswer, testReturned, testCancelled), timeout, label, 2)
+		s.steps = append(s.steps, testStep{kind: testStepEnd, n: slow + k, out: o}, testStep{kind: testStepState})
+		if o.counts(s.isF) == testFailure {
+			for _, k2 := range order[i+1:] {
+				label := fmt.Sprintf("stale probe %d", k2)
+				stale := testMark(r, testDrawOutcome(r, label, testReturned), timeout, label, 1)
+				s.steps = append(s.steps, testStep{kind: testStepEnd, n: slow + k2, out: stale}, testStep{kind: testStepState})
+			}
+			edge(testPeriod(o, timeout), "fresh period")
+			break
+		}
+	}
+	return s
+}
+
+// testStreakScenario: the first failure of a streak carries a Retry-After
+// longer than OpenTimeout, the one that trips the breaker carries none.
+func testStreakScenario() testScenario {
+	s := testScenario{req: "B2", set: Settings{MaxFailures: 3, OpenTimeout: 10 * time.Second}}
+	fail := testOutcome{how: "returns errors.New(\"503 service unavailable\")", kind: testFailure,
+		err: func(context.Context) error { return errors.New("503 service unavailable") }}
+	first := fail
+	first.how, first.marked, first.ra = "returns RetryAfter(1m0s, errors.New(\"503 service unavailable\"))", true, time.Minute
+	first.err = func(context.Context) error { return RetryAfter(time.Minute, errors.New("503 service unavailable")) }
+	s.steps = []testStep{{kind: testStepCall, out: first}, {kind: testStepCall, out: fail}, {kind: testStepCall, out: fail},
+		{kind: testStepState}, {kind: testStepAdvance, d: 10*time.Second - 1}, {kind: testStepState},
+		{kind: testStepAdvance, d: 1}, {kind: testStepState}}
+	return s
+}
+
+func TestB2_ExploreOnlyTheFailureThatOpensSetsThePeriod(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) { testPlay(h, testStreakScenario()) })
+	katatest.Explore(t, 8, testDrawB2, testPlay)
 }

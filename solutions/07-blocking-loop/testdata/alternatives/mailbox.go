@@ -150,33 +150,23 @@ func (c *Cache) Run(ctx context.Context) error {
 
 // shutdown waits for the running lookups, at most Grace if set.
 func (c *Cache) shutdown(s *state) error {
-	all := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-s.finished: // results after the stop are dropped
-			case <-all:
-				return
-			}
-		}
-	}()
 	var graceC <-chan time.Time
 	if c.cfg.Grace > 0 {
 		t := c.clk.Timer(c.cfg.Grace)
 		defer t.Stop()
 		graceC = t.C
 	}
-	waited := make(chan struct{})
-	go func() { s.wg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-		close(all)
-		return nil
-	case <-graceC:
-		close(s.abandon)
-		close(all)
-		return fmt.Errorf("gave up after %v with %d lookups running: %w", c.cfg.Grace, s.running, ErrAbandoned)
+	for s.running > 0 {
+		select {
+		case <-s.finished: // results after the stop are dropped
+			s.running--
+		case <-graceC:
+			close(s.abandon)
+			return fmt.Errorf("gave up after %v with %d lookups running: %w", c.cfg.Grace, s.running, ErrAbandoned)
+		}
 	}
+	s.wg.Wait() // each has reported back; let its goroutine end
+	return nil
 }
 
 func (c *Cache) send(ctx context.Context, f func(*state)) error {
