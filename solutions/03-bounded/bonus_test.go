@@ -395,6 +395,12 @@ func TestB2_ACancelledRequestKeepsNoSlot(t *testing.T) {
 			if !c.Returns("TryForEach with a ctx already cancelled did not return") {
 				return
 			}
+			if got := w.started(); got > 0 {
+				t.Errorf("TryForEach with a ctx already cancelled called fn %d time(s) on a free slot: as for ForEach, "+
+					"a ctx already done starts nothing, and nothing starts after a cancel or the first error; "+
+					"TryForEach never waits, but it must still look at ctx before it starts each call", got)
+				return
+			}
 		}
 		w := testNewWork(1)
 		w.openAll()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -352,7 +353,7 @@ func TestR5_LimitBelowOneIsAnError(t *testing.T) {
 		cases := []struct {
 			limit, n  int
 			cancelled bool // ctx cancelled before the call: the limit is checked first all the same
-		}{{0, 3, false}, {-1, 3, false}, {0, 0, false}, {0, 3, true}}
+		}{{0, 3, false}, {-1, 3, false}, {math.MinInt, 3, false}, {0, 0, false}, {0, 3, true}}
 		for i, tc := range cases {
 			w := testNewWork(tc.n)
 			w.openAll()
@@ -451,7 +452,7 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 		extra := runtime.NumGoroutine() - before
 		if extra > limit+slack {
 			t.Errorf("%d items, limit %d: %d goroutines were alive while %d calls ran; want at most limit + %d: "+
-				"take a slot before you start a goroutine (or run limit workers), not one goroutine per item "+
+				"take a slot before you start a goroutine (or run min(limit, len(items)) workers), not one goroutine per item "+
 				"waiting for a slot: with a million items that is a million stacks", n, limit, extra, peak.Now(), slack)
 			c.Stop()
 			return

@@ -9,7 +9,8 @@ package bounded
 // later items), some a ctx cancelled before the call. The README: every
 // call gives its slot back when it returns, failed ones included, so when
 // TryForEach returns every slot it took is free again, and the first item
-// of the next request finds the one free slot.
+// of the next request finds the one free slot. A request whose ctx was
+// cancelled before the call starts nothing and returns ctx.Err().
 //
 // Whether a slot given back a little too late is still taken when the next
 // request looks depends on the schedule, and on how the schedule is shaken:
@@ -148,7 +149,7 @@ func (s testZScenario) play(h *katatest.H) {
 			return
 		}
 	}
-	var shed *testZShed
+	var shed, deadStart *testZShed
 	c := katatest.StartErr(h, func(ctx context.Context) error {
 		took := -1
 		gone, cancel := context.WithCancel(ctx) // for the requests of a caller that already left
@@ -169,6 +170,9 @@ func (s testZScenario) play(h *katatest.H) {
 				calls.Add(1)
 				return errs[i]
 			})
+			if q.cancelled() && (calls.Load() > 0 || !errors.Is(err, context.Canceled)) && deadStart == nil {
+				deadStart = &testZShed{request: r, took: int(calls.Load()), err: err}
+			}
 			// Read at once: each request is the check of the ones before.
 			if q.items() > 0 && !q.cancelled() && calls.Load() == 0 && errors.Is(err, ErrBusy) {
 				shed = &testZShed{request: r, took: took, err: err}
@@ -188,6 +192,12 @@ func (s testZScenario) play(h *katatest.H) {
 	// No Finish: its leak check (a dump of every goroutine's stack) costs
 	// as much as dozens of requests, and the one that ends the scenario is
 	// as strict.
+	if deadStart != nil {
+		h.Errorf("a ctx already done starts nothing, and TryForEach then returns ctx.Err(), as ForEach does, but "+
+			"request %d (%v) called fn %d time(s) and returned %s: TryForEach never waits for a slot, but it must "+
+			"still look at ctx before it starts each call (and give back a slot it took for nothing)\nthe scenario: %v",
+			deadStart.request+1, s.requests[deadStart.request], deadStart.took, testXDescribe(deadStart.err), s)
+	}
 	if shed != nil {
 		before := "no request before it had started a call"
 		if shed.took >= 0 {

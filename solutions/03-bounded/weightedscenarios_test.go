@@ -1,8 +1,9 @@
 package bounded
 
 // Bonus B1, over many scenarios: one to three ForEachWeighted calls made at
-// once, each with its own capacity and weights (below 1, up to capacity,
-// above it), some of whose calls return as soon as they start; the test
+// once, each with its own capacity (now and then a huge one, such as
+// math.MaxInt) and weights (below 1, up to capacity, above it, math.MinInt
+// and math.MaxInt), some of whose calls return as soon as they start; the test
 // then releases calls in flight in any order, several at once (sometimes
 // every call in flight of a caller, the last one included), sometimes
 // cancels a caller, and at the end releases everything. After every
@@ -20,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +38,7 @@ type testWCaller struct {
 	capacity int
 	weights  []int  // as weight(item) returns them
 	instant  []bool // per item: its call returns as soon as it starts
-	cancelAt int    // the step in which the caller cancels its ctx; 0: never
+	cancelAt int    // the step in which the caller cancels its ctx; 0: never; -1: before the call
 }
 
 // counted is the weight item i takes while its call runs.
@@ -60,6 +62,9 @@ func (s testWScenario) String() string {
 		len(s.callers))
 	for c, cl := range s.callers {
 		fmt.Fprintf(&b, "\n  caller %d: capacity %d, weights %v", c+1, cl.capacity, cl.weights)
+		if cl.cancelAt < 0 {
+			b.WriteString(", ctx cancelled before the call")
+		}
 		var instant []int
 		for i, yes := range cl.instant {
 			if yes {
@@ -104,7 +109,13 @@ func testDrawW(r *rapid.T) testWScenario {
 		// fit next to them is a chance for a wake-up to come too early.
 		// The first caller has many items, so every scenario has many
 		// such chances; the others may have none.
-		weights := []int{-1, 0, 1, 1, 1, 1, 2, 3, cl.capacity - 1, cl.capacity, cl.capacity, cl.capacity + 2}
+		weights := []int{-1, 0, 1, 1, 1, 1, 2, 3, cl.capacity - 1, cl.capacity, cl.capacity, cl.capacity + 2,
+			math.MaxInt, math.MinInt}
+		if rapid.IntRange(0, 5).Draw(r, fmt.Sprintf("huge capacity? %d", c)) == 0 {
+			// Light items on a huge capacity: they all fit at once.
+			cl.capacity = rapid.SampledFrom(testHugeLimits).Draw(r, fmt.Sprintf("huge capacity %d", c))
+			weights = []int{math.MinInt, -1, 0, 1, 1, 2, 3}
+		}
 		least := 0
 		if c == 0 {
 			least = 12
@@ -115,6 +126,8 @@ func testDrawW(r *rapid.T) testWScenario {
 		}
 		if rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("cancels %d", c)) == 0 {
 			cl.cancelAt = rapid.IntRange(1, steps).Draw(r, fmt.Sprintf("cancel step %d", c))
+		} else if c > 0 && rapid.IntRange(0, 4).Draw(r, fmt.Sprintf("cancelled before %d", c)) == 0 {
+			cl.cancelAt = -1
 		}
 		s.callers = append(s.callers, cl)
 	}
@@ -234,9 +247,13 @@ func (x *testWRun) check(h *katatest.H, c int, when string, started int) bool {
 	}
 	if started >= 0 {
 		if len(order) > started {
+			when := fmt.Sprintf("its cancel in step %d", cl.cancelAt)
+			if cl.cancelAt < 0 {
+				when = "a cancel before the call (a ctx already done starts nothing)"
+			}
 			h.Errorf("B1: after ctx is cancelled no new call starts, as for ForEach, but %s started item(s) %v after "+
-				"its cancel in step %d: wait for room in a select that also sees ctx.Done(), and check ctx again "+
-				"once you have the room; %s", who, order[started:], cl.cancelAt, testRandomHint)
+				"%s: wait for room in a select that also sees ctx.Done(), and check ctx again "+
+				"once you have the room; %s", who, order[started:], when, testRandomHint)
 			return false
 		}
 		return true
@@ -245,7 +262,7 @@ func (x *testWRun) check(h *katatest.H, c int, when string, started int) bool {
 	if next == len(cl.weights) || x.c.Returned() {
 		return true // a return with items left is R6's and the result's to judge
 	}
-	if w := cl.counted(next); load+w <= cl.capacity {
+	if w := cl.counted(next); w <= cl.capacity-load {
 		what := fmt.Sprintf("with items %v running (%d of %d units in use)", running, load, cl.capacity)
 		if len(running) == 0 {
 			what = "with nothing running"
@@ -280,14 +297,21 @@ func testWPlay(h *katatest.H, s testWScenario) {
 		runs[c] = x
 	}
 	for _, x := range runs {
+		var opts []katatest.CtxOption
+		if x.cl.cancelAt < 0 {
+			opts = append(opts, katatest.Cancelled())
+		}
 		x.c = katatest.StartErr(h, func(ctx context.Context) error {
 			return ForEachWeighted(ctx, testItems(len(x.cl.weights)), x.cl.capacity,
 				func(i int) int { return x.cl.weights[i] }, x.fn)
-		})
+		}, opts...)
 	}
 	startedAt := make([]int, len(runs)) // calls started before the cancel; -1 until then
-	for c := range startedAt {
+	for c, x := range runs {
 		startedAt[c] = -1
+		if x.cl.cancelAt < 0 {
+			startedAt[c] = 0
+		}
 	}
 	stopAll := func() { // the first Stop opens every caller's gates
 		for _, x := range runs {
@@ -296,7 +320,7 @@ func testWPlay(h *katatest.H, s testWScenario) {
 	}
 	synctest.Wait()
 	for c, x := range runs {
-		if !x.check(h, c, "once it got going", -1) {
+		if !x.check(h, c, "once it got going", startedAt[c]) {
 			stopAll()
 			return
 		}
@@ -375,7 +399,8 @@ func testWPlay(h *katatest.H, s testWScenario) {
 				"ForEachWeighted returns ctx.Err(), but %s started %d of %d items and returned %s",
 				who, made, n, testXDescribe(err))
 			return
-		case made == n && err != nil:
+		case made == n && err != nil && !(n == 0 && x.cl.cancelAt < 0 && errors.Is(err, context.Canceled)):
+			// (no items and a ctx done before the call: nil and ctx.Err() both say it)
 			h.Errorf("B1: as for ForEach, ForEachWeighted returns nil when every item started and every call "+
 				"succeeded, even if ctx was cancelled after the last one started; return ctx.Err() only when ctx "+
 				"ended before every item had started, but %s returned %s", who, testXDescribe(err))

@@ -2,6 +2,8 @@ package partial
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 	"testing/synctest"
 
@@ -301,5 +303,58 @@ func TestB2_TwoFailuresAtOnceStillStop(t *testing.T) {
 			return
 		}
 		testCollect(h, c, skus)
+	})
+}
+
+// testHugeMaxFailures are valid tolerances beyond any batch: each wraps to
+// a small or negative number in 32 bits.
+var testHugeMaxFailures = []int{math.MaxInt, 1 << 32, math.MaxInt32 + 1, 1<<32 + 1}
+
+func TestB2_AHugeMaxFailuresIsJustALargeTolerance(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		skus := testSKUs(5)
+		for k, max := range testHugeMaxFailures {
+			held := testNewGate(h)
+			fail := testNewGate(h)
+			b := testNewBackend()
+			for i, sku := range skus {
+				b.calls[sku] = testCall{wait: held}
+				if i < 3 {
+					b.calls[sku] = testCall{wait: fail, deaf: true, err: fmt.Errorf("%s: %w", sku, testErrNotFound)}
+				}
+			}
+			c := testStart(h, skus, b.fn, &Options{MaxFailures: max})
+			if c.Broken() {
+				return
+			}
+			if !testAllStarted(h, c, b, skus) {
+				return
+			}
+			fail.Release() // three calls fail while two run
+			synctest.Wait()
+			if n := held.Cancelled(); n > 0 {
+				t.Errorf("with MaxFailures %d, three failures cancelled %d of the 2 calls still running: any "+
+					"MaxFailures above 0 is a tolerance that large, up to math.MaxInt; keep it and the failure "+
+					"count an int (or int64): a narrower type, such as int32(opt.MaxFailures), wraps %d to %d",
+					max, n, max, int32(max))
+				c.Stop()
+				return
+			}
+			held.Release()
+			out, ok := testCollect(h, c, skus)
+			if !ok {
+				return
+			}
+			for _, sku := range skus[3:] {
+				if o, ok := testFind(h, out, sku); ok && o.Err != nil {
+					t.Errorf("with MaxFailures %d, after three failures, the call for %s succeeded but its outcome has "+
+						"the error %v: the gather tolerates that many failures, so nothing stops", max, sku, o.Err)
+					return
+				}
+			}
+			if k == len(testHugeMaxFailures)-1 {
+				break
+			}
+		}
 	})
 }

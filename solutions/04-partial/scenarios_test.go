@@ -4,8 +4,10 @@ package partial
 // and checks what the README says over all of them. One scenario is one to
 // three Gather (or GatherWith) calls made at once, each on its own inputs;
 // every call waits until the test releases it, in any order and several at
-// once, and then succeeds, fails with an error of some kind, or panics with
-// a value of some kind; a caller may cancel before or after a failure.
+// once (or returns as soon as it is called, while Gather may still be
+// starting the others), and then succeeds, fails with an error of some
+// kind, or panics with a value of some kind; a caller may cancel before or
+// after a failure.
 // After every step and once Gather returned, the test compares what it saw
 // with a small model of the README.
 
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -90,6 +93,7 @@ type testYCall struct {
 	kind     int // index into testYErrs or testYPanicKinds
 	deaf     bool
 	onCancel int
+	instant  bool // it returns as soon as it is called, while Gather may still be starting the others
 }
 
 type testYCaller struct {
@@ -140,9 +144,12 @@ func (s testYScenario) String() string {
 			case testYPanics:
 				parts = append(parts, "panics with "+testYPanicKinds[call.kind].how)
 			}
-			if call.deaf {
+			switch {
+			case call.instant:
+				parts = append(parts, "at once, as soon as it is called")
+			case call.deaf:
 				parts = append(parts, "ignores its ctx")
-			} else {
+			default:
 				parts = append(parts, [...]string{"on cancel returns ctx.Err()",
 					"on cancel returns fmt.Errorf(\"…: %w\", ctx.Err())", "on cancel finishes anyway and succeeds"}[call.onCancel])
 			}
@@ -203,6 +210,7 @@ func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario 
 					call.kind = rapid.IntRange(0, len(testYPanicKinds)-1).Draw(r, fmt.Sprintf("panic %d.%d", c, i))
 				}
 				call.deaf = rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("deaf %d.%d", c, i)) == 0
+				call.instant = rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("instant %d.%d", c, i)) == 0
 				call.onCancel = rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("on cancel %d.%d", c, i))
 				cl.calls = append(cl.calls, call)
 			}
@@ -211,6 +219,9 @@ func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario 
 				cl.opt = &Options{FailFast: true}
 			case "B2":
 				cl.opt = &Options{MaxFailures: rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("max failures %d", c))}
+				if rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("huge max failures? %d", c)) == 0 {
+					cl.opt.MaxFailures = rapid.SampledFrom(testHugeMaxFailures).Draw(r, fmt.Sprintf("huge max failures %d", c))
+				}
 			}
 			cl.deadline = rapid.Bool().Draw(r, fmt.Sprintf("deadline %d", c))
 			s.callers = append(s.callers, cl)
@@ -307,7 +318,7 @@ func (x *testYRun) fn(ctx context.Context, in string) (int, error) {
 		x.mu.Unlock()
 	}
 	wait := ctx.Done()
-	if call.deaf {
+	if call.deaf || call.instant { // an instant call's gate is open from the start
 		wait = nil
 	}
 	select {
@@ -391,6 +402,9 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 			if call.does == testYFail {
 				x.errs[i] = testYErrs[call.kind].make(i)
 			}
+			if call.instant {
+				x.release(i)
+			}
 		}
 		if cl.deadline {
 			x.clk = katatest.NewClock()
@@ -434,7 +448,13 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 		x.mu.Lock()
 		started := len(x.order)
 		x.mu.Unlock()
-		if started != len(x.cl.inputs) {
+		// GatherWith may skip inputs once calls that return at once have
+		// failed: whether they stopped it before the others started is the
+		// schedule's to say.
+		mayStop := x.cl.opt != nil && slices.ContainsFunc(x.cl.calls, func(c testYCall) bool {
+			return c.instant && c.does != testYSucceed
+		})
+		if started != len(x.cl.inputs) && !mayStop {
 			k.add("R1", "Gather calls fn once per input, all at the same time, but caller %d's Gather had made %d "+
 				"call(s) for %d inputs %q while none of them could return yet: start every call on its own goroutine "+
 				"before you wait for any", c+1, started, len(x.cl.inputs), x.cl.inputs)
@@ -446,6 +466,14 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 	stopped := make([]int, len(runs)) // the step of each caller's stop by failures, or -1
 	for c := range stopped {
 		stopped[c] = -1
+	}
+	for c, x := range runs { // step 0: the calls that returned at once
+		testYStepCheck(k, c, x, 0, &stopped[c])
+	}
+	if slices.ContainsFunc(k.findings, func(f testYFinding) bool { return f.req == req }) {
+		stopAll()
+		testYReport(h, k)
+		return
 	}
 	for n, st := range s.steps {
 		now := n + 1
@@ -617,9 +645,16 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 			if !x.cl.opt.FailFast {
 				req = "B2"
 			}
-			k.add(req, "stopping cancels the calls still running, but %s's gather had %d failure(s), more than the %d "+
-				"it tolerates, and the call for %q, which returns as soon as its ctx ends, still ran after step %d",
-				who, failures, testYTolerates(x), x.cl.inputs[s], now)
+			when := fmt.Sprintf("step %d", now)
+			if now == 0 {
+				when = "the start, where calls that returned at once failed while the others were still starting"
+			}
+			k.add(req, "stopping cancels the calls still running and starts no new call, but %s's gather had %d "+
+				"failure(s), more than the %d it tolerates, and the call for %q, which returns as soon as its ctx "+
+				"ends, still ran after %s: a call that starts while the stop goes through must get a ctx already "+
+				"cancelled; derive every call's ctx from one context the stop cancels (context.WithCancelCause), "+
+				"rather than look at a stopped flag and then register a ctx of the call's own",
+				who, failures, testYTolerates(x), x.cl.inputs[s], when)
 		}
 	}
 	// Nothing was cancelled by a failure that may not stop the gather.
@@ -636,9 +671,15 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 		case k.req == "R4" && slices.ContainsFunc(slices.Collect(maps.Values(x.done)), testYDone.panicked):
 			req = "R4"
 		}
+		hint := ""
+		if testYTolerates(x) > math.MaxInt32 {
+			hint = fmt.Sprintf(" (MaxFailures %d is a valid tolerance, however large: keep it and the failure count "+
+				"an int; int32(opt.MaxFailures) wraps it to %d)", x.cl.opt.MaxFailures, int32(x.cl.opt.MaxFailures))
+		}
 		k.add(req, "a failure cancels nothing (up to the failures tolerated), but in %s the call for %q saw its "+
 			"ctx end at step %d although the caller did not cancel and %d call(s) had failed: give every call the "+
-			"caller's ctx; do not cancel it when a call fails or panics", who, x.cl.inputs[d.slot], d.step, failures)
+			"caller's ctx; do not cancel it when a call fails or panics%s", who, x.cl.inputs[d.slot], d.step, failures,
+			hint)
 		return
 	}
 }

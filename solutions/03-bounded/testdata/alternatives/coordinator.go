@@ -70,7 +70,7 @@ func coordinate[T any](parent context.Context, items []T, capacity int, weight f
 	fn func(context.Context, T) error) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	done := make(chan report, capacity) // at most capacity calls run, so a report never blocks
+	done := make(chan report, min(capacity, len(items))) // at most that many calls run, so a report never blocks
 	var first error
 	free, running, next := capacity, 0, 0
 	handle := func(r report) {

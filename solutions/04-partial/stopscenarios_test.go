@@ -1,0 +1,77 @@
+package partial
+
+// A stop at the very start: calls that fail as soon as they are called stop
+// the gather while GatherWith is still starting the others. Whichever way
+// the schedule goes, every call either never starts (its input is skipped)
+// or gets a ctx the stop cancels: a call that starts while the stop goes
+// through must not run on with a ctx nobody cancels. Each scenario is
+// repeated, each time with the schedule shaken by a seed of its own.
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"gokata/internal/katatest"
+)
+
+// testStopAtStart runs GatherWith(opt) on n inputs whose first failing
+// calls fail at once; the others wait, honouring their ctx, until the test
+// ends. req is the item graded.
+func testStopAtStart(h *katatest.H, req string, opt Options, failing int) {
+	const n = 12
+	skus := testSKUs(n)
+	held := testNewGate(h)
+	b := testNewBackend()
+	errs := map[string]error{}
+	for i, sku := range skus {
+		b.calls[sku] = testCall{wait: held}
+		if i < failing {
+			errs[sku] = fmt.Errorf("%s: %w", sku, testErrNotFound)
+			b.calls[sku] = testCall{err: errs[sku]}
+		}
+	}
+	what := fmt.Sprintf("GatherWith(Options{FailFast: %v, MaxFailures: %d}) on %d inputs, the calls for the first %d "+
+		"failing as soon as they are called, the others waiting until their ctx ends", opt.FailFast, opt.MaxFailures,
+		n, failing)
+	c := testStart(h, skus, b.fn, &opt)
+	if c.Broken() {
+		return
+	}
+	synctest.Wait()
+	if !c.Returned() {
+		h.Errorf("%s: stopping cancels the calls still running and starts no new call, but after the stop %d call(s) "+
+			"still waited with a ctx nobody cancelled: a call that starts while the stop goes through must get a ctx "+
+			"already cancelled; derive every call's ctx from one context the stop cancels (context.WithCancelCause), "+
+			"rather than look at a stopped flag and then register a ctx of the call's own", req+": "+what,
+			held.Waiting())
+		c.Stop()
+		return
+	}
+	out, ok := testCollect(h, c, skus)
+	if !ok {
+		return
+	}
+	for i, o := range out {
+		sku := skus[i]
+		switch err, failed := errs[sku]; {
+		case failed && o.Err == nil, failed && !errors.Is(o.Err, err):
+			h.Errorf("%s: %s: the call for %s failed on its own and keeps its own error, but its outcome has %v", req,
+				what, sku, o.Err)
+			return
+		case !failed && !errors.Is(o.Err, ErrSkipped):
+			h.Errorf("%s: %s: the call for %s was cut short by the stop, or never started, so its outcome's error "+
+				"matches ErrSkipped, but it is %v", req, what, sku, o.Err)
+			return
+		}
+	}
+}
+
+func TestB1_AStopAtTheStartReachesEveryCall(t *testing.T) {
+	katatest.Repeat(t, 8, func(h *katatest.H) { testStopAtStart(h, "B1", Options{FailFast: true}, 1) })
+}
+
+func TestB2_AStopAtTheStartReachesEveryCall(t *testing.T) {
+	katatest.Repeat(t, 12, func(h *katatest.H) { testStopAtStart(h, "B2", Options{MaxFailures: 1}, 2) })
+}
