@@ -2,8 +2,8 @@ package bounded
 
 // Explored requirements: each test draws many scenarios (katatest.Explore)
 // and checks what the README says over all of them. One scenario is one to
-// three ForEach calls made at once, each with its own items and limit (now
-// and then a huge one, such as math.MaxInt); the
+// three ForEach calls made at once, each with its own items and limit (huge
+// limits have tests of their own, limitranges_test.go); the
 // test then releases the calls in flight in any order (several at once),
 // makes some fail with errors of every kind, and cancels callers before or
 // after a failure. After every step it compares what ForEach did with a
@@ -133,9 +133,6 @@ func testDrawX(stops, kinds int) func(*rapid.T) testXScenario {
 			var cl testXCaller
 			n := rapid.IntRange(0, 7).Draw(r, fmt.Sprintf("items %d", c))
 			cl.limit = rapid.IntRange(1, n+2).Draw(r, fmt.Sprintf("limit %d", c))
-			if rapid.IntRange(0, 5).Draw(r, fmt.Sprintf("huge limit? %d", c)) == 0 {
-				cl.limit = rapid.SampledFrom(testHugeLimits).Draw(r, fmt.Sprintf("huge limit %d", c))
-			}
 			for i := range n {
 				it := testXItem{fail: -1}
 				if stops > 0 && rapid.IntRange(0, stops-1).Draw(r, fmt.Sprintf("fails %d.%d", c, i)) == 0 {

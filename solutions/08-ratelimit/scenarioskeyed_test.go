@@ -468,8 +468,9 @@ func TestB2_ExploreConcurrentCallsWhileKeysAreForgotten(t *testing.T) {
 		})
 	}
 	// Callers of new keys all at once: a repetition catches a take from a
-	// forgotten bucket only now and then, eight of them nearly always.
-	katatest.Repeat(t, 8, func(h *katatest.H) { testFixedKeyed[0].play(h) })
+	// forgotten bucket in about one run of four, so 32 of them miss it
+	// about once in 6,000 checks.
+	katatest.Repeat(t, 32, func(h *katatest.H) { testFixedKeyed[0].play(h) })
 	katatest.Run(t, func(h *katatest.H) { testFixedKeyed[1].play(h) })
 	katatest.Repeat(t, 3, func(h *katatest.H) { testFixedKeyed[2].play(h) })
 	katatest.Explore(t, 4, testDrawKeyed, func(h *katatest.H, s testKeyedScenario) { s.play(h) })
