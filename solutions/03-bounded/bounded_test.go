@@ -490,6 +490,37 @@ func testCancelAfterStart(h *katatest.H, setup func(w *testWork), settle func(w 
 	return testResult(c)
 }
 
+func TestR4_ACallsOwnCancelIsAnError(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		// Limit 2, 4 items, the caller's ctx never cancelled: one call
+		// fails with an error wrapping context.Canceled of its own (its
+		// upload was cancelled by someone else). That is a failure like
+		// any other: ForEach stops and returns it.
+		w := testNewWork(4)
+		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(4), 2, w.call) })
+		if c.Broken() || !testRunning(h, w, 2, c, "limit 2, 4 items") {
+			return
+		}
+		r := w.running()
+		errOwn := fmt.Errorf("thumbnail %d: upload: %w", r[0], context.Canceled)
+		w.errs[r[0]] = errOwn
+		w.open(r[0])
+		synctest.Wait()
+		w.openAll()
+		if !c.Returns("a call failed and the other returned, but ForEach did not return") {
+			return
+		}
+		err, ok := c.Finish("ForEach")
+		if !ok {
+			return
+		}
+		assert.ErrorIs(t, err, errOwn, "limit 2, 4 items, the caller's ctx live: item %d failed with %q, which "+
+			"wraps context.Canceled of its own: ForEach must stop and return the first error a call returned, as "+
+			"it is; only the caller's ctx says whether the caller cancelled, not what a call's error matches",
+			r[0], errOwn)
+	})
+}
+
 func TestR4_ResultsThatArriveAfterACancel(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		// Limit 2, 4 items, calls that ignore the cancel: after the cancel,
