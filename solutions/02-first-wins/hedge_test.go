@@ -739,6 +739,11 @@ func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *tes
 			why = fmt.Sprintf("timeout %v means no timeout: timeout <= 0 means no timeout, so arm a timer only "+
 				"when timeout > 0", s.timeout)
 		}
+		if errors.Is(got.err, context.DeadlineExceeded) {
+			why = "a replica's error matching context.DeadlineExceeded is its own per-call timeout: that is a " +
+				"failure like any other, not Hedge's timeout (only Hedge's own timer ends it with ErrTimeout); " +
+				"record it and go on while other replicas may still succeed. " + why
+		}
 		h.Errorf("Hedge returned a timeout error (%q, %v) %s: %s", got.v, got.err, when, why)
 		return false
 	}

@@ -516,7 +516,8 @@ func TestR4_ACallsOwnCancelIsAnError(t *testing.T) {
 		}
 		assert.ErrorIs(t, err, errOwn, "limit 2, 4 items, the caller's ctx live: item %d failed with %q, which "+
 			"wraps context.Canceled of its own: ForEach must stop and return the first error a call returned, as "+
-			"it is; only the caller's ctx says whether the caller cancelled, not what a call's error matches",
+			"it is; do not drop a call's error because it is a context error: only the caller's ctx says "+
+			"whether the caller cancelled",
 			r[0], errOwn)
 	})
 }
