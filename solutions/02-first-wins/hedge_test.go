@@ -93,6 +93,21 @@ func (s testHedgeScenario) err(i int) error {
 	return &testHedgeErr{region}
 }
 
+// failsWith says what replica i's failure is, when its error matches a
+// context error: that is where a design that reads it as a timeout or a
+// cancel goes wrong.
+func (s testHedgeScenario) failsWith(i int) string {
+	switch s.reps[i].kind {
+	case testHedgeOwnExpiry:
+		return " with an error matching context.DeadlineExceeded, its own per-call timeout: that is a failure " +
+			"like any other, not Hedge's timeout;"
+	case testHedgeOwnCancel:
+		return " with an error matching context.Canceled of its own, while the caller's ctx is live: that is a " +
+			"failure like any other;"
+	}
+	return ""
+}
+
 func (s testHedgeScenario) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hedge with %d replica(s), delay %v", len(s.reps), s.delay)
@@ -290,12 +305,12 @@ func (s testHedgeScenario) simulate() (m testHedgeModel, ok bool) {
 		if s.delay > 0 && len(m.starts) < n {
 			// One failure (no two answers share an instant here).
 			i, newest := failed[0], len(m.starts)-1
-			why := fmt.Sprintf("replica %d fails then, and a failure starts the next replica at once, without "+
-				"waiting for the rest of the delay", i)
+			why := fmt.Sprintf("replica %d fails then%s and a failure starts the next replica at once, without "+
+				"waiting for the rest of the delay", i, s.failsWith(i))
 			if i != newest {
-				why = fmt.Sprintf("replica %d fails then, while replica %d, started after it, is still running: the "+
-					"failure of any replica starts the next one at once, not only that of the replica started last",
-					i, newest)
+				why = fmt.Sprintf("replica %d fails then%s while replica %d, started after it, is still running: "+
+					"the failure of any replica starts the next one at once, not only that of the replica started "+
+					"last", i, s.failsWith(i), newest)
 			}
 			start(now, why)
 		}
@@ -684,6 +699,10 @@ func (s testHedgeScenario) checkNotReturned(h *katatest.H, m testHedgeModel, t t
 			why = fmt.Sprintf("the %v timeout counts from the start of Hedge", s.timeout)
 			if s.timeout <= 0 {
 				why = "timeout <= 0 means no timeout"
+			}
+			if errors.Is(got.err, context.DeadlineExceeded) {
+				why = "a replica's error matching context.DeadlineExceeded is its own per-call timeout: that is a " +
+					"failure like any other, not Hedge's timeout; " + why
 			}
 		}
 		h.Errorf("Hedge returned (%q, %v) at %v, before anything ended it (it returns at %v, when %s): %s", got.v,
