@@ -342,6 +342,7 @@ func (p *plan) run(katas []catalog.Kata) error {
 // line holds.
 func (p *plan) print(w io.Writer, katas []catalog.Kata, total catchTotal) bool {
 	good, passed, failed := true, 0, 0
+	var failures []string
 	for i, k := range katas {
 		fmt.Fprintln(w, k.Slug)
 		for _, l := range p.lines[i] {
@@ -351,6 +352,7 @@ func (p *plan) print(w io.Writer, katas []catalog.Kata, total catchTotal) bool {
 			} else {
 				mark, good = "✘", false
 				failed++
+				failures = append(failures, k.Slug+": "+l.text)
 			}
 			fmt.Fprintf(w, "  %s %s\n", mark, l.text)
 		}
@@ -362,6 +364,11 @@ func (p *plan) print(w io.Writer, katas []catalog.Kata, total catchTotal) bool {
 	fmt.Fprintf(w, "verify: %s, %s: %s\n", plural(len(katas), "kata"), plural(p.mutants, "mutant"), verdict)
 	fmt.Fprintf(w, "verify: catch self-check: the hidden tests, run as a learner's, catch %d of %d mutants, %s\n", total.caught, total.mutants, alarmText(total.alarms))
 	fmt.Fprintf(w, "verify: %d passed, %d failed\n", passed, failed)
+	// A long run's log is often read from its tail: the failures again,
+	// last, so that the tail names them.
+	for _, f := range failures {
+		fmt.Fprintf(w, "  ✘ %s\n", f)
+	}
 	return good
 }
 
