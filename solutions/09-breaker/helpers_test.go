@@ -128,15 +128,8 @@ func (r *testRig) settle(step string) bool {
 			"OnStateChange with its lock held, so a hook that calls State or Do waits for ever (a sync.Mutex is not "+
 			"reentrant). Make the change under the lock, unlock, then call the hook. Stuck:\n\t%s",
 			step, strings.Join(stuck, "\n\t"))
-	case running > 0:
-		h.T.Errorf("%s: while a call's fn was running, other calls were stuck on the breaker's mutex: your Do holds "+
-			"the mutex while fn runs, so one slow call blocks every other call, and State, until it returns. Lock to "+
-			"let the call through, unlock, run fn, then lock again to record the result. Stuck:\n\t%s",
-			step, strings.Join(stuck, "\n\t"))
 	default:
-		h.T.Errorf("%s: calls were stuck on the breaker's mutex, with no fn running and no hook waiting: some path "+
-			"returns without unlocking it (defer the Unlock, or unlock before every return). Stuck:\n\t%s",
-			step, strings.Join(stuck, "\n\t"))
+		h.T.Errorf("%s", testStuckOnMutex(step, running, stuck))
 	}
 	r.release()
 	return false
@@ -392,4 +385,19 @@ func testCount(ps []*testHeld, want error) (running, rejected int, other string)
 		}
 	}
 	return running, rejected, other
+}
+
+// testStuckOnMutex says why calls were stuck on the breaker's mutex, with
+// running fns held (no hook waiting): while an fn runs, Do holds the lock
+// over it; with none running, a path returned without unlocking.
+func testStuckOnMutex(where string, running int, stuck []string) string {
+	if running > 0 {
+		return fmt.Sprintf("%s: while a call's fn was running, other calls were stuck on the breaker's mutex: your Do holds "+
+			"the mutex while fn runs, so one slow call blocks every other call, and State, until it returns. Lock to "+
+			"let the call through, unlock, run fn, then lock again to record the result. Stuck:\n\t%s",
+			where, strings.Join(stuck, "\n\t"))
+	}
+	return fmt.Sprintf("%s: calls were stuck on the breaker's mutex, with no fn running and no hook waiting: some path "+
+		"returns without unlocking it (defer the Unlock, or unlock before every return). Stuck:\n\t%s",
+		where, strings.Join(stuck, "\n\t"))
 }

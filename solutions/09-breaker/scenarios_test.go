@@ -634,11 +634,25 @@ func (p *testPlayer) settle(where string) bool {
 			p.ok = false
 			return false
 		}
-		p.fail("%s: calls were stuck on the breaker's mutex while an fn was running: Do must not hold "+
-			"the lock while fn runs. Stuck:\n\t%s", where, strings.Join(stuck, "\n\t"))
+		p.fail("%s", testStuckOnMutex(where, p.running(), stuck))
 		return false
 	}
 	return true
+}
+
+// running counts the held calls whose fn started and was not told to end.
+func (p *testPlayer) running() int {
+	n := 0
+	for _, hc := range p.held {
+		select {
+		case <-hc.entered:
+			if !hc.ended {
+				n++
+			}
+		default:
+		}
+	}
+	return n
 }
 
 // holding reports whether a held call may be running its fn.

@@ -377,9 +377,17 @@ func (p *testLinPlayer) start(c testLinCall, now time.Duration, round int) {
 func (p *testLinPlayer) settled(k, first int) bool {
 	h := p.h
 	if stuck := h.Settle(); stuck != nil {
-		h.Errorf("round %d: calls were stuck on the breaker's mutex while fns were running: Do must not hold the "+
-			"lock while fn runs (lock to let the call through, unlock, run fn, lock again to record). Stuck:\n\t%s",
-			k, strings.Join(stuck, "\n\t"))
+		running := 0
+		for _, run := range p.runs {
+			select {
+			case <-run.entered:
+				if !run.ended {
+					running++
+				}
+			default:
+			}
+		}
+		h.Errorf("%s", testStuckOnMutex(fmt.Sprintf("round %d", k), running, stuck))
 		p.unwind()
 		return false
 	}
