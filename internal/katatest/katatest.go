@@ -147,9 +147,27 @@ func run(t *testing.T, dir string, rec *record, body func(h *H)) {
 		h.root, bubble = ownGoroutine()
 		h.bubble, h.base = bubble, bubbleGoroutines(bubble)
 		t.Cleanup(func() { // registered first, so it runs after the test's own cleanups
-			if !h.leaked {
-				h.NoLeaks("the test")
+			if h.leaked {
+				return
 			}
+			// Goroutines queued on a mutex whose holder waits would make
+			// the synctest.Wait of NoLeaks, and the bubble's end, wait for
+			// ever: say so (unless the test said what went wrong), then
+			// release the fakes and move the clock until they can go.
+			if stuck := h.Settle(); stuck != nil {
+				h.leaked = true
+				if !h.Failed() {
+					h.Errorf("%sthe test finished, but goroutines were still stuck on a mutex that a goroutine of yours "+
+						"holds while it waits (for a channel, the clock or a call): hold a lock only while you read or "+
+						"change what it guards. Stuck:\n\t%s", failure.Tag(failure.Deadlock), strings.Join(stuck, "\n\t"))
+				}
+				h.releaseFakes()
+				for i := 0; i < 100 && h.Settle() != nil; i++ {
+					h.Clk.Add(time.Hour)
+				}
+				return
+			}
+			h.NoLeaks("the test")
 		})
 		defer h.recoverPanic()
 		body(h)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,6 +147,19 @@ func TestFixtureStopLeak(t *testing.T) {
 	})
 }
 
+func TestFixtureMutexHeldAtTheEnd(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		var mu sync.Mutex
+		mu.Lock()
+		go func() { // holds the lock while it waits for the clock
+			<-h.Clk.After(time.Minute)
+			mu.Unlock()
+		}()
+		go func() { mu.Lock(); mu.Unlock() }() // queued behind it
+	})
+}
+
 func TestFixturePanicInStart(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {
@@ -184,6 +198,9 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixturePanicInCall", `\[panic\] panic: assignment to entry in nil map`, false, ""},
 		{"TestFixtureStopHang", `\[deadlock\] the call never returned, even after its ctx was cancelled and the mock clock moved on`, false, ""},
 		{"TestFixtureStopLeak", `\[leak\] goroutines still running after the call returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false, ""},
+		// Goroutines queued on a held mutex at the end would hang the
+		// leak check: said, then the clock frees them.
+		{"TestFixtureMutexHeldAtTheEnd", `\[deadlock\] the test finished, but goroutines were still stuck on a mutex[\s\S]*sync\.Mutex\.Lock`, false, "panic: test timed out"},
 		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false, ""},
 		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false, ""},
 		{"TestFixtureCheckThenAct", `4 callers at once on a limit of 2[\s\S]*failure came in repetition \d+ of 20 of the same scenario, shaken with seed \d+`, false, ""},

@@ -187,12 +187,18 @@ func (r *testRig) settle(what string) bool {
 	if stuck == nil {
 		return true
 	}
-	r.h.T.Errorf("%s: goroutines were stuck on a sync.Mutex that the Service held while it waited (for handle, "+
+	r.h.T.Errorf("%s", testMutexHeld(what, stuck))
+	r.unwind()
+	return false
+}
+
+// testMutexHeld says what goroutines stuck on a mutex, with every other
+// goroutine waiting, mean (Settle found them).
+func testMutexHeld(what string, stuck []string) string {
+	return fmt.Sprintf("%s: goroutines were stuck on a sync.Mutex that the Service held while it waited (for handle, "+
 		"the queue or the clock): every Submit, Shutdown and worker then queues behind one slow job. Hold the lock "+
 		"only to read or change the Service's fields, never across handle, a channel operation or a timer. "+
 		"Stuck:\n\t%s", what, strings.Join(stuck, "\n\t"))
-	r.unwind()
-	return false
 }
 
 // advance moves the mock clock by d, settling before and after.

@@ -215,19 +215,22 @@ func testPlayShutdown(h *katatest.H, s testShutdownScenario) {
 		subs[i] = katatest.Start(h, func(ctx context.Context) (struct{}, error) { return struct{}{}, svc.Submit(ctx, job) })
 		if s.oneByOne {
 			if stuck := h.Settle(); stuck != nil {
-				return // the older tests say what holds the mutex
+				h.Errorf("%s", testMutexHeld(fmt.Sprintf("Submit of %s", job.ID), stuck))
+				return
 			}
 		}
 	}
 	if !s.startFirst {
 		if stuck := h.Settle(); stuck != nil {
+			h.Errorf("%s", testMutexHeld("the Submits before Start", stuck))
 			return
 		}
 		svc.Start()
 	}
 	if !s.atOnce {
 		if stuck := h.Settle(); stuck != nil {
-			return // the older tests say what holds the mutex
+			h.Errorf("%s", testMutexHeld("Start with the jobs submitted", stuck))
+			return
 		}
 		h.Advance(s.before)
 	}
@@ -247,6 +250,7 @@ func testPlayShutdown(h *katatest.H, s testShutdownScenario) {
 	// on ticks, the deadline half a tick off.
 	for step := 0; step < 1000; step++ {
 		if stuck := h.Settle(); stuck != nil {
+			h.Errorf("%s", testMutexHeld(fmt.Sprintf("Shutdown, %v after it began", h.Elapsed()-t0), stuck))
 			return
 		}
 		if shut.Returned() {

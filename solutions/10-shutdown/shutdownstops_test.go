@@ -173,9 +173,7 @@ func testPlayStop(h *katatest.H, s testStopScenario) {
 	}
 	settled := func(what string) bool {
 		if stuck := h.Settle(); stuck != nil {
-			h.Errorf("%s: goroutines were stuck on a sync.Mutex that the Service held while it waited (for handle, "+
-				"the queue or the clock). Hold the lock only to read or change the Service's fields. Stuck:\n\t%s",
-				what, strings.Join(stuck, "\n\t"))
+			h.Errorf("%s", testMutexHeld(what, stuck))
 			unwind()
 			return false
 		}

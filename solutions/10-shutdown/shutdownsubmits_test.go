@@ -366,8 +366,9 @@ func testPlayRace(h *katatest.H, s testRaceScenario) {
 			}
 		}
 		if stuck := h.Settle(); stuck != nil {
+			h.Errorf("%s", testMutexHeld(fmt.Sprintf("tick %d", step/2), stuck))
 			katatest.Unwind(h, calls...)
-			return // the older tests say what holds the mutex
+			return
 		}
 		for _, sh := range shuts {
 			if sh != nil {
@@ -383,6 +384,7 @@ func testPlayRace(h *katatest.H, s testRaceScenario) {
 		}
 		h.Clk.Add(testTick / 2)
 		if stuck := h.Settle(); stuck != nil {
+			h.Errorf("%s", testMutexHeld(fmt.Sprintf("tick %d, half a tick on", step/2), stuck))
 			katatest.Unwind(h, calls...)
 			return
 		}
