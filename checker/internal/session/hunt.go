@@ -95,7 +95,7 @@ func (c *Checkout) Plant(k catalog.Kata, pick string, force, inInterview bool) (
 		if b, err = hunt.Find(bugs, pick); err != nil {
 			return nil, &UsageError{Msg: err.Error(), Try: ""}
 		}
-	} else if b, err = hunt.Pick(bugs, p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
+	} else if b, err = hunt.Pick(bugs, "", p.LastHunt(), rand.IntN); errors.Is(err, hunt.ErrNoHunt) {
 		return nil, fmt.Errorf("kata %s: %w", k.Slug, err)
 	} else if err != nil {
 		return nil, err

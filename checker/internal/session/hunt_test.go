@@ -26,7 +26,7 @@ func TestGradeDuringAHunt(t *testing.T) {
 	require.NoError(t, os.MkdirAll(mutants, 0o755))
 	write := func(p, s string) { require.NoError(t, os.WriteFile(p, []byte(s), 0o644)) }
 	write(filepath.Join(k.Solution, "WHY.md"), "# Why\n\n**Budgets.** Count the whole call.\n")
-	write(filepath.Join(mutants, "nobudget.patch"), "// Mistake: ignores the budget.\n// Fails: R1 B1\n// Expect: x\n// Symptom: it ran long.\n// Why: budgets\n\n--- retry.go\n+++ retry.go\n@@ -1 +1 @@\n-package retry\n+package retry // x\n")
+	write(filepath.Join(mutants, "nobudget.patch"), "// Mistake: ignores the budget.\n// Fails: R1 B1\n// Expect: x\n// Symptom: it ran long.\n// Why: budgets\n// Level: one-line\n\n--- retry.go\n+++ retry.go\n@@ -1 +1 @@\n-package retry\n+package retry // x\n")
 	now := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
 	require.NoError(t, state.Progress{Root: root}.StartHunt(k.Slug, "nobudget", now, true))
 
