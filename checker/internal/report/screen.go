@@ -10,6 +10,7 @@ import (
 
 	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/session"
 )
 
@@ -218,8 +219,14 @@ func (t *Screen) replacing(e session.Replacing) {
 	if len(e.Listed) > 0 {
 		fmt.Fprintf(w, "  list still shows %s\n", strings.Join(e.Listed, " and "))
 	}
+	for _, f := range e.Stale {
+		fmt.Fprintf(w, "  remove  %s (an earlier hunt's code, kept by an older checker)\n", f)
+	}
 	if e.Backup != "" {
 		fmt.Fprintf(w, "A copy of your .go files goes to %s/%s.\n", e.Backup, e.Named)
+	}
+	if len(e.HuntCode) > 0 {
+		fmt.Fprintf(w, "The previous hunt's code is not kept (%s): it is not your work, and a copy\nwould show what was planted.\n", strings.Join(e.HuntCode, ", "))
 	}
 }
 
@@ -310,6 +317,12 @@ func (t *Screen) doctor(e session.Event) {
 // (an interview grades every save, and nobody gives up there).
 func BugReport(w io.Writer, exercise string, k catalog.Kata, h *session.Planted) {
 	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
+	level := fmt.Sprintf("Level: %s (%s).", h.Level, h.Level.Means())
+	if h.Next {
+		level += fmt.Sprintf(" The lowest level you have not solved a hunt at in %s; LEVEL=%s, %s or %s picks one.",
+			k.Slug, hunt.Levels[0], hunt.Levels[1], hunt.Levels[2])
+	}
+	fmt.Fprintf(w, "%s\n\n", wrap(level, 72))
 	fmt.Fprintf(w, "The code: %s in %s\n(the contract: its doc comments, and README.md).\n\n",
 		strings.Join(h.API, ", "), exercise)
 	fmt.Fprintf(w, "What a user saw:\n\n%s\n\n", indent(wrap(h.Symptom, 72), "    "))

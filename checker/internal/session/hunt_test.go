@@ -2,8 +2,10 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/session"
 	"gokata/checker/internal/state"
 	"gokata/internal/failure"
@@ -28,7 +31,7 @@ func TestGradeDuringAHunt(t *testing.T) {
 	write(filepath.Join(k.Solution, "WHY.md"), "# Why\n\n**Budgets.** Count the whole call.\n")
 	write(filepath.Join(mutants, "nobudget.patch"), "// Mistake: ignores the budget.\n// Fails: R1 B1\n// Expect: x\n// Symptom: it ran long.\n// Why: budgets\n// Level: one-line\n\n--- retry.go\n+++ retry.go\n@@ -1 +1 @@\n-package retry\n+package retry // x\n")
 	now := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
-	require.NoError(t, state.Progress{Root: root}.StartHunt(k.Slug, "nobudget", now, true))
+	require.NoError(t, state.Progress{Root: root}.StartHunt(k.Slug, "nobudget", "one-line", now, true))
 
 	pass, fail := grade.Verdict{Kind: failure.Pass}, grade.Verdict{Kind: failure.Assertion}
 	var r1, b1 grade.Verdict
@@ -77,4 +80,120 @@ func TestGradeDuringAHunt(t *testing.T) {
 	_, err := g.Grade(context.Background(), k)
 	require.NoError(t, err)
 	assert.Nil(t, got[len(got)-1].Hunt, "no hunt under way any more")
+}
+
+// huntCheckout is a checkout whose kata 06 has a reference of one
+// function and two mutants, one-line and reasoning, and the learner's
+// own code and test in its exercise.
+func huntCheckout(t *testing.T) (root string, k catalog.Kata, c *session.Checkout, ev *events) {
+	root, k = checkout(t)
+	write := func(p, s string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	}
+	write(filepath.Join(k.Solution, "retry.go"), "package retry\n\n// Do adds.\nfunc Do(a, b int) int {\n\t// The sum.\n\treturn a + b\n}\n")
+	for name, level := range map[string]string{"minus": "one-line", "twice": "reasoning"} {
+		change := "-\treturn a + b\n+\treturn a - b\n"
+		if name == "twice" {
+			change = "-\treturn a + b\n+\ts := a + b\n+\treturn s + s\n"
+		}
+		n := 3 + strings.Count(change, "\n+")
+		write(filepath.Join(k.Solution, "testdata", "mutants", name+".patch"),
+			fmt.Sprintf("// Mistake: m\n// Fails: R1\n// Expect: x\n// Symptom: wrong sums.\n// Level: %s\n\n--- retry.go\n+++ retry.go\n@@ -4,4 +4,%d @@\n func Do(a, b int) int {\n \t// The sum.\n%s }\n", level, n, change))
+	}
+	write(filepath.Join(k.Exercise, "retry.go"), "package retry\n\n// My own Do.\nfunc Do(a, b int) int { return b + a }\n")
+	write(filepath.Join(k.Exercise, "mine_test.go"), "package retry\n")
+	ev = &events{}
+	c = &session.Checkout{Root: root, Emit: ev.emit, Now: func() time.Time { return time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC) }}
+	return root, k, c, ev
+}
+
+// replacing is the last Replacing event.
+func (e *events) replacing(t *testing.T) session.Replacing {
+	for i := len(e.all) - 1; i >= 0; i-- {
+		if r, ok := e.all[i].(session.Replacing); ok {
+			return r
+		}
+	}
+	t.Fatal("no Replacing event")
+	return session.Replacing{}
+}
+
+// Without a level, a hunt is picked at the lowest level the learner has
+// not solved a hunt at on the kata, then at any; a level asked for wins.
+func TestPlantClimbsTheLevels(t *testing.T) {
+	root, k, c, _ := huntCheckout(t)
+	p := state.Progress{Root: root}
+	h, err := c.Plant(k, session.HuntChoice{}, true, false)
+	require.NoError(t, err)
+	assert.Equal(t, "minus", h.Mutant)
+	assert.Equal(t, hunt.OneLine, h.Level)
+	assert.True(t, h.Next)
+	h, err = c.Plant(k, session.HuntChoice{}, true, false)
+	require.NoError(t, err)
+	assert.Equal(t, "minus", h.Mutant, "one-line again: the last one was not solved")
+	require.NoError(t, p.SolveHunt(k.Slug, time.Now()))
+
+	h, err = c.Plant(k, session.HuntChoice{}, true, false)
+	require.NoError(t, err)
+	assert.Equal(t, hunt.Reasoning, h.Level, "one-line solved: the next level")
+	h, err = c.Plant(k, session.HuntChoice{Level: hunt.OneLine}, true, false)
+	require.NoError(t, err)
+	assert.Equal(t, "minus", h.Mutant, "the level asked for")
+	assert.False(t, h.Next)
+	require.NoError(t, p.SolveHunt(k.Slug, time.Now()))
+	s, err := p.Read()
+	require.NoError(t, err)
+	assert.Equal(t, "one-line", s.Kata(k.Slug).Hunts[3].Level, "the level is recorded")
+
+	_, err = c.Plant(k, session.HuntChoice{Level: hunt.Schedule}, true, false)
+	assert.EqualError(t, err, "no hunt at level schedule in this kata; it has 1 one-line, 1 reasoning")
+	_, err = c.Plant(k, session.HuntChoice{Name: "minus", Level: hunt.OneLine}, true, false)
+	assert.ErrorContains(t, err, "by its name or by its level, not both")
+
+	h, err = c.Plant(k, session.HuntChoice{}, true, false)
+	require.NoError(t, err)
+	assert.Equal(t, hunt.Reasoning, h.Level, "reasoning not solved yet")
+	require.NoError(t, p.SolveHunt(k.Slug, time.Now()))
+	h, err = c.Plant(k, session.HuntChoice{}, true, false)
+	require.NoError(t, err)
+	assert.False(t, h.Next, "every level solved: any level")
+	assert.Equal(t, "minus", h.Mutant, "never the last one again")
+}
+
+// The learner's own code is backed up; a hunt's code, planted or fixed,
+// is not, and backups of it an older checker kept go when a hunt is
+// planted.
+func TestPlantKeepsNoHuntCode(t *testing.T) {
+	root, k, c, ev := huntCheckout(t)
+	backups := filepath.Join(root, ".kata", "backup")
+	_, err := c.Plant(k, session.HuntChoice{Name: "minus"}, true, false)
+	require.NoError(t, err)
+	e := ev.replacing(t)
+	assert.Empty(t, e.HuntCode, "the learner's own code")
+	first := filepath.Join(root, e.Backup)
+	mine, err := os.ReadFile(filepath.Join(first, "retry.go"))
+	require.NoError(t, err)
+	assert.Contains(t, string(mine), "My own Do", "backed up")
+	planted, err := os.ReadFile(filepath.Join(k.Exercise, "retry.go"))
+	require.NoError(t, err)
+
+	// An older checker backed up the planted code, fixed, with a comment.
+	old := filepath.Join(backups, "06-retry-20300101-090000")
+	require.NoError(t, os.MkdirAll(old, 0o755))
+	fixed := strings.Replace(string(planted), "return a - b", "return a + b // fixed", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(old, "retry.go"), []byte(fixed), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(k.Exercise, "retry.go"), []byte(fixed), 0o644))
+
+	c.Now = func() time.Time { return time.Date(2030, 5, 6, 15, 0, 0, 0, time.UTC) }
+	_, err = c.Plant(k, session.HuntChoice{Name: "twice"}, true, false)
+	require.NoError(t, err)
+	e = ev.replacing(t)
+	assert.Equal(t, []string{"retry.go"}, e.HuntCode, "the hunt's code, fixed, is not kept")
+	assert.Equal(t, []string{filepath.Join(".kata", "backup", "06-retry-20300101-090000", "retry.go")}, e.Stale)
+	assert.NoDirExists(t, old, "the older checker's backup of a hunt's code is gone")
+	second := filepath.Join(root, e.Backup)
+	assert.NoFileExists(t, filepath.Join(second, "retry.go"))
+	assert.FileExists(t, filepath.Join(second, "mine_test.go"), "the learner's own test is still kept")
+	assert.FileExists(t, filepath.Join(first, "retry.go"), "the learner's own code stays backed up")
 }
