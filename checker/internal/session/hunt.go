@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -16,6 +17,12 @@ import (
 	"gokata/checker/internal/state"
 )
 
+// HuntRepeat is how many more times a fix that passes a check runs
+// before its bug hunt counts as solved, each run at GOMAXPROCS 1, 2 and 4
+// as check --repeat does: a fix must hold on every schedule, and
+// special-casing the report's scenario does not.
+const HuntRepeat = 20
+
 // Hunt is what a grade means for the bug hunt under way on its kata
 // (checker bughunt): once Fixed, the hunt is solved and the planted
 // mistake can be named.
@@ -23,13 +30,40 @@ type Hunt struct {
 	Mutant  string
 	Mistake string   // the mutant's Mistake line: shown once Fixed
 	Why     string   // the WHY.md paragraph about it; "" when none is named
-	Fixed   bool     // this grade shows the mistake fixed: the hunt is solved
+	Fixed   bool     // this grade, and its runs again, show the mistake fixed: the hunt is solved
 	Bonus   []string // the bonus items the mistake breaks, which a fix must pass too
+	// Again is the check of a fix that passed, run HuntRepeat more times
+	// before the hunt counts as solved; nil when none ran (the mistake
+	// still shows, or the grade itself ran that many times).
+	Again *Again
 }
 
+// Again is how a fix did when its tests ran again.
+type Again struct {
+	Runs int // the runs of every test
+	// Item is the first item that failed in some run, with Failed of the
+	// Runs failing and the Message of its first failure; "" when every
+	// run passed.
+	Item    string
+	Failed  int
+	Message string
+}
+
+// CheckingAgain comes before a fix that passed a check runs again
+// (Hunt.Again), Repeat times at each of CPU's GOMAXPROCS values.
+type CheckingAgain struct {
+	Kata   string
+	Repeat int
+	CPU    string
+}
+
+func (CheckingAgain) event() {}
+
 // hunt looks at a grade of kata k in the light of its hunt under way: nil
-// when there is none; a fixed one is marked solved in the state file.
-func (g *Grader) hunt(k catalog.Kata, r *grade.Result) (*Hunt, error) {
+// when there is none. A grade that shows the mistake fixed runs again,
+// HuntRepeat times (unless it ran that many times already); a fix that
+// passes them all marks the hunt solved in the state file.
+func (g *Grader) hunt(ctx context.Context, k catalog.Kata, r *grade.Result) (*Hunt, error) {
 	s, err := state.Progress{Root: g.Root}.Read()
 	if err != nil {
 		return nil, err
@@ -52,6 +86,25 @@ func (g *Grader) hunt(k catalog.Kata, r *grade.Result) (*Hunt, error) {
 	}
 	if !out.Fixed {
 		return out, nil
+	}
+	if g.Options.Repeat < HuntRepeat {
+		opt := g.Options
+		opt.Repeat, opt.CPU = HuntRepeat, "1,2,4"
+		g.emit(CheckingAgain{Kata: k.Slug, Repeat: opt.Repeat, CPU: opt.CPU})
+		again, err := g.grade(ctx, k, opt)
+		if err != nil {
+			return nil, err
+		}
+		out.Again = &Again{Runs: again.Runs}
+		if it := hunt.Unfixed(b, again); it != nil {
+			out.Fixed = false
+			out.Again.Item, out.Again.Failed, out.Again.Message = it.ID, again.Runs-it.Passes, it.Message
+			return out, nil
+		}
+		if !hunt.Fixed(b, again) { // not an item: the same code cannot change its mind
+			out.Fixed, out.Again = false, nil
+			return out, nil
+		}
 	}
 	out.Mistake = b.Mistake
 	if out.Why, err = hunt.Why(k.Solution, b); err != nil {

@@ -21,8 +21,10 @@ import (
 )
 
 // A grade during a bug hunt says whether it fixed the planted mistake; the
-// first that does marks the hunt solved and names the mistake and its WHY
-// paragraph. A mutant that fails a bonus item needs that item too.
+// first that does and passes HuntRepeat more runs too marks the hunt
+// solved and names the mistake and its WHY paragraph. A mutant that fails
+// a bonus item needs that item too; a fix that fails one of the runs again
+// is not solved, and says which item failed in how many runs.
 func TestGradeDuringAHunt(t *testing.T) {
 	root, k := checkout(t)
 	mutants := filepath.Join(k.Solution, "testdata", "mutants")
@@ -33,20 +35,38 @@ func TestGradeDuringAHunt(t *testing.T) {
 	now := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
 	require.NoError(t, state.Progress{Root: root}.StartHunt(k.Slug, "nobudget", "one-line", now, true))
 
-	pass, fail := grade.Verdict{Kind: failure.Pass}, grade.Verdict{Kind: failure.Assertion}
+	pass, fail := grade.Verdict{Kind: failure.Pass}, grade.Verdict{Kind: failure.Assertion, Message: "the budget ran out 3s late"}
 	var r1, b1 grade.Verdict
+	failedAgain := 0 // runs of R1 that fail when the fix runs again
 	var got []session.Graded
+	var again []session.CheckingAgain
 	g := &session.Grader{Root: root, Toolchain: &grade.Toolchain{}, Now: func() time.Time { return now.Add(time.Minute) },
 		Emit: func(e session.Event) {
-			if gr, ok := e.(session.Graded); ok {
-				got = append(got, gr)
+			switch e := e.(type) {
+			case session.Graded:
+				got = append(got, e)
+			case session.CheckingAgain:
+				again = append(again, e)
 			}
 		}}
-	session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result {
-		return &grade.Result{Kata: k, Items: []grade.ItemResult{
-			{Item: catalog.Item{ID: "R1"}, Verdict: r1},
-			{Item: catalog.Item{ID: "B1"}, Bonus: true, Verdict: b1},
+	session.FakeGradesWith(g, func(_ context.Context, _ catalog.Kata, opt grade.Options) *grade.Result {
+		if opt.Repeat <= 1 {
+			return &grade.Result{Kata: k, Runs: 1, Items: []grade.ItemResult{
+				{Item: catalog.Item{ID: "R1"}, Verdict: r1, Runs: 1, Passes: 1},
+				{Item: catalog.Item{ID: "B1"}, Bonus: true, Verdict: b1, Runs: 1, Passes: 1},
+			}}
+		}
+		assert.Equal(t, session.HuntRepeat, opt.Repeat)
+		assert.Equal(t, "1,2,4", opt.CPU, "at every GOMAXPROCS check --repeat uses")
+		runs := 3 * opt.Repeat
+		r := &grade.Result{Kata: k, Runs: runs, Items: []grade.ItemResult{
+			{Item: catalog.Item{ID: "R1"}, Verdict: pass, Runs: runs, Passes: runs - failedAgain},
+			{Item: catalog.Item{ID: "B1"}, Bonus: true, Verdict: pass, Runs: runs, Passes: runs},
 		}}
+		if failedAgain > 0 {
+			r.Items[0].Verdict = fail
+		}
+		return r
 	})
 	hunt := func() *state.Kata {
 		s, err := state.Load(root)
@@ -54,23 +74,36 @@ func TestGradeDuringAHunt(t *testing.T) {
 		return s.Kata(k.Slug)
 	}
 
-	for _, step := range []struct {
-		r1, b1 grade.Verdict
-		fixed  bool
-	}{{fail, fail, false}, {pass, fail, false}, {pass, pass, true}} {
-		r1, b1 = step.r1, step.b1
+	for i, step := range []struct {
+		r1, b1      grade.Verdict
+		failedAgain int
+		again       bool // the fix ran again
+		fixed       bool
+	}{
+		{fail, fail, 0, false, false},
+		{pass, fail, 0, false, false},
+		{pass, pass, 3, true, false}, // passes once, fails 3 of 60 runs again
+		{pass, pass, 0, true, true},
+	} {
+		r1, b1, failedAgain = step.r1, step.b1, step.failedAgain
 		_, err := g.Grade(context.Background(), k)
 		require.NoError(t, err)
 		h := got[len(got)-1].Hunt
 		require.NotNil(t, h, "a hunt is under way")
-		assert.Equal(t, step.fixed, h.Fixed)
+		assert.Equal(t, step.fixed, h.Fixed, "step %d", i)
 		assert.Equal(t, []string{"B1"}, h.Bonus)
+		assert.Equal(t, step.again, h.Again != nil, "step %d", i)
 		if !step.fixed {
 			assert.Empty(t, h.Mistake, "the mistake stays hidden until it is fixed")
 			assert.NotNil(t, hunt().Hunt())
 		}
 	}
+	assert.Len(t, again, 2, "CheckingAgain before each run again")
+	assert.Equal(t, session.CheckingAgain{Kata: k.Slug, Repeat: session.HuntRepeat, CPU: "1,2,4"}, again[0])
+	assert.Equal(t, &session.Again{Runs: 60, Item: "R1", Failed: 3, Message: "the budget ran out 3s late"}, got[2].Hunt.Again,
+		"which item failed the fix, in how many runs")
 	h := got[len(got)-1].Hunt
+	assert.Equal(t, &session.Again{Runs: 60}, h.Again)
 	assert.Equal(t, "ignores the budget.", h.Mistake)
 	assert.Equal(t, "**Budgets.** Count the whole call.", h.Why)
 	assert.Nil(t, hunt().Hunt(), "solved, so over")
@@ -80,6 +113,14 @@ func TestGradeDuringAHunt(t *testing.T) {
 	_, err := g.Grade(context.Background(), k)
 	require.NoError(t, err)
 	assert.Nil(t, got[len(got)-1].Hunt, "no hunt under way any more")
+
+	// A check that ran every test HuntRepeat times already needs no more.
+	require.NoError(t, state.Progress{Root: root}.StartHunt(k.Slug, "nobudget", "one-line", now, true))
+	g.Options.Repeat, g.Options.CPU = session.HuntRepeat, "1,2,4"
+	_, err = g.Grade(context.Background(), k)
+	require.NoError(t, err)
+	assert.Len(t, again, 2, "no run again")
+	assert.True(t, got[len(got)-1].Hunt.Fixed)
 }
 
 // huntCheckout is a checkout whose kata 06 has a reference of one
