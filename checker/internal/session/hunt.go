@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/exercise"
@@ -320,4 +321,62 @@ func removeBackup(f string) error {
 	}
 	os.Remove(filepath.Dir(f)) // fails, as it should, while other files are there
 	return nil
+}
+
+// LevelStats is how the learner's bug hunts at one level went, over every
+// kata: how many were solved and how long they took, and how many were
+// given up. Hunts ended by another hunt or a reset count in neither.
+type LevelStats struct {
+	Level   hunt.Level // "" for hunts whose level is lost: recorded before levels, their mutant since gone
+	Solved  int
+	GivenUp int
+	// Median is the median time from a hunt's start to its solve, over the
+	// solved ones.
+	Median time.Duration
+}
+
+// HuntStats is the learner's bug hunts by level, easiest first, the levels
+// without a solved or given-up hunt left out.
+func (c *Checkout) HuntStats(cat *catalog.Catalog) []LevelStats {
+	s := c.progress()
+	fix := map[hunt.Level][]time.Duration{}
+	gaveUp := map[hunt.Level]int{}
+	for _, k := range cat.Katas {
+		p := s.Kata(k.Slug)
+		var bugs []hunt.Bug
+		for _, h := range p.Hunts {
+			if h.Level == "" && bugs == nil {
+				bugs, _ = hunt.Bugs(k.Solution)
+			}
+			l := huntLevel(h, bugs)
+			switch {
+			case h.Solved != nil:
+				fix[l] = append(fix[l], h.Solved.Sub(h.Started))
+			case h.GaveUp:
+				gaveUp[l]++
+			}
+		}
+	}
+	var out []LevelStats
+	for _, l := range append(slices.Clone(hunt.Levels), "") {
+		st := LevelStats{Level: l, Solved: len(fix[l]), GivenUp: gaveUp[l], Median: median(fix[l])}
+		if st.Solved+st.GivenUp > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// median is the median of ds, 0 for none.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	n := len(ds)
+	if n%2 == 1 {
+		return ds[n/2]
+	}
+	return (ds[n/2-1] + ds[n/2]) / 2
 }

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -237,4 +238,47 @@ func TestPlantKeepsNoHuntCode(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(second, "retry.go"))
 	assert.FileExists(t, filepath.Join(second, "mine_test.go"), "the learner's own test is still kept")
 	assert.FileExists(t, filepath.Join(first, "retry.go"), "the learner's own code stays backed up")
+}
+
+// list's bug hunts by level: solved, with the median time to fix them, and
+// given up; a hunt recorded before levels takes its mutant's level.
+func TestHuntStats(t *testing.T) {
+	root, k, c, _ := huntCheckout(t)
+	t0 := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	s := &state.State{Schema: 1}
+	for i, h := range []struct {
+		mutant, level string
+		minutes       int
+		end           string
+	}{
+		{"minus", "one-line", 3, "solved"},
+		{"minus", "", 5, "solved"}, // recorded before levels
+		{"minus", "one-line", 10, "solved"},
+		{"twice", "reasoning", 20, "solved"},
+		{"twice", "reasoning", 40, "solved"},
+		{"twice", "reasoning", 1, "gave up"},
+		{"minus", "one-line", 1, "another hunt"},
+	} {
+		start := t0.Add(time.Duration(i) * time.Hour)
+		s.StartHunt(k.Slug, h.mutant, h.level, start, true)
+		end := start.Add(time.Duration(h.minutes) * time.Minute)
+		switch h.end {
+		case "solved":
+			s.Kata(k.Slug).SolveHunt(end)
+		case "gave up":
+			s.Kata(k.Slug).EndHunt(end, true)
+		}
+	}
+	s.StartHunt(k.Slug, "twice", "reasoning", t0.Add(9*time.Hour), true)
+	s.Kata(k.Slug).Hunts = append(s.Kata(k.Slug).Hunts, state.Hunt{Mutant: "gone", Started: t0, Solved: &t0, Ended: &t0})
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".kata"), 0o755))
+	require.NoError(t, os.WriteFile(state.Path(root), data, 0o644))
+
+	assert.Equal(t, []session.LevelStats{
+		{Level: hunt.OneLine, Solved: 3, Median: 5 * time.Minute},
+		{Level: hunt.Reasoning, Solved: 2, GivenUp: 1, Median: 30 * time.Minute},
+		{Level: "", Solved: 1},
+	}, c.HuntStats(&catalog.Catalog{Root: root, Katas: []catalog.Kata{k}}))
 }
