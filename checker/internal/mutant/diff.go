@@ -159,20 +159,8 @@ func writeFileDiff(b *strings.Builder, fd FileDiff) {
 // (name → content): a section per file that differs, in name order, a
 // file only on one side diffed against nothing. "" when they are the same.
 func Diff(old, new map[string][]byte) string {
-	names := map[string]bool{}
-	for n := range old {
-		names[n] = true
-	}
-	for n := range new {
-		names[n] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
 	var b strings.Builder
-	for _, n := range sorted {
+	for _, n := range fileNames(old, new) {
 		if hs := diff(splitLines(old[n]), splitLines(new[n])); len(hs) > 0 {
 			writeFileDiff(&b, FileDiff{Name: n, Hunks: hs})
 		}
@@ -185,15 +173,8 @@ func Diff(old, new map[string][]byte) string {
 // of the lines removed and the lines added, so that a line rewritten
 // counts once, as does a line added or removed.
 func Changed(old, new map[string][]byte) int {
-	names := map[string]bool{}
-	for n := range old {
-		names[n] = true
-	}
-	for n := range new {
-		names[n] = true
-	}
 	total := 0
-	for n := range names {
+	for _, n := range fileNames(old, new) {
 		removed, added := 0, 0
 		for _, op := range editScript(nonBlank(old[n]), nonBlank(new[n])) {
 			switch op.Kind {
@@ -220,4 +201,22 @@ func nonBlank(data []byte) []line {
 		}
 	}
 	return out
+}
+
+// fileNames lists the names of the files of old and new, sorted, each
+// once.
+func fileNames(old, new map[string][]byte) []string {
+	names := map[string]bool{}
+	for n := range old {
+		names[n] = true
+	}
+	for n := range new {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	return sorted
 }
