@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/report"
+	"gokata/checker/internal/session"
 )
 
 // bughunt writes a kata's reference with one of its mutants planted into
@@ -14,11 +16,12 @@ import (
 // hunt.
 var bughuntVerb = verb{
 	name: "bughunt", args: "NN", section: learning, needs: needKata,
-	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are copied to .kata/backup, your own\ntests stay",
+	summary: "replace your code with a working solution that has one real\nmistake planted in it, and a user's bug report: find it, fix it,\nmake check; your .go files are copied to .kata/backup (never a\nhunt's own code), your own tests stay",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		var o huntOptions
 		fs.BoolVar(&o.force, "force", false, "do not ask before replacing your files")
 		fs.StringVar(&o.pick, "pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\na name that is not one lists them)")
+		fs.StringVar(&o.level, "level", "", "plant a mistake of level `L`: one-line (the fix changes one line),\nreasoning (a few lines, or one whose consequence needs thought) or\nschedule (it shows only on some interleavings); without it, the\nlowest level you have not solved a hunt at in this kata, then any")
 		fs.BoolVar(&o.giveUp, "give-up", false, "end the hunt under way and show the planted change against the reference")
 		return func(c *call) (int, error) {
 			if o.giveUp {
@@ -33,10 +36,19 @@ var bughuntVerb = verb{
 type huntOptions struct {
 	force, giveUp bool
 	pick          string // the mutant to plant; "": a random one
+	level         string // the level to pick it at; "": the learner's next
 }
 
 func plantHunt(cat *catalog.Catalog, k catalog.Kata, o huntOptions, env Env) (int, error) {
-	h, err := checkout(cat.Root, env).Plant(k, o.pick, o.force, false)
+	choice := session.HuntChoice{Name: o.pick}
+	if o.level != "" {
+		l, err := hunt.ParseLevel(o.level)
+		if err != nil {
+			return 0, &usageError{Msg: "--level: " + err.Error(), Try: fmt.Sprintf("make bughunt EX=%s LEVEL=%s", k.ID(), hunt.OneLine)}
+		}
+		choice.Level = l
+	}
+	h, err := checkout(cat.Root, env).Plant(k, choice, o.force, false)
 	if err != nil || h == nil {
 		return ExitFail, err
 	}

@@ -68,7 +68,7 @@ func interview(c *call, o interviewOptions) (int, error) {
 	var hunt *session.Planted
 	if o.bughunt {
 		var err error
-		if hunt, err = checkout(cat.Root, env).Plant(k, o.pick, true, true); err != nil {
+		if hunt, err = checkout(cat.Root, env).Plant(k, session.HuntChoice{Name: o.pick}, true, true); err != nil {
 			return 0, err
 		}
 		report.BugReport(env.Stdout, rel(cat.Root, k.Exercise), k, hunt)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"gokata/checker/internal/catalog"
@@ -119,6 +120,9 @@ func list(cat *catalog.Catalog, style report.Style, env Env) (int, error) {
 		passed = fmt.Sprintf("%d of %d passed on your own, %d after the solution was shown", alone, len(cat.Katas), after)
 	}
 	fmt.Fprintf(env.Stdout, "\nProgress: %s · %d under way · bonus %d of %d\n", passed, started, bonus, btotal)
+	if by := huntLevels(checkout(cat.Root, env).HuntStats(cat)); by != "" {
+		fmt.Fprintln(env.Stdout, by)
+	}
 	if stale > 0 {
 		fmt.Fprintln(env.Stdout, style.Dim("(stale): the files changed since the last check; check again to update."))
 	}
@@ -149,6 +153,31 @@ func hunts(st session.Status) string {
 		return ""
 	}
 	return " · bug hunts: " + strings.Join(parts, ", ")
+}
+
+// huntLevels is list's line about the bug hunts by level: how many were
+// solved, the median time to fix them, and how many were given up; "" for
+// none.
+func huntLevels(by []session.LevelStats) string {
+	var parts []string
+	for _, st := range by {
+		level := string(st.Level)
+		if level == "" {
+			level = "level unknown"
+		}
+		t := fmt.Sprintf("%s %d solved", level, st.Solved)
+		if st.Solved > 0 {
+			t += fmt.Sprintf(" (median time to fix %s)", st.Median.Round(time.Second))
+		}
+		if st.GivenUp > 0 {
+			t += fmt.Sprintf(", %d given up", st.GivenUp)
+		}
+		parts = append(parts, t)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Bug hunts by level: " + strings.Join(parts, " · ")
 }
 
 // catchScore is what list adds about the learner's own tests: the last

@@ -36,6 +36,8 @@ func reset(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, force bool
 		fmt.Fprintf(env.Stdout, "%s is already its untouched stub, with no progress to forget: nothing to reset.\n", k.Slug)
 	case done.Declined:
 		return ExitFail, nil
+	case done.Backup == "" && done.HuntCode:
+		fmt.Fprintf(env.Stdout, "Done: %s is the stub again.\n", k.Slug)
 	case done.Backup == "":
 		fmt.Fprintf(env.Stdout, "Done: %s is the stub, with no progress.\n", k.Slug)
 	default:

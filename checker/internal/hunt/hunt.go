@@ -7,12 +7,15 @@
 //	// Mistake: pauses with clk.Sleep, so a cancel has to wait until the pause is over.
 //	// Symptom: after the customer closed the tab, the request still waited out its backoff.
 //	// Why: clk.Sleep
+//	// Level: reasoning
 //	// NoHunt: the symptom names the fix
 //
 // Symptom, exactly one, is the bug report: what a user saw, never the
 // cause. Why, optional, names the paragraph of the kata's WHY.md that
-// explains the mistake, by the bold words it starts with. NoHunt, optional,
-// takes the mutant out of hunts, with the reason.
+// explains the mistake, by the bold words it starts with. Level says how
+// hard a hunt it is (one-line, reasoning, schedule): a learner picks a
+// level, or climbs them kata by kata. NoHunt, optional, takes the mutant
+// out of hunts, with the reason; a hunt-able mutant needs a Level.
 //
 // Everything is read from a kata's solution directory, so hunts work the
 // same in the repository and in a kit (whose checker carries the reference
@@ -44,12 +47,14 @@ type Bug struct {
 	Symptom string   // the bug report
 	Why     string   // the bold words WHY.md's paragraph starts with; "" for none
 	NoHunt  string   // why it is no good hunt; "" when it is one
+	Level   Level    // how hard a hunt it is; "" for a NoHunt one without a Level line
 	Fails   []string // the items it fails: R4, B1
 	Patch   *mutant.Mutant
 }
 
 // Read reads what a hunt needs from a mutant's header: exactly one
-// Symptom, at most one Why and one NoHunt, each with a text.
+// Symptom, at most one Why and one NoHunt, each with a text, and, unless
+// NoHunt, exactly one valid Level.
 func Read(m *mutant.Mutant) (Bug, error) {
 	b := Bug{Name: m.Name, Patch: m}
 	lines := map[string][]string{}
@@ -70,7 +75,7 @@ func Read(m *mutant.Mutant) (Bug, error) {
 	case s[0] == "":
 		return b, fmt.Errorf("mutant %s: its // Symptom: line is empty", m.Name)
 	}
-	for _, key := range []string{"Why", "NoHunt"} {
+	for _, key := range []string{"Why", "NoHunt", "Level"} {
 		switch v := lines[key]; {
 		case len(v) > 1:
 			return b, fmt.Errorf("mutant %s: its header has %d // %s: lines; give it at most one", m.Name, len(v), key)
@@ -84,6 +89,15 @@ func Read(m *mutant.Mutant) (Bug, error) {
 	}
 	if v := lines["NoHunt"]; len(v) == 1 {
 		b.NoHunt = v[0]
+	}
+	if v := lines["Level"]; len(v) == 1 {
+		l, err := ParseLevel(v[0])
+		if err != nil && b.NoHunt == "" {
+			return b, fmt.Errorf("mutant %s: // Level: %w", m.Name, err)
+		}
+		b.Level = l
+	} else if b.NoHunt == "" {
+		return b, fmt.Errorf("mutant %s: its header needs a // Level: line (%s), or a // NoHunt: line", m.Name, levelNames())
 	}
 	if v := lines["Mistake"]; len(v) > 0 {
 		b.Mistake = v[0]
@@ -126,18 +140,42 @@ func Huntable(bs []Bug) []Bug {
 // ErrNoHunt: a kata has no mutant fit for a hunt.
 var ErrNoHunt = errors.New("no mutant of this kata makes a bug hunt")
 
-// Pick chooses a hunt-able bug at random (intn(n) returns a number in
-// [0, n)), never last, the mutant of the kata's previous hunt, unless
-// it is the only one.
-func Pick(bs []Bug, last string, intn func(n int) int) (Bug, error) {
+// Pick chooses a hunt-able bug at level (any level when "") at random
+// (intn(n) returns a number in [0, n)), never last, the mutant of the
+// kata's previous hunt, unless it is the only one there.
+func Pick(bs []Bug, level Level, last string, intn func(n int) int) (Bug, error) {
 	hs := Huntable(bs)
 	if len(hs) == 0 {
 		return Bug{}, ErrNoHunt
+	}
+	if level != "" {
+		hs = slices.DeleteFunc(hs, func(b Bug) bool { return b.Level != level })
+		if len(hs) == 0 {
+			return Bug{}, fmt.Errorf("no hunt at level %s in this kata; it has %s", level, Count(bs))
+		}
 	}
 	if len(hs) > 1 {
 		hs = slices.DeleteFunc(hs, func(b Bug) bool { return b.Name == last })
 	}
 	return hs[intn(len(hs))], nil
+}
+
+// Count says how many hunts bs has at each level: "3 one-line, 5
+// reasoning".
+func Count(bs []Bug) string {
+	var parts []string
+	for _, l := range Levels {
+		n := 0
+		for _, b := range Huntable(bs) {
+			if b.Level == l {
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, l))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Find returns the bug named name, or an error listing the hunt-able ones.
@@ -341,6 +379,18 @@ func Fixed(b Bug, r *grade.Result) bool {
 		}
 	}
 	return true
+}
+
+// Unfixed is the first item of r, a grade of the planted code, that shows
+// the bug still there: a requirement that failed, or a bonus item the bug
+// fails; nil when none does.
+func Unfixed(b Bug, r *grade.Result) *grade.ItemResult {
+	for i, it := range r.Items {
+		if !it.Passed() && (!it.Bonus || slices.Contains(b.Fails, it.ID)) {
+			return &r.Items[i]
+		}
+	}
+	return nil
 }
 
 // Why returns the paragraph of the kata's WHY.md (in the solution

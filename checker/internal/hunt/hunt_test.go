@@ -2,6 +2,7 @@ package hunt_test
 
 import (
 	"go/format"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,6 +33,9 @@ func TestReadHeader(t *testing.T) {
 	assert.Equal(t, "subtracting", bs[0].Why)
 	assert.Equal(t, []string{"B1"}, bs[1].Fails)
 	assert.Equal(t, "the same bug as minus", bs[2].NoHunt)
+	assert.Equal(t, hunt.OneLine, bs[0].Level)
+	assert.Equal(t, hunt.Reasoning, bs[1].Level)
+	assert.Empty(t, bs[2].Level, "a NoHunt mutant needs no level")
 	assert.Equal(t, []string{"minus", "triple"}, hunt.Names(hunt.Huntable(bs)))
 }
 
@@ -41,11 +45,21 @@ func TestReadRefusesBadHeaders(t *testing.T) {
 		"two":          "// Symptom: a\n// Symptom: b\n",
 		"empty":        "// Symptom:\n",
 		"empty nohunt": "// Symptom: a\n// NoHunt:\n",
-		"two whys":     "// Symptom: a\n// Why: x\n// Why: y\n",
+		"two whys":     "// Symptom: a\n// Why: x\n// Why: y\n// Level: one-line\n",
+		"no level":     "// Symptom: a\n",
+		"bad level":    "// Symptom: a\n// Level: easy\n",
+		"two levels":   "// Symptom: a\n// Level: one-line\n// Level: schedule\n",
 	} {
 		_, err := hunt.Read(&mutant.Mutant{Name: "m", Header: header + "\n"})
 		assert.ErrorContains(t, err, "mutant m:", name)
 	}
+	_, err := hunt.Read(&mutant.Mutant{Name: "m", Header: "// Symptom: a\n\n"})
+	assert.EqualError(t, err, "mutant m: its header needs a // Level: line (one-line, reasoning or schedule), or a // NoHunt: line")
+	_, err = hunt.Read(&mutant.Mutant{Name: "m", Header: "// Symptom: a\n// Level: easy\n\n"})
+	assert.EqualError(t, err, `mutant m: // Level: no level "easy"; the levels are one-line, reasoning or schedule`)
+	b, err := hunt.Read(&mutant.Mutant{Name: "m", Header: "// Symptom: a\n// Level: easy\n// NoHunt: the gate names it\n\n"})
+	require.NoError(t, err, "a NoHunt mutant's level is not read")
+	assert.Empty(t, b.Level)
 }
 
 func TestPlantStripsHeaderAndBodyComments(t *testing.T) {
@@ -70,7 +84,7 @@ func TestPlantStripsHeaderAndBodyComments(t *testing.T) {
 func TestPickNeverRepeatsTheLastHunt(t *testing.T) {
 	bs := bugs(t)
 	for i := range 2 {
-		b, err := hunt.Pick(bs, "minus", func(n int) int {
+		b, err := hunt.Pick(bs, "", "minus", func(n int) int {
 			assert.Equal(t, 1, n, "minus is left out, and twin is no hunt")
 			return i % n
 		})
@@ -79,15 +93,15 @@ func TestPickNeverRepeatsTheLastHunt(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i := range 2 {
-		b, err := hunt.Pick(bs, "", func(n int) int { return i % n })
+		b, err := hunt.Pick(bs, "", "", func(n int) int { return i % n })
 		require.NoError(t, err)
 		seen[b.Name] = true
 	}
 	assert.Equal(t, map[string]bool{"minus": true, "triple": true}, seen)
-	b, err := hunt.Pick(bs[:1], "minus", func(n int) int { return 0 })
+	b, err := hunt.Pick(bs[:1], "", "minus", func(n int) int { return 0 })
 	require.NoError(t, err)
 	assert.Equal(t, "minus", b.Name, "the only hunt of a kata comes back")
-	_, err = hunt.Pick(bs[2:], "", func(n int) int { return 0 })
+	_, err = hunt.Pick(bs[2:], "", "", func(n int) int { return 0 })
 	assert.ErrorIs(t, err, hunt.ErrNoHunt)
 }
 
@@ -196,4 +210,81 @@ func TestReferenceIsPlantWithoutTheBug(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "--- counter.go\n+++ counter.go\n@@ -3,7 +3,7 @@\n \n // Add returns a+b.\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b\n }\n \n // Double returns 2a.\n",
 		mutant.Diff(planted, ref))
+}
+
+func TestPickAtALevel(t *testing.T) {
+	bs := bugs(t)
+	for _, last := range []string{"", "minus"} {
+		b, err := hunt.Pick(bs, hunt.OneLine, last, func(n int) int {
+			assert.Equal(t, 1, n, "only minus is one-line")
+			return 0
+		})
+		require.NoError(t, err)
+		assert.Equal(t, "minus", b.Name, "the only hunt of its level comes back")
+	}
+	_, err := hunt.Pick(bs, hunt.Schedule, "", func(n int) int { return 0 })
+	assert.EqualError(t, err, "no hunt at level schedule in this kata; it has 1 one-line, 1 reasoning")
+}
+
+func TestProgressive(t *testing.T) {
+	bs := bugs(t)
+	assert.Equal(t, hunt.OneLine, hunt.Progressive(bs, nil), "the lowest level first")
+	assert.Equal(t, hunt.Reasoning, hunt.Progressive(bs, []hunt.Level{hunt.OneLine}))
+	assert.Equal(t, hunt.OneLine, hunt.Progressive(bs, []hunt.Level{hunt.Reasoning}), "a level not yet solved, though a higher one was")
+	assert.Equal(t, hunt.Level(""), hunt.Progressive(bs, []hunt.Level{hunt.OneLine, hunt.Reasoning}),
+		"every level of the kata solved (it has no schedule hunt): any level")
+}
+
+func TestFixSize(t *testing.T) {
+	bs := bugs(t)
+	for _, b := range bs[:2] {
+		n, err := hunt.FixSize(kata, b)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, b.Name)
+	}
+}
+
+func TestFindable(t *testing.T) {
+	ref := map[string][]byte{"q.go": []byte(`package q
+
+import "errors"
+
+// ErrFull is returned when the queue is full.
+var ErrFull = errors.New("queue: full, try later")
+
+func put(n int) error {
+	pending := n
+	if pending > 3 {
+		return fmt.Errorf("queue: %d items waiting behind this one: %w", pending, ErrFull)
+	}
+	return nil
+}
+`)}
+	stub := map[string][]byte{"q.go": []byte("package q\n\nfunc Put(items int) error { panic(\"TODO: implement Put\") }\n")}
+	code := hunt.Code{Reference: ref, Planted: ref, Stub: stub}
+	for symptom, want := range map[string][]string{
+		"Put failed at once with 3 orders in the basket.":                          nil,
+		"Put said QUEUE: FULL, TRY LATER with one order in the basket.":            {`"queue: full, try later"`, "queue full try later"},
+		"the error said 7 items waiting behind this one.":                          {"items waiting behind this one"},
+		"a log showed `pending` at 4, and `items` at 4 too; `put` ran once.":       {"`pending`"},
+		"it is returned when the queue is full, they say, and the queue was empty": {"is returned when the queue is full"},
+		"the word ErrFull alone is no quote, nor is errors or the word todo":       nil,
+	} {
+		assert.Equal(t, want, hunt.Findable(symptom, code), symptom)
+	}
+}
+
+func TestResembles(t *testing.T) {
+	ref, err := hunt.Reference(kata)
+	require.NoError(t, err)
+	planted, err := hunt.Plant(kata, bugs(t)[0])
+	require.NoError(t, err)
+	src := string(planted["counter.go"])
+	assert.True(t, hunt.Resembles("counter.go", planted["counter.go"], ref), "as planted")
+	fixed := strings.Replace(src, "return a - b", "// fixed\n\treturn b + a", 1)
+	assert.True(t, hunt.Resembles("counter.go", []byte(fixed), ref), "fixed, a comment added")
+	mine := "package counter\n\n" + strings.Repeat("var x = 1\n", hunt.MaxFix+1)
+	assert.False(t, hunt.Resembles("counter.go", []byte(mine), ref, planted), "more than MaxFix lines away")
+	assert.False(t, hunt.Resembles("other.go", planted["counter.go"], ref), "a file the versions do not have")
+	assert.False(t, hunt.Resembles("counter.go", []byte("package ("), ref), "no Go")
 }

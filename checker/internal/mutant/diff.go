@@ -10,10 +10,13 @@ import (
 // diff -u does.
 const context = 3
 
-// diff returns the hunks that turn a into b: a longest common subsequence
-// of lines, after the common prefix and suffix are set aside (a mutant
-// changes a few places of a file of a few hundred lines).
-func diff(a, b []line) []Hunk {
+// diff returns the hunks that turn a into b (editScript).
+func diff(a, b []line) []Hunk { return hunks(editScript(a, b)) }
+
+// editScript turns a into b: a longest common subsequence of lines, after
+// the common prefix and suffix are set aside (a mutant changes a few
+// places of a file of a few hundred lines).
+func editScript(a, b []line) []Op {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -30,7 +33,7 @@ func diff(a, b []line) []Hunk {
 	for _, l := range a[len(a)-suf:] {
 		ops = append(ops, Op{' ', l})
 	}
-	return hunks(ops)
+	return ops
 }
 
 // lcs is the edit script from a to b through a longest common subsequence,
@@ -156,6 +159,53 @@ func writeFileDiff(b *strings.Builder, fd FileDiff) {
 // (name → content): a section per file that differs, in name order, a
 // file only on one side diffed against nothing. "" when they are the same.
 func Diff(old, new map[string][]byte) string {
+	var b strings.Builder
+	for _, n := range fileNames(old, new) {
+		if hs := diff(splitLines(old[n]), splitLines(new[n])); len(hs) > 0 {
+			writeFileDiff(&b, FileDiff{Name: n, Hunks: hs})
+		}
+	}
+	return b.String()
+}
+
+// Changed counts the lines that turn the files old into the files new
+// (name → content), blank lines aside: in each run of changes, the larger
+// of the lines removed and the lines added, so that a line rewritten
+// counts once, as does a line added or removed.
+func Changed(old, new map[string][]byte) int {
+	total := 0
+	for _, n := range fileNames(old, new) {
+		removed, added := 0, 0
+		for _, op := range editScript(nonBlank(old[n]), nonBlank(new[n])) {
+			switch op.Kind {
+			case '-':
+				removed++
+			case '+':
+				added++
+			default:
+				total += max(removed, added)
+				removed, added = 0, 0
+			}
+		}
+		total += max(removed, added)
+	}
+	return total
+}
+
+// nonBlank is data's lines that are not blank, each with its newline.
+func nonBlank(data []byte) []line {
+	var out []line
+	for _, l := range splitLines(data) {
+		if strings.TrimSpace(l.text) != "" {
+			out = append(out, line{l.text, true})
+		}
+	}
+	return out
+}
+
+// fileNames lists the names of the files of old and new, sorted, each
+// once.
+func fileNames(old, new map[string][]byte) []string {
 	names := map[string]bool{}
 	for n := range old {
 		names[n] = true
@@ -168,11 +218,5 @@ func Diff(old, new map[string][]byte) string {
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
-	var b strings.Builder
-	for _, n := range sorted {
-		if hs := diff(splitLines(old[n]), splitLines(new[n])); len(hs) > 0 {
-			writeFileDiff(&b, FileDiff{Name: n, Hunks: hs})
-		}
-	}
-	return b.String()
+	return sorted
 }

@@ -303,3 +303,19 @@ func TestDiffOfFileSets(t *testing.T) {
 `, mutant.Diff(old, new))
 	assert.Empty(t, mutant.Diff(new, new))
 }
+
+func TestChanged(t *testing.T) {
+	old := map[string][]byte{
+		"a.go": []byte("a\nb\nc\nd\ne\n"),
+		"b.go": []byte("x\ny\n"),
+	}
+	for want, new := range map[int]map[string][]byte{
+		0: {"a.go": []byte("a\nb\n\nc\nd\n\ne\n"), "b.go": []byte("x\ny\n")},   // blank lines aside
+		1: {"a.go": []byte("a\nB\nc\nd\ne\n"), "b.go": []byte("x\ny\n")},       // one line rewritten
+		2: {"a.go": []byte("a\nb\nc\nd\ne\n"), "b.go": []byte("x\nw\ny\nz\n")}, // two lines added apart
+		3: {"a.go": []byte("a\nB\nC\nc\nd\n"), "b.go": []byte("x\ny\n")},       // two for one, and one removed
+		5: {"a.go": []byte("a\nb\nc\nd\ne\n"), "c.go": []byte("1\n2\n3\n")},    // a file removed, one added
+	} {
+		assert.Equal(t, want, mutant.Changed(old, new), "%q", new)
+	}
+}

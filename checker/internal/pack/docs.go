@@ -47,7 +47,7 @@ takes about a second.
 | ` + "`make hint EX=NN`" + ` | the next hint |
 | ` + "`make decisions EX=NN`" + ` | the decisions: the answers the hidden tests assume |
 | ` + "`make reset EX=NN`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
-| ` + "`make bughunt EX=NN`" + ` | a working solution with one real mistake planted in it replaces your code (kept in .kata/backup), with a user's bug report: find and fix it |
+| ` + "`make bughunt EX=NN`" + ` | a working solution with one real mistake planted in it replaces your code (kept in .kata/backup), with a user's bug report: find and fix it (` + "`LEVEL=one-line`" + `, ` + "`reasoning`" + ` or ` + "`schedule`" + ` picks how hard) |
 | ` + "`make catch EX=NN`" + ` | your own tests, run against the reference and every known mistake: which mistakes they catch; docs/catch.md shows how to write them |
 
 ` + "`make help`" + ` lists every target with its variables, ` + "`bin/checker help`" + `
@@ -160,6 +160,7 @@ V       ?=
 GIVEUP  ?=
 FORCE   ?=
 NAME    ?=
+LEVEL   ?=
 DIR     ?=
 MINUTES ?=
 FRESH   ?=
@@ -204,8 +205,8 @@ decisions: ## the answers the hidden tests assume: make decisions EX=NN
 reset: ## back to the untouched stub, your files backed up: make reset EX=NN (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
-bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
-	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(GIVEUP),--give-up)
+bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (LEVEL=one-line, reasoning or schedule: how hard; FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
+	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(LEVEL),--level "$(LEVEL)") $(if $(GIVEUP),--give-up)
 
 catch: ## your own tests against the reference and every known mistake: make catch EX=NN (REPEAT=20: more runs to show a flaky test; docs/catch.md shows how)
 	@$(CHECKER) catch $(EX) $(if $(REPEAT),--repeat=$(REPEAT))

@@ -10,6 +10,7 @@ import (
 
 	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/session"
 )
 
@@ -56,6 +57,8 @@ func (t *Screen) Show(e session.Event) {
 		t.caught(e)
 	case session.Replacing:
 		t.replacing(e)
+	case session.CheckingAgain:
+		fmt.Fprintf(out, "Every requirement passes: checking your fix %d more times…\n", e.Repeat)
 	case session.Checked, session.Warming, session.Warmed, session.Ready:
 		t.doctor(e)
 	case session.Stopped:
@@ -218,8 +221,14 @@ func (t *Screen) replacing(e session.Replacing) {
 	if len(e.Listed) > 0 {
 		fmt.Fprintf(w, "  list still shows %s\n", strings.Join(e.Listed, " and "))
 	}
+	for _, f := range e.Stale {
+		fmt.Fprintf(w, "  remove  %s (an earlier hunt's code, kept by an older checker)\n", f)
+	}
 	if e.Backup != "" {
 		fmt.Fprintf(w, "A copy of your .go files goes to %s/%s.\n", e.Backup, e.Named)
+	}
+	if len(e.HuntCode) > 0 {
+		fmt.Fprintf(w, "The previous hunt's code is not kept (%s): it is not your work, and a copy\nwould show what was planted.\n", strings.Join(e.HuntCode, ", "))
 	}
 }
 
@@ -231,12 +240,23 @@ func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed, timed boo
 	switch {
 	case h == nil:
 	case h.Fixed:
+		if a := h.Again; a != nil {
+			fmt.Fprintf(w, "\nChecked your fix %d more times: it passed all %d runs.\n", session.HuntRepeat, a.Runs)
+		}
 		fmt.Fprintf(w, "\nBug hunt solved: you found and fixed the planted mistake (%s).\n  The mistake: %s\n", h.Mutant, h.Mistake)
 		if h.Why != "" {
 			fmt.Fprintf(w, "\nWhy it matters, from WHY.md:\n\n%s\n", h.Why)
 		}
 		if !timed {
 			fmt.Fprintf(w, "\nAnother hunt: make bughunt EX=%s%s\n", k.ID(), bundle.KitOr("", " · all of WHY.md and the reference: make solution EX="+k.ID()))
+		}
+	case h.Again != nil:
+		a := h.Again
+		fmt.Fprintf(w, "\nBug hunt not solved yet: checked %d more times, your fix failed %s in %d of %d runs:\n  %s\n",
+			session.HuntRepeat, a.Item, a.Failed, a.Runs, a.Message)
+		fmt.Fprintf(w, "A fix must hold on every schedule and every scenario; make check EX=%s REPEAT=%d shows the runs.\n", k.ID(), session.HuntRepeat)
+		if !timed {
+			fmt.Fprintf(w, "To give up: make bughunt EX=%s GIVEUP=1\n", k.ID())
 		}
 	case passed:
 		fmt.Fprintf(w, "\nBug hunt: every requirement passes, but the planted mistake also breaks %s: fix that too.\n", strings.Join(h.Bonus, ", "))
@@ -310,10 +330,16 @@ func (t *Screen) doctor(e session.Event) {
 // (an interview grades every save, and nobody gives up there).
 func BugReport(w io.Writer, exercise string, k catalog.Kata, h *session.Planted) {
 	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
+	level := fmt.Sprintf("Level: %s (%s).", h.Level, h.Level.Means())
+	if h.Next {
+		level += fmt.Sprintf(" The lowest level you have not solved a hunt at in %s; LEVEL=%s, %s or %s picks one.",
+			k.Slug, hunt.Levels[0], hunt.Levels[1], hunt.Levels[2])
+	}
+	fmt.Fprintf(w, "%s\n\n", wrap(level, 72))
 	fmt.Fprintf(w, "The code: %s in %s\n(the contract: its doc comments, and README.md).\n\n",
 		strings.Join(h.API, ", "), exercise)
 	fmt.Fprintf(w, "What a user saw:\n\n%s\n\n", indent(wrap(h.Symptom, 72), "    "))
-	fmt.Fprintln(w, "Find the mistake and fix it; the hidden tests know the bug.")
+	fmt.Fprintf(w, "Find the mistake and fix it; the hidden tests know the bug. A fix counts\nonce it also passes %d more runs of them.\n", session.HuntRepeat)
 }
 
 // wrap breaks text into lines of at most width characters, between words.

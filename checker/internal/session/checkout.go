@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/exercise"
 	"gokata/checker/internal/fingerprint"
+	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/pristine"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
@@ -46,8 +48,14 @@ type Replacing struct {
 	Keep     []string // the learner's own test files, left in place
 	Forget   []string // reset: what it forgets of the kata's progress (state.Kata.Forgets)
 	Listed   []string // reset: what list keeps showing (state.Kata.Keeps)
-	Backup   string   // where the learner's .go files go, relative to the checkout; "" when no file changes
+	Backup   string   // where the learner's .go files go, relative to the checkout; "" when none is kept
 	Named    string   // why the backup has its name (": the final code of the interview in F"), or ""
+	// HuntCode are the files of the exercise that hold a bug hunt's code,
+	// which no backup keeps (state.Kata.HuntCode).
+	HuntCode []string
+	// Stale are backups of an earlier hunt's code, relative to the
+	// checkout, that an older checker kept: a bug hunt removes them.
+	Stale []string
 }
 
 func (Replacing) event() {}
@@ -62,8 +70,9 @@ var ErrNoHistory = pristine.ErrNoHistory
 type ResetDone struct {
 	Nothing  bool     // the kata was its stub already, with no progress to forget
 	Declined bool     // the learner said no: nothing changed
-	Backup   string   // where the learner's files went, relative to the checkout; "" when no file changed
+	Backup   string   // where the learner's files went, relative to the checkout; "" when none was kept
 	Kept     []string // the learner's own test files, left in place
+	HuntCode bool     // the exercise held a bug hunt's code, which no backup keeps
 }
 
 // Reset puts kata k's stub back, read from git history, after copying the
@@ -98,7 +107,7 @@ func (c *Checkout) Reset(ctx context.Context, k catalog.Kata, force bool) (Reset
 		return ResetDone{Declined: !ok}, err
 	}
 	c.saved(state.Progress{Root: c.Root}.Reset(k.Slug, c.now()))
-	return ResetDone{Backup: backup, Kept: ch.Keep}, nil
+	return ResetDone{Backup: backup, Kept: ch.Keep, HuntCode: p.HuntCode && !ch.None()}, nil
 }
 
 // Untouched reports whether kata k's exercise is still its stub; false
@@ -124,12 +133,19 @@ func (c *Checkout) Stub(ctx context.Context, k catalog.Kata) map[string][]byte {
 
 // replace emits the change ch to kata k's exercise as Replacing (what is
 // filled in from ch), asks unless force, backs up the learner's .go files
-// and writes. It returns the backup's directory relative to the checkout
-// ("" when no file changes), and ok false when the learner said no.
+// and writes. Files that hold a bug hunt's code are not the learner's, and
+// a copy would show what was planted: while the exercise holds a hunt's
+// code (state.Kata.HuntCode), its files named as the reference's are not
+// backed up. It returns the backup's directory relative to the checkout
+// ("" when no file is kept), and ok false when the learner said no.
 func (c *Checkout) replace(k catalog.Kata, ch exercise.Change, force bool, e Replacing) (string, bool, error) {
 	backup, named := c.backupName(k)
 	e.Kata, e.ID, e.Write, e.Remove, e.Keep = k.Slug, k.ID(), ch.Restore, ch.Remove, ch.Keep
-	if !ch.None() {
+	mine := ch.Mine
+	if !ch.None() && c.progress().Kata(k.Slug).HuntCode {
+		mine, e.HuntCode = withoutHuntCode(k, ch.Mine)
+	}
+	if !ch.None() && len(mine) > 0 {
 		e.Backup, e.Named = rel(c.Root, backup), named
 	}
 	c.emit(e)
@@ -141,14 +157,38 @@ func (c *Checkout) replace(k catalog.Kata, ch exercise.Change, force bool, e Rep
 	if ch.None() {
 		return "", true, nil
 	}
-	backup, err := exercise.BackUp(backup, ch.Mine)
-	if err != nil {
-		return "", false, fmt.Errorf("back up %s: %w", k.Slug, err)
+	kept := ""
+	if len(mine) > 0 {
+		dir, err := exercise.BackUp(backup, mine)
+		if err != nil {
+			return "", false, fmt.Errorf("back up %s: %w", k.Slug, err)
+		}
+		kept = rel(c.Root, dir)
 	}
 	if err := ch.Write(); err != nil {
 		return "", false, err
 	}
-	return rel(c.Root, backup), true, nil
+	return kept, true, nil
+}
+
+// withoutHuntCode splits the learner's .go files of kata k's exercise
+// (paths) into those a backup keeps and the names of those that hold a
+// bug hunt's code: the files named as the reference's, which the hunt
+// wrote. Tests and files of other names are the learner's own.
+func withoutHuntCode(k catalog.Kata, paths []string) (mine, hunt []string) {
+	ref, err := mutant.Reference(k.Solution)
+	if err != nil {
+		return paths, nil
+	}
+	for _, p := range paths {
+		name := filepath.Base(p)
+		if slices.ContainsFunc(ref, func(s mutant.Source) bool { return s.Name == name }) {
+			hunt = append(hunt, name)
+		} else {
+			mine = append(mine, p)
+		}
+	}
+	return mine, hunt
 }
 
 func (c *Checkout) confirm(question string) (bool, error) {

@@ -58,7 +58,7 @@ func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, erro
 		g.emit(Warning{"progress not saved: " + fpErr.Error()})
 	}
 	ev := Graded{Result: r, Code: code, Fingerprint: fingerprint.Pair{Code: fp, Tests: TestsFingerprint(k)}}
-	if ev.Hunt, err = g.hunt(k, r); err != nil {
+	if ev.Hunt, err = g.hunt(ctx, k, r); err != nil {
 		g.emit(Warning{"bug hunt: " + err.Error()})
 	}
 	if g.Left != nil {

@@ -30,9 +30,10 @@ func (p Progress) RecordGrade(slug string, g Grade) error {
 	return p.apply(func(s *State) { s.Record(slug, g) })
 }
 
-// StartHunt starts a bug hunt of mutant on the kata (State.StartHunt).
-func (p Progress) StartHunt(slug, mutant string, now time.Time, interview bool) error {
-	return p.apply(func(s *State) { s.StartHunt(slug, mutant, now, interview) })
+// StartHunt starts a bug hunt of mutant, at level, on the kata
+// (State.StartHunt).
+func (p Progress) StartHunt(slug, mutant, level string, now time.Time, interview bool) error {
+	return p.apply(func(s *State) { s.StartHunt(slug, mutant, level, now, interview) })
 }
 
 // SolveHunt marks the kata's hunt under way solved.
@@ -82,16 +83,17 @@ func (k *Kata) HuntGivesUp(interview bool) bool {
 	return !interview && !k.PassedOnce && !k.GaveUp
 }
 
-// StartHunt ends the kata's hunt under way, if any, starts one of mutant,
-// and forgets the last grade (the planted code replaced the learner's);
-// a hunt that gives up on the kata (HuntGivesUp) is noted as a give-up.
-func (s *State) StartHunt(slug, mutant string, now time.Time, interview bool) {
+// StartHunt ends the kata's hunt under way, if any, starts one of mutant
+// at level, and forgets the last grade (the planted code replaced the
+// learner's); a hunt that gives up on the kata (HuntGivesUp) is noted as
+// a give-up.
+func (s *State) StartHunt(slug, mutant, level string, now time.Time, interview bool) {
 	k := s.Kata(slug)
 	if k.HuntGivesUp(interview) {
 		k.GaveUp, k.GaveUpAt = true, &now
 	}
 	k.Last = nil
-	k.startHunt(mutant, now)
+	k.startHunt(mutant, level, now)
 }
 
 // ReadDecisions notes the first time the decisions verb showed the kata's

@@ -32,10 +32,11 @@
 //	      "hintLog": [{"n": 1, "at": "2026-03-01T09:20:00+01:00", "via": "hint"}]
 //	                             // every hint shown, by the hint verb or an interview
 //	      "hunts": [             // bug hunts, oldest first; the last is under way until it ends
-//	        {"mutant": "clksleep", "started": "2026-03-01T09:30:00Z",
+//	        {"mutant": "clksleep", "level": "reasoning", "started": "2026-03-01T09:30:00Z",
 //	         "solved": "2026-03-01T09:41:00Z", "ended": "2026-03-01T09:41:00Z"},
 //	        {"mutant": "sleeplast", "started": "…", "ended": "…", "gaveUp": true}
-//	      ],
+//	      ],                     // (level omitted in files written before levels)
+//	      "huntCode": true,      // the exercise holds a hunt's code: never backed up
 //	      "catch": {"caught": 6, "mutants": 18, "falseAlarms": 0} // the last catch run of the learner's tests
 //	    }
 //	  }
@@ -118,6 +119,11 @@ type Kata struct {
 	// Hunts are the kata's bug hunts, oldest first; the last is under way
 	// until it ends.
 	Hunts []Hunt `json:"hunts,omitempty"`
+	// HuntCode: the exercise holds the code a bug hunt planted, fixed or
+	// not, since that hunt started; a reset, which writes the stub, ends
+	// it. Such code is not the learner's work, and a backup of it would
+	// show the planted change, so it is never backed up.
+	HuntCode bool `json:"huntCode,omitempty"`
 	// Catch is the score of the last catch run that ran the learner's
 	// tests; nil: none.
 	Catch *Catch `json:"catch,omitempty"`
@@ -184,7 +190,10 @@ func (k *Kata) ShowHint(n int, at time.Time, via string) {
 
 // Hunt is one bug hunt: which mutant was planted, and how it went.
 type Hunt struct {
-	Mutant  string    `json:"mutant"`
+	Mutant string `json:"mutant"`
+	// Level is the mutant's level when the hunt started (one-line,
+	// reasoning, schedule); "" in files written before levels.
+	Level   string    `json:"level,omitempty"`
 	Started time.Time `json:"started"`
 	// Solved is when a check first showed the planted mistake fixed.
 	Solved *time.Time `json:"solved,omitempty"`
@@ -233,10 +242,12 @@ func (k *Kata) HuntsGivenUp() int {
 	return n
 }
 
-// startHunt ends the hunt under way, if any, and starts one of mutant.
-func (k *Kata) startHunt(mutant string, now time.Time) {
+// startHunt ends the hunt under way, if any, and starts one of mutant at
+// level.
+func (k *Kata) startHunt(mutant, level string, now time.Time) {
 	k.EndHunt(now, false)
-	k.Hunts = append(k.Hunts, Hunt{Mutant: mutant, Started: now})
+	k.Hunts = append(k.Hunts, Hunt{Mutant: mutant, Level: level, Started: now})
+	k.HuntCode = true
 }
 
 // SolveHunt marks the hunt under way solved and ended; it reports whether

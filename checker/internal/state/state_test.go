@@ -117,21 +117,23 @@ func TestHunts(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 	p := state.Progress{Root: root}
 	require.NoError(t, p.SolveHunt("06-retry", t0), "no hunt to solve: nothing changes")
-	require.NoError(t, p.StartHunt("06-retry", "clksleep", t0, true))
+	require.NoError(t, p.StartHunt("06-retry", "clksleep", "reasoning", t0, true))
 	s, err := state.Load(root)
 	require.NoError(t, err)
 	k := s.Kata("06-retry")
 	require.NotNil(t, k.Hunt(), "a hunt under way survives the round trip")
 	assert.Equal(t, "clksleep", k.Hunt().Mutant)
+	assert.Equal(t, "reasoning", k.Hunt().Level)
 	assert.True(t, k.Hunt().Started.Equal(t0))
+	assert.True(t, k.HuntCode, "the exercise holds the hunt's code")
 
 	assert.True(t, k.SolveHunt(t0.Add(time.Minute)))
 	assert.Nil(t, k.Hunt(), "a solved hunt is over")
 	assert.Equal(t, 1, k.HuntsSolved())
 	assert.Equal(t, "clksleep", k.LastHunt())
 
-	s.StartHunt("06-retry", "sleeplast", t0.Add(2*time.Minute), true)
-	s.StartHunt("06-retry", "ctxfirst", t0.Add(3*time.Minute), true)
+	s.StartHunt("06-retry", "sleeplast", "reasoning", t0.Add(2*time.Minute), true)
+	s.StartHunt("06-retry", "ctxfirst", "reasoning", t0.Add(3*time.Minute), true)
 	assert.Len(t, k.Hunts, 3)
 	assert.NotNil(t, k.Hunts[1].Ended, "a new hunt ends the one under way")
 	assert.False(t, k.Hunts[1].GaveUp)
@@ -149,20 +151,20 @@ func TestProgressRules(t *testing.T) {
 	t.Run("a hunt on a kata neither passed nor given up gives up on it, outside an interview", func(t *testing.T) {
 		s := &state.State{}
 		s.Record("06-retry", state.Grade{Fingerprint: "f", Required: 3, RequiredTotal: 7})
-		s.StartHunt("06-retry", "clksleep", t0, false)
+		s.StartHunt("06-retry", "clksleep", "reasoning", t0, false)
 		k := s.Kata("06-retry")
 		assert.True(t, k.GaveUp)
 		assert.Equal(t, t0, *k.GaveUpAt)
 		assert.Nil(t, k.Last, "the planted code replaced the graded files: the last grade is forgotten")
 
 		s = &state.State{}
-		s.StartHunt("06-retry", "clksleep", t0, true)
+		s.StartHunt("06-retry", "clksleep", "reasoning", t0, true)
 		assert.False(t, s.Kata("06-retry").GaveUp, "an interview's hunt is the interviewer's choice")
 
 		s = &state.State{}
 		s.Record("06-retry", state.Grade{Fingerprint: "f", Required: 7, RequiredTotal: 7, Passed: true})
 		assert.False(t, s.Kata("06-retry").HuntGivesUp(false))
-		s.StartHunt("06-retry", "clksleep", t0, false)
+		s.StartHunt("06-retry", "clksleep", "reasoning", t0, false)
 		assert.False(t, s.Kata("06-retry").GaveUp, "a passed kata is not given up by a hunt")
 	})
 	t.Run("decisions and the solution are noted the first time", func(t *testing.T) {
@@ -190,7 +192,7 @@ func TestProgressRules(t *testing.T) {
 		s.ReadDecisions("06-retry", t0)
 		s.ShowSolution("06-retry", t0, false)
 		s.Kata("06-retry").Catch = &state.Catch{Caught: 6, Mutants: 18}
-		s.StartHunt("06-retry", "clksleep", t0, false)
+		s.StartHunt("06-retry", "clksleep", "reasoning", t0, false)
 		assert.Equal(t, []string{"its grades", "2 hints shown", "decisions read", "solution read", "the catch score (6 of 18)", "the bug hunt under way"}, s.Kata("06-retry").Forgets())
 		assert.Equal(t, []string{"that it passed", "its bug hunts"}, s.Kata("06-retry").Keeps())
 		s.Reset("06-retry", t0.Add(time.Minute))
@@ -201,6 +203,7 @@ func TestProgressRules(t *testing.T) {
 		require.Len(t, k.Hunts, 1)
 		assert.Nil(t, k.Hunt(), "the hunt under way ended")
 		assert.False(t, k.Hunts[0].GaveUp, "ended by the reset, not given up")
+		assert.False(t, k.HuntCode, "the stub replaced the hunt's code")
 		assert.Equal(t, []string{"that it passed", "its bug hunts"}, k.Keeps())
 	})
 	t.Run("a reset keeps the best pass of all resets", func(t *testing.T) {
@@ -230,7 +233,7 @@ func TestProgressRules(t *testing.T) {
 	})
 	t.Run("a bug hunt's pass solves the hunt, not the kata", func(t *testing.T) {
 		s := &state.State{}
-		s.StartHunt("06-retry", "clksleep", t0, true)
+		s.StartHunt("06-retry", "clksleep", "reasoning", t0, true)
 		s.Record("06-retry", state.Grade{Fingerprint: "planted", Passed: true})
 		k := s.Kata("06-retry")
 		assert.True(t, k.Last.Hunt)
@@ -270,4 +273,6 @@ func TestLoadOldFormat(t *testing.T) {
 	assert.Equal(t, state.PassedAlone, k.Pass(), "an earlier pass survives a later hunt")
 	assert.Equal(t, 1, k.HuntsGivenUp())
 	assert.Equal(t, state.NotPassed, k.PassedBeforeReset)
+	assert.Empty(t, k.Hunts[0].Level, "a hunt recorded before levels has none: its mutant's level stands in (session)")
+	assert.False(t, k.HuntCode, "nothing says the exercise holds a hunt's code")
 }

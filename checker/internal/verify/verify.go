@@ -29,6 +29,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/catch"
+	"gokata/checker/internal/gofiles"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
@@ -139,15 +140,25 @@ func strays(k catalog.Kata) ([]line, error) {
 }
 
 // hunts checks what bug hunts read in the mutants' headers (package
-// hunt): exactly one Symptom each, and a Why that names a paragraph of
-// WHY.md. One line per problem, or one line that counts the hunts.
+// hunt): exactly one Symptom each, a Why that names a paragraph of
+// WHY.md, and for each hunt-able mutant a Level (one-line only when its
+// fix changes one line of code) and a Symptom with nothing a search of
+// the kata's code finds (hunt.Findable). One line per problem, or one
+// line that counts the hunts.
 func hunts(k catalog.Kata, ms []Mutant) []line {
 	var ls []line
 	n := 0
+	code, err := huntCode(k)
+	if err != nil {
+		return []line{{false, "bug hunts: " + err.Error()}}
+	}
 	for _, m := range ms {
 		b, err := hunt.Read(m.Patch)
 		if err == nil {
 			_, err = hunt.Why(k.Solution, b)
+		}
+		if err == nil && b.NoHunt == "" {
+			err = huntable(k, b, code)
 		}
 		if err != nil {
 			ls = append(ls, line{false, err.Error()})
@@ -161,6 +172,46 @@ func hunts(k catalog.Kata, ms []Mutant) []line {
 		ls = append(ls, line{true, fmt.Sprintf("bug hunts: %d of %s have a symptom to hunt from", n, plural(len(ms), "mutant"))})
 	}
 	return ls
+}
+
+// huntCode is what a learner can search in kata k's hunts but the planted
+// code: the reference as a hunt plants it, and the stub.
+func huntCode(k catalog.Kata) (hunt.Code, error) {
+	ref, err := hunt.Reference(k.Solution)
+	if err != nil {
+		return hunt.Code{}, err
+	}
+	stub := map[string][]byte{}
+	files, err := gofiles.Regular(k.Exercise, false)
+	if err != nil {
+		return hunt.Code{}, err
+	}
+	for _, f := range files {
+		if stub[filepath.Base(f)], err = os.ReadFile(f); err != nil {
+			return hunt.Code{}, err
+		}
+	}
+	return hunt.Code{Reference: ref, Stub: stub}, nil
+}
+
+// huntable checks what makes b, a hunt-able mutant of kata k, a hunt worth
+// doing: a one-line hunt's fix changes one line of code, and its symptom
+// quotes nothing a search of code (with b planted) finds.
+func huntable(k catalog.Kata, b hunt.Bug, code hunt.Code) error {
+	size, err := hunt.FixSize(k.Solution, b)
+	if err != nil {
+		return err
+	}
+	if b.Level == hunt.OneLine && size != 1 {
+		return fmt.Errorf("mutant %s: its // Level: is one-line, but its fix changes %d lines of code: make it reasoning (or schedule), or the patch one line", b.Name, size)
+	}
+	if code.Planted, err = hunt.Plant(k.Solution, b); err != nil {
+		return err
+	}
+	if found := hunt.Findable(b.Symptom, code); len(found) > 0 {
+		return fmt.Errorf("mutant %s: its // Symptom: quotes what a search of the code finds (%s): say what the user saw in words of their own (docs/authoring.md, Step 6)", b.Name, strings.Join(found, ", "))
+	}
+	return nil
 }
 
 // line is one checked fact of the report.
@@ -541,6 +592,7 @@ func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, s *catch.
 		problems = append(problems, fmt.Sprintf("the patched %s is not gofmt-clean: format the mutant and store it again", strings.Join(unformatted, ", ")))
 	}
 	problems = append(problems, unshaken(r)...)
+	problems = append(problems, gateNames(m, r)...)
 	if !slices.Equal(failed, m.Fails) {
 		problems = append(problems, fmt.Sprintf("fails [%s], its header says [%s] (%s)",
 			strings.Join(failed, " "), strings.Join(m.Fails, " "), r))
@@ -549,6 +601,20 @@ func mutantLine(ctx context.Context, tc *grade.Toolchain, root string, s *catch.
 		return line{false, fmt.Sprintf("mutant %s (%s):\n      %s", m.Name, m.Mistake, strings.Join(problems, "\n      "))}, nil
 	}
 	return line{true, fmt.Sprintf("mutant %s caught by %s%s: %s", m.Name, strings.Join(m.Fails, " "), inRuns(r, opt), m.Mistake)}, nil
+}
+
+// gateNames says when the grade r of a hunt-able mutant m shows a finding
+// of the gate (go vet's included): a hunt's first check would name the
+// planted line before any test ran.
+func gateNames(m Mutant, r *grade.Result) []string {
+	if b, err := hunt.Read(m.Patch); err != nil || b.NoHunt != "" || len(r.Gate) == 0 {
+		return nil
+	}
+	var fs []string
+	for _, f := range r.Gate {
+		fs = append(fs, f.String())
+	}
+	return []string{fmt.Sprintf("the gate names the planted line (%s), so a bug hunt shows the answer at its first check: mark the mutant // NoHunt: with that reason", strings.Join(fs, "; "))}
 }
 
 // unshaken names a rewrite for shaking the schedule that broke a build
