@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +128,7 @@ type testFanElem struct {
 // testFanScenario is one run of Map (or MapAll).
 type testFanScenario struct {
 	all      bool // MapAll
+	same     bool // In and Out are one type: Map[string, string], in[i] the decimal text of what fn gets
 	n        int
 	nilIn    bool // n == 0 as a nil slice
 	pre      int  // 0: a live ctx; 1: already cancelled; 2: deadline already passed
@@ -169,6 +171,9 @@ func (s testFanScenario) String() string {
 		}
 	}
 	fmt.Fprintf(&b, "%s over %s", what, in)
+	if s.same {
+		b.WriteString(" (In and Out are one type: Map[string, string], in[i] = \"1000·caller + i\" as text)")
+	}
 	if s.callers > 1 {
 		fmt.Fprintf(&b, ", called by %d goroutines at once (each with an input of its own)", s.callers)
 	}
@@ -217,6 +222,7 @@ type testFanDraw struct {
 	focus     string // the requirement under test
 	early     bool   // read Map's results the moment it returns
 	all       bool
+	same      bool // In and Out are one type (Map[string, string])
 	minN      int
 	maxN      int
 	maxCall   int  // callers: 1..maxCall
@@ -249,7 +255,7 @@ type testFanDraw struct {
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
-	s := testFanScenario{all: d.all, focus: d.focus, early: d.early, cancelOn: -1}
+	s := testFanScenario{all: d.all, same: d.same, focus: d.focus, early: d.early, cancelOn: -1}
 	if d.either {
 		s.all = rapid.Bool().Draw(r, "MapAll")
 	}
@@ -499,6 +505,7 @@ type testFx struct {
 	errs   []error // the failure of each element, a fresh value per caller
 	panics []any
 	cancel context.CancelFunc // cancels the caller's ctx (set before Map is called)
+	inText []string           // with s.same: the input Map[string, string] gets, in[i] = strconv.Itoa(f.in[i])
 
 	mu      sync.Mutex
 	step    int
@@ -516,8 +523,14 @@ func testNewFx(h *katatest.H, s *testFanScenario, caller int) *testFx {
 	if s.n > 0 || !s.nilIn {
 		f.in = make([]int, s.n)
 	}
+	if s.same && f.in != nil {
+		f.inText = make([]string, s.n)
+	}
 	for i, e := range s.elems {
 		f.in[i] = 1000*caller + i
+		if s.same {
+			f.inText[i] = strconv.Itoa(f.in[i])
+		}
 		f.gates = append(f.gates, katatest.NewGate())
 		var err error
 		switch e.kind {
@@ -662,6 +675,7 @@ type testSeen struct {
 	panicked bool
 	value    any // what Map panicked with
 	raw      []string
+	in       []string // the caller's input, read the moment Map returned (ints as text)
 }
 
 // read copies what Map returned and reads its error's text.
@@ -671,6 +685,22 @@ func (seen testSeen) read() testSeen {
 		seen.msg = seen.err.Error()
 	}
 	return seen
+}
+
+// input is the caller's input as text: with s.same the []string Map got,
+// otherwise the []int.
+func (f *testFx) input() []string {
+	if f.s.same {
+		return f.inText
+	}
+	if f.in == nil {
+		return nil
+	}
+	text := make([]string, len(f.in))
+	for i, v := range f.in {
+		text[i] = strconv.Itoa(v)
+	}
+	return text
 }
 
 // testCaller is one goroutine calling Map.
@@ -690,8 +720,18 @@ func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSee
 		opts = append(opts, katatest.Expired())
 	}
 	mapFn := Map[int, string]
+	sameFn := Map[string, string]
 	if s.all {
-		mapFn = MapAll[int, string]
+		mapFn, sameFn = MapAll[int, string], MapAll[string, string]
+	}
+	call := func(ctx context.Context) ([]string, error) {
+		if !s.same {
+			return mapFn(ctx, f.in, f.fn)
+		}
+		return sameFn(ctx, f.inText, func(ctx context.Context, v string) (string, error) {
+			n, _ := strconv.Atoi(v)
+			return f.fn(ctx, n)
+		})
 	}
 	return katatest.Start(h, func(ctx context.Context) (seen testSeen, _ error) {
 		ctx, f.cancel = context.WithCancel(ctx)
@@ -701,14 +741,14 @@ func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSee
 				if str, ok := r.(string); ok && strings.HasPrefix(str, "TODO") {
 					panic(r) // the stub: reported as not implemented
 				}
-				seen = testSeen{panicked: true, value: r}
+				seen = testSeen{panicked: true, value: r, in: f.input()}
 			}
 		}()
-		out, err := mapFn(ctx, f.in, f.fn)
+		out, err := call(ctx)
 		if !s.early {
-			return testSeen{raw: out, outNil: out == nil, err: err}, nil
+			return testSeen{raw: out, outNil: out == nil, err: err, in: f.input()}, nil
 		}
-		return testSeen{raw: out, outNil: out == nil, err: err}.read(), nil
+		return testSeen{raw: out, outNil: out == nil, err: err, in: f.input()}.read(), nil
 	}, opts...)
 }
 
@@ -966,7 +1006,37 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	c.done = true
 	seen, _ := c.c.Result()
 	seen = seen.read()
+	if !s.checkInput(h, c, seen) {
+		return false
+	}
 	return s.checkResult(h, c, v, seen, firstErr, panicAt)
+}
+
+// checkInput (R2): Map never modifies in, whatever happened.
+func (s testFanScenario) checkInput(h *katatest.H, c *testCaller, seen testSeen) bool {
+	for i := range s.n {
+		want := strconv.Itoa(1000*c.f.caller + i)
+		if i < len(seen.in) && seen.in[i] == want {
+			continue
+		}
+		got := "gone"
+		if i < len(seen.in) {
+			got = strconv.Quote(seen.in[i])
+		}
+		ended := "returned"
+		if seen.panicked {
+			ended = "panicked"
+		}
+		types := ""
+		if s.same {
+			types = " (In and Out are one type, string)"
+		}
+		return s.report(h, "R2", "%s wrote into the caller's input: when it %s, in[%d] was %s instead of %q%s: Map never "+
+			"modifies in, after a success, a failure or a panic alike; put the results in a new slice, "+
+			"make([]Out, len(in)), even when In and Out are the same type, and never write to in or reuse its "+
+			"backing array", s.what(), ended, i, got, want, types)
+	}
+	return true
 }
 
 // rushCause says what stopped a rush scenario's batch early.
@@ -1284,6 +1354,36 @@ func TestR1_ExploreEveryCallIsInFlightAtOnce(t *testing.T) {
 func TestR2_ExploreOutputFollowsInputOrder(t *testing.T) {
 	d := testFanDraw{focus: "R2", minN: 1, maxN: 7, maxCall: 2, reacts: []int{testWrapsCtx, testIgnores}}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
+func TestR2_ExploreMapNeverModifiesItsInput(t *testing.T) {
+	// Every run: In and Out are one type, where the input's backing array
+	// could hold the results. The calls return in reverse order; for
+	// MapAll the first to return fails, and the input must not hold a mix.
+	for _, all := range []bool{false, true} {
+		s := testFanScenario{all: all, same: true, focus: "R2", n: 3, callers: 1, cancelOn: -1,
+			elems: []testFanElem{{text: "9.99", panic: -1}, {text: "12.50", panic: -1}, {text: "0.00", panic: -1}},
+			steps: [][]int{{2}, {1}, {0}}}
+		if all {
+			s.elems[2].fails, s.elems[2].text = true, "503"
+		}
+		if t.Failed() {
+			return
+		}
+		katatest.Run(t, func(h *katatest.H) {
+			s.play(h)
+			if h.Failed() {
+				h.Logf("the scenario: %s", s)
+			}
+		})
+	}
+	// Map or MapAll, with a cancel or without, callers at once: the
+	// caller's input is as it was. The calls return one at a time, when
+	// released, even after a cancel (calls returning together are R6's
+	// business, failures R3's, panics B2's).
+	d := testFanDraw{focus: "R2", either: true, same: true, minN: 1, maxN: 5, maxCall: 2, cancel: true,
+		reacts: []int{testIgnores}}
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestR3_ExploreTheFirstErrorInTimeCancelsTheRest(t *testing.T) {

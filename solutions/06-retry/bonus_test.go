@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +193,27 @@ func TestB2_RetryAfterStillCountsAgainstMaxElapsed(t *testing.T) {
 			"wrap with %w both ErrExhausted and the last op error")
 		testIs(t, err, slow, "the error must match the last op error, the one that asked for 30s",
 			"wrap with %w both ErrExhausted and the last op error")
+	})
+}
+
+func TestB1_MaxElapsedZeroOrBelowMeansNoBudget(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const ms = time.Millisecond
+		// The budget applies only with MaxElapsed > 0: 0 and every negative
+		// value, down to the most negative Duration, mean no budget at all.
+		for _, budget := range []time.Duration{0, -1, -time.Hour, math.MinInt64} {
+			op := &testOp{errs: testErrors(4), clk: h.Clk}
+			p := Policy{MaxAttempts: 4, BaseDelay: 100 * ms, MaxElapsed: budget}
+			if _, _, ok := testRun(h, p, op.call); !ok {
+				return
+			}
+			if calls := op.Calls(); calls != 4 {
+				t.Errorf("MaxElapsed %v: Do made %d attempt(s) of MaxAttempts 4, with pauses of 100ms, 200ms and 400ms "+
+					"between them: a MaxElapsed of 0 or below means no budget, so only MaxAttempts ends the retries; "+
+					"apply the budget only when MaxElapsed > 0 (not when it is != 0), and compare as pause > "+
+					"MaxElapsed − elapsed, which cannot overflow for a budget that is not negative", budget, calls)
+				return
+			}
+		}
 	})
 }

@@ -43,6 +43,19 @@ type testBackoff struct {
 	mult     float64
 	maxDelay time.Duration
 	kinds    []int // how attempt n fails: testFailureKinds[kinds[n-1]]
+	// hook[n-1] is how long BeforeSleep takes on the clock before the
+	// pause after attempt n: the test moves the clock while it runs (a
+	// slow logger). 0, or a missing entry: it returns at once.
+	hook []time.Duration
+}
+
+// hookTakes is how long BeforeSleep runs on the clock before the pause
+// after attempt n.
+func (s testBackoff) hookTakes(n int) time.Duration {
+	if n < 1 || n > len(s.hook) {
+		return 0
+	}
+	return s.hook[n-1]
 }
 
 func (s testBackoff) String() string {
@@ -53,6 +66,11 @@ func (s testBackoff) String() string {
 	end := fmt.Sprintf("; attempt %d would succeed with 42", len(s.kinds)+1)
 	if len(s.kinds) < s.limit() {
 		end = fmt.Sprintf("; attempt %d succeeds with 42", len(s.kinds)+1)
+	}
+	for n := 1; n <= len(s.hook); n++ {
+		if took := s.hookTakes(n); took > 0 {
+			fails = append(fails, fmt.Sprintf("BeforeSleep before the pause after attempt %d takes %v on the clock", n, took))
+		}
 	}
 	return fmt.Sprintf("Policy{MaxAttempts: %d, BaseDelay: %v, Multiplier: %v, MaxDelay: %v, Retryable nil, no jitter}; %s%s",
 		s.attempts, s.base, s.mult, s.maxDelay, strings.Join(fails, ", "), end)
@@ -97,26 +115,52 @@ func (s testBackoff) why(n int) string {
 func testDrawBackoff(req string) func(*rapid.T) testBackoff {
 	return func(r *rapid.T) testBackoff {
 		s := testBackoff{req: req}
-		if req == "R2" {
+		switch {
+		case req == "R2" && rapid.Bool().Draw(r, "MaxAttempts far below 1"):
+			// Below 1 means 1, down to the most negative int: nothing
+			// computed from it (MaxAttempts−1 retries) may wrap around.
+			s.attempts = rapid.SampledFrom(testFarBelowOne).Draw(r, "MaxAttempts")
+		case req == "R2":
 			s.attempts = rapid.IntRange(-1, 5).Draw(r, "MaxAttempts")
-		} else {
+		case rapid.IntRange(0, 3).Draw(r, "MaxAttempts huge") == 0:
+			// A success comes long before the attempts run out: nothing
+			// computed from MaxAttempts (MaxAttempts+1) may wrap around.
+			s.attempts = rapid.SampledFrom(testHugeAttempts).Draw(r, "MaxAttempts")
+		default:
 			s.attempts = rapid.IntRange(2, 6).Draw(r, "MaxAttempts")
 		}
 		s.base = rapid.SampledFrom([]time.Duration{0, 1, 101, time.Millisecond, 7 * time.Millisecond,
 			50 * time.Millisecond, 100 * time.Millisecond}).Draw(r, "BaseDelay")
-		s.mult = rapid.SampledFrom([]float64{0, 0.5, 1, 1.5, 2, 3}).Draw(r, "Multiplier")
+		// Below 1 means 2: negative ones and -Inf too.
+		s.mult = rapid.SampledFrom([]float64{0, 0.5, 1, 1.5, 2, 3, -1, -2.5, math.Inf(-1)}).Draw(r, "Multiplier")
 		// The cap is R6's; R1 checks the growth alone.
 		if req != "R1" && rapid.Bool().Draw(r, "MaxDelay set") && s.base > 0 {
 			s.maxDelay = s.base * time.Duration(rapid.IntRange(1, 10).Draw(r, "MaxDelay/BaseDelay"))
 		}
 		fails := s.limit() // R2: every attempt fails
 		if req == "R1" {
-			fails = rapid.IntRange(1, s.limit()).Draw(r, "failures")
+			fails = rapid.IntRange(1, min(s.limit(), 6)).Draw(r, "failures")
 		}
 		s.kinds = rapid.SliceOfN(rapid.IntRange(0, len(testFailureKinds)-1), fails, fails).Draw(r, "failure kinds")
+		if req == "R1" && s.base > 0 {
+			// BeforeSleep may take time on the clock (a slow logger): less
+			// than the pause, all of it, or more. The pause starts after.
+			for n := 1; n < min(s.limit(), len(s.kinds)+1); n++ {
+				pause := s.pause(n)
+				took := rapid.SampledFrom([]time.Duration{0, 0, max(pause/2, 3), pause, 2*pause + 3*time.Millisecond}).
+					Draw(r, fmt.Sprintf("BeforeSleep after attempt %d takes", n))
+				s.hook = append(s.hook, took)
+			}
+		}
 		return s
 	}
 }
+
+// testFarBelowOne are values of MaxAttempts far below 1, which mean 1.
+var testFarBelowOne = []int{math.MinInt, math.MinInt + 1, math.MinInt32, -1 << 40}
+
+// testHugeAttempts are values of MaxAttempts no run ever reaches.
+var testHugeAttempts = []int{math.MaxInt, math.MaxInt - 1, math.MaxInt32, math.MaxInt32 + 1, 1 << 40}
 
 // testAttempts is the op of a testBackoff: it records when each attempt
 // ended, and the error it returned.
@@ -167,7 +211,14 @@ func (o *testAttempts) err(n int) error {
 func (s testBackoff) play(h *katatest.H) {
 	op := &testAttempts{s: s, clk: h.Clk}
 	hooks := &testHooks{}
-	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, Multiplier: s.mult, MaxDelay: s.maxDelay, BeforeSleep: hooks.record}
+	gates := s.hookGates(h)
+	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, Multiplier: s.mult, MaxDelay: s.maxDelay,
+		BeforeSleep: func(attempt int, err error, pause time.Duration) {
+			hooks.record(attempt, err, pause)
+			if g := gates[attempt]; g != nil {
+				g.Hold(context.Background()) // a slow hook: the test moves the clock while it runs
+			}
+		}}
 	c := katatest.Start(h, func(ctx context.Context) (int, error) { return Do(ctx, h.Clk, p, op.call) })
 	if c.Broken() {
 		return
@@ -208,15 +259,28 @@ func (s testBackoff) play(h *katatest.H) {
 			c.Stop()
 			return
 		}
+		start := op.at(n) // the pause starts when attempt n fails, or when a slow BeforeSleep returns
+		if took := s.hookTakes(n); took > 0 {
+			h.Advance(took) // BeforeSleep is still running: the pause has not started
+			gates[n].Release()
+			synctest.Wait()
+			start = h.Clk.Now()
+			if op.calls() > n && want > 1 {
+				h.Errorf("BeforeSleep before the %v pause after attempt %d took %v on the clock, and attempt %d started "+
+					"as soon as it returned, %v into the pause: the pause starts once BeforeSleep has returned (the "+
+					"hook sees the pause before it starts), so a slow hook delays it; create the pause's timer after "+
+					"BeforeSleep returns, not before calling it", want, n, took, n+1, op.at(n+1).Sub(start))
+				c.Stop()
+				return
+			}
+		}
 		if want > 0 {
 			// The README allows 1ns of rounding: attempt n+1 starts between
-			// want-1 and want+1 after attempt n.
-			start := op.at(n)
+			// want-1 and want+1 after attempt n (after BeforeSleep returned).
 			if early := start.Add(want - 2).Sub(h.Clk.Now()); want > 2 && early > 0 {
 				h.Advance(early)
 				if s.req == "R1" && op.calls() > n {
-					h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
-						"attempt %d started after %v", n, want, s.why(n), n+1, op.at(n+1).Sub(start))
+					s.tooEarly(h, n, want, op.at(n+1).Sub(start))
 					c.Stop()
 					return
 				}
@@ -228,8 +292,7 @@ func (s testBackoff) play(h *katatest.H) {
 			}
 			if s.req == "R1" && op.calls() > n {
 				if got := op.at(n + 1).Sub(start); got < want-1 || got > want+1 {
-					h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
-						"attempt %d started after %v", n, want, s.why(n), n+1, got)
+					s.tooEarly(h, n, want, got)
 					c.Stop()
 					return
 				}
@@ -257,6 +320,32 @@ func (s testBackoff) play(h *katatest.H) {
 	case "R2":
 		s.checkEnd2(h, c, hooks, op)
 	}
+}
+
+// hookGates holds BeforeSleep, by attempt, where it takes time on the
+// clock; the test releases each once it has moved the clock.
+func (s testBackoff) hookGates(h *katatest.H) map[int]*katatest.Gate {
+	gates := map[int]*katatest.Gate{}
+	for n := 1; n <= len(s.hook); n++ {
+		if s.hookTakes(n) > 0 {
+			gates[n] = h.Gate()
+		}
+	}
+	return gates
+}
+
+// tooEarly reports a pause after attempt n of got instead of want.
+func (s testBackoff) tooEarly(h *katatest.H, n int, want, got time.Duration) {
+	h.Helper()
+	if took := s.hookTakes(n); took > 0 {
+		h.Errorf("BeforeSleep before the %v pause after attempt %d took %v on the clock, and attempt %d started %v "+
+			"after it returned: the pause starts once BeforeSleep has returned (the hook sees the pause before it "+
+			"starts), so a slow hook delays it; create the pause's timer after BeforeSleep returns, not before "+
+			"calling it (%s)", want, n, took, n+1, got, s.why(n))
+		return
+	}
+	h.Errorf("the pause after attempt %d must be %v (%s), to the nanosecond on the injected clock; "+
+		"attempt %d started after %v", n, want, s.why(n), n+1, got)
 }
 
 // checkHook checks what BeforeSleep was told before the pause after
@@ -292,13 +381,23 @@ func (s testBackoff) checkEnd1(h *katatest.H, c *katatest.Call[int], hooks *test
 	}
 }
 
+// belowOne explains a MaxAttempts below 1, or says nothing.
+func (s testBackoff) belowOne() string {
+	if s.attempts >= 1 {
+		return ""
+	}
+	return fmt.Sprintf(": MaxAttempts %d is below 1, which means 1 attempt, however negative it is; compare the attempt "+
+		"count with max(MaxAttempts, 1), and compute nothing from MaxAttempts that can wrap around (MaxAttempts−1 "+
+		"retries is the largest int at math.MinInt)", s.attempts)
+}
+
 // checkEnd2 checks how Do ends when every attempt fails.
 func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *testHooks, op *testAttempts) {
 	a := s.limit()
 	synctest.Wait() // before op.calls() is read for the message
 	if !c.Returns("MaxAttempts %d: after attempt %d failed Do was still running without the clock moving: the attempts "+
-		"have run out, so Do returns at once, with no pause after the final attempt (it made %d attempt(s))",
-		s.attempts, a, op.calls()) {
+		"have run out, so Do returns at once, with no pause after the final attempt (it made %d attempt(s))%s",
+		s.attempts, a, op.calls(), s.belowOne()) {
 		return
 	}
 	_, err, ok := c.Finish("Do")
@@ -307,6 +406,10 @@ func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *test
 	}
 	calls := op.calls()
 	if calls != a {
+		if s.attempts < 1 {
+			h.Errorf("MaxAttempts %d allows 1 attempt, and op was called %d time(s)%s", s.attempts, calls, s.belowOne())
+			return
+		}
 		h.Errorf("MaxAttempts %d allows %d attempt(s) (it counts every call of op, the first included; below 1 "+
 			"means 1); op was called %d time(s)", s.attempts, a, calls)
 		return
@@ -331,14 +434,27 @@ func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *test
 
 func TestR1_ExplorePausesGrowFromBaseDelayToTheNanosecond(t *testing.T) {
 	katatest.Explore(t, 12, testDrawBackoff("R1"), func(h *katatest.H, s testBackoff) { s.play(h) })
+	// Every run: BeforeSleep takes part of the pause, all of it, or more,
+	// on the clock, with a MaxAttempts no run reaches.
+	const ms = time.Millisecond
+	s := testBackoff{req: "R1", attempts: math.MaxInt, base: 6 * ms, kinds: []int{0, 1, 2, 3},
+		hook: []time.Duration{3 * ms, 12 * ms, 30 * ms, 0}}
+	if !t.Failed() {
+		katatest.Run(t, func(h *katatest.H) {
+			s.play(h)
+			if h.Failed() {
+				h.Logf("the scenario: %s", s)
+			}
+		})
+	}
 }
 
 func TestR2_ExploreAttemptsRunOutWithTheLastError(t *testing.T) {
 	katatest.Explore(t, 12, testDrawBackoff("R2"), func(h *katatest.H, s testBackoff) { s.play(h) })
-	// Every run: below 1 means 1 (MaxAttempts 0 and -3), and a last error
-	// that wraps another.
+	// Every run: below 1 means 1 (MaxAttempts 0, -3 and the most negative
+	// int), and a last error that wraps another.
 	for _, s := range []testBackoff{{attempts: 0, kinds: []int{0}}, {attempts: -3, kinds: []int{1}},
-		{attempts: 3, kinds: []int{0, 1, 2}}} {
+		{attempts: math.MinInt, kinds: []int{3}}, {attempts: 3, kinds: []int{0, 1, 2}}} {
 		if t.Failed() {
 			return
 		}
