@@ -78,3 +78,26 @@ func TestGateNamesAHunt(t *testing.T) {
 	assert.Empty(t, gateNames(m("sleeps", "// Symptom: slow.\n// NoHunt: the gate names it", "+\ttotal := a - b\n"), r))
 	assert.Empty(t, gateNames(m("sleeps", "// Symptom: slow.\n// Level: one-line", "+\ttotal := a - b\n"), &grade.Result{}))
 }
+
+// TestEveryKatasHuntsHold runs verify's static hunt checks (header, level,
+// fix size, a symptom no search finds) over the shipped mutants, so that a
+// new mutant's header fails here in seconds, not at the end of verify.
+func TestEveryKatasHuntsHold(t *testing.T) {
+	root, err := catalog.FindRoot(".")
+	require.NoError(t, err)
+	cat, err := catalog.Load(root)
+	require.NoError(t, err)
+	for _, k := range cat.Katas {
+		paths, err := mutant.Paths(k.Solution)
+		require.NoError(t, err, k.Slug)
+		var ms []Mutant
+		for _, p := range paths {
+			m, err := ParseMutant(p)
+			require.NoError(t, err, p)
+			ms = append(ms, m)
+		}
+		for _, l := range hunts(k, ms) {
+			assert.True(t, l.ok, "%s: %s", k.Slug, l.text)
+		}
+	}
+}
