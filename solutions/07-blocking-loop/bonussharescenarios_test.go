@@ -368,8 +368,8 @@ func (p *testSharePlay) answer(l *testShareLookup, when string) bool {
 		result = fmt.Sprintf("failed with %q", l.err)
 	}
 	if returned < len(waiting) {
-		if returned == 0 && !p.loopFree() {
-			return false // the loop is stuck: R1 and R3 say more
+		if !p.loopFree() {
+			return false // the loop is stuck (on a caller who left, say): R1 and R3 say more
 		}
 		stuck := len(waiting) - returned
 		if l.err != nil {
