@@ -405,10 +405,27 @@ func (p *testSharePlay) answer(l *testShareLookup, when string) bool {
 }
 
 // check compares what the code did with the model once everything
-// settled: no more lookups of a key than it needs, and the callers sharing
-// a lookup that has not answered yet all still waiting.
+// settled: the callers sharing a lookup that has not answered yet all still
+// wait, and no key has more lookups than it needs.
 func (p *testSharePlay) check(when string) bool {
 	h := p.h
+	for _, k := range testShareKeys {
+		fl := p.open[k]
+		if fl == nil || len(fl.callers) < 2 {
+			continue
+		}
+		waiting, returned := fl.waiting()
+		if returned == 0 {
+			continue
+		}
+		if returned == len(waiting) {
+			return false // answered without a lookup answering: R3 and R4 say more
+		}
+		h.Errorf("%d of the %d callers sharing the lookup of %q returned %s while the others still waited for it, "+
+			"before it answered: every caller sharing a lookup waits for its one result", returned, len(waiting), k,
+			when)
+		return false
+	}
 	for _, k := range testShareKeys {
 		if got, want := p.be.calls(k), p.lookups[k]; got > want {
 			waiting := 0
@@ -422,20 +439,6 @@ func (p *testSharePlay) check(when string) bool {
 				"arrives once it is over", got, k, when, want, waiting, k)
 			return false
 		}
-	}
-	for _, k := range testShareKeys {
-		fl := p.open[k]
-		if fl == nil || len(fl.callers) < 2 {
-			continue
-		}
-		waiting, returned := fl.waiting()
-		if returned == 0 || returned == len(waiting) {
-			continue // all still wait, or none does: other items say more
-		}
-		h.Errorf("%d of the %d callers sharing the lookup of %q returned %s while the others still waited for it, "+
-			"before it answered: every caller sharing a lookup waits for its one result", returned, len(waiting), k,
-			when)
-		return false
 	}
 	return true
 }
