@@ -1,10 +1,11 @@
 package blockingloop
 
-// B2, explored: when Run's ctx ends, the running lookups stop in every way
-// a backend can (at once, some time within Grace, or not before Grace runs
-// out), in any order, with misses queued behind them. Run returns nil once
-// the last one returns, or, when Grace runs out first, an error that
-// matches ErrAbandoned and counts the lookups still running then.
+// B2, explored: when Run's ctx ends, the running lookups (none, or some)
+// stop in every way a backend can (at once, some time within Grace, or not
+// before Grace runs out), in any order, with misses queued behind them. Run
+// returns nil once the last one returns, or, when Grace runs out first, an
+// error that matches ErrAbandoned and counts the lookups still running
+// then; whichever way it returns, it leaves no timer on the clock.
 
 import (
 	"context"
@@ -65,7 +66,7 @@ func testDrawGrace(r *rapid.T) testGraceScenario {
 	// digits of a duration such as 1.5s.
 	s.grace = time.Duration(rapid.SampledFrom([]int{1, 3, 5, 30, 120}).Draw(r, "Grace s")) * time.Second
 	s.before = time.Duration(rapid.IntRange(0, 3000).Draw(r, "ms before the stop")) * time.Millisecond
-	running := rapid.IntRange(1, max(s.maxInFlight, 1)).Draw(r, "running")
+	running := rapid.IntRange(0, max(s.maxInFlight, 1)).Draw(r, "running")
 	for i := range running {
 		st := rapid.IntRange(testStopsAtOnce, testStopsLate).Draw(r, fmt.Sprintf("lookup %d stops", i+1))
 		var after time.Duration
@@ -92,6 +93,32 @@ var testGraceFixed = testGraceScenario{
 	stops:  []int{testStopsLate, testStopsAtOnce, testStopsInGrace, testStopsLate},
 	after:  []time.Duration{0, 0, 2 * time.Second, 0},
 	queued: 1,
+}
+
+// testGraceKept are the two ways Run returns nil with Grace set: no lookup
+// running when its ctx ends, and every running one returning within Grace,
+// with misses queued. Either way no Grace timer is left behind.
+var testGraceKept = []testGraceScenario{
+	{maxInFlight: 2, grace: 5 * time.Second, before: time.Second},
+	{
+		maxInFlight: 3, grace: 3 * time.Second, before: 500 * time.Millisecond,
+		stops:  []int{testStopsInGrace, testStopsAtOnce, testStopsInGrace},
+		after:  []time.Duration{time.Second, 0, 3*time.Second - time.Millisecond},
+		queued: 2,
+	},
+}
+
+// pendingAfter checks that Run, which returned as how says, left no timer
+// on the clock.
+func (s testGraceScenario) pendingAfter(h *katatest.H, how string) bool {
+	if moved := h.PendingTimer(); moved != 0 {
+		h.Errorf("Run %s, but left a timer pending on clk: it would fire %v later, into a channel nobody reads "+
+			"(one more pending timer per stop of a long-lived service). The Grace wait is a fresh clk.Timer(Grace), "+
+			"stopped on every way out of the drain (defer t.Stop()), also when the lookups return in time; "+
+			"clk.After cannot be stopped", how, moved)
+		return false
+	}
+	return true
 }
 
 func (s testGraceScenario) play(h *katatest.H) {
@@ -198,6 +225,23 @@ func (s testGraceScenario) play(h *katatest.H) {
 			"moment its ctx ended, even when some of them return meanwhile", err, elapsed, left, s.grace)
 		return
 	}
+	if left == 0 && len(keys) == 0 {
+		if !run.Returned() {
+			h.Errorf("Run did not return when its ctx ended with no lookup running (Grace %v, the clock standing "+
+				"still): it waited on the Grace timer for lookups that were not there. Grace only bounds the wait for "+
+				"lookups still running; with none left, Run returns nil at once, so check that some are running "+
+				"before the first wait, not only after a result arrives", s.grace)
+			h.Advance(s.grace)
+			return
+		}
+		if err := run.Err(); err != nil {
+			h.Errorf("Run returned %v when its ctx ended with no lookup running (Grace %v); want nil: nothing was "+
+				"abandoned", err, s.grace)
+			return
+		}
+		s.pendingAfter(h, fmt.Sprintf("returned nil when its ctx ended with no lookup running (Grace %v)", s.grace))
+		return
+	}
 	if left == 0 {
 		if !run.Returned() {
 			h.Errorf("Run did not return once the last running lookup had returned, %v after its ctx ended (Grace "+
@@ -209,7 +253,10 @@ func (s testGraceScenario) play(h *katatest.H) {
 		if err := run.Err(); err != nil {
 			h.Errorf("Run returned %v once every running lookup had returned within Grace %v; want nil: nothing was "+
 				"abandoned", err, s.grace)
+			return
 		}
+		s.pendingAfter(h, fmt.Sprintf("returned nil once the %d running lookup(s) had returned, %v after its ctx "+
+			"ended (Grace %v)", len(keys), elapsed, s.grace))
 		return
 	}
 	h.Advance(s.grace - elapsed - 1)
@@ -240,7 +287,10 @@ func (s testGraceScenario) play(h *katatest.H) {
 	}
 	release()
 	synctest.Wait()
-	h.NoLeaks("the abandoned lookups, once they returned")
+	if !h.NoLeaks("the abandoned lookups, once they returned") ||
+		!s.pendingAfter(h, fmt.Sprintf("returned ErrAbandoned when Grace (%v) ran out", s.grace)) {
+		return
+	}
 	for _, k := range queuedKeys {
 		if slices.Contains(started.All(), k) {
 			h.Errorf("the queued lookup of %q started after Run's ctx ended: queued lookups never start once the "+
@@ -259,5 +309,8 @@ func (s testGraceScenario) play(h *katatest.H) {
 
 func TestB2_ExploreGraceCountsTheLookupsStillRunningWhenItRunsOut(t *testing.T) {
 	katatest.Run(t, testGraceFixed.play)
+	for _, s := range testGraceKept {
+		katatest.Run(t, s.play)
+	}
 	katatest.Explore(t, 10, testDrawGrace, func(h *katatest.H, s testGraceScenario) { s.play(h) })
 }

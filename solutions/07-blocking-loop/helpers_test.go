@@ -8,9 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing/synctest"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"gokata/internal/katatest"
 )
@@ -227,4 +230,57 @@ func (tb *testBed) fetch(key string) bool {
 func testAnswered[T any](c *katatest.Call[T]) bool {
 	synctest.Wait()
 	return c.Returned()
+}
+
+// testStopClock is the test's mock clock, with a record of the tickers the
+// code made (with Ticker or Tick), so that a test can tell whether each was
+// stopped.
+type testStopClock struct {
+	*katatest.Clock
+	mu      sync.Mutex
+	tickers []*clock.Ticker
+	longest time.Duration
+}
+
+func (c *testStopClock) Ticker(d time.Duration) *clock.Ticker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d <= 0 {
+		d = time.Hour // R2 reports it; the clock must not spin meanwhile
+	}
+	t := c.Clock.Ticker(d)
+	c.tickers = append(c.tickers, t)
+	c.longest = max(c.longest, d)
+	return t
+}
+
+// Tick is a ticker that cannot be stopped.
+func (c *testStopClock) Tick(d time.Duration) <-chan time.Time { return c.Ticker(d).C }
+
+// ticking moves the clock by the longest period of the tickers the code
+// made and returns how many of them ticked meanwhile: those it did not
+// stop. Call it once the code that reads them has returned.
+func (c *testStopClock) ticking(h *katatest.H) int {
+	c.mu.Lock()
+	tickers, longest := slices.Clone(c.tickers), c.longest
+	c.mu.Unlock()
+	if len(tickers) == 0 {
+		return 0
+	}
+	for _, t := range tickers { // a tick nobody read before the stop
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	h.Advance(longest)
+	n := 0
+	for _, t := range tickers {
+		select {
+		case <-t.C:
+			n++
+		default:
+		}
+	}
+	return n
 }

@@ -451,6 +451,7 @@ type testPlay struct {
 	focus  string
 	be     *testScnBackend
 	cache  *Cache
+	clk    *testStopClock
 	run    katatest.ErrCall
 	loopID int64 // the goroutine running Run
 	ticks  []testTickSeen
@@ -612,7 +613,8 @@ func (p *testPlay) play() {
 	p.asked = map[string]bool{}
 	p.limit = max(s.maxInFlight, 1)
 	cfg := Config{MaxInFlight: s.maxInFlight, Tick: s.tick, OnTick: p.onTick, Grace: s.grace}
-	p.cache = New(h.Clk, p.be.lookup, cfg)
+	p.clk = &testStopClock{Clock: h.Clk}
+	p.cache = New(p.clk, p.be.lookup, cfg)
 	defer p.cleanup()
 
 	for _, k := range s.early {
@@ -997,6 +999,22 @@ func (p *testPlay) stop() {
 			return
 		}
 	}
+	// Nothing the cache started outlives Run: not its heartbeat, not a timer.
+	if n := p.clk.ticking(h); n > 0 {
+		h.Errorf("Run returned, but %d clk.Ticker(s) it made still ticked on the clock afterwards (Tick %v): the "+
+			"heartbeat's ticker is stopped when Run returns, on every way out (defer t.Stop() right after "+
+			"clk.Ticker), so that nothing the cache started outlives Run", n, p.s.tick)
+		return
+	}
+	if p.s.grace > 0 {
+		return // the Grace timer is B2's
+	}
+	if moved := h.PendingTimer(); moved != 0 {
+		h.Errorf("Run returned, but left a timer pending on clk: it would fire %v later, into a channel nobody "+
+			"reads (one more pending timer per stop of a long-lived service). Nothing the cache started outlives "+
+			"Run: the heartbeat is one clk.Ticker, stopped when Run returns, not a timer made afresh in each pass "+
+			"of the loop; stop every clk.Timer when done (defer t.Stop()); clk.After cannot be stopped", moved)
+	}
 }
 
 // kept checks R3 once every lookup has returned: every key a Get asked
@@ -1227,13 +1245,29 @@ var testSlowStopScenario = testScenario{
 	slowStop: []int{1, 0},
 }
 
+// testTickStopScenario is R5's besides: the heartbeat ticks and Grace is
+// 0 when Run's ctx ends with a lookup running and one queued; once Run
+// returns, no ticker ticks and no timer is left on the clock.
+var testTickStopScenario = testScenario{
+	maxInFlight: 1,
+	tick:        250 * time.Millisecond,
+	spec:        map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true}},
+	steps: []testScnStep{
+		{kind: testStepGets, keys: []string{"CHF"}},
+		{kind: testStepGets, keys: []string{"EUR"}},
+		{kind: testStepTick, advance: 600 * time.Millisecond},
+		{kind: testStepGets, keys: []string{"GBP"}},
+	},
+	slowStop: []int{0},
+}
+
 func testExplore(t *testing.T, focus string, checks int) {
 	fixed := testFixedScenarios
 	switch focus {
 	case "R3":
 		fixed = append(fixed[:len(fixed):len(fixed)], testLeaveScenario)
 	case "R5":
-		fixed = append(fixed[:len(fixed):len(fixed)], testSlowStopScenario)
+		fixed = append(fixed[:len(fixed):len(fixed)], testSlowStopScenario, testTickStopScenario)
 	}
 	for _, s := range fixed {
 		if focus != "R5" {
