@@ -64,9 +64,6 @@ type Options struct {
 	MaxFailures int
 }
 
-// errStopped is the cause of the cancel when the gather stops early.
-var errStopped = errors.New("partial: the gather stopped early")
-
 // Gather calls fn once for each input, all at the same time, each on its own
 // goroutine with the caller's ctx, and returns one outcome per input in input
 // order, once every call has returned. A failure or a panic cancels nothing.
@@ -88,6 +85,10 @@ func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.C
 	} else if opt.MaxFailures > 0 {
 		tolerate = int64(opt.MaxFailures)
 	}
+	// The cause of the cancel when this gather stops early: a fresh error per
+	// gather. A gather run inside another's fn sees that one's stop through
+	// its ctx with that one's cause: a cancel by its caller, not a stop.
+	errStopped := errors.New("partial: the gather stopped early")
 	inner, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	stopped := func() bool { return context.Cause(inner) == errStopped }

@@ -6,8 +6,10 @@ package partial
 // every call waits until the test releases it, in any order and several at
 // once (or returns as soon as it is called, while Gather may still be
 // starting the others), and then succeeds, fails with an error of some
-// kind, or panics with a value of some kind; a caller may cancel before or
-// after a failure.
+// kind, or panics with a value of some kind; a call that ignores its ctx
+// may look at it once released and return ctx.Err(); a caller may cancel
+// (or its deadline pass) before or after a failure, and before or after a
+// stop of GatherWith.
 // After every step and once Gather returned, the test compares what it saw
 // with a small model of the README.
 
@@ -92,6 +94,7 @@ type testYCall struct {
 	does     int // testYSucceed, testYFail, testYPanics
 	kind     int // index into testYErrs or testYPanicKinds
 	deaf     bool
+	late     bool // deaf, and once released it returns as onCancel says if its ctx has ended by then
 	onCancel int
 	instant  bool // it returns as soon as it is called, while Gather may still be starting the others
 }
@@ -147,6 +150,9 @@ func (s testYScenario) String() string {
 			switch {
 			case call.instant:
 				parts = append(parts, "at once, as soon as it is called")
+			case call.deaf && call.late:
+				parts = append(parts, [...]string{"ignores its ctx until released, then returns ctx.Err() if its ctx has ended",
+					"ignores its ctx until released, then returns fmt.Errorf(\"…: %w\", ctx.Err()) if its ctx has ended"}[call.onCancel])
 			case call.deaf:
 				parts = append(parts, "ignores its ctx")
 			default:
@@ -182,9 +188,9 @@ func (s testYScenario) String() string {
 func testYWorth(c, i int) int { return 1000*(c+1) + 10*i + 7 }
 
 // testDrawY draws a scenario for req: "R6" draws equal inputs, "B1" and
-// "B2" draw GatherWith with FailFast or MaxFailures (a caller's cancel
-// during a stop is TestB2_ACallerCancelIsNotAStop's); cancels says whether
-// callers cancel; errs is the first of testYErrs the calls fail with.
+// "B2" draw GatherWith with FailFast or MaxFailures; cancels says whether
+// callers cancel (or their deadline passes), before or after a stop; errs
+// is the first of testYErrs the calls fail with.
 func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario {
 	return func(r *rapid.T) testYScenario {
 		var s testYScenario
@@ -212,6 +218,9 @@ func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario 
 				call.deaf = rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("deaf %d.%d", c, i)) == 0
 				call.instant = rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("instant %d.%d", c, i)) == 0
 				call.onCancel = rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("on cancel %d.%d", c, i))
+				if call.deaf && !call.instant && call.onCancel != testYCancelValue {
+					call.late = rapid.Bool().Draw(r, fmt.Sprintf("late %d.%d", c, i))
+				}
 				cl.calls = append(cl.calls, call)
 			}
 			switch req {
@@ -321,9 +330,14 @@ func (x *testYRun) fn(ctx context.Context, in string) (int, error) {
 	if call.deaf || call.instant { // an instant call's gate is open from the start
 		wait = nil
 	}
+	ended := false
 	select {
 	case <-x.gates[slot]:
+		ended = call.late && ctx.Err() != nil // it looks at its ctx only now
 	case <-wait:
+		ended = true
+	}
+	if ended {
 		d.viaCtx = true
 		d.ctxErr = ctx.Err()
 		switch call.onCancel {
@@ -605,7 +619,10 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 		}
 	}
 	for _, s := range x.order {
-		if d, ok := x.done[s]; ok && x.afterDeadline(d) && x.cl.opt == nil && d.viaCtx &&
+		// A call that looks at its ctx only once released may find it
+		// ended long before: only a call that waits on ctx.Done() says
+		// how it ended when the deadline passed.
+		if d, ok := x.done[s]; ok && x.afterDeadline(d) && x.cl.opt == nil && d.viaCtx && !x.cl.calls[s].late &&
 			!errors.Is(d.ctxErr, context.DeadlineExceeded) {
 			k.add("R5", "when the caller's ctx ends, the calls see it through their ctx, but %s's deadline passed "+
 				"and the call for %q saw ctx.Err() = %v, not context.DeadlineExceeded: give every call the "+
@@ -844,13 +861,26 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 				"gather stopped, gets ErrSkipped), but the call for %q returned %q and its outcome's error is %s",
 				bonus, in, d.err, testYDescribe(o.Err))
 		case afterStop:
-			if !errors.Is(o.Err, ErrSkipped) || errors.Is(o.Err, context.Canceled) {
-				return fmt.Sprintf("%s: after the gather stopped, a call that returns an error matching "+
-					"context.Canceled gets an error matching ErrSkipped and not context.Canceled; the call for %q "+
-					"returned %q after the stop at step %d, and its outcome's error is %s",
-					bonus, in, d.err, stopped, testYDescribe(o.Err))
+			if errors.Is(o.Err, ErrSkipped) && !errors.Is(o.Err, context.Canceled) {
+				return ""
 			}
-			return ""
+			if callerAt > stopped {
+				ended := " cancelled its ctx"
+				if x.cl.deadline {
+					ended = "'s deadline passed"
+				}
+				return fmt.Sprintf("%s: a call cut short by the stop stays skipped when the caller's ctx ends later: "+
+					"the gather stopped at step %d and the caller%s only at step %d; the call for %q returned %q "+
+					"at step %d, so its outcome's error must match ErrSkipped and not context.Canceled, but it "+
+					"is %s: tell the stop from a caller's cancel by what cancelled the calls' ctx first "+
+					"(context.Cause(inner) is your stop's cause, or a flag set when you stop), not by whether "+
+					"the caller's ctx is still live when the call returns or when the gather returns",
+					bonus, stopped, ended, callerAt, in, d.err, d.step, testYDescribe(o.Err))
+			}
+			return fmt.Sprintf("%s: after the gather stopped, a call that returns an error matching "+
+				"context.Canceled gets an error matching ErrSkipped and not context.Canceled; the call for %q "+
+				"returned %q after the stop at step %d, and its outcome's error is %s",
+				bonus, in, d.err, stopped, testYDescribe(o.Err))
 		}
 		if errors.Is(o.Err, ErrSkipped) {
 			return fmt.Sprintf("%s: only a stop of the gather makes an input skipped, but the call for %q failed with "+
@@ -989,12 +1019,43 @@ func TestR6_ExploreEqualInputs(t *testing.T) {
 	katatest.Explore(t, 15, testDrawY("R6", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "R6") })
 }
 
+// testYStopThenCallerEnds is a fixed case of what the drawn scenarios hold
+// only now and then: two callers of GatherWith(opt), each on n inputs
+// whose calls ignore their ctx and, once released, fail on their own if it
+// is still live and return ctx.Err() (bare or wrapped) if not. Step 1
+// releases enough of them to stop both gathers; in step 2 the first caller
+// cancels and the second's deadline passes, and one more call of each
+// returns; then the rest return. The calls that return after step 1 were
+// cut short by the stop, which came first.
+func testYStopThenCallerEnds(opt Options, n, stopAfter int) testYScenario {
+	var s testYScenario
+	for c := range 2 {
+		cl := testYCaller{opt: &opt, deadline: c == 1}
+		for i := range n {
+			cl.inputs = append(cl.inputs, fmt.Sprintf("sku-%d", i+1))
+			cl.calls = append(cl.calls, testYCall{does: testYFail, kind: 1 + i%(len(testYErrs)-1), deaf: true, late: true,
+				onCancel: i % 2})
+		}
+		s.callers = append(s.callers, cl)
+	}
+	var first testYStep
+	for k := range stopAfter {
+		first.release = append(first.release, [2]int{0, k}, [2]int{1, k})
+	}
+	s.steps = []testYStep{first, {cancel: []int{0, 1}, release: [][2]int{{0, 0}, {1, -1}}}}
+	return s
+}
+
 func TestB1_ExploreFailFast(t *testing.T) {
-	katatest.Explore(t, 40, testDrawY("B1", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B1") })
+	fixed := testYStopThenCallerEnds(Options{FailFast: true}, 4, 1)
+	katatest.Run(t, func(h *katatest.H) { testYPlay(h, fixed, "B1") })
+	katatest.Explore(t, 40, testDrawY("B1", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B1") })
 }
 
 func TestB2_ExploreMaxFailures(t *testing.T) {
-	katatest.Explore(t, 20, testDrawY("B2", false, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B2") })
+	fixed := testYStopThenCallerEnds(Options{MaxFailures: 1}, 5, 2)
+	katatest.Run(t, func(h *katatest.H) { testYPlay(h, fixed, "B2") })
+	katatest.Explore(t, 20, testDrawY("B2", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B2") })
 }
 
 // Inputs of other types than string: the error names the input as %v

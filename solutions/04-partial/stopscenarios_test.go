@@ -73,5 +73,5 @@ func TestB1_AStopAtTheStartReachesEveryCall(t *testing.T) {
 }
 
 func TestB2_AStopAtTheStartReachesEveryCall(t *testing.T) {
-	katatest.Repeat(t, 12, func(h *katatest.H) { testStopAtStart(h, "B2", Options{MaxFailures: 1}, 2) })
+	katatest.Repeat(t, 24, func(h *katatest.H) { testStopAtStart(h, "B2", Options{MaxFailures: 1}, 2) })
 }

@@ -29,18 +29,17 @@ func Gather[In, Out any](ctx context.Context, inputs []In, fn func(context.Conte
 	return GatherWith(ctx, inputs, fn, Options{})
 }
 
-var errStop = errors.New("partial: too many failures")
-
 // halves holds what every part of one gather shares.
 type halves[In, Out any] struct {
 	ctx      context.Context
 	stop     context.CancelCauseFunc
+	cause    error // this gather's own stop: one per gather, so a gather nested in fn tells its caller's cancel from it
 	fn       func(context.Context, In) (Out, error)
 	tolerate int64 // < 0: never stop
 	failures atomic.Int64
 }
 
-func (g *halves[In, Out]) stopped() bool { return context.Cause(g.ctx) == errStop }
+func (g *halves[In, Out]) stopped() bool { return context.Cause(g.ctx) == g.cause }
 
 // gather fills out[k] for inputs[k], which start at index base of the whole.
 func (g *halves[In, Out]) gather(base int, inputs []In, out []Outcome[In, Out]) {
@@ -78,7 +77,7 @@ func (g *halves[In, Out]) one(i int, in In, o *Outcome[In, Out]) {
 	default:
 		o.Err = fmt.Errorf("input %d (%v): %w", i, in, err)
 		if n := g.failures.Add(1); g.tolerate >= 0 && n > g.tolerate {
-			g.stop(errStop)
+			g.stop(g.cause)
 		}
 	}
 }
@@ -86,7 +85,7 @@ func (g *halves[In, Out]) one(i int, in In, o *Outcome[In, Out]) {
 func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.Context, In) (Out, error), opt Options) []Outcome[In, Out] {
 	inner, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	g := &halves[In, Out]{ctx: inner, stop: stop, fn: fn, tolerate: -1}
+	g := &halves[In, Out]{ctx: inner, stop: stop, cause: errors.New("partial: too many failures"), fn: fn, tolerate: -1}
 	switch {
 	case opt.FailFast:
 		g.tolerate = 0
