@@ -57,7 +57,8 @@ var ErrSkipped = errors.New("partial: skipped, the gather stopped early")
 // finishes anyway keeps its own value or error. Stopping never cancels the
 // caller's ctx, and Gather still waits for every call.
 type Options struct {
-	// FailFast stops at the first failure (bonus B1).
+	// FailFast stops at the first failure (bonus B1), whatever MaxFailures
+	// says.
 	FailFast bool
 	// MaxFailures, if above 0, stops once more than MaxFailures inputs have
 	// failed (bonus B2). Skipped inputs do not count; panics do.
