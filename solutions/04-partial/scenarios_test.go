@@ -225,7 +225,11 @@ func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario 
 			}
 			switch req {
 			case "B1":
+				// MaxFailures set as well changes nothing: FailFast wins.
 				cl.opt = &Options{FailFast: true}
+				if rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("max failures too? %d", c)) == 0 {
+					cl.opt.MaxFailures = rapid.SampledFrom([]int{-1, 1, 2, 3, math.MaxInt}).Draw(r, fmt.Sprintf("max failures %d", c))
+				}
 			case "B2":
 				cl.opt = &Options{MaxFailures: rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("max failures %d", c))}
 				if rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("huge max failures? %d", c)) == 0 {
@@ -663,6 +667,14 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 				req = "B2"
 			}
 			when := fmt.Sprintf("step %d", now)
+			if o := x.cl.opt; o.FailFast && o.MaxFailures > 0 && failures <= o.MaxFailures {
+				k.add(req, "with FailFast and MaxFailures both set, FailFast wins: the first failure stops the "+
+					"gather, but %s's GatherWith(Options{FailFast: true, MaxFailures: %d}) had %d failure(s) and "+
+					"the call for %q, which returns as soon as its ctx ends, still ran after %s: test FailFast "+
+					"first, and use MaxFailures only when FailFast is off", who, o.MaxFailures, failures,
+					x.cl.inputs[s], when)
+				continue
+			}
 			if now == 0 {
 				when = "the start, where calls that returned at once failed while the others were still starting"
 			}
