@@ -398,9 +398,10 @@ func (s testDrainStop) play(h *katatest.H) {
 	defer mu.Unlock()
 	switch {
 	case len(early) > 0:
-		h.Errorf("the consume calls for item(s) %v saw their ctx cancelled before anything stopped RunDrainTimeout: "+
-			"only a cancel, a consumer error or the drain deadline (%v after produce returned) cancels their ctx",
-			early, s.timeout)
+		h.Errorf("the consume calls for item(s) %v saw their ctx cancelled before anything stopped RunDrainTimeout "+
+			"(produce returned %s): only a cancel, a consumer error or the drain deadline (%v after produce returned) "+
+			"cancels their ctx; an error of produce stops nothing, the accepted items are still consumed",
+			early, testDescribe(perr), s.timeout)
 	case first != nil && !first.ok(err):
 		h.Errorf("%s came first, so RunDrainTimeout must return %s; it returned %s: the first stop decides the error, "+
 			"whatever comes after it. At the drain deadline record ErrDrainTimeout only if nothing stopped the run "+
