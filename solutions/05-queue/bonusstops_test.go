@@ -174,6 +174,9 @@ func (s testDrainStop) play(h *katatest.H) {
 	end := make(chan struct{})
 	ended := sync.OnceFunc(func() { close(end) })
 	h.Own(ended)
+	// A stop after a failure lets every consume call go, now and later.
+	abandon := make(chan struct{})
+	h.Own(sync.OnceFunc(func() { close(abandon) }))
 	produce := func(ctx context.Context, put func(int) error) error {
 		defer func() {
 			mu.Lock()
@@ -211,6 +214,7 @@ func (s testDrainStop) play(h *katatest.H) {
 		var err error
 		select {
 		case err = <-hd.result:
+		case <-abandon:
 		case <-done:
 			mu.Lock()
 			if !maybe {
