@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,7 +93,8 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 	}
 	// handle synchronises with nothing the test touches before Shutdown
 	// returns: its recorders are read only then.
-	var starts, ends katatest.Recorder[string]
+	var starts, ends, early katatest.Recorder[string]
+	var graceOver atomic.Bool // the test is moving the clock past Shutdown's deadline
 	handle := func(ctx context.Context, j Job) error {
 		starts.Add(j.ID)
 		defer ends.Add(j.ID)
@@ -101,6 +103,9 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 			wait = context.Background()
 		}
 		if err := gates[j.ID].Hold(wait); err != nil {
+			if !graceOver.Load() {
+				early.Add(j.ID)
+			}
 			return fmt.Errorf("job %s: %w", j.ID, err)
 		}
 		return nil
@@ -156,6 +161,7 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 		switch {
 		case shut.Returned():
 		case step == 0:
+			graceOver.Store(true)
 			h.Clk.Add(s.grace + testTick/2) // the grace ends
 		default:
 			release() // the jobs that ignore their ctx
@@ -227,14 +233,21 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 			h.Errorf("%s was refused (its Submit returned an error), yet it was handled or reported: a refused job is "+
 				"never handled", id)
 		case accepted[id] && n == 0 && !listed:
-			h.Errorf("%s was accepted (Submit returned nil) but was never handled, and Report.Dropped (%v) does not "+
-				"list it: an accepted job is handled exactly once, or listed in the Report", id, dropped)
+			h.Errorf("%s was accepted (Submit returned nil: queued, or handed to a worker) but was never handled, and "+
+				"Report.Dropped (%v) does not list it: an accepted job is handled exactly once, or else Report.Dropped "+
+				"must list it", id, dropped)
 		case n > 0 && listed:
 			h.Errorf("%s was handled and is also listed in Report.Dropped: Dropped lists only the accepted jobs that "+
 				"never started", id)
 		default:
 			continue
 		}
+		return
+	}
+	if cut := early.All(); len(cut) > 0 {
+		h.Errorf("the ctx of %v was cancelled while grace remained (Shutdown had begun, its deadline %v later had "+
+			"not passed): a job's ctx is cancelled only at the hard stop, when Shutdown's ctx ends, never when "+
+			"Shutdown begins", cut, s.grace)
 		return
 	}
 	if len(handled) == 0 {
