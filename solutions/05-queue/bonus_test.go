@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -583,4 +584,132 @@ func (s testSmallBatch) play(h *katatest.H) {
 
 func TestB1_ExploreASizeBelowOneMeansOne(t *testing.T) {
 	katatest.Explore(t, 6, testDrawSmallBatch, func(h *katatest.H, s testSmallBatch) { s.play(h) })
+}
+
+// testHugeBatch is a RunBatches whose Size no batch reaches: a caller's way
+// to say "flush by FlushEvery and at the end only".
+type testHugeBatch struct {
+	size       int
+	flushEvery time.Duration
+	capacity   int
+	consumers  int
+	rounds     []int // items put at once in each round; FlushEvery passes between rounds when it can
+}
+
+func (s testHugeBatch) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "RunBatches(capacity %d, %d consumer(s), Batch{Size: %d, FlushEvery: %v})", s.capacity, s.consumers,
+		s.size, s.flushEvery)
+	next := 1
+	for _, n := range s.rounds {
+		fmt.Fprintf(&b, "; produce puts %s at once", testItems(next, n))
+		if s.flushEvery > 0 && s.flushEvery < time.Hour {
+			fmt.Fprintf(&b, ", the clock moves %v, then 1ns", s.flushEvery-1)
+		}
+		next += n
+	}
+	b.WriteString("; then produce returns")
+	return b.String()
+}
+
+func testDrawHugeBatch(r *rapid.T) testHugeBatch {
+	var s testHugeBatch
+	// Sizes that no slice of ints can hold: make([]int, 0, Size) panics.
+	s.size = rapid.OneOf(rapid.SampledFrom([]int{math.MaxInt, math.MaxInt - 1, 1 << 62, 1 << 50}),
+		rapid.IntRange(1<<46, math.MaxInt)).Draw(r, "Size")
+	s.flushEvery = rapid.SampledFrom([]time.Duration{0, time.Millisecond, 50 * time.Millisecond, testHuge, 1 << 62}).Draw(r, "FlushEvery")
+	s.capacity = rapid.IntRange(0, 3).Draw(r, "capacity")
+	s.consumers = rapid.IntRange(1, 3).Draw(r, "consumers")
+	s.rounds = rapid.SliceOfN(rapid.IntRange(1, 6), 1, 2).Draw(r, "rounds")
+	return s
+}
+
+func (s testHugeBatch) play(h *katatest.H) {
+	batches := &testBatchLog{}
+	consume := func(ctx context.Context, b []int) error {
+		batches.Add(b)
+		return nil
+	}
+	groups := make(chan []int)
+	end := sync.OnceFunc(func() { close(groups) })
+	h.Own(end)
+	produce := func(ctx context.Context, put func(int) error) error {
+		for g := range groups {
+			for _, v := range g {
+				if err := put(v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	b := Batch{Size: s.size, FlushEvery: s.flushEvery}
+	call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
+		return RunBatches(ctx, h.Clk, s.capacity, s.consumers, b, produce, consume)
+	})
+	if call.Broken() {
+		return
+	}
+	timed := s.flushEvery > 0 && s.flushEvery < time.Hour // a timer that the test sees fire
+	flushed := func() []int {
+		var items []int
+		for _, b := range batches.All() {
+			items = append(items, b...)
+		}
+		return testSorted(items)
+	}
+	next := 1
+	var want []int // the items flushed so far: by their timers only
+	for _, n := range s.rounds {
+		g := testSeq(next, next+n-1)
+		select {
+		case groups <- g:
+		case <-call.Done():
+			h.Errorf("RunBatches returned before produce had put its items")
+			return
+		}
+		synctest.Wait()
+		stood := time.Duration(0)
+		if timed {
+			stood = s.flushEvery - 1
+			h.Advance(stood)
+		}
+		if got := flushed(); !slices.Equal(got, want) {
+			h.Errorf("Batch{Size: %d, FlushEvery: %v}: produce put items %d…%d and the clock stood %v after that, yet "+
+				"consume had got the batches %v: no batch holds Size items, and FlushEvery has not passed since their "+
+				"first item, so they must wait (a huge Size is a caller's way to say \"flush by time and at the end "+
+				"only\"; do not allocate or loop by Size)", s.size, s.flushEvery, next, next+n-1, stood, batches.All())
+			call.Stop()
+			return
+		}
+		next += n
+		if timed {
+			h.Advance(1)
+			want = testSeq(1, next-1)
+			if got := flushed(); !slices.Equal(got, want) {
+				h.Errorf("Batch{Size: %d, FlushEvery: %v}: items 1…%d were taken at once, and FlushEvery later consume "+
+					"had got %v: each consumer flushes its partial batch FlushEvery after its first item, whatever Size is",
+					s.size, s.flushEvery, next-1, batches.All())
+				call.Stop()
+				return
+			}
+		}
+	}
+	end()
+	stats, err, ok := testEnd(h, call, "produce returned and nothing held the consumers, yet")
+	if !ok {
+		return
+	}
+	if got := flushed(); !slices.Equal(got, testSeq(1, next-1)) || slices.ContainsFunc(batches.All(), func(b []int) bool { return len(b) == 0 }) {
+		h.Errorf("Batch{Size: %d, FlushEvery: %v}: RunBatches handed consume the batches %v for items 1…%d; want each "+
+			"item once, and no empty batch: what is left is flushed once the producer has finished", s.size,
+			s.flushEvery, batches.All(), next-1)
+		return
+	}
+	assert.NoError(h, err, "every batch was consumed: RunBatches must return nil")
+	assert.Equal(h, Stats{Produced: next - 1, Consumed: next - 1}, stats, "Stats count items, not batches")
+}
+
+func TestB1_ExploreAHugeSizeFlushesByTimeAndAtTheEnd(t *testing.T) {
+	katatest.Explore(t, 6, testDrawHugeBatch, func(h *katatest.H, s testHugeBatch) { s.play(h) })
 }

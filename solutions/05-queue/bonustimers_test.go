@@ -2,9 +2,11 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -100,6 +102,8 @@ func (s testBatchStop) play(h *katatest.H) {
 		}
 		heldItem++
 	}
+	var failed error          // what the held consume returned, once the test let it fail
+	var accepted atomic.Int64 // puts that returned nil
 	consume := func(ctx context.Context, b []int) error {
 		if heldItem == 0 || !slices.Contains(b, heldItem) {
 			return nil
@@ -107,7 +111,8 @@ func (s testBatchStop) play(h *katatest.H) {
 		if err := gate.Hold(ctx); err != nil {
 			return err
 		}
-		return &testFlushFailed{batch: slices.Clone(b)}
+		failed = &testFlushFailed{batch: slices.Clone(b)}
+		return failed
 	}
 	groups := make(chan []int)
 	produce := func(ctx context.Context, put func(int) error) error {
@@ -121,6 +126,7 @@ func (s testBatchStop) play(h *katatest.H) {
 					if err := put(v); err != nil {
 						return err
 					}
+					accepted.Add(1)
 				}
 			case <-ctx.Done():
 				return ctx.Err()
@@ -179,7 +185,29 @@ func (s testBatchStop) play(h *katatest.H) {
 		"have returned, without waiting on the clock", after) {
 		return
 	}
-	if _, _, ok := call.Finish("RunBatches"); !ok {
+	stats, err, ok := call.Finish("RunBatches")
+	if !ok {
+		return
+	}
+	var want string
+	switch {
+	case s.end == testEndCancel && !errors.Is(err, context.Canceled):
+		want = "ctx.Err(), context.Canceled (a consume that then returns its ctx's error comes after the cancel)"
+	case s.end == testEndError && (failed == nil || !errors.Is(err, failed)):
+		want = fmt.Sprintf("that very consumer error, %s (the first consumer error, not ctx.Err() of the cancel it caused)",
+			testDescribe(failed))
+	case s.end == testEndDrain && err != nil:
+		want = "nil: produce returned nil and every batch was consumed"
+	}
+	if want != "" {
+		h.Errorf("RunBatches returned %s after %s; want %s: RunBatches stops and reports errors as Run does, "+
+			"whichever way the consumers hold their batches", testDescribe(err), after, want)
+		return
+	}
+	if n := int(accepted.Load()); stats.Produced != n || stats.Produced != stats.Consumed+stats.Dropped {
+		h.Errorf("RunBatches returned %+v after %s, with %d puts that returned nil: Produced counts them, and "+
+			"Produced == Consumed + Dropped (a partial batch dropped at a stop counts its items as Dropped)",
+			stats, after, n)
 		return
 	}
 	if moved := h.PendingTimer(); moved != 0 {

@@ -1,6 +1,6 @@
 // Library: golang.org/x/sync v0.22.0
-// Fails: R2 R3
-// Why: errgroup.WithContext cancels the group on the first error of any goroutine, the producer's included, so a producer error cancels the consumers and the items already accepted are dropped instead of drained (R2). Wait returns the first error a goroutine returns, not the first thing that happened: when the caller cancels while the one consumer is busy and its consume then fails, that failure is the first error returned, and Run returns it instead of ctx.Err() (R3). Backpressure, a consumer error, the late put and the bonuses hold, with the glue doing the counting, ErrClosed and the drain timer.
+// Fails: R2 R3 B2
+// Why: errgroup.WithContext cancels the group on the first error of any goroutine, the producer's included, so a producer error cancels the consumers and the items already accepted are dropped instead of drained (R2). Wait returns the first error a goroutine returns, not the first thing that happened: when the caller cancels while the one consumer is busy and its consume then fails, that failure is the first error returned, and Run returns it instead of ctx.Err() (R3). RunDrainTimeout runs on the same group, so there too a producer error cancels the drain and is returned in place of a later cancel or consumer error (B2). Backpressure, a consumer error, the late put and batches hold, with the glue doing the counting, ErrClosed and the drain timer.
 
 // Package queue is the kata's API as the errgroup documentation's pipeline
 // example builds it: one errgroup.WithContext holds the producer, which
