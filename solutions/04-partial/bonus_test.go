@@ -78,6 +78,43 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 	})
 }
 
+func TestB1_FailFastWinsOverMaxFailures(t *testing.T) {
+	for _, limit := range []int{1, 3, math.MaxInt} {
+		katatest.Run(t, func(h *katatest.H) {
+			skus := testSKUs(4)
+			held, trigger := testNewGate(h), testNewGate(h)
+			b := testNewBackend()
+			for _, sku := range skus {
+				b.calls[sku] = testCall{wait: held}
+			}
+			b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
+			c := testStart(h, skus, b.fn, &Options{FailFast: true, MaxFailures: limit})
+			if c.Broken() || !testAllStarted(h, c, b, skus) {
+				return
+			}
+			trigger.Release() // sku-2 fails: the first failure
+			synctest.Wait()
+			if n := held.Cancelled(); n < 3 {
+				t.Errorf("with FailFast and MaxFailures both set, FailFast wins: the first failure stops the gather, "+
+					"but with Options{FailFast: true, MaxFailures: %d} the failure of sku-2 cancelled only %d of the 3 "+
+					"calls still running: test FailFast first, and use MaxFailures only when FailFast is off", limit, n)
+				c.Stop()
+				return
+			}
+			out, ok := testCollect(h, c, skus)
+			if !ok {
+				return
+			}
+			for _, sku := range []string{"sku-1", "sku-3", "sku-4"} {
+				if o, ok := testFind(h, out, sku); ok {
+					assert.ErrorIs(t, o.Err, ErrSkipped, "with FailFast and MaxFailures %d, the call for %s was "+
+						"cancelled by the stop at the first failure: its outcome's error must match ErrSkipped", limit, sku)
+				}
+			}
+		})
+	}
+}
+
 func TestB2_MaxFailuresStopsOnceMoreHaveFailed(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		skus := testSKUs(6)
