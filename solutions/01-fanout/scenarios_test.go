@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -140,6 +141,9 @@ type testFanScenario struct {
 	early    bool    // read what Map returned on the caller's goroutine, the moment it returns
 	rush     bool    // some calls return at once, while Map may still be starting the others
 	cancelOn int     // -1, or the element whose call, as it starts, cancels the caller's ctx
+	// > 0: the caller's ctx has a deadline that far on the mock clock, and
+	// at cancelAt the deadline passes (the clock moves) instead of a cancel.
+	deadline time.Duration
 }
 
 // testWrapReqs grade an error that lost the one fn returned (wrapped with
@@ -180,6 +184,9 @@ func (s testFanScenario) String() string {
 	if s.cancelOn >= 0 {
 		fmt.Fprintf(&b, "; the caller cancels ctx the moment the call for in[%d] starts", s.cancelOn)
 	}
+	if s.deadline > 0 {
+		fmt.Fprintf(&b, ", with a ctx whose deadline is %v after the start (on the mock clock)", s.deadline)
+	}
 	switch s.pre {
 	case 1:
 		b.WriteString(", with a ctx already cancelled")
@@ -192,7 +199,9 @@ func (s testFanScenario) String() string {
 	}
 	for k, group := range s.steps {
 		fmt.Fprintf(&b, "\n  step %d:", k+1)
-		if s.cancelAt == k+1 {
+		if s.cancelAt == k+1 && s.deadline > 0 {
+			fmt.Fprintf(&b, " the clock moves %v: the caller's deadline passes;", s.deadline)
+		} else if s.cancelAt == k+1 {
 			b.WriteString(" the caller cancels ctx;")
 		}
 		if len(group) == 0 {
@@ -252,6 +261,9 @@ type testFanDraw struct {
 	// maybe another with one wrapped in an error.
 	nestedPanic bool
 	mustCancel  bool // with cancel: the caller always cancels, while a call that honours ctx still waits
+	// The caller's ctx has a deadline on the mock clock, and the caller's
+	// cancel (with cancel) is that deadline passing.
+	deadline bool
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
@@ -263,6 +275,9 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 		return d.drawRush(r, s)
 	}
 	s.callers = rapid.IntRange(1, d.maxCall).Draw(r, "callers")
+	if d.deadline {
+		s.deadline = time.Duration(rapid.IntRange(1, 3000).Draw(r, "the caller's deadline, ms")) * time.Millisecond
+	}
 	if d.onlyPre {
 		// 0: an empty input with a live ctx; 1: cancelled; 2: past its deadline.
 		s.pre = rapid.SampledFrom([]int{0, 1, 2, 2}).Draw(r, "ctx already done")
@@ -498,14 +513,15 @@ func seq(n int) []int {
 // own and records when and how each call returned. The test owns the gates:
 // Stop on a call opens them all.
 type testFx struct {
-	s      *testFanScenario
-	caller int
-	in     []int
-	gates  []*katatest.Gate
-	errs   []error // the failure of each element, a fresh value per caller
-	panics []any
-	cancel context.CancelFunc // cancels the caller's ctx (set before Map is called)
-	inText []string           // with s.same: the input Map[string, string] gets, in[i] = strconv.Itoa(f.in[i])
+	s        *testFanScenario
+	caller   int
+	in       []int
+	gates    []*katatest.Gate
+	errs     []error // the failure of each element, a fresh value per caller
+	panics   []any
+	cancel   context.CancelFunc // cancels the caller's ctx (set before Map is called)
+	deadline time.Time          // the caller's ctx's deadline; zero: none
+	inText   []string           // with s.same: the input Map[string, string] gets, in[i] = strconv.Itoa(f.in[i])
 
 	mu      sync.Mutex
 	step    int
@@ -703,6 +719,10 @@ func (f *testFx) input() []string {
 	return text
 }
 
+// testCallerKey is the key of a value the caller's ctx carries: the
+// caller's number.
+type testCallerKey struct{}
+
 // testCaller is one goroutine calling Map.
 type testCaller struct {
 	f    *testFx
@@ -718,6 +738,10 @@ func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSee
 		opts = append(opts, katatest.Cancelled())
 	case 2:
 		opts = append(opts, katatest.Expired())
+	}
+	if s.deadline > 0 {
+		opts = append(opts, katatest.Timeout(s.deadline))
+		f.deadline = h.Clk.Now().Add(s.deadline)
 	}
 	mapFn := Map[int, string]
 	sameFn := Map[string, string]
@@ -735,6 +759,7 @@ func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSee
 	}
 	return katatest.Start(h, func(ctx context.Context) (seen testSeen, _ error) {
 		ctx, f.cancel = context.WithCancel(ctx)
+		ctx = context.WithValue(ctx, testCallerKey{}, f.caller) // what a request carries: its id, a trace
 		defer f.cancel()
 		defer func() {
 			if r := recover(); r != nil {
@@ -787,8 +812,11 @@ func (s testFanScenario) play(h *katatest.H) {
 			c.f.setStep(k)
 		}
 		// Every event of a step at once, no settle in between.
+		if s.cancelAt == k && s.deadline > 0 {
+			h.Clk.Add(s.deadline) // every caller's deadline passes at once
+		}
 		for _, c := range callers {
-			if s.cancelAt == k {
+			if s.cancelAt == k && s.deadline == 0 {
 				c.c.Cancel()
 			}
 			for _, i := range s.steps[k-1] {
@@ -909,6 +937,9 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 		return true
 	}
 	v := c.f.view()
+	if s.focus == s.ctxReq() && !s.checkLineage(h, c, v) {
+		return false
+	}
 	const never = 1 << 30
 	firstErr, panicAt := never, never
 	for i, st := range v.state {
@@ -926,6 +957,9 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	}
 	if s.cancelAt > 0 {
 		cancelled, cause = s.cancelAt, fmt.Sprintf("the caller cancelled ctx at step %d", s.cancelAt)
+		if s.deadline > 0 {
+			cause = fmt.Sprintf("the caller's deadline passed at step %d", s.cancelAt)
+		}
 	}
 	if s.cancelOn >= 0 && v.calls[s.cancelOn] > 0 {
 		cancelled, cause = 0, fmt.Sprintf("the caller cancelled ctx as the call for in[%d] started", s.cancelOn)
@@ -1039,6 +1073,46 @@ func (s testFanScenario) checkInput(h *katatest.H, c *testCaller, seen testSeen)
 	return true
 }
 
+// checkLineage (R5, and B1 for MapAll): every call gets a ctx derived from
+// the caller's, so it carries the caller's values and deadline.
+func (s testFanScenario) checkLineage(h *katatest.H, c *testCaller, v testFxView) bool {
+	for i, ctx := range v.ctxs {
+		if ctx == nil {
+			continue // not called yet
+		}
+		if got := ctx.Value(testCallerKey{}); got != c.f.caller {
+			return s.report(h, s.ctxReq(), "the ctx fn got for in[%d] does not carry the caller's values (ctx.Value(key) is %v, "+
+				"want %v, which the caller's ctx holds): each call gets a ctx derived from the caller's "+
+				"(context.WithCancel(ctx)), which keeps its values (a request id, a trace), not one built on "+
+				"context.Background()", i, got, c.f.caller)
+		}
+		if c.f.deadline.IsZero() {
+			continue
+		}
+		if dl, ok := ctx.Deadline(); !ok || !dl.Equal(c.f.deadline) {
+			has := "no deadline"
+			if ok {
+				has = fmt.Sprintf("the deadline %v after the start", dl.Sub(c.f.deadline.Add(-s.deadline)))
+			}
+			return s.report(h, s.ctxReq(), "the caller's ctx has a deadline, %v after the start, but the ctx fn got for in[%d] "+
+				"has %s: each call gets a ctx derived from the caller's (context.WithCancel(ctx)), which keeps its "+
+				"deadline, so that fn sees how long it has, and when the deadline passes its ctx.Err() and %s's error are "+
+				"context.DeadlineExceeded; a ctx of %s's own (context.WithoutCancel(ctx), context.Background()) that only "+
+				"forwards the caller's cancel loses the deadline and ends with context.Canceled", s.deadline, i, has,
+				s.what(), s.what())
+		}
+	}
+	return true
+}
+
+// callerErr is what ctx.Err() of the caller's ctx is once it is done.
+func (s testFanScenario) callerErr() error {
+	if s.deadline > 0 || s.pre == 2 {
+		return context.DeadlineExceeded
+	}
+	return context.Canceled
+}
+
 // rushCause says what stopped a rush scenario's batch early.
 func (s testFanScenario) rushCause(v testFxView) string {
 	var parts []string
@@ -1077,8 +1151,16 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		}
 	}
 	cancelFirst := s.cancelAt > 0 && s.cancelAt <= firstErr || s.cancelOn >= 0 && v.calls[s.cancelOn] > 0
+	if s.deadline > 0 && cancelFirst && errors.Is(seen.err, context.Canceled) && !errors.Is(seen.err, context.DeadlineExceeded) {
+		return s.report(h, s.ctxReq(), "the caller's deadline passed at step %d, before any call failed, so the caller's "+
+			"ctx.Err() is context.DeadlineExceeded, but %s returned %q, which matches context.Canceled: nobody cancelled. "+
+			"Give every call a ctx derived from the caller's (context.WithCancel(ctx)): a call that honours it then ends "+
+			"with the caller's context.DeadlineExceeded, and %s's error matches ctx.Err(); a ctx of %s's own that only "+
+			"forwards the caller's cancel (context.WithoutCancel with context.AfterFunc) turns the deadline into "+
+			"context.Canceled", s.cancelAt, s.what(), seen.msg, s.what(), s.what())
+	}
 	if len(failed) == 0 {
-		if cancelFirst && errors.Is(seen.err, context.Canceled) && seen.outNil {
+		if cancelFirst && errors.Is(seen.err, s.callerErr()) && seen.outNil {
 			return true // no call reported the cancel: ctx.Err() is an answer too
 		}
 		if seen.err != nil {
@@ -1126,13 +1208,13 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 			others = append(others, i)
 		}
 	}
-	if cancelFirst && errors.Is(seen.err, context.Canceled) {
+	if cancelFirst && errors.Is(seen.err, s.callerErr()) {
 		// The caller's cancel came first: ctx.Err(), or a call's error
 		// that matches it. No failure that came later may ride along.
 		for _, i := range others {
 			if s.elems[i].fails && !v.viaCtx[i] && errors.Is(seen.err, v.retErr[i]) {
-				s.report(h, "R5", "the caller cancelled first, and Map returned %q, which also carries the error of in[%d] (%q), "+
-					"a call that failed after the cancel: Map returns the first error only", seen.msg, i, v.retErr[i])
+				s.report(h, "R5", "the caller's ctx ended first (%v), and Map returned %q, which also carries the error of in[%d] (%q), "+
+					"a call that failed after the cancel: Map returns the first error only", s.callerErr(), seen.msg, i, v.retErr[i])
 				return false
 			}
 		}
@@ -1153,7 +1235,7 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		why := "record the first error when it happens (sync.Once, or a check-and-set under one lock), not by " +
 			"scanning the errors afterwards, and drop the errors of the calls it cancelled, whatever they say"
 		if cancelFirst {
-			why = "the caller's cancel came first, so Map's error must match ctx.Err() (context.Canceled)"
+			why = fmt.Sprintf("the caller's ctx ended first, so Map's error must match ctx.Err() (%v)", s.callerErr())
 		}
 		// When several errors match (context.Canceled itself, returned by
 		// more than one call), name the element the message names.
@@ -1441,6 +1523,16 @@ func TestR5_ExploreCancelReachesEveryCall(t *testing.T) {
 	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
+func TestR5_ExploreTheCallersDeadlineReachesEveryCall(t *testing.T) {
+	// The caller's ctx has a deadline (and a value): every call sees both,
+	// and when the deadline passes (before a failure, after it, or at the
+	// same instant as some calls return), Map's error matches ctx.Err(),
+	// context.DeadlineExceeded, not context.Canceled.
+	d := testFanDraw{focus: "R5", minN: 1, maxN: 5, maxCall: 2, fail: true, together: true, cancel: true, mustCancel: true,
+		deadline: true, reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testIgnores, testChecksLate}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
 func TestR6_ExploreCallsThatReturnTogether(t *testing.T) {
 	// Every call succeeds: Map returns the results, which its caller reads
 	// the moment Map returns.
@@ -1487,6 +1579,10 @@ func TestB1_ExploreTheCallersCtxStillRulesMapAll(t *testing.T) {
 	d = testFanDraw{focus: "B1", all: true, minN: 1, maxN: 5, maxCall: 2, fail: true, together: true, cancel: true,
 		mustCancel: true, reacts: []int{testWrapsCtx, testReturnsCtx, testOwnError, testPartial, testIgnores, testChecksLate}}
 	katatest.Explore(t, 5, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// and so does its deadline: every call sees it, and once it passes,
+	// the calls that honour their ctx fail with context.DeadlineExceeded.
+	d.deadline, d.reacts = true, []int{testWrapsCtx, testReturnsCtx, testPartial, testIgnores, testChecksLate}
+	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
 func TestB2_ExploreSeveralPanicsRaiseTheLowestIndex(t *testing.T) {
