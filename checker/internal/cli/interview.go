@@ -65,12 +65,11 @@ func interview(c *call, o interviewOptions) (int, error) {
 		}
 		env.Stdout.Write([]byte("\n"))
 	}
-	var hunt *session.Planted
-	if o.bughunt {
-		var err error
-		if hunt, err = checkout(cat.Root, env).Plant(k, session.HuntChoice{Name: o.pick}, true, true); err != nil {
-			return 0, err
-		}
+	hunt, err := interviewHunt(c, o)
+	if err != nil {
+		return 0, err
+	}
+	if hunt != nil {
 		report.BugReport(env.Stdout, rel(cat.Root, k.Exercise), k, hunt)
 		fmt.Fprintln(env.Stdout)
 	}
@@ -95,6 +94,28 @@ func interview(c *call, o interviewOptions) (int, error) {
 		return ExitPass, nil
 	}
 	return ExitFail, nil
+}
+
+// interviewHunt is the bug hunt the interview starts from: the one
+// planted when the kit was packed, if the kata has one (--bughunt or
+// not), else one planted now with --bughunt (none in an interview kit,
+// which carries no mistakes); nil for none.
+func interviewHunt(c *call, o interviewOptions) (*session.Planted, error) {
+	k, co := c.kata, checkout(c.cat.Root, c.env)
+	packed, err := co.PackedHunt(c.ctx, k, true)
+	switch {
+	case err != nil:
+		return nil, err
+	case packed != nil && o.pick != "":
+		return nil, &usageError{Msg: fmt.Sprintf("the bug hunt in %s was planted when this kit was packed: --pick chooses nothing here", k.Slug), Try: "checker interview " + k.ID()}
+	case packed != nil:
+		return packed, nil
+	case !o.bughunt:
+		return nil, nil
+	case c.env.interviewKit():
+		return nil, &usageError{Msg: fmt.Sprintf("this interview kit carries no known mistakes, so there is none to plant in %s", k.Slug), Try: "checker interview " + k.ID()}
+	}
+	return co.Plant(k, session.HuntChoice{Name: o.pick}, true, true)
 }
 
 // finalPassed is whether the interview's last word on the code is a pass:

@@ -90,6 +90,8 @@ type Record struct {
 }
 
 // Hunt is a bug-hunt interview's planted mistake, and when it was fixed.
+// Mutant and Mistake are "" for a hunt planted when its kit was packed:
+// the kit does not know them.
 type Hunt struct {
 	Mutant  string `json:"mutant"`
 	Mistake string `json:"mistake"`

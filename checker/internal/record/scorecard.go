@@ -168,7 +168,11 @@ func writeFacts(b *strings.Builder, r *Record, id string) {
 		if h.Fixed != nil {
 			fixed = "fixed after " + ClockText(*h.Fixed)
 		}
-		fmt.Fprintf(b, "- **Bug hunt:** %s · planted mistake (%s): %s\n  Bug report given: %s\n", fixed, escape.Code(h.Mutant), escape.Inline(h.Mistake), escape.Inline(h.Symptom))
+		if h.Mutant == "" { // planted when its kit was packed: the kit does not know
+			fmt.Fprintf(b, "- **Bug hunt:** %s · planted when the kit was packed (the mistake and its fix: the answers file written beside the kit)\n  Bug report given: %s\n", fixed, escape.Inline(h.Symptom))
+		} else {
+			fmt.Fprintf(b, "- **Bug hunt:** %s · planted mistake (%s): %s\n  Bug report given: %s\n", fixed, escape.Code(h.Mutant), escape.Inline(h.Mistake), escape.Inline(h.Symptom))
+		}
 	}
 	fmt.Fprintf(b, "- **Grades:** %s\n", gradesText(r))
 	if g := r.last(); g != nil {
