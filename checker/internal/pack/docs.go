@@ -198,7 +198,7 @@ CODE    ?=
 ADDR    ?=
 KATAS   ?=
 CHECKER := bin/checker
-# BUGHUNT=1 starts a bug hunt with a random mistake, BUGHUNT=clksleep
+# BUGHUNT=1 starts a bug hunt with a random mistake, BUGHUNT=name
 # with that one (NAME= is the candidate's name in an interview).
 HUNTING  = $(if $(BUGHUNT),--bughunt $(if $(filter-out 1,$(BUGHUNT)),--pick "$(BUGHUNT)"))
 # PUSH= and TOKEN= send each grade of check and watch to a room board
@@ -235,7 +235,7 @@ decisions: ## the answers the hidden tests assume: make decisions EX=NN
 reset: ## back to the untouched stub, your files backed up: make reset EX=NN (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
-bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (LEVEL=one-line, reasoning or schedule: how hard; FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
+bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (LEVEL=one-line, reasoning or schedule: how hard; FORCE=1: no question; NAME=name picks the mistake; GIVEUP=1 shows it)
 	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(LEVEL),--level "$(LEVEL)") $(if $(GIVEUP),--give-up)
 
 catch: ## your own tests against the reference and every known mistake: make catch EX=NN (REPEAT=20: more runs to show a flaky test; docs/catch.md shows how)
@@ -244,7 +244,7 @@ catch: ## your own tests against the reference and every known mistake: make cat
 doctor: ## first run: check Go and gcc, fetch the modules, warm the race build (about a minute)
 	@$(CHECKER) doctor
 
-interview: ## a timed interview with a record and scorecard: make interview EX=NN NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=clksleep picks it)
+interview: ## a timed interview with a record and scorecard: make interview EX=NN NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=name picks it)
 	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh) $(HUNTING)
 
 scorecard: ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
