@@ -327,6 +327,9 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	case <-r.lines: // Enter, or the end of input
 	}
 	r.iv.Answered(r.Clock.Now(), progress(root, r.emitter).Kata(k.Slug).DecisionsRead)
+	if err := (state.Progress{Root: root}).ShowDecisions(k.Slug, r.Clock.Now().Truncate(time.Second)); err != nil {
+		r.emit(Warning{"progress not saved: " + err.Error()})
+	}
 	r.emit(briefing(k, rel(root, k.Exercise)))
 	grader := *run.Grader
 	grader.Emit, grader.Left = r.graded, func() time.Duration { return r.iv.Left(r.Clock.Now()) }

@@ -58,6 +58,12 @@ func (p Progress) ReadDecisions(slug string, now time.Time) error {
 	return p.apply(func(s *State) { s.ReadDecisions(slug, now) })
 }
 
+// ShowDecisions notes that an interview showed the kata's decisions
+// (State.ShowDecisions).
+func (p Progress) ShowDecisions(slug string, now time.Time) error {
+	return p.apply(func(s *State) { s.ShowDecisions(slug, now) })
+}
+
 // ShowSolution notes that the solution verb showed the reference
 // (State.ShowSolution).
 func (p Progress) ShowSolution(slug string, now time.Time, giveUp bool) error {
@@ -102,6 +108,20 @@ func (s *State) ReadDecisions(slug string, now time.Time) {
 	if k := s.Kata(slug); k.DecisionsRead == nil {
 		k.DecisionsRead = &now
 	}
+}
+
+// ShowDecisions notes the first time an interview showed the kata's
+// decisions; later ones change nothing.
+func (s *State) ShowDecisions(slug string, now time.Time) {
+	if k := s.Kata(slug); k.DecisionsShown == nil {
+		k.DecisionsShown = &now
+	}
+}
+
+// ReadEarly reports whether the decisions verb showed the kata's decisions
+// before any interview did: what an interview's scorecard flags.
+func (k *Kata) ReadEarly() bool {
+	return k.DecisionsRead != nil && (k.DecisionsShown == nil || k.DecisionsRead.Before(*k.DecisionsShown))
 }
 
 // ShowSolution notes the first time the reference was shown; with

@@ -26,6 +26,7 @@
 //	                             // "alone", "afterSolution"; omitted when it did not
 //	      "hintsShown": 2,       // the highest hint number shown
 //	      "decisionsRead": "2026-03-01T09:12:00Z", // when decisions NN first showed them
+//	      "decisionsShown": "…", // when an interview first showed them
 //	      "gaveUp": false,       // solution --give-up was run
 //	      "gaveUpAt": "…",       // when (omitted in files written before it)
 //	      "solutionShown": "…",  // when solution NN first showed the reference
@@ -108,6 +109,9 @@ type Kata struct {
 	// DecisionsRead is when the decisions verb first showed the kata's
 	// decisions (an interview's own reveal is not counted); nil: never.
 	DecisionsRead *time.Time `json:"decisionsRead,omitempty"`
+	// DecisionsShown is when an interview first showed the kata's
+	// decisions, since the last reset; nil: none has.
+	DecisionsShown *time.Time `json:"decisionsShown,omitempty"`
 	// GaveUpAt is when solution --give-up was first run; nil in files
 	// written before it was kept, or without a give-up.
 	GaveUpAt *time.Time `json:"gaveUpAt,omitempty"`
