@@ -96,7 +96,7 @@ func (k *Kata) HuntGivesUp(interview bool) bool {
 func (s *State) StartHunt(slug, mutant, level string, now time.Time, interview bool) {
 	k := s.Kata(slug)
 	if k.HuntGivesUp(interview) {
-		k.GaveUp, k.GaveUpAt = true, &now
+		k.GaveUp, k.GaveUpAt, k.GaveUpVia = true, &now, GaveUpBughunt
 	}
 	k.Last = nil
 	k.startHunt(mutant, level, now)
@@ -109,6 +109,12 @@ func (s *State) ReadDecisions(slug string, now time.Time) {
 		k.DecisionsRead = &now
 	}
 }
+
+// The verbs that give up on a kata (Kata.GaveUpVia).
+const (
+	GaveUpSolution = "solution" // solution --give-up
+	GaveUpBughunt  = "bughunt"  // a bug hunt planted before any pass: its code is nearly the reference
+)
 
 // ShowDecisions notes the first time an interview showed the kata's
 // decisions; later ones change nothing.
@@ -129,7 +135,7 @@ func (k *Kata) ReadEarly() bool {
 func (s *State) ShowSolution(slug string, now time.Time, giveUp bool) {
 	k := s.Kata(slug)
 	if giveUp && !k.GaveUp && !k.PassedOnce {
-		k.GaveUp, k.GaveUpAt = true, &now
+		k.GaveUp, k.GaveUpAt, k.GaveUpVia = true, &now, GaveUpSolution
 	}
 	if k.SolutionShown == nil {
 		k.SolutionShown = &now
