@@ -12,8 +12,8 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"gokata/checker/internal/catalog"
-	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
 )
