@@ -58,10 +58,23 @@ func TestScorecardRubricAndFlags(t *testing.T) {
 		"| Clarifying questions | _ |  |\n",
 		"**Recommendation:** yes\n",
 		"Its diff from the stub is not known",
+		"\nStill to fill in `rubric` in the record's JSON: Clarifying questions, Concurrency safety, Testing instinct, Communication; then render this again with `checker scorecard RECORD`.\n",
 	} {
 		assert.Contains(t, data, want)
 	}
 	require.Len(t, record.Flags(r), 2)
+
+	// Filled in, the rubric asks for nothing more.
+	for i := range r.Rubric.Competencies {
+		r.Rubric.Competencies[i].Level = 2
+	}
+	data = record.Scorecard(r)
+	assert.Contains(t, data, "## Rubric\n\n| competency | level | notes |\n")
+	assert.NotContains(t, data, "fill in")
+	assert.NotContains(t, data, "Fill in")
+
+	empty := record.Scorecard(&record.Record{Schema: 1, Kata: "06-retry", Start: r.Start, Rubric: record.NewRubric()})
+	assert.Contains(t, empty, "Fill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again")
 }
 
 // A bug-hunt interview started from the planted code, not the stub; a
