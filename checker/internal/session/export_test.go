@@ -34,3 +34,7 @@ func PlantedDuring(k catalog.Kata, hunt *Planted, gs ...Graded) []bool {
 	}
 	return out
 }
+
+// MergedEvents is mergedEvents: interview iv's events with those of the
+// state file's progress p.
+var MergedEvents = mergedEvents

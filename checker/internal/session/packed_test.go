@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -100,4 +101,24 @@ func TestPlantedDuringAnInterview(t *testing.T) {
 	assert.Equal(t, []bool{false}, session.PlantedDuring(k, &session.Planted{Mutant: "nobudget"}, hunted(planted)),
 		"the interview's own hunt")
 	assert.Equal(t, []bool{false}, session.PlantedDuring(k, nil, session.Graded{Hunt: &session.Hunt{Mutant: hunt.PackedName, Packed: true}, Code: planted}))
+}
+
+// The state file's give-ups reach the record as what they were: planting
+// a hunt before a pass, or a hunt given up during the session (one given
+// up before it, perhaps by another candidate, is not this one's).
+func TestRecordedGiveUps(t *testing.T) {
+	t0 := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := t0.Add(d); return &t }
+	iv := session.NewInterview(kata(), "Ada", t0, 30*time.Minute)
+	p := &state.Kata{GaveUp: true, GaveUpAt: at(-time.Hour), GaveUpVia: state.GaveUpBughunt, Hunts: []state.Hunt{
+		{Mutant: "clksleep", Started: *at(-time.Hour), Ended: at(-30 * time.Minute), GaveUp: true},
+		{Mutant: "sleeplast", Started: *at(time.Minute), Ended: at(2 * time.Minute), GaveUp: true},
+		{Mutant: hunt.PackedName, Started: *at(3 * time.Minute), Ended: at(5 * time.Minute), GaveUp: true},
+		{Mutant: "solved", Started: *at(6 * time.Minute), Ended: at(7 * time.Minute), Solved: at(7 * time.Minute)},
+	}}
+	var got []string
+	for _, e := range session.MergedEvents(iv, p) {
+		got = append(got, fmt.Sprintf("%s %s/%s", e.At.Sub(t0), e.Kind, e.Via))
+	}
+	assert.Equal(t, []string{"-1h0m0s give-up/bughunt", "0s start/", "2m0s hunt-give-up/", "5m0s hunt-give-up/packed"}, got)
 }
