@@ -21,6 +21,7 @@ ARCH    ?=
 INTERVIEW ?=
 MINUTES ?=
 FRESH   ?=
+BUGHUNT ?=
 FILE    ?=
 PUSH    ?=
 TOKEN   ?=
@@ -28,6 +29,9 @@ CODE    ?=
 ADDR    ?=
 KATAS   ?=
 CHECKER := bin/checker
+# BUGHUNT=1 starts a bug hunt with a random mistake, BUGHUNT=clksleep
+# with that one (NAME= is the candidate's name in an interview).
+HUNTING  = $(if $(BUGHUNT),--bughunt $(if $(filter-out 1,$(BUGHUNT)),--pick "$(BUGHUNT)"))
 # PUSH= and TOKEN= send each grade of check and watch to a room board
 # (make serve), CODE= with the participant's join code if the room has
 # codes; the token and the code go in the environment, not on the command line.
@@ -79,8 +83,8 @@ doctor: ## first run: check Go, gcc and modules, warm the race build (about a mi
 	@$(GO) build -o $(CHECKER) ./checker
 	@$(CHECKER) doctor
 
-interview: $(CHECKER) ## a timed interview with a record and scorecard: make interview EX=06 NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first)
-	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh)
+interview: $(CHECKER) ## a timed interview with a record and scorecard: make interview EX=06 NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=clksleep picks it)
+	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh) $(HUNTING)
 
 scorecard: $(CHECKER) ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
 	@$(CHECKER) scorecard "$(FILE)"
@@ -99,8 +103,8 @@ serve: $(CHECKER) ## the live room board for a workshop: make serve (ADDR=:8080 
 
 # OS and ARCH count only on make's command line: Windows sets OS in the
 # environment of every program.
-pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; INTERVIEW=1 keeps the decisions back; OS=darwin ARCH=arm64 for a Mac)
-	@$(CHECKER) pack --out "$(OUT)" $(if $(INTERVIEW),--interview) $(if $(filter command line,$(origin OS)),--os "$(OS)") $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)") $(EX)
+pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; INTERVIEW=1 keeps the decisions back and carries no answer; with it BUGHUNT=1 starts each kata as a bug hunt, BUGHUNT=clksleep with that mistake, LEVEL=reasoning at that level; OS=darwin ARCH=arm64 for a Mac)
+	@$(CHECKER) pack --out "$(OUT)" $(if $(INTERVIEW),--interview) $(HUNTING) $(if $(LEVEL),--level "$(LEVEL)") $(if $(filter command line,$(origin OS)),--os "$(OS)") $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)") $(EX)
 
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify

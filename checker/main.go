@@ -21,7 +21,8 @@
 //
 // Exit codes: 0 passed; 1 a kata fell short or verify found a problem;
 // 2 usage error (such as a kata that does not exist); 3 the checker itself
-// failed; 130 interrupted. Run it through the Makefile or as bin/checker:
+// failed; 4 regrade --against FILE found other code or other tests than
+// FILE names; 130 interrupted. Run it through the Makefile or as bin/checker:
 // make and `go run` both rewrite exit codes.
 package main
 

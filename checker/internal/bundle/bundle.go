@@ -1,8 +1,11 @@
 // Package bundle carries what a candidate kit's checker needs from
-// solutions/ inside the kit's checker binary: each kata's hidden tests, its
-// reference solution, WHY.md and mutants (for bug hunts), what it reveals
-// on request and may import, and the grader's own copy of the harness,
-// go.mod and go.sum.
+// solutions/ inside the kit's checker binary: each kata's hidden tests,
+// what it reveals on request and may import, the grader's own copy of the
+// harness, go.mod and go.sum, and in a practice kit its reference
+// solution, WHY.md and mutants (for bug hunts and catch). An interview
+// kit's carries no answer: instead of the reference, the stub's exported
+// API ("06-retry/api.json"), and for a hunt planted at pack time only its
+// bug report ("06-retry/hunt.json", package hunt).
 //
 // Go cannot link tests compiled in advance against code written later, so
 // the files travel as source: a gzip-compressed tar in a string constant,
@@ -42,7 +45,8 @@ const SettingsFile = "kit.json"
 type Settings struct {
 	// Interview: the kit's READMEs keep the decisions back; only the
 	// checker shows them (interview, decisions NN), and reading them
-	// early is recorded.
+	// early is recorded. The bundle then holds no reference, WHY.md or
+	// mutant.
 	Interview bool `json:"interview"`
 }
 
@@ -53,7 +57,9 @@ const ImportsFile = "imports.json"
 
 // Files returns the files packed into this binary: the hidden tests, keyed
 // by "06-retry/retry_test.go", the reference ("06-retry/retry.go"), its
-// WHY.md and mutants ("06-retry/testdata/mutants/clksleep.patch"), each
+// WHY.md and mutants ("06-retry/testdata/mutants/clksleep.patch") or, in
+// an interview kit, the stub's API and a packed hunt (see the package
+// doc), each
 // kata's allowed imports ("06-retry/imports.json") and what it reveals on
 // request ("06-retry/reveal.json": decisions and hints), the grader's own copies
 // of the harness ("internal/katatest/katatest.go"), go.mod and go.sum,

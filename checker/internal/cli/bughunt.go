@@ -27,6 +27,12 @@ var bughuntVerb = verb{
 			if o.giveUp {
 				return giveUpHunt(c.cat, c.kata, c.env)
 			}
+			if planted, err := checkout(c.cat.Root, c.env).PackedHunt(c.ctx, c.kata, false); err != nil || planted != nil {
+				return packedHunt(c, o, planted, err)
+			}
+			if c.env.interviewKit() {
+				return 0, &usageError{Msg: fmt.Sprintf("this interview kit carries no known mistakes, so there is none to plant in %s", c.kata.Slug), Try: ""}
+			}
 			return plantHunt(c.cat, c.kata, o, c.env)
 		}
 	},
@@ -58,6 +64,24 @@ func plantHunt(cat *catalog.Catalog, k catalog.Kata, o huntOptions, env Env) (in
 	return ExitPass, nil
 }
 
+// packedHunt shows again the bug report of the hunt planted in kata k
+// when its kit was packed: the code in the exercise is where it starts.
+func packedHunt(c *call, o huntOptions, h *session.Planted, err error) (int, error) {
+	k := c.kata
+	switch {
+	case err != nil:
+		return 0, err
+	case o.pick != "" || o.level != "":
+		return 0, &usageError{Msg: fmt.Sprintf("the bug hunt in %s was planted when this kit was packed: --pick and --level choose nothing here", k.Slug), Try: "make bughunt EX=" + k.ID()}
+	}
+	exercise := rel(c.cat.Root, k.Exercise)
+	fmt.Fprintf(c.env.Stdout, "The bug hunt in %s was planted when this kit was packed: the code in\n%s is where it starts (make reset EX=%s brings it back).\n", k.Slug, exercise, k.ID())
+	report.BugReport(c.env.Stdout, exercise, k, h)
+	fmt.Fprintf(c.env.Stdout, "  make check EX=%s             grade your fix\n", k.ID())
+	fmt.Fprintf(c.env.Stdout, "  make bughunt EX=%s GIVEUP=1  give up: the give-up is recorded, nothing is shown\n", k.ID())
+	return ExitPass, nil
+}
+
 // giveUpHunt ends the hunt under way and shows what was planted: the diff
 // from the planted code to the reference, and the mistake.
 func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
@@ -65,9 +89,16 @@ func giveUpHunt(cat *catalog.Catalog, k catalog.Kata, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if g == nil {
+	switch {
+	case g == nil && env.interviewKit():
+		fmt.Fprintf(env.Stderr, "No bug hunt is under way in %s.\n", k.Slug)
+		return ExitFail, nil
+	case g == nil:
 		fmt.Fprintf(env.Stderr, "No bug hunt is under way in %s: make bughunt EX=%s starts one.\n", k.Slug, k.ID())
 		return ExitFail, nil
+	case g.Packed:
+		fmt.Fprintf(env.Stdout, "You gave up the bug hunt in %s; that is recorded. This kit does not know\nwhat was planted: whoever gave it to you does.\n", k.Slug)
+		return ExitPass, nil
 	}
 	fmt.Fprintf(env.Stdout, "The planted mistake in %s (%s): %s\n\nThe fix, from the planted code to the reference:\n\n", k.Slug, g.Mutant, g.Mistake)
 	fmt.Fprint(env.Stdout, g.Diff)

@@ -27,6 +27,9 @@ var catchVerb = verb{
 }
 
 func catchKata(c *call, repeat int) (int, error) {
+	if c.env.interviewKit() {
+		return 0, &usageError{Msg: "this interview kit carries no reference and no known mistakes, so catch has nothing to run your tests against; go test runs them", Try: "go test ./" + filepath.ToSlash(rel(c.cat.Root, c.kata.Exercise))}
+	}
 	opt := c.opt // --repeat checked with the other flags (repeatOptions)
 	opt.Repeat, opt.CPU = repeat, ""
 	if c.tc.Kit == nil {

@@ -16,7 +16,9 @@
 //
 // Exit codes: 0 everything graded passed; 1 a kata fell short (or verify
 // found a problem); 2 usage error, such as a kata that does not exist;
-// 3 the checker itself failed; 130 interrupted.
+// 3 the checker itself failed; 4 regrade --against FILE: the returned
+// work is not the code, or not graded by the tests, that FILE names;
+// 130 interrupted.
 package cli
 
 import (
@@ -47,6 +49,7 @@ const (
 	ExitFail        = 1
 	ExitUsage       = 2
 	ExitInternal    = 3
+	ExitMismatch    = 4
 	ExitInterrupted = 130
 )
 

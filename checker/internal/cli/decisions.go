@@ -34,7 +34,10 @@ func decisions(ctx context.Context, cat *catalog.Catalog, k catalog.Kata, env En
 	for _, d := range k.Decisions {
 		fmt.Fprintf(env.Stdout, "- %s\n", d)
 	}
-	checkout(cat.Root, env).ReadDecisions(k)
-	fmt.Fprintf(env.Stdout, "\nNoted in %s/: an interview of %s will say that you read them before it showed them.\n", session.StateDir, k.ID())
+	if checkout(cat.Root, env).ReadDecisions(k) {
+		fmt.Fprintf(env.Stdout, "\nNoted in %s/: an interview of %s will say that you read them before it showed them.\n", session.StateDir, k.ID())
+	} else {
+		fmt.Fprintf(env.Stdout, "\nAn interview of %s showed them first, so this reading is not noted as early.\n", k.ID())
+	}
 	return ExitPass, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 )
@@ -59,19 +60,22 @@ func interview(c *call, o interviewOptions) (int, error) {
 	if o.minutes == 0 {
 		o.minutes = k.Minutes
 	}
+	packed, err := huntRequest(c, o)
+	if err != nil {
+		return 0, err
+	}
 	if o.fresh {
 		if code, err := reset(ctx, cat, k, true, env); err != nil || code != ExitPass {
 			return code, err
 		}
 		env.Stdout.Write([]byte("\n"))
 	}
-	var hunt *session.Planted
-	if o.bughunt {
-		var err error
-		if hunt, err = checkout(cat.Root, env).Plant(k, session.HuntChoice{Name: o.pick}, true, true); err != nil {
-			return 0, err
-		}
-		report.BugReport(env.Stdout, rel(cat.Root, k.Exercise), k, hunt)
+	planted, err := interviewHunt(c, o, packed)
+	if err != nil {
+		return 0, err
+	}
+	if planted != nil {
+		report.BugReport(env.Stdout, rel(cat.Root, k.Exercise), k, planted)
 		fmt.Fprintln(env.Stdout)
 	}
 	t := screen(env, style)
@@ -84,17 +88,49 @@ func interview(c *call, o interviewOptions) (int, error) {
 	iv, err := session.RunInterview(ctx, session.InterviewRun{
 		Grader: grader(tc, cat.Root, each, env, t), Kata: k, Candidate: o.name, Minutes: o.minutes, Out: o.out,
 		KeptBack: env.interviewKit(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: checkout(cat.Root, env).Stub(ctx, k),
-		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.Show, Hunt: hunt,
+		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.Show, Hunt: planted,
 	})
 	switch {
 	case ctx.Err() != nil:
 		return ExitInterrupted, nil
 	case err != nil:
 		return 0, err
-	case finalPassed(iv) && (hunt == nil || iv.HuntFixed != nil):
+	case finalPassed(iv) && (planted == nil || iv.HuntFixed != nil):
 		return ExitPass, nil
 	}
 	return ExitFail, nil
+}
+
+// huntRequest checks the bug hunt the options ask for before anything
+// changes, and reports whether the kata has a hunt planted when its kit
+// was packed, which the interview then starts from, --bughunt or not.
+// An interview kit carries no mistakes to plant now.
+func huntRequest(c *call, o interviewOptions) (packed bool, err error) {
+	k := c.kata
+	p, err := hunt.ReadPacked(k.Solution)
+	switch {
+	case err != nil:
+		return false, err
+	case p != nil && o.pick != "":
+		return false, &usageError{Msg: fmt.Sprintf("the bug hunt in %s was planted when this kit was packed: --pick chooses nothing here", k.Slug), Try: "checker interview " + k.ID()}
+	case p == nil && o.bughunt && c.env.interviewKit():
+		return false, &usageError{Msg: fmt.Sprintf("this interview kit carries no known mistakes, so there is none to plant in %s", k.Slug), Try: "checker interview " + k.ID()}
+	}
+	return p != nil, nil
+}
+
+// interviewHunt is the bug hunt the interview starts from: the one
+// planted when the kit was packed (packed), else one planted now with
+// --bughunt; nil for none.
+func interviewHunt(c *call, o interviewOptions, packed bool) (*session.Planted, error) {
+	co := checkout(c.cat.Root, c.env)
+	switch {
+	case packed:
+		return co.PackedHunt(c.ctx, c.kata, true)
+	case o.bughunt:
+		return co.Plant(c.kata, session.HuntChoice{Name: o.pick}, true, true)
+	}
+	return nil, nil
 }
 
 // finalPassed is whether the interview's last word on the code is a pass:

@@ -57,7 +57,7 @@ func mutants(cat *catalog.Catalog, pos []string, o mutantOptions, env Env) (int,
 	case len(pos) == 2:
 		return mutantDone(verify.ShowMutant(cat.Root, k, pos[1], env.Stdout))
 	}
-	return 0, &usageError{Msg: "name one mutant", Try: "checker mutant 06 clksleep"}
+	return 0, &usageError{Msg: "name one mutant", Try: "checker mutant 06 NAME, one of the names checker mutant 06 lists"}
 }
 
 // mutantDone is the exit code of a mutant request that returned err.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"runtime"
 
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/pack"
 )
 
@@ -16,8 +17,20 @@ var packVerb = verb{
 		fs.StringVar(&kit.Out, "out", "", "the kit's `DIR`, new or empty")
 		fs.StringVar(&kit.OS, "os", runtime.GOOS, "the `system` the kit runs on, e.g. darwin (default: this one)")
 		fs.StringVar(&kit.Arch, "arch", runtime.GOARCH, "the `CPU` the kit runs on, e.g. arm64 (default: this one)")
-		fs.BoolVar(&kit.Interview, "interview", false, "an interview kit: the READMEs keep the Decisions back")
-		return func(c *call) (int, error) { return packKit(c, kit) }
+		fs.BoolVar(&kit.Interview, "interview", false, "an interview kit: the READMEs keep the Decisions back, and the\nchecker carries no reference and no known mistake")
+		fs.BoolVar(&kit.Bughunt, "bughunt", false, "with --interview, each kata starts as a bug hunt: a real mistake\nplanted now; what it is goes to DIR.answers.md, beside the kit")
+		fs.StringVar(&kit.Pick, "pick", "", "with --bughunt and one kata, plant the mutant `NAME`")
+		level := fs.String("level", "", "with --bughunt, plant mistakes of level `L` (one-line, reasoning\nor schedule; default: any)")
+		return func(c *call) (int, error) {
+			if *level != "" {
+				l, err := hunt.ParseLevel(*level)
+				if err != nil {
+					return 0, &usageError{Msg: "--level: " + err.Error(), Try: "checker pack --out ../kit --interview --bughunt --level " + string(hunt.OneLine) + " 06"}
+				}
+				kit.Level = l
+			}
+			return packKit(c, kit)
+		}
 	},
 }
 

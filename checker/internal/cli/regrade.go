@@ -21,7 +21,7 @@ var regradeVerb = verb{
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		var o regradeOptions
 		fs.BoolVar(&o.asJSON, "json", false, "print the grade as JSON, as check --json does")
-		fs.StringVar(&o.against, "against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json")
+		fs.StringVar(&o.against, "against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json; exit 4\nwhen they differ")
 		colorFlag(fs)
 		timeoutFlag(fs)
 		fs.Int("repeat", session.DefaultRepeat, "run every test `N` times at each --cpu value, as an\ninterview's final grade does")
@@ -53,7 +53,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		return 0, err
 	}
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, screen(c.env, report.Style{}))
-	code := ExitPass
+	code, mismatch := ExitPass, false
 	for i, f := range folders {
 		private, err := c.env.scratch.Dir()
 		if err != nil {
@@ -77,11 +77,16 @@ func regrade(c *call, o regradeOptions) (int, error) {
 			fmt.Fprintln(c.env.Stdout)
 		}
 		fmt.Fprintf(c.env.Stdout, "Regrading %s as %s\n\n", rel(c.env.Dir, f.Dir), f.Kata.Slug)
-		report.Text(c.env.Stdout, r, c.style)
+		style := c.style
+		style.Review = true
+		report.Text(c.env.Stdout, r, style)
 		fmt.Fprintf(c.env.Stdout, "\nFingerprints, to compare with the record or check --json:\n  code   %s\n  tests  %s\n", fp.Code, fp.Tests)
 		if claims != nil && !compare(c.env.Stdout, o.against, f.Kata.Slug, claims.Compare(f.Kata.Slug, fp)) {
-			code = ExitFail
+			mismatch = true
 		}
+	}
+	if mismatch {
+		return ExitMismatch, nil // what FILE claims weighs more than a grade that fell short
 	}
 	return code, nil
 }

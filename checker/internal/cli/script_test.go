@@ -1,11 +1,17 @@
 package cli_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -41,6 +47,7 @@ import (
 //	[!] emptydir DIR          DIR has no entries
 //	checkersource             copy the checker's source and the guides into $WORK, so that pack can build a kit
 //	samefingerprints A B      the --json grades in files A and B name the same code and tests
+//	unbundle BIN DIR          write the files packed into the kit's checker BIN (package bundle) under DIR
 func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{"checker": func() int { return tmproot.Run("checker", cli.Main) }}))
 }
@@ -75,6 +82,7 @@ func TestScripts(t *testing.T) {
 			"killpid":          cmdKillPid,
 			"emptydir":         cmdEmptyDir,
 			"samefingerprints": cmdSameFingerprints,
+			"unbundle":         cmdUnbundle,
 			"checkersource": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 0 {
 					ts.Fatalf("usage: checkersource")
@@ -342,5 +350,70 @@ func cmdSameFingerprints(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if fps[0] != fps[1] {
 		ts.Fatalf("%s has fingerprints %+v, %s has %+v", args[0], fps[0].Fingerprint, args[1], fps[1].Fingerprint)
+	}
+}
+
+// cmdUnbundle finds what pack packed into a kit's checker (package bundle:
+// a gzip-compressed tar, base64-encoded in a string constant) and writes
+// its files under DIR, so that a script can grep them as it greps the
+// kit's files: text compressed inside the binary is out of grep's sight.
+// A binary with nothing packed in it fails.
+func cmdUnbundle(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: unbundle BIN DIR")
+	}
+	bin, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	magic := []byte("H4sI") // gzip's first bytes, 1f 8b 08, in base64
+	for i := bytes.Index(bin, magic); i >= 0; {
+		if files, err := unbundle(bin[i:]); err == nil && len(files) > 0 {
+			dir := ts.MkAbs(args[1])
+			for name, data := range files {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
+				ts.Check(os.WriteFile(p, data, 0o644))
+			}
+			return
+		}
+		next := bytes.Index(bin[i+1:], magic)
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	ts.Fatalf("%s: no packed files found", args[0])
+}
+
+// unbundle decodes the bundle that starts at data; whatever follows the
+// base64 text (the binary's next bytes) is never read past the tar's end.
+func unbundle(data []byte) (map[string][]byte, error) {
+	end := bytes.IndexFunc(data, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '=')
+	})
+	if end >= 0 {
+		data = data[:end]
+	}
+	zr, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(data)))
+	if err != nil {
+		return nil, err
+	}
+	zr.Multistream(false)
+	files := map[string][]byte{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		name := path.Clean(h.Name)
+		if path.IsAbs(name) || strings.HasPrefix(name, "../") {
+			return nil, fmt.Errorf("packed file %q is outside the bundle", h.Name)
+		}
+		if files[name], err = io.ReadAll(tr); err != nil {
+			return nil, err
+		}
 	}
 }

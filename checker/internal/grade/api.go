@@ -1,22 +1,62 @@
 package grade
 
 import (
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
 
+// APIFile is the name, in a kata's solution directory, of the stub's
+// exported API (API, as JSON) where the reference is not there to read it
+// from: in a kit that carries no answer. It says how a learner's API
+// differs from the stub's.
+const APIFile = "api.json"
+
 // apiOf returns the exported API declared by files: identifier → a
 // description independent of parameter names and formatting.
 func apiOf(files []string) map[string]string {
+	srcs := map[string][]byte{}
+	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil {
+			srcs[f] = data
+		}
+	}
+	return API(srcs)
+}
+
+// stubAPI is the API the kata whose solution directory is dir declares:
+// its reference's (ref, the reference's files), or else its APIFile's;
+// nil when neither is there.
+func stubAPI(dir string, ref []string) map[string]string {
+	if len(ref) > 0 {
+		return apiOf(ref)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, APIFile))
+	if err != nil {
+		return nil
+	}
+	var api map[string]string
+	if json.Unmarshal(data, &api) != nil {
+		return nil
+	}
+	return api
+}
+
+// API returns the exported API declared by the Go files srcs (name →
+// content): identifier → a description independent of parameter names
+// and formatting. A file that does not parse declares nothing.
+func API(srcs map[string][]byte) map[string]string {
 	api := map[string]string{}
 	fset := token.NewFileSet()
-	for _, f := range files {
-		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+	for name, src := range srcs {
+		af, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 		if err != nil {
 			continue
 		}

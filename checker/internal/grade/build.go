@@ -198,7 +198,7 @@ func (g *grader) explainBuild(t Target, out string) *BuildFailure {
 			learner = append(learner, src)
 		}
 		ref, _ := goFiles(t.Kata.Solution, false)
-		diff := apiDiff(apiOf(ref), apiOf(learner))
+		diff := apiDiff(stubAPI(t.Kata.Solution, ref), apiOf(learner))
 		if len(diff) == 0 {
 			diff = append([]string{"the hidden tests do not compile against your package:"}, theirs...)
 		}

@@ -18,8 +18,9 @@
 // out of hunts, with the reason; a hunt-able mutant needs a Level.
 //
 // Everything is read from a kata's solution directory, so hunts work the
-// same in the repository and in a kit (whose checker carries the reference
-// and the mutants, see package bundle).
+// same in the repository and in a practice kit (whose checker carries the
+// reference and the mutants, see package bundle). An interview kit carries
+// neither: its hunts are planted when it is packed (Packed).
 package hunt
 
 import (

@@ -47,9 +47,7 @@ takes about a second.
 | ` + "`make hint EX=NN`" + ` | the next hint |
 | ` + "`make decisions EX=NN`" + ` | the decisions: the answers the hidden tests assume |
 | ` + "`make reset EX=NN`" + ` | put the untouched stub back (your files are kept in .kata/backup) |
-| ` + "`make bughunt EX=NN`" + ` | a working solution with one real mistake planted in it replaces your code (kept in .kata/backup), with a user's bug report: find and fix it (` + "`LEVEL=one-line`" + `, ` + "`reasoning`" + ` or ` + "`schedule`" + ` picks how hard) |
-| ` + "`make catch EX=NN`" + ` | your own tests, run against the reference and every known mistake: which mistakes they catch; docs/catch.md shows how to write them |
-
+` + practiceRows(kit) + `
 ` + "`make help`" + ` lists every target with its variables, ` + "`bin/checker help`" + `
 everything the checker does. This kit does not show the reference
 solutions: ask whoever gave it to you for them.
@@ -62,14 +60,22 @@ you have asked your questions; ` + "`make decisions EX=NN`" + ` shows them at an
 and the interview's scorecard notes that you read them first.
 `)
 	}
+	if kit.Bughunt {
+		b.WriteString(`
+Each kata here is a bug hunt: its .go files are not a stub but a working
+solution with one real mistake planted in it. ` + "`make bughunt EX=NN`" + ` shows
+the user's bug report; find the mistake and fix it, and ` + "`make check EX=NN`" + `
+says when the hunt is solved. ` + "`make reset EX=NN`" + ` brings the planted code
+back.
+`)
+	}
 	b.WriteString(`
 ## About the hidden tests
 
 The tests that grade you are packed inside ` + "`bin/checker`" + `, compressed, and
 unpacked into a temporary directory only while it grades. That keeps them out
 of sight, not secret: anyone determined can get them out. Reading them would
-only spoil the exercise. The reference solutions and their known mistakes
-travel the same way, for bug hunts and catch only.
+only spoil the exercise. ` + answersText(kit) + `
 `)
 	first := firstKata(katas)
 	text := strings.NewReplacer("EX=NN", "EX="+first, " NN`", " "+first+"`").Replace(b.String())
@@ -78,6 +84,26 @@ travel the same way, for bug hunts and catch only.
 		bin = strings.ReplaceAll(bin, "/", `\`) // as PowerShell and cmd take it
 	}
 	return strings.ReplaceAll(text, "`bin/checker", "`"+bin)
+}
+
+// practiceRows are the rows of the README's table for what a practice kit
+// does with the reference and the known mistakes it carries; an interview
+// kit carries neither.
+func practiceRows(kit Kit) string {
+	if kit.Interview {
+		return ""
+	}
+	return `| ` + "`make bughunt EX=NN`" + ` | a working solution with one real mistake planted in it replaces your code (kept in .kata/backup), with a user's bug report: find and fix it (` + "`LEVEL=one-line`" + `, ` + "`reasoning`" + ` or ` + "`schedule`" + ` picks how hard) |
+| ` + "`make catch EX=NN`" + ` | your own tests, run against the reference and every known mistake: which mistakes they catch; docs/catch.md shows how to write them |
+`
+}
+
+// answersText says what the kit's checker carries besides the tests.
+func answersText(kit Kit) string {
+	if kit.Interview {
+		return "This kit carries no reference solution and no known\nmistake, not even inside its checker."
+	}
+	return "The reference solutions and their known mistakes\ntravel the same way, for bug hunts and catch only."
 }
 
 // platformName names a GOOS/GOARCH pair for people: "macOS on Apple
@@ -164,6 +190,7 @@ LEVEL   ?=
 DIR     ?=
 MINUTES ?=
 FRESH   ?=
+BUGHUNT ?=
 FILE    ?=
 PUSH    ?=
 TOKEN   ?=
@@ -171,6 +198,9 @@ CODE    ?=
 ADDR    ?=
 KATAS   ?=
 CHECKER := bin/checker
+# BUGHUNT=1 starts a bug hunt with a random mistake, BUGHUNT=name
+# with that one (NAME= is the candidate's name in an interview).
+HUNTING  = $(if $(BUGHUNT),--bughunt $(if $(filter-out 1,$(BUGHUNT)),--pick "$(BUGHUNT)"))
 # PUSH= and TOKEN= send each grade of check and watch to a room board
 # (make serve), CODE= with the participant's join code if the room has
 # codes; the token and the code go in the environment, not on the command line.
@@ -205,7 +235,7 @@ decisions: ## the answers the hidden tests assume: make decisions EX=NN
 reset: ## back to the untouched stub, your files backed up: make reset EX=NN (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
-bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (LEVEL=one-line, reasoning or schedule: how hard; FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
+bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (LEVEL=one-line, reasoning or schedule: how hard; FORCE=1: no question; NAME=name picks the mistake; GIVEUP=1 shows it)
 	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(LEVEL),--level "$(LEVEL)") $(if $(GIVEUP),--give-up)
 
 catch: ## your own tests against the reference and every known mistake: make catch EX=NN (REPEAT=20: more runs to show a flaky test; docs/catch.md shows how)
@@ -214,8 +244,8 @@ catch: ## your own tests against the reference and every known mistake: make cat
 doctor: ## first run: check Go and gcc, fetch the modules, warm the race build (about a minute)
 	@$(CHECKER) doctor
 
-interview: ## a timed interview with a record and scorecard: make interview EX=NN NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first)
-	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh)
+interview: ## a timed interview with a record and scorecard: make interview EX=NN NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=name picks it)
+	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh) $(HUNTING)
 
 scorecard: ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
 	@$(CHECKER) scorecard "$(FILE)"

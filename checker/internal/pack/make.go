@@ -36,6 +36,9 @@ func Make(ctx context.Context, kit Kit, vars []string, stdout, stderr io.Writer)
 	if errors.Is(err, ErrNotEmpty) {
 		return &UsageError{Msg: err.Error() + "; pack never overwrites", Try: "checker pack --out DIR, with a new or empty DIR"}
 	}
+	if errors.Is(err, ErrAnswersExist) {
+		return &UsageError{Msg: err.Error() + "; pack never overwrites: move it away, or pack to another DIR", Try: "checker pack --out DIR --interview --bughunt, with a new DIR"}
+	}
 	if errors.Is(err, pristine.ErrNoHistory) {
 		return &UsageError{Msg: err.Error(), Try: "checker pack --out DIR 01 02 (only committed katas)"}
 	}
@@ -48,6 +51,10 @@ func Make(ctx context.Context, kit Kit, vars []string, stdout, stderr io.Writer)
 	fmt.Fprintln(stdout, "the hidden tests are out of sight in the binary, not secret.")
 	if kit.Interview {
 		fmt.Fprintln(stdout, "An interview kit: the READMEs keep the Decisions back; interview and decisions NN show them.")
+		fmt.Fprintln(stdout, "It carries no reference solution and no known mistake, not even inside its checker.")
+	}
+	if kit.Bughunt {
+		fmt.Fprintf(stdout, "Each kata starts as a bug hunt: a real mistake planted in a working solution.\nWhat was planted, and the fix, are in %s, outside the kit: keep it.\n", kit.AnswersFile())
 	}
 	return nil
 }

@@ -8,13 +8,24 @@
 // under internal/ that the hidden tests import (without its own tests),
 // go.mod and go.sum, a README for the candidate, a Makefile, and
 // bin/checker: the checker built with the hidden tests packed inside it
-// (package bundle), each kata's decisions and hints, its reference, WHY.md
-// and mutants (for bug hunts), and its own copies of the harness, go.mod
-// and go.sum, which it grades with instead of the kit's files. It has no
-// solutions/ directory, no _test.go file and no reference code as a file. The
-// checker is built for this machine's system or another one (Kit.OS,
-// Kit.Arch; bin/checker.exe for Windows), without cgo, which it does not
-// need.
+// (package bundle), each kata's decisions and hints, and its own copies of
+// the harness, go.mod and go.sum, which it grades with instead of the
+// kit's files. A practice kit's checker carries each kata's reference,
+// WHY.md and mutants too (for bug hunts and catch); an interview kit's
+// carries no answer at all: no reference, no WHY.md, no mutant, only the
+// stub's exported API, for telling a candidate how theirs differs. The
+// kit has no solutions/ directory, no _test.go file and no reference code
+// as a file. The checker is built for this machine's system or another
+// one (Kit.OS, Kit.Arch; bin/checker.exe for Windows), without cgo, which
+// it does not need.
+//
+// An interview kit can start each kata as a bug hunt (Kit.Bughunt): a
+// mutant is planted at pack time, the planted code is the kata's starting
+// file, and the kit's checker knows only the bug report, the level and the
+// bonus items the mistake breaks (hunt.Packed). The mistake, the fix and
+// the WHY.md paragraph go to a file next to the kit (Kit.AnswersFile), for
+// the interviewer.
+//
 // Grading needs Go and a C compiler on the candidate's machine, as in the
 // repository, and grades exactly as the repository does.
 //
@@ -39,6 +50,7 @@ import (
 	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/pristine"
 )
@@ -52,8 +64,16 @@ type Kit struct {
 
 	// Interview: each README's Decisions section is replaced by a line
 	// saying how they are revealed; the decisions are then only in the
-	// kit's checker.
+	// kit's checker, which carries no reference, WHY.md or mutant.
 	Interview bool
+
+	// Bughunt (with Interview) starts every kata of the kit as a bug
+	// hunt: a mutant planted now, Pick by name (one kata only) or at
+	// random at Level (any level when ""). What was planted is written to
+	// AnswersFile, outside the kit.
+	Bughunt bool
+	Pick    string
+	Level   hunt.Level
 
 	// The system the kit's checker runs on (GOOS and GOARCH values, as
 	// `go tool dist list` prints them); empty: this machine's.
@@ -100,21 +120,44 @@ func (kit Kit) Binary() string {
 // overwrites.
 var ErrNotEmpty = errors.New("the kit's directory is not empty")
 
-// Build writes the kit.
+// ErrAnswersExist: the file the answers of the kit's bug hunts would go
+// to is there already; Build never overwrites.
+var ErrAnswersExist = errors.New("the answers file is there already")
+
+// Build writes the kit, and with Bughunt its AnswersFile.
 func Build(ctx context.Context, kit Kit) error {
 	if err := mustBeEmpty(kit.Out); err != nil {
 		return err
 	}
+	hunts, err := kit.pickHunts()
+	if err != nil {
+		return err
+	}
+	if len(hunts) > 0 {
+		if _, err := os.Lstat(kit.AnswersFile()); err == nil {
+			return fmt.Errorf("%w: %s", ErrAnswersExist, kit.AnswersFile())
+		}
+	}
 	kit.stage("copying the tasks and stubs of %s, as committed", plural(len(kit.Katas), "kata"))
+	hidden := map[string][]byte{}
 	for _, k := range kit.Katas {
-		if err := kit.exercise(ctx, k); err != nil {
+		if err := kit.exercise(ctx, k, hidden); err != nil {
 			return fmt.Errorf("kata %s: %w", k.Slug, err)
 		}
 	}
-	kit.stage("packing the hidden tests, references and known mistakes")
-	hidden := map[string][]byte{}
+	if len(hunts) > 0 {
+		kit.stage("planting the bug hunts; what was planted goes to %s", kit.AnswersFile())
+		if err := kit.plant(hunts, hidden); err != nil {
+			return err
+		}
+	}
+	if kit.Interview {
+		kit.stage("packing the hidden tests (no reference, no known mistake: an interview kit)")
+	} else {
+		kit.stage("packing the hidden tests, references and known mistakes")
+	}
 	for _, k := range kit.Katas {
-		if err := hideKata(hidden, k); err != nil {
+		if err := kit.hideKata(hidden, k); err != nil {
 			return err
 		}
 	}
@@ -154,7 +197,13 @@ func Build(ctx context.Context, kit Kit) error {
 	if err := kit.checker(ctx, hidden); err != nil {
 		return err
 	}
-	return kit.commit(ctx)
+	if err := kit.commit(ctx); err != nil {
+		return err
+	}
+	if len(hunts) == 0 {
+		return nil
+	}
+	return kit.writeAnswers(hunts)
 }
 
 func plural(n int, what string) string {
@@ -179,8 +228,8 @@ func mustBeEmpty(out string) error {
 
 // hideKata adds to hidden what of kata k travels inside the checker only:
 // its hidden tests, what it may import, what is revealed on request, and
-// what bug hunts need.
-func hideKata(hidden map[string][]byte, k catalog.Kata) error {
+// what bug hunts and catch need, unless it is an interview kit.
+func (kit Kit) hideKata(hidden map[string][]byte, k catalog.Kata) error {
 	tests, err := grade.HiddenFiles(k)
 	if err != nil {
 		return err
@@ -205,6 +254,9 @@ func hideKata(hidden map[string][]byte, k catalog.Kata) error {
 		return err
 	}
 	hidden[k.Slug+"/"+catalog.RevealFile] = reveal
+	if kit.Interview {
+		return nil // no answer: the stub's API is there (exercise), no more
+	}
 	if err := solution(hidden, k); err != nil {
 		return fmt.Errorf("kata %s: %w", k.Slug, err)
 	}
@@ -259,8 +311,10 @@ func solution(files map[string][]byte, k catalog.Kata) error {
 	return nil
 }
 
-// exercise writes a kata's task and metadata, and its stub from git.
-func (kit Kit) exercise(ctx context.Context, k catalog.Kata) error {
+// exercise writes a kata's task and metadata, and its stub from git; in
+// an interview kit, whose checker carries no reference, the stub's API
+// goes into hidden, for telling a candidate how theirs differs.
+func (kit Kit) exercise(ctx context.Context, k catalog.Kata, hidden map[string][]byte) error {
 	stub, err := pristine.Read(ctx, kit.Env, k)
 	if err != nil {
 		return fmt.Errorf("%w (commit the kata, or name the katas to pack)", err)
@@ -278,6 +332,11 @@ func (kit Kit) exercise(ctx context.Context, k catalog.Kata) error {
 	}
 	if kit.Interview {
 		task = KeepDecisionsBack(task, k)
+		api, err := json.Marshal(grade.API(stub.Files))
+		if err != nil {
+			return err
+		}
+		hidden[k.Slug+"/"+grade.APIFile] = api
 	}
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), task, 0o644); err != nil {
 		return err

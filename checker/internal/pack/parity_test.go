@@ -38,6 +38,7 @@ func TestKitHasWhatItsMessagesName(t *testing.T) {
 	texts["the kit's README.md"] = []string{readme(kit)}
 	texts["the kit's Makefile"] = []string{makefile(kit)}
 	texts["an interview kit's README.md"] = []string{readme(Kit{Katas: kit.Katas, Interview: true})}
+	texts["a bug-hunt interview kit's README.md"] = []string{readme(Kit{Katas: kit.Katas, Interview: true, Bughunt: true})}
 	for _, d := range Docs {
 		texts["the kit's "+d] = []string{read(t, filepath.Join(root, filepath.FromSlash(d)))}
 	}
@@ -179,6 +180,7 @@ var repoOnly = []string{
 	"checker/internal/cli/pack.go",
 	"checker/internal/pack/make.go",
 	"checker/internal/pack/pack.go",
+	"checker/internal/pack/hunt.go",
 }
 
 // checkerStrings is every string literal of the checker's code that can

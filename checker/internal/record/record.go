@@ -18,13 +18,14 @@
 //	  "items": [{"id": "R1", "text": "…", "bonus": false}],
 //	  "hints": 3,                           // how many the kata has
 //	  "ask": ["…"],                         // its Ask-first questions
-//	  "followUps": "…",                     // WHY.md's "What an interviewer asks next" ("" in a kit)
+//	  "followUps": "…",                     // WHY.md's "What an interviewer asks next" ("" in an interview kit)
 //	  "startCode": "stub",                  // stub, changed (graded at the start) or unknown (no git history)
 //	  "events": [{"at": "…", "kind": "grade", …}], // in time order, see Event
 //	  "final": {…},                         // a Grade: the last code graded repeat × cpu times
 //	                                        // (null when Ctrl-C ended the session)
 //	  "diff": "--- retry.go\n…",            // the final code's diff from the stub ("" if unknown)
-//	  "rubric": {…}                         // for the interviewer to fill, see Rubric
+//	  "rubric": {…},                        // for the interviewer to fill, see Rubric
+//	  "hunt": {"mutant": "clksleep", …}     // a bug-hunt interview's planted mistake, see Hunt (omitted otherwise)
 //	}
 //
 // Fields are only ever added within a schema version.
@@ -90,6 +91,8 @@ type Record struct {
 }
 
 // Hunt is a bug-hunt interview's planted mistake, and when it was fixed.
+// Mutant and Mistake are "" for a hunt planted when its kit was packed:
+// the kit does not know them.
 type Hunt struct {
 	Mutant  string `json:"mutant"`
 	Mistake string `json:"mistake"`
@@ -108,15 +111,16 @@ type Item struct {
 
 // The kinds of Event.
 const (
-	KindStart     = "start"     // the story shown, the clock started
-	KindAnswered  = "answered"  // the ask-first pause ended: the decisions shown
-	KindGrade     = "grade"     // Grade holds it; Via: start, save, end (an unsaved edit at the end)
-	KindHint      = "hint"      // hint Hint shown; Via: interview, or hint (the hint verb, in any terminal)
-	KindDecisions = "decisions" // the decisions verb first showed them
-	KindGaveUp    = "give-up"   // solution --give-up
-	KindSolution  = "solution"  // the solution verb first showed the reference
-	KindEnd       = "end"       // Via: done, time-up, stopped
-	KindFinal     = "final"     // the final repeated grade (Record.Final) was made
+	KindStart      = "start"        // the story shown, the clock started
+	KindAnswered   = "answered"     // the ask-first pause ended: the decisions shown
+	KindGrade      = "grade"        // Grade holds it; Via: start, save, end (an unsaved edit at the end), plant (a bug hunt's code planted during the session)
+	KindHint       = "hint"         // hint Hint shown; Via: interview, or hint (the hint verb, in any terminal)
+	KindDecisions  = "decisions"    // the decisions verb first showed them
+	KindGaveUp     = "give-up"      // Via: solution (solution --give-up, and in records without Via), or bughunt (a hunt planted before any pass)
+	KindHuntGaveUp = "hunt-give-up" // bughunt --give-up: the planted change shown; Via: packed (a hunt planted when its kit was packed: nothing shown)
+	KindSolution   = "solution"     // the solution verb first showed the reference
+	KindEnd        = "end"          // Via: done, time-up, stopped
+	KindFinal      = "final"        // the final repeated grade (Record.Final) was made
 )
 
 // Event is something that happened, at a time; events from before the

@@ -58,8 +58,59 @@ func TestScorecardRubricAndFlags(t *testing.T) {
 		"| Clarifying questions | _ |  |\n",
 		"**Recommendation:** yes\n",
 		"Its diff from the stub is not known",
+		"\nStill to fill in `rubric` in the record's JSON: Clarifying questions, Concurrency safety, Testing instinct, Communication; then render this again with `checker scorecard RECORD`.\n",
 	} {
 		assert.Contains(t, data, want)
 	}
 	require.Len(t, record.Flags(r), 2)
+
+	// Filled in, the rubric asks for nothing more.
+	for i := range r.Rubric.Competencies {
+		r.Rubric.Competencies[i].Level = 2
+	}
+	data = record.Scorecard(r)
+	assert.Contains(t, data, "## Rubric\n\n| competency | level | notes |\n")
+	assert.NotContains(t, data, "fill in")
+	assert.NotContains(t, data, "Fill in")
+
+	empty := record.Scorecard(&record.Record{Schema: 1, Kata: "06-retry", Start: r.Start, Rubric: record.NewRubric()})
+	assert.Contains(t, empty, "Fill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again")
+}
+
+// A bug-hunt interview started from the planted code, not the stub; a
+// hunt planted or given up by hand is named for what it was, never as
+// solution --give-up, and a hunt's code planted mid-session is no save.
+func TestScorecardBugHunts(t *testing.T) {
+	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	grade := &record.Grade{Required: 0, RequiredTotal: 1, Runs: 1, Items: []record.Verdict{{ID: "R1", Kind: "assertion", Runs: 1}}}
+	r := &record.Record{Schema: 1, Kata: "06-retry", Title: "Retry", Minutes: 30, Start: start, End: start.Add(7 * time.Minute),
+		Ending: record.Done, Race: true, StartCode: record.StartStub, Rubric: record.NewRubric(), Diff: "--- retry.go\n+++ retry.go\n",
+		Items: []record.Item{{ID: "R1", Text: "retries"}}, Hunt: &record.Hunt{Symptom: "it ran long"},
+		Events: []record.Event{{At: start, Kind: record.KindStart}, {At: start.Add(time.Minute), Kind: record.KindGrade, Via: "start", Grade: grade}}}
+	data := record.Scorecard(r)
+	assert.Contains(t, data, "nothing to flag (no give-up, no reference shown, no hint before the start, started from the planted code, race check on)")
+	assert.Contains(t, data, "Its diff from the planted code:")
+	assert.Contains(t, data, "planted when the kit was packed (the mistake and its fix: the answers file written beside the kit)")
+	assert.NotContains(t, data, "stub")
+
+	r.Hunt, r.StartCode = nil, record.StartChanged
+	r.Events = append(r.Events,
+		record.Event{At: start.Add(-time.Hour), Kind: record.KindGaveUp, Via: "bughunt"},
+		record.Event{At: start.Add(2 * time.Minute), Kind: record.KindGrade, Via: "plant", Grade: grade},
+		record.Event{At: start.Add(3 * time.Minute), Kind: record.KindHuntGaveUp},
+		record.Event{At: start.Add(4 * time.Minute), Kind: record.KindHuntGaveUp, Via: "packed"})
+	data = record.Scorecard(r)
+	for _, want := range []string{
+		"- ⚠ A bug hunt was planted with `bughunt 06` before the interview, at 2030-05-06 13:00 +00:00, before the kata was passed: apart from its mistake, that code is the reference solution.\n",
+		"- ⚠ A bug hunt was planted with `bughunt 06` during the interview, at 2:00: the grade then is of the planted code, not of a save of the candidate's.\n",
+		"- ⚠ Gave up the bug hunt with `bughunt 06 --give-up` during the interview, at 3:00: the planted change and its fix were shown.\n",
+		"- ⚠ Gave up the bug hunt with `bughunt 06 --give-up` during the interview, at 4:00 (planted when the kit was packed: nothing was shown).\n",
+		"- ⚠ Code was already written when the interview began (not the untouched stub, graded at once: 0 of 1).\n",
+		"| 2:00 | a bug hunt planted with `bughunt 06`, not a save: 0 of 1 |\n",
+		"| 3:00 | gave up the bug hunt: `bughunt 06 --give-up` |\n",
+		"- **Grades:** 2 (1 at the start, 1 of a bug hunt's planted code)",
+	} {
+		assert.Contains(t, data, want)
+	}
+	assert.NotContains(t, data, "solution 06 --give-up")
 }

@@ -82,6 +82,21 @@ func NewRubric() Rubric {
 	return r
 }
 
+// unfilled names what the rubric still lacks: the competencies without a
+// level, then "the recommendation"; none when it is complete.
+func (r Rubric) unfilled() []string {
+	var out []string
+	for _, c := range competencies {
+		if !slices.ContainsFunc(r.Competencies, func(a Assessment) bool { return a.Competency == c.Key && a.Level > 0 }) {
+			out = append(out, c.Name)
+		}
+	}
+	if r.Recommendation == "" {
+		out = append(out, "the recommendation")
+	}
+	return out
+}
+
 func (r Rubric) check() error {
 	for _, a := range r.Competencies {
 		if !slices.ContainsFunc(competencies, func(c Competency) bool { return c.Key == a.Competency }) {
@@ -97,10 +112,17 @@ func (r Rubric) check() error {
 	return nil
 }
 
-// writeRubric is the scorecard's rubric: each competency's level (or a
-// blank to fill), its notes, and the scale.
+// writeRubric is the scorecard's rubric: what is left to fill in, if
+// anything, each competency's level (or a blank to fill), its notes, and
+// the scale.
 func writeRubric(b *strings.Builder, r Rubric) {
-	fmt.Fprintf(b, "\n## Rubric\n\nFill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again with `checker scorecard RECORD`.\n\n")
+	fmt.Fprintf(b, "\n## Rubric\n\n")
+	switch left := r.unfilled(); {
+	case len(left) == len(competencies)+1:
+		fmt.Fprintf(b, "Fill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again with `checker scorecard RECORD`.\n\n")
+	case len(left) > 0:
+		fmt.Fprintf(b, "Still to fill in `rubric` in the record's JSON: %s; then render this again with `checker scorecard RECORD`.\n\n", strings.Join(left, ", "))
+	}
 	fmt.Fprintf(b, "| competency | level | notes |\n| --- | --- | --- |\n")
 	for _, c := range competencies {
 		level, notes := "_", ""

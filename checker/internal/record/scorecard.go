@@ -73,9 +73,23 @@ func Flags(r *Record) []string {
 	for _, e := range r.Events {
 		switch e.Kind {
 		case KindGaveUp:
-			flags = append(flags, fmt.Sprintf("Gave up with `solution %s --give-up` %s: the reference solution was shown.", id, r.when(e.At)))
+			if e.Via == "bughunt" {
+				flags = append(flags, fmt.Sprintf("A bug hunt was planted with `bughunt %s` %s, before the kata was passed: apart from its mistake, that code is the reference solution.", id, r.when(e.At)))
+			} else {
+				flags = append(flags, fmt.Sprintf("Gave up with `solution %s --give-up` %s: the reference solution was shown.", id, r.when(e.At)))
+			}
+		case KindHuntGaveUp:
+			if e.Via == "packed" {
+				flags = append(flags, fmt.Sprintf("Gave up the bug hunt with `bughunt %s --give-up` %s (planted when the kit was packed: nothing was shown).", id, r.when(e.At)))
+			} else {
+				flags = append(flags, fmt.Sprintf("Gave up the bug hunt with `bughunt %s --give-up` %s: the planted change and its fix were shown.", id, r.when(e.At)))
+			}
 		case KindSolution:
 			flags = append(flags, fmt.Sprintf("The reference solution was shown (`solution %s`) %s.", id, r.when(e.At)))
+		case KindGrade:
+			if e.Via == "plant" {
+				flags = append(flags, fmt.Sprintf("A bug hunt was planted with `bughunt %s` %s: the grade then is of the planted code, not of a save of the candidate's.", id, r.when(e.At)))
+			}
 		case KindHint:
 			if e.At.Before(r.Start) {
 				before = append(before, fmt.Sprintf("hint %d at %s", e.Hint, e.At.Format(DateFormat)))
@@ -95,9 +109,9 @@ func Flags(r *Record) []string {
 		if gs := r.Grades(); len(gs) > 0 {
 			what = fmt.Sprintf(", graded at once: %s", score(gs[0].Grade))
 		}
-		flags = append(flags, fmt.Sprintf("Code was already written when the interview began (not the untouched stub%s).", what))
+		flags = append(flags, fmt.Sprintf("Code was already written when the interview began (not the %s%s).", r.startName(true), what))
 	case StartUnknown:
-		flags = append(flags, "Whether the code at the start was the untouched stub is not known (no git history to compare with).")
+		flags = append(flags, fmt.Sprintf("Whether the code at the start was the %s is not known (no git history to compare with).", r.startName(true)))
 	}
 	if !r.Race {
 		what := "a data race went unseen"
@@ -112,10 +126,24 @@ func Flags(r *Record) []string {
 	return flags
 }
 
+// startName is what the candidate started from: the stub, or in a bug
+// hunt the planted code; untouched says that it was not changed.
+func (r *Record) startName(untouched bool) string {
+	switch {
+	case r.Hunt != nil && untouched:
+		return "untouched planted code"
+	case r.Hunt != nil:
+		return "planted code"
+	case untouched:
+		return "untouched stub"
+	}
+	return "stub"
+}
+
 func writeFlags(b *strings.Builder, r *Record) {
 	flags := Flags(r)
 	if len(flags) == 0 {
-		fmt.Fprintf(b, "**Check first:** nothing to flag (no give-up, no reference shown, no hint before the start, started from the stub, race check on).\n\n")
+		fmt.Fprintf(b, "**Check first:** nothing to flag (no give-up, no reference shown, no hint before the start, started from the %s, race check on).\n\n", r.startName(false))
 		return
 	}
 	fmt.Fprintf(b, "**Check first:**\n\n")
@@ -168,7 +196,11 @@ func writeFacts(b *strings.Builder, r *Record, id string) {
 		if h.Fixed != nil {
 			fixed = "fixed after " + ClockText(*h.Fixed)
 		}
-		fmt.Fprintf(b, "- **Bug hunt:** %s · planted mistake (%s): %s\n  Bug report given: %s\n", fixed, escape.Code(h.Mutant), escape.Inline(h.Mistake), escape.Inline(h.Symptom))
+		if h.Mutant == "" { // planted when its kit was packed: the kit does not know
+			fmt.Fprintf(b, "- **Bug hunt:** %s · planted when the kit was packed (the mistake and its fix: the answers file written beside the kit)\n  Bug report given: %s\n", fixed, escape.Inline(h.Symptom))
+		} else {
+			fmt.Fprintf(b, "- **Bug hunt:** %s · planted mistake (%s): %s\n  Bug report given: %s\n", fixed, escape.Code(h.Mutant), escape.Inline(h.Mistake), escape.Inline(h.Symptom))
+		}
 	}
 	fmt.Fprintf(b, "- **Grades:** %s\n", gradesText(r))
 	if g := r.last(); g != nil {
@@ -220,6 +252,9 @@ func gradesText(r *Record) string {
 	}
 	if n["end"] > 0 {
 		parts = append(parts, "1 of an edit not yet graded at the end")
+	}
+	if n["plant"] > 0 {
+		parts = append(parts, fmt.Sprintf("%s of a bug hunt's planted code", count(n["plant"], "")))
 	}
 	s := fmt.Sprintf("%d", len(gs))
 	if len(parts) > 0 {
@@ -310,13 +345,21 @@ func eventText(r *Record, e Event) string {
 	case KindAnswered:
 		return "questions answered: the decisions shown"
 	case KindGrade:
+		if e.Via == "plant" {
+			return fmt.Sprintf("a bug hunt planted with `bughunt %s`, not a save: %s", id, score(e.Grade))
+		}
 		return gradeVia[e.Via] + ": " + score(e.Grade)
 	case KindHint:
 		return fmt.Sprintf("hint %d of %d, %s", e.Hint, r.Hints, viaText[e.Via])
 	case KindDecisions:
 		return fmt.Sprintf("decisions read with `decisions %s`", id)
 	case KindGaveUp:
+		if e.Via == "bughunt" {
+			return fmt.Sprintf("gave up: a bug hunt planted with `bughunt %s` before a pass", id)
+		}
 		return fmt.Sprintf("gave up: `solution %s --give-up`", id)
+	case KindHuntGaveUp:
+		return fmt.Sprintf("gave up the bug hunt: `bughunt %s --give-up`", id)
 	case KindSolution:
 		return fmt.Sprintf("the reference shown by `solution %s`", id)
 	case KindEnd:
@@ -444,11 +487,11 @@ func writeCode(b *strings.Builder, r *Record, g *Grade) {
 	fmt.Fprintf(b, "Files: %s · fingerprint %s (the full code is in the record's JSON).\n\n", escape.Inline(strings.Join(names, ", ")), escape.Code(g.Fingerprint.Code))
 	switch {
 	case r.Diff != "":
-		fmt.Fprintf(b, "Its diff from the stub:\n\n%s", escape.Block(r.Diff, "diff"))
+		fmt.Fprintf(b, "Its diff from the %s:\n\n%s", r.startName(false), escape.Block(r.Diff, "diff"))
 	case r.StartCode == StartUnknown:
-		fmt.Fprintf(b, "Its diff from the stub is not known: no git history to read the stub from.\n")
+		fmt.Fprintf(b, "Its diff from the %s is not known: no git history to read it from.\n", r.startName(false))
 	default:
-		fmt.Fprintf(b, "It is the untouched stub.\n")
+		fmt.Fprintf(b, "It is the %s.\n", r.startName(true))
 	}
 }
 

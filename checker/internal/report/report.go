@@ -74,6 +74,9 @@ type Style struct {
 	// Verbose, one line names the command that shows what the code printed
 	// (make check EX=06 V=1). "" names none.
 	Verb string
+	// Review: someone else's work is graded (regrade), for the one who
+	// grades it: no advice for the learner (hints, what to do next).
+	Review bool
 }
 
 func (s Style) paint(code, text string) string {
@@ -132,7 +135,9 @@ func Text(w io.Writer, r *grade.Result, s Style) {
 		fmt.Fprintf(w, " · bonus %d/%d", bonus, btotal)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Next: %s\n", next(r, s))
+	if !s.Review {
+		fmt.Fprintf(w, "Next: %s\n", next(r, s))
+	}
 }
 
 // gateMark is the mark before a gate in each state.
@@ -208,7 +213,7 @@ func failureText(w io.Writer, k catalog.Kata, it grade.ItemResult, s Style) {
 	if luck := luckNote(it, k, s); luck != "" {
 		fmt.Fprintf(w, "        %s\n", luck)
 	}
-	if hs := k.HintsFor(it.ID); len(hs) > 0 {
+	if hs := k.HintsFor(it.ID); len(hs) > 0 && !s.Review {
 		advice := fmt.Sprintf("hint: make hint EX=%s N=%d", k.ID(), hs[0])
 		if s.Interview {
 			advice = fmt.Sprintf("hint %d covers it: type hint", hs[0])
@@ -247,7 +252,7 @@ func luckNote(it grade.ItemResult, k catalog.Kata, s Style) string {
 	default:
 		why = "its scenarios vary from run to run, so one run can pass by luck"
 	}
-	if s.Interview {
+	if s.Interview || s.Review {
 		return why + "."
 	}
 	return fmt.Sprintf("%s; after a fix, make check EX=%s REPEAT=20", why, k.ID())

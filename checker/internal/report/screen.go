@@ -243,6 +243,10 @@ func huntVerdict(w io.Writer, k catalog.Kata, h *session.Hunt, passed, timed boo
 		if a := h.Again; a != nil {
 			fmt.Fprintf(w, "\nChecked your fix %d more times: it passed all %d runs.\n", session.HuntRepeat, a.Runs)
 		}
+		if h.Packed { // the kit does not know what was planted
+			fmt.Fprintf(w, "\nBug hunt solved: you found and fixed the planted mistake.\n")
+			return
+		}
 		fmt.Fprintf(w, "\nBug hunt solved: you found and fixed the planted mistake (%s).\n  The mistake: %s\n", h.Mutant, h.Mistake)
 		if h.Why != "" {
 			fmt.Fprintf(w, "\nWhy it matters, from WHY.md:\n\n%s\n", h.Why)

@@ -22,3 +22,19 @@ func FakeGradesWith(g *Grader, f func(ctx context.Context, k catalog.Kata, opt g
 		return f(ctx, k, opt), nil
 	}
 }
+
+// PlantedDuring reports, for each grade of gs in turn, whether an
+// interview of kata k that planted hunt itself (nil: none) takes it for
+// the grade of a bug hunt planted during the session (plantedNow).
+func PlantedDuring(k catalog.Kata, hunt *Planted, gs ...Graded) []bool {
+	r := &interviewer{InterviewRun: InterviewRun{Kata: k}, iv: &Interview{Hunt: hunt}}
+	var out []bool
+	for _, g := range gs {
+		out = append(out, r.plantedNow(g))
+	}
+	return out
+}
+
+// MergedEvents is mergedEvents: interview iv's events with those of the
+// state file's progress p.
+var MergedEvents = mergedEvents

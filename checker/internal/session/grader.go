@@ -44,6 +44,9 @@ func (g *Grader) Grade(ctx context.Context, k catalog.Kata) (*grade.Result, erro
 			return nil, err
 		}
 	}
+	if _, err := startPacked(g.Root, k, g.now(), false); err != nil {
+		g.emit(Warning{"bug hunt: " + err.Error()})
+	}
 	code, fp, fpErr := fingerprint.Read(k.Exercise)
 	r, err := g.grade(ctx, k, g.Options)
 	if err != nil {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/exercise"
+	"gokata/checker/internal/gofiles"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
@@ -28,7 +30,10 @@ const HuntRepeat = 20
 // (checker bughunt): once Fixed, the hunt is solved and the planted
 // mistake can be named.
 type Hunt struct {
-	Mutant  string
+	Mutant string
+	// Packed: the hunt was planted when its kit was packed, and the kit
+	// knows neither the mutant nor the mistake (hunt.Packed).
+	Packed  bool
 	Mistake string   // the mutant's Mistake line: shown once Fixed
 	Why     string   // the WHY.md paragraph about it; "" when none is named
 	Fixed   bool     // this grade, and its runs again, show the mistake fixed: the hunt is solved
@@ -77,7 +82,7 @@ func (g *Grader) hunt(ctx context.Context, k catalog.Kata, r *grade.Result) (*Hu
 	if err != nil {
 		return nil, err
 	}
-	out := &Hunt{Mutant: b.Name, Fixed: hunt.Fixed(b, r)}
+	out := &Hunt{Mutant: b.Name, Packed: b.Name == hunt.PackedName, Fixed: hunt.Fixed(b, r)}
 	for _, it := range k.Bonus {
 		for _, f := range b.Fails {
 			if f == it.ID {
@@ -115,8 +120,20 @@ func (g *Grader) hunt(ctx context.Context, k catalog.Kata, r *grade.Result) (*Hu
 	return out, state.Progress{Root: g.Root}.SolveHunt(k.Slug, now)
 }
 
-// HuntBug reads the mutant named name of kata k as a bug hunt sees it.
+// HuntBug reads the mutant named name of kata k as a bug hunt sees it; a
+// hunt planted when its kit was packed (hunt.PackedName) as the kit knows
+// it.
 func HuntBug(k catalog.Kata, name string) (hunt.Bug, error) {
+	if name == hunt.PackedName {
+		p, err := hunt.ReadPacked(k.Solution)
+		switch {
+		case err != nil:
+			return hunt.Bug{}, err
+		case p == nil:
+			return hunt.Bug{}, fmt.Errorf("%s has no bug hunt planted when its kit was packed", k.Slug)
+		}
+		return p.Bug(), nil
+	}
 	m, err := mutant.Load(filepath.Join(mutant.Dir(k.Solution), name+mutant.Ext))
 	if err != nil {
 		return hunt.Bug{}, err
@@ -242,18 +259,27 @@ func huntLevel(h state.Hunt, bugs []hunt.Bug) hunt.Level {
 
 // GaveUp is what giving up a bug hunt shows: the planted mistake, the fix
 // as a diff from the planted code to the reference, and WHY.md's
-// paragraph about it ("" when none).
+// paragraph about it ("" when none). A hunt planted when its kit was
+// packed shows nothing (Packed): the kit does not know.
 type GaveUp struct {
 	Mutant, Mistake string
 	Diff, Why       string
+	Packed          bool
 }
 
 // GiveUpHunt ends the hunt under way on kata k and says what was planted;
 // nil when no hunt is under way.
 func (c *Checkout) GiveUpHunt(k catalog.Kata) (*GaveUp, error) {
+	if _, err := startPacked(c.Root, k, c.now(), false); err != nil {
+		return nil, err
+	}
 	h := c.progress().Kata(k.Slug).Hunt()
 	if h == nil {
 		return nil, nil
+	}
+	if h.Mutant == hunt.PackedName {
+		c.saved(state.Progress{Root: c.Root}.GiveUpHunt(k.Slug, c.now()))
+		return &GaveUp{Packed: true}, nil
 	}
 	b, err := HuntBug(k, h.Mutant)
 	if err != nil {
@@ -273,6 +299,59 @@ func (c *Checkout) GiveUpHunt(k catalog.Kata) (*GaveUp, error) {
 	}
 	c.saved(state.Progress{Root: c.Root}.GiveUpHunt(k.Slug, c.now()))
 	return g, nil
+}
+
+// PackedHunt is kata k's bug hunt planted when its kit was packed
+// (hunt.Packed), started in the state file if it is not under way (see
+// startPacked; always, with again, even after it was solved or given up):
+// its bug report, with the planted code as committed in the kit, or else
+// as it is now. Its mutant and mistake are not known. It is nil when k
+// has no such hunt.
+func (c *Checkout) PackedHunt(ctx context.Context, k catalog.Kata, again bool) (*Planted, error) {
+	p, err := startPacked(c.Root, k, c.now(), again)
+	if p == nil || err != nil {
+		return nil, err
+	}
+	files := c.Stub(ctx, k)
+	if files == nil {
+		files = map[string][]byte{}
+		paths, err := gofiles.Regular(k.Exercise, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range paths {
+			if files[filepath.Base(f)], err = gofiles.ReadRegular(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &Planted{Symptom: p.Symptom, Level: p.Level, Files: files, API: hunt.API(files)}, nil
+}
+
+// startPacked starts kata k's packed hunt (hunt.Packed, one planted when
+// its kit was packed) in the state file at now, unless a hunt is under
+// way or, without again, the last packed one was solved or given up: the
+// kata's code starts as that hunt, and a reset brings the planted code
+// back. It returns the packed hunt, nil when k has none.
+func startPacked(root string, k catalog.Kata, now time.Time, again bool) (*hunt.Packed, error) {
+	p, err := hunt.ReadPacked(k.Solution)
+	if p == nil || err != nil {
+		return nil, err
+	}
+	s, err := state.Progress{Root: root}.Read()
+	if err != nil {
+		return p, err
+	}
+	kp := s.Kata(k.Slug)
+	if kp.Hunt() != nil {
+		return p, nil
+	}
+	if n := len(kp.Hunts); n > 0 && !again {
+		if last := kp.Hunts[n-1]; last.Mutant == hunt.PackedName && (last.Solved != nil || last.GaveUp) {
+			return p, nil
+		}
+	}
+	return p, state.Progress{Root: root}.StartHunt(k.Slug, hunt.PackedName, string(p.Level), now, true)
 }
 
 // huntBackups lists, relative to the checkout, the files of kata k's

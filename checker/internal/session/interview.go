@@ -13,6 +13,7 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
 )
@@ -77,13 +78,15 @@ func (iv *Interview) Answered(now time.Time, decisionsRead *time.Time) {
 }
 
 // Graded takes grade e made at now, made because of via ("start", "save",
-// "end"): it counts, the items it passes for the first time get their
-// time, and the record gets it with the code it graded.
+// "end", or "plant": a bug hunt's code planted during the session): it
+// counts, the items it passes for the first time get their time (not
+// those of planted code, which the candidate did not write), and the
+// record gets it with the code it graded.
 func (iv *Interview) Graded(now time.Time, e Graded, via string) {
 	r := e.Result
 	iv.Last, iv.Grades = r, iv.Grades+1
 	for _, it := range r.Items {
-		if _, seen := iv.FirstPass[it.ID]; it.Passed() && !seen {
+		if _, seen := iv.FirstPass[it.ID]; it.Passed() && !seen && via != "plant" {
 			iv.FirstPass[it.ID] = now.Sub(iv.Start)
 		}
 	}
@@ -298,6 +301,7 @@ type interviewer struct {
 	emitter emitter
 	via     string // what made the grade under way: start, save, end, or final
 	timer   *clock.Timer
+	planted string // the mutant of the last hunt a grade found planted during the session
 }
 
 // RunInterview runs a timed interview: InterviewStarted, a pause for the
@@ -327,6 +331,9 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	case <-r.lines: // Enter, or the end of input
 	}
 	r.iv.Answered(r.Clock.Now(), progress(root, r.emitter).Kata(k.Slug).DecisionsRead)
+	if err := (state.Progress{Root: root}).ShowDecisions(k.Slug, r.Clock.Now().Truncate(time.Second)); err != nil {
+		r.emit(Warning{"progress not saved: " + err.Error()})
+	}
 	r.emit(briefing(k, rel(root, k.Exercise)))
 	grader := *run.Grader
 	grader.Emit, grader.Left = r.graded, func() time.Duration { return r.iv.Left(r.Clock.Now()) }
@@ -429,9 +436,34 @@ func (r *interviewer) graded(e Event) {
 			r.iv.FinalGraded(r.Clock.Now(), g, cpu)
 			return
 		}
-		r.iv.Graded(r.Clock.Now(), g, r.via)
+		via := r.via
+		if via == "save" && r.plantedNow(g) {
+			via = "plant"
+		}
+		r.iv.Graded(r.Clock.Now(), g, via)
 	}
 	r.emit(e)
+}
+
+// plantedNow reports whether grade g, made after a save, graded the code
+// of a bug hunt planted during the session (bughunt in another terminal):
+// the first grade of a hunt's code that the interview did not plant
+// itself is no save of the candidate's.
+func (r *interviewer) plantedNow(g Graded) bool {
+	h := g.Hunt
+	if h == nil || h.Packed || h.Mutant == r.planted || (r.iv.Hunt != nil && r.iv.Hunt.Mutant == h.Mutant) {
+		return false
+	}
+	b, err := HuntBug(r.Kata, h.Mutant)
+	if err != nil {
+		return false
+	}
+	files, err := hunt.Plant(r.Kata.Solution, b)
+	if err != nil || !sameFiles(files, g.Code) {
+		return false
+	}
+	r.planted = h.Mutant
+	return true
 }
 
 // typed handles a line typed; ok is false at the end of input, after

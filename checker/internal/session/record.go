@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/state"
@@ -14,7 +15,7 @@ import (
 // toRecord is the ended interview as its record: the session's events, with
 // what the state file p knows merged in (hints read with the hint verb,
 // before or during the session; the decisions read; a give-up; the
-// reference shown), in time order.
+// reference shown; a bug hunt given up during the session), in time order.
 func (r *interviewer) toRecord(p *state.Kata) *record.Record {
 	iv := r.iv
 	rec := newRecord(iv, r.Kata)
@@ -68,7 +69,16 @@ func mergedEvents(iv *Interview, p *state.Kata) []record.Event {
 		events = append(events, record.Event{At: *p.DecisionsRead, Kind: record.KindDecisions})
 	}
 	if p.GaveUp && p.GaveUpAt != nil {
-		events = append(events, record.Event{At: *p.GaveUpAt, Kind: record.KindGaveUp})
+		events = append(events, record.Event{At: *p.GaveUpAt, Kind: record.KindGaveUp, Via: p.GaveUpVia})
+	}
+	for _, h := range p.Hunts { // kept across resets: only this session's give-ups are the candidate's
+		if h.GaveUp && h.Ended != nil && !h.Ended.Before(iv.Start) {
+			e := record.Event{At: *h.Ended, Kind: record.KindHuntGaveUp}
+			if h.Mutant == hunt.PackedName {
+				e.Via = "packed"
+			}
+			events = append(events, e)
+		}
 	}
 	if p.SolutionShown != nil && (p.GaveUpAt == nil || !p.SolutionShown.Equal(*p.GaveUpAt)) {
 		events = append(events, record.Event{At: *p.SolutionShown, Kind: record.KindSolution})

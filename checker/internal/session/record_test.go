@@ -177,7 +177,7 @@ func TestInterviewRecord(t *testing.T) {
 			kinds = append(kinds, e.Kind+"/"+e.Via)
 		}
 		assert.Equal(t, []string{
-			"decisions/", "hint/hint", "give-up/", // before the start, from the state file
+			"decisions/", "hint/hint", "give-up/solution", // before the start, from the state file
 			"start/", "answered/", "grade/start", "grade/save", "hint/interview", "hint/hint",
 			"grade/save", "grade/save", "grade/save", "end/done", "grade/end", "final/",
 		}, kinds)

@@ -31,10 +31,12 @@ func (c *Checkout) Hint(k catalog.Kata, n int) (int, error) {
 
 // ReadDecisions notes that the learner read kata k's decisions: an
 // interview's scorecard says whether that came before the interview
-// showed them.
-func (c *Checkout) ReadDecisions(k catalog.Kata) {
+// showed them. It reports whether the reading counts as early: no
+// interview had shown them before the first reading.
+func (c *Checkout) ReadDecisions(k catalog.Kata) (early bool) {
 	now := c.now().Truncate(time.Second) // in its zone, as the record shows it
 	c.saved(state.Progress{Root: c.Root}.ReadDecisions(k.Slug, now))
+	return c.progress().Kata(k.Slug).ReadEarly()
 }
 
 // Reference is what the solution verb shows of a kata.

@@ -58,6 +58,12 @@ func (p Progress) ReadDecisions(slug string, now time.Time) error {
 	return p.apply(func(s *State) { s.ReadDecisions(slug, now) })
 }
 
+// ShowDecisions notes that an interview showed the kata's decisions
+// (State.ShowDecisions).
+func (p Progress) ShowDecisions(slug string, now time.Time) error {
+	return p.apply(func(s *State) { s.ShowDecisions(slug, now) })
+}
+
 // ShowSolution notes that the solution verb showed the reference
 // (State.ShowSolution).
 func (p Progress) ShowSolution(slug string, now time.Time, giveUp bool) error {
@@ -90,7 +96,7 @@ func (k *Kata) HuntGivesUp(interview bool) bool {
 func (s *State) StartHunt(slug, mutant, level string, now time.Time, interview bool) {
 	k := s.Kata(slug)
 	if k.HuntGivesUp(interview) {
-		k.GaveUp, k.GaveUpAt = true, &now
+		k.GaveUp, k.GaveUpAt, k.GaveUpVia = true, &now, GaveUpBughunt
 	}
 	k.Last = nil
 	k.startHunt(mutant, level, now)
@@ -104,12 +110,32 @@ func (s *State) ReadDecisions(slug string, now time.Time) {
 	}
 }
 
+// The verbs that give up on a kata (Kata.GaveUpVia).
+const (
+	GaveUpSolution = "solution" // solution --give-up
+	GaveUpBughunt  = "bughunt"  // a bug hunt planted before any pass: its code is nearly the reference
+)
+
+// ShowDecisions notes the first time an interview showed the kata's
+// decisions; later ones change nothing.
+func (s *State) ShowDecisions(slug string, now time.Time) {
+	if k := s.Kata(slug); k.DecisionsShown == nil {
+		k.DecisionsShown = &now
+	}
+}
+
+// ReadEarly reports whether the decisions verb showed the kata's decisions
+// before any interview did: what an interview's scorecard flags.
+func (k *Kata) ReadEarly() bool {
+	return k.DecisionsRead != nil && (k.DecisionsShown == nil || k.DecisionsRead.Before(*k.DecisionsShown))
+}
+
 // ShowSolution notes the first time the reference was shown; with
 // giveUp, before any pass, the learner gave up on the kata.
 func (s *State) ShowSolution(slug string, now time.Time, giveUp bool) {
 	k := s.Kata(slug)
 	if giveUp && !k.GaveUp && !k.PassedOnce {
-		k.GaveUp, k.GaveUpAt = true, &now
+		k.GaveUp, k.GaveUpAt, k.GaveUpVia = true, &now, GaveUpSolution
 	}
 	if k.SolutionShown == nil {
 		k.SolutionShown = &now

@@ -26,8 +26,10 @@
 //	                             // "alone", "afterSolution"; omitted when it did not
 //	      "hintsShown": 2,       // the highest hint number shown
 //	      "decisionsRead": "2026-03-01T09:12:00Z", // when decisions NN first showed them
+//	      "decisionsShown": "…", // when an interview first showed them
 //	      "gaveUp": false,       // solution --give-up was run
 //	      "gaveUpAt": "…",       // when (omitted in files written before it)
+//	      "gaveUpVia": "bughunt", // how: solution, or a bug hunt planted before a pass
 //	      "solutionShown": "…",  // when solution NN first showed the reference
 //	      "hintLog": [{"n": 1, "at": "2026-03-01T09:20:00+01:00", "via": "hint"}]
 //	                             // every hint shown, by the hint verb or an interview
@@ -108,9 +110,16 @@ type Kata struct {
 	// DecisionsRead is when the decisions verb first showed the kata's
 	// decisions (an interview's own reveal is not counted); nil: never.
 	DecisionsRead *time.Time `json:"decisionsRead,omitempty"`
+	// DecisionsShown is when an interview first showed the kata's
+	// decisions, since the last reset; nil: none has.
+	DecisionsShown *time.Time `json:"decisionsShown,omitempty"`
 	// GaveUpAt is when solution --give-up was first run; nil in files
 	// written before it was kept, or without a give-up.
 	GaveUpAt *time.Time `json:"gaveUpAt,omitempty"`
+	// GaveUpVia is the verb that gave up: GaveUpSolution, or
+	// GaveUpBughunt for a hunt planted on a kata not passed; "" in files
+	// written before it was kept (solution).
+	GaveUpVia string `json:"gaveUpVia,omitempty"`
 	// SolutionShown is when the solution verb first showed the reference.
 	SolutionShown *time.Time `json:"solutionShown,omitempty"`
 	// HintLog is every hint shown, in order: an interview's record lists

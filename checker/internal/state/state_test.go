@@ -179,6 +179,30 @@ func TestProgressRules(t *testing.T) {
 		assert.True(t, k.GaveUp, "a give-up before any pass")
 		assert.Equal(t, t0.Add(time.Hour), *k.GaveUpAt)
 	})
+	t.Run("decisions read after an interview showed them are not read early", func(t *testing.T) {
+		for _, tc := range []struct {
+			name        string
+			read, shown []time.Duration // from t0, in the order done
+			early       bool
+		}{
+			{"never read", nil, []time.Duration{0}, false},
+			{"read, no interview", []time.Duration{0}, nil, true},
+			{"read, then an interview", []time.Duration{0}, []time.Duration{time.Minute}, true},
+			{"an interview, then read", []time.Duration{time.Minute}, []time.Duration{0}, false},
+			{"an interview, read, another interview", []time.Duration{time.Minute}, []time.Duration{0, time.Hour}, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := &state.State{}
+				for _, d := range tc.shown {
+					s.ShowDecisions("06-retry", t0.Add(d))
+				}
+				for _, d := range tc.read {
+					s.ReadDecisions("06-retry", t0.Add(d))
+				}
+				assert.Equal(t, tc.early, s.Kata("06-retry").ReadEarly())
+			})
+		}
+	})
 	t.Run("a give-up after a pass is not one", func(t *testing.T) {
 		s := &state.State{}
 		s.Record("06-retry", state.Grade{Fingerprint: "f", Required: 7, RequiredTotal: 7, Passed: true})

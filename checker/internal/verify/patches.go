@@ -109,7 +109,7 @@ func savedPatch(dir, f, refName string, refData []byte) (string, []byte, error) 
 	}
 	patch, err := mutant.Format(map[string][]byte{refName: refData}, []mutant.Source{{Name: refName, Data: src}})
 	if err != nil {
-		return "", nil, &UsageError{Msg: fmt.Sprintf("%s: %v", f, err), Try: "checker mutant 06 clksleep > clksleep.go, edit it, then checker mutant --save 06 clksleep.go"}
+		return "", nil, &UsageError{Msg: fmt.Sprintf("%s: %v", f, err), Try: "checker mutant 06 NAME > NAME.go, edit it, then checker mutant --save 06 NAME.go"}
 	}
 	p, err := mutant.Parse(name, patch)
 	if err != nil {
