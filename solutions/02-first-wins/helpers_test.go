@@ -115,7 +115,7 @@ func testPhantomFailure(fn, msg string, failed []string) string {
 		}
 		did := "it had returned no error: still running, not started, or it succeeded"
 		if i < len(failed) && failed[i] != "" {
-			did = fmt.Sprintf("its error is %q", failed[i])
+			did = fmt.Sprintf("it returned %q", failed[i])
 		}
 		return fmt.Sprintf("it reports a failure that never happened: %q is not what replica %d returned (%s). Put "+
 			"in the error only the errors the replicas returned before %s did, each tagged with its replica's index "+
