@@ -364,5 +364,13 @@ func TestB2_ExploreEveryReplyIsWhatTheReplicaReturned(t *testing.T) {
 		{answers: true, at: 3 * unit, kind: testCollectOK, honours: true},
 	}}
 	katatest.Run(t, func(h *katatest.H) { fixed.play(h) })
+	// Always: a failure in time, then the timeout with a replica still
+	// silent, whose Reply reports only the timeout, not that failure.
+	silent := testCollectScenario{timeout: 3 * unit, reps: []testCollectReplica{
+		{answers: true, at: unit, kind: testCollectFail},
+		{answers: false, honours: true},
+		{answers: true, at: 2 * unit, kind: testCollectWrapped},
+	}}
+	katatest.Run(t, func(h *katatest.H) { silent.play(h) })
 	katatest.Explore(t, 16, testDrawCollect, func(h *katatest.H, s testCollectScenario) { s.play(h) })
 }
