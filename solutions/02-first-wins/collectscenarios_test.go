@@ -336,6 +336,20 @@ func (s testCollectScenario) checkReplies(h *katatest.H, replies, got []Reply[st
 				return false
 			}
 		}
+		for j, want := range replies {
+			if s.answered(j) && want.Err != nil && errors.Is(g.Err, want.Err) {
+				h.Errorf("Collect returned Reply{%q, %v}: %s, and its Err carries the error of replica %d (%v): it "+
+					"reports a failure replica %d never had. A missing reply's Err is what ended Collect (the "+
+					"timeout or ctx.Err()), nothing another replica returned", g.Value, g.Err, what, j, want.Err, i)
+				return false
+			}
+		}
+		if g.Err != nil && strings.Contains(g.Err.Error(), "%!") {
+			h.Errorf("Collect returned Reply{%q, %v}: %s, and its Err's text holds a fmt verb given a nil or "+
+				"wrong operand: build a missing reply's Err from what ended Collect (the timeout or ctx.Err()) "+
+				"alone", g.Value, g.Err, what)
+			return false
+		}
 	}
 	return true
 }
@@ -350,5 +364,13 @@ func TestB2_ExploreEveryReplyIsWhatTheReplicaReturned(t *testing.T) {
 		{answers: true, at: 3 * unit, kind: testCollectOK, honours: true},
 	}}
 	katatest.Run(t, func(h *katatest.H) { fixed.play(h) })
+	// Always: a failure in time, then the timeout with a replica still
+	// silent, whose Reply reports only the timeout, not that failure.
+	silent := testCollectScenario{timeout: 3 * unit, reps: []testCollectReplica{
+		{answers: true, at: unit, kind: testCollectFail},
+		{answers: false, honours: true},
+		{answers: true, at: 2 * unit, kind: testCollectWrapped},
+	}}
+	katatest.Run(t, func(h *katatest.H) { silent.play(h) })
 	katatest.Explore(t, 16, testDrawCollect, func(h *katatest.H, s testCollectScenario) { s.play(h) })
 }

@@ -463,6 +463,8 @@ type testHedgeRun struct {
 	mu   sync.Mutex
 	at   []time.Duration // when replica i was called; -1: not called
 	errs []error
+	// failed is the text of the error replica i returned; "" for none.
+	failed []string
 }
 
 func (run *testHedgeRun) starts() []time.Duration {
@@ -483,19 +485,26 @@ func (s testHedgeScenario) play(h *katatest.H) {
 		return
 	}
 	n := len(s.reps)
-	run := &testHedgeRun{h: h, at: make([]time.Duration, n)}
+	run := &testHedgeRun{h: h, at: make([]time.Duration, n), failed: make([]string, n)}
 	gates := make([]*katatest.Gate, n)
 	calls := make([]func(context.Context) (string, error), n)
 	for i, rep := range s.reps {
 		run.at[i] = -1
 		run.errs = append(run.errs, s.err(i))
 		gates[i] = h.Gate()
-		calls[i] = func(ctx context.Context) (string, error) {
+		calls[i] = func(ctx context.Context) (v string, err error) {
 			run.mu.Lock()
 			if run.at[i] < 0 {
 				run.at[i] = h.Elapsed()
 			}
 			run.mu.Unlock()
+			defer func() {
+				if err != nil {
+					run.mu.Lock()
+					run.failed[i] = err.Error()
+					run.mu.Unlock()
+				}
+			}()
 			if rep.after > 0 {
 				hold := context.Background()
 				if rep.honours {
@@ -818,6 +827,13 @@ func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *tes
 			}
 			prev += at + len(tag)
 		}
+	}
+	run.mu.Lock()
+	failed := slices.Clone(run.failed)
+	run.mu.Unlock()
+	if why := testPhantomFailure("Hedge", got.err.Error(), failed); why != "" {
+		h.Errorf("Hedge returned %q %s: %s", got.err, when, why)
+		return false
 	}
 	return true
 }

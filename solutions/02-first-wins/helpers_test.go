@@ -7,6 +7,9 @@ package firstwins
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,4 +95,37 @@ func testNoTimerLeft(h *katatest.H, what, when string) bool {
 		return false
 	}
 	return true
+}
+
+// testReplicaTag is the tag the README puts on each replica's error.
+var testReplicaTag = regexp.MustCompile(`replica (\d+): `)
+
+// testPhantomFailure says how the error text msg, returned by fn (First or
+// Hedge), reports a failure that never happened, or "" when it reports
+// none: each "replica i: " tag must be followed by the text of the error
+// replica i returned (failed[i]; "" when it returned none: still running,
+// never started, or it succeeded), and no fmt verb may have been given a
+// nil or wrong operand.
+func testPhantomFailure(fn, msg string, failed []string) string {
+	for _, m := range testReplicaTag.FindAllStringSubmatchIndex(msg, -1) {
+		i, _ := strconv.Atoi(msg[m[2]:m[3]])
+		rest, _, _ := strings.Cut(msg[m[1]:], "\n")
+		if i < len(failed) && failed[i] != "" && strings.HasPrefix(rest, failed[i]) {
+			continue
+		}
+		did := "it had returned no error: still running, not started, or it succeeded"
+		if i < len(failed) && failed[i] != "" {
+			did = fmt.Sprintf("it returned %q", failed[i])
+		}
+		return fmt.Sprintf("it reports a failure that never happened: %q is not what replica %d returned (%s). Put "+
+			"in the error only the errors the replicas returned before %s did, each tagged with its replica's index "+
+			"as it arrives (fmt.Errorf(\"replica %%d: %%w\", i, err)); never tag the slot of a replica that has not "+
+			"failed (a nil error prints as %%!w(<nil>))", msg[m[0]:m[1]]+rest, i, did, fn)
+	}
+	if k := strings.Index(msg, "%!"); k >= 0 {
+		bad, _, _ := strings.Cut(msg[k:], "\n")
+		return fmt.Sprintf("its text holds %q, a fmt verb given a nil or wrong operand: it reports a failure that "+
+			"never happened; join only the errors the replicas returned", bad)
+	}
+	return ""
 }

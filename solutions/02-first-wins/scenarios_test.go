@@ -317,12 +317,13 @@ type testReps struct {
 	started  []bool
 	returned []bool
 	viaCtx   []bool
+	failed   []string // the text of the error replica i returned; "" for none
 }
 
 func testNewReps(h *katatest.H, s *testFirstScenario) *testReps {
 	n := len(s.reps)
 	rs := &testReps{s: s, h: h, ctxs: make([]context.Context, n), started: make([]bool, n),
-		returned: make([]bool, n), viaCtx: make([]bool, n)}
+		returned: make([]bool, n), viaCtx: make([]bool, n), failed: make([]string, n)}
 	for _, r := range s.reps {
 		var err error
 		switch r.kind {
@@ -362,6 +363,9 @@ func (rs *testReps) call(i int, ctx context.Context) (v string, err error) {
 	defer func() {
 		rs.mu.Lock()
 		rs.returned[i], rs.viaCtx[i] = true, via
+		if err != nil {
+			rs.failed[i] = err.Error()
+		}
 		rs.mu.Unlock()
 	}()
 	if r.at > 0 {
@@ -375,7 +379,7 @@ func (rs *testReps) call(i int, ctx context.Context) (v string, err error) {
 		case <-t.C:
 		case <-done:
 			via = true
-			return "", fmt.Errorf("replica %d: %w", i, ctx.Err())
+			return "", fmt.Errorf("gave up: %w", ctx.Err())
 		}
 	}
 	if r.ok {
@@ -389,12 +393,14 @@ type testRepsView struct {
 	started  []bool
 	returned []bool
 	viaCtx   []bool
+	failed   []string
 }
 
 func (rs *testReps) view() testRepsView {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	return testRepsView{slices.Clone(rs.ctxs), slices.Clone(rs.started), slices.Clone(rs.returned), slices.Clone(rs.viaCtx)}
+	return testRepsView{slices.Clone(rs.ctxs), slices.Clone(rs.started), slices.Clone(rs.returned), slices.Clone(rs.viaCtx),
+		slices.Clone(rs.failed)}
 }
 
 // testGot is what First returned, read on the caller's goroutine the
@@ -769,6 +775,9 @@ func (s testFirstScenario) checkSoFar(h *katatest.H, req string, t time.Duration
 				"%v, after First returned", when, got.msg, i, r.at)
 		}
 	}
+	if why := testPhantomFailure("First", got.msg, c.rs.view().failed); why != "" {
+		return s.report(h, req, "%s First returned %q: %s", when, got.msg, why)
+	}
 	return true
 }
 
@@ -794,6 +803,9 @@ func (s testFirstScenario) checkAllFailed(h *katatest.H, c *testFirstCaller, got
 				"error with its index in calls, in the order of calls (%q next), whatever order they failed in", got.msg, tag)
 		}
 		prev += at + len(tag)
+	}
+	if why := testPhantomFailure("First", got.msg, c.rs.view().failed); why != "" {
+		return s.report(h, "R2", "every replica failed and First returned %q: %s", got.msg, why)
 	}
 	return true
 }
