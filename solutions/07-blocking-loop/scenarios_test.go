@@ -863,9 +863,20 @@ func (p *testPlay) quiet(when string) bool {
 					p.s.maxInFlight)
 				return false
 			}
-			if n := len(p.waiting()); n > 0 && running == 0 && stats.Queued == 0 {
-				h.Errorf("%s, %d Get(s) still waited with no lookup running or queued: a miss needs a lookup that "+
-					"answers it", when, n)
+			if w := p.waiting(); len(w) > 0 && running == 0 && stats.Queued == 0 {
+				keys, blank := map[string]bool{}, ""
+				var names []string
+				for _, g := range w {
+					if !keys[g.key] {
+						keys[g.key] = true
+						names = append(names, fmt.Sprintf("%q", g.key))
+					}
+				}
+				if keys[""] {
+					blank = `; "" is a key like any other: never let the empty string stand for "no key waiting"`
+				}
+				h.Errorf("%s, %d Get(s) of %s still waited with no lookup running or queued: a miss needs a lookup "+
+					"that answers it%s", when, len(w), strings.Join(names, ", "), blank)
 				return false
 			}
 		}
@@ -928,8 +939,9 @@ func testEmptyHint(v string) string {
 	if v != "" {
 		return ""
 	}
-	return `; its value is "", a value like any other: a key is cached once its value is stored, whatever the ` +
-		`value, so tell a hit from a miss by the key's presence in the map (v, ok := values[key]), not by the value`
+	return `; its value is "", a value like any other: store it, and a key is cached once its value is stored, ` +
+		`whatever the value, so tell a hit from a miss by the key's presence in the map (v, ok := values[key]), not ` +
+		`by the value`
 }
 
 // ticked checks the heartbeats of the clock's last move.
@@ -1318,7 +1330,8 @@ func (p *testPlay) cleanup() {
 }
 
 // testFixedScenarios are played by every explored test besides the drawn
-// ones: three held misses at MaxInFlight 2 while the clock moves a Tick,
+// ones: three held misses and one of the key "" at MaxInFlight 2 while the
+// clock moves a Tick,
 // then they answer, the newest running one first, one while a Get of a
 // cached key arrives. The first lookup of JPY fails with an error that
 // wraps context.Canceled while the cache runs, and a partial value beside
@@ -1333,7 +1346,7 @@ var testFixedScenarios = []testScenario{{
 		"CHF": {empty: true}},                                 // its value is ""
 	steps: []testScnStep{
 		{kind: testStepGets, keys: []string{"CHF"}},
-		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY"}},
+		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY", ""}},
 		{kind: testStepTick, advance: time.Second},
 		{kind: testStepRelease, picks: []int{1}},
 		{kind: testStepReleaseWithHit},
