@@ -439,8 +439,8 @@ func (p *testSharePlay) check(when string) bool {
 	}
 	for _, k := range testShareKeys {
 		if got, want := p.be.calls(k), p.lookups[k]; got > want && p.stored[k] {
-			h.Errorf("%d lookup(s) of %q started by %s; want %d: a Get of %q, whose value a lookup had found and the "+
-				"loop stored, asked the backend again instead of answering from the map%s", got, k, when, want, k,
+			h.Errorf("%d lookup(s) of %q started by %s; want %d: a Get of %q, whose value a lookup had found, "+
+				"asked the backend again instead of answering from the map%s", got, k, when, want, k,
 				testEmptyHint(p.values[k]))
 			return false
 		} else if got > want {
