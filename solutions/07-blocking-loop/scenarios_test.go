@@ -918,6 +918,12 @@ func (p *testPlay) quiet(when string) bool {
 			h.Errorf("Stats returned %v %s, while Run runs; want the loop's Stats", err, when)
 			return false
 		}
+		if st.Entries > len(p.stored) {
+			h.Errorf("%s, Stats.Entries is %d, but lookups had found a value (with a nil error) for only %d key(s): "+
+				"a failed lookup stores nothing, whatever value comes beside its error; store a value only when its "+
+				"lookup returned a nil error", when, st.Entries, len(p.stored))
+			return false
+		}
 		if st.Hits-stats.Hits != len(p.stored) || st.Misses != stats.Misses || st.Entries != len(p.stored) {
 			empty := ""
 			for _, v := range p.stored {
@@ -1181,6 +1187,12 @@ func (p *testPlay) kept() bool {
 			}
 		}
 		before := p.be.calls(k)
+		if before == 0 && k == "" {
+			h.Errorf("Get(%q) missed%s, but no lookup of %q ever ran, even once every other lookup had "+
+				"returned: \"\" is a key like any other; never let the empty string stand for \"no key waiting\"",
+				k, left, k)
+			return false
+		}
 		if before == 0 {
 			h.Errorf("Get(%q) missed%s, but no lookup of %q ever ran, even once every other lookup had "+
 				"returned: a miss's lookup goes on whoever still waits for it. A caller who gives up only stops "+
