@@ -859,12 +859,12 @@ func (p *testPlay) quiet(when string) bool {
 			}
 			if stats.Queued > 0 && running < p.limit {
 				h.Errorf("%s, %d lookup(s) were queued while only %d of MaxInFlight %d ran: a queued miss starts "+
-					"as soon as a slot is free, when a running lookup reports back", when, stats.Queued, running,
-					p.s.maxInFlight)
+					"as soon as a slot is free, when a running lookup reports back%s", when, stats.Queued, running,
+					p.s.maxInFlight, p.blankHint())
 				return false
 			}
 			if w := p.waiting(); len(w) > 0 && running == 0 && stats.Queued == 0 {
-				keys, blank := map[string]bool{}, ""
+				keys := map[string]bool{}
 				var names []string
 				for _, g := range w {
 					if !keys[g.key] {
@@ -872,11 +872,8 @@ func (p *testPlay) quiet(when string) bool {
 						names = append(names, fmt.Sprintf("%q", g.key))
 					}
 				}
-				if keys[""] {
-					blank = `; "" is a key like any other: never let the empty string stand for "no key waiting"`
-				}
 				h.Errorf("%s, %d Get(s) of %s still waited with no lookup running or queued: a miss needs a lookup "+
-					"that answers it%s", when, len(w), strings.Join(names, ", "), blank)
+					"that answers it%s", when, len(w), strings.Join(names, ", "), p.blankHint())
 				return false
 			}
 		}
@@ -938,6 +935,18 @@ func (p *testPlay) quiet(when string) bool {
 		}
 	}
 	return true
+}
+
+// blankHint is what a message about the queue adds when a Get of the key
+// "" waits.
+func (p *testPlay) blankHint() string {
+	for _, g := range p.waiting() {
+		if g.key == "" {
+			return `; a Get of "" waits, and "" is a key like any other: never let the empty string stand for ` +
+				`"no key waiting"`
+		}
+	}
+	return ""
 }
 
 // testEmptyHint is what a message adds when the value stored is "".
