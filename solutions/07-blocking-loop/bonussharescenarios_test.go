@@ -1,7 +1,8 @@
 package blockingloop
 
 // B1, explored: misses for one key share one lookup whatever that lookup
-// returns (a value, or an error of any kind), whether they arrive together,
+// returns (a value, the empty string included, or an error of any kind,
+// with a partial value beside it or not), whether they arrive together,
 // while it runs or while it waits in the queue, whoever of its callers gives
 // up meanwhile, at any MaxInFlight and whichever running lookup answers
 // first. Every caller still waiting gets that lookup's one result, the same
@@ -46,11 +47,7 @@ func (b *testShareBackend) lookup(_ context.Context, key string) (string, error)
 	b.count[key]++
 	sp := b.spec[key]
 	l := &testShareLookup{key: key, n: b.count[key], release: make(chan struct{})}
-	if sp.fails == 2 || sp.fails == 1 && l.n == 1 {
-		l.err = testErrKinds[sp.kind].make(key, l.n)
-	} else {
-		l.value = fmt.Sprintf("v:%s#%d", key, l.n)
-	}
+	l.value, l.err = sp.result(key, l.n)
 	b.lookups = append(b.lookups, l)
 	l.released = b.over
 	b.mu.Unlock()
@@ -115,27 +112,36 @@ type testShareScenario struct {
 	steps       []testShareStep
 }
 
-var testShareKeys = []string{"EUR", "GBP", "JPY"}
+var testShareKeys = []string{"EUR", "GBP", ""}
 
 func (s testShareScenario) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "MaxInFlight %d; the backend holds every lookup until the test lets it answer (ctx or not):", s.maxInFlight)
 	for _, k := range testShareKeys {
-		switch sp := s.spec[k]; sp.fails {
+		sp := s.spec[k]
+		switch sp.fails {
 		case 0:
-			fmt.Fprintf(&b, " %s finds a value;", k)
+			fmt.Fprintf(&b, " %s finds a value", testKeyName(k))
 		case 1:
-			fmt.Fprintf(&b, " %s's first lookup fails (%s), the next ones find a value;", k, testErrKinds[sp.kind].name)
+			fmt.Fprintf(&b, " %s's first lookup fails (%s), the next ones find a value", testKeyName(k),
+				testErrKinds[sp.kind].name)
 		default:
-			fmt.Fprintf(&b, " every lookup of %s fails (%s);", k, testErrKinds[sp.kind].name)
+			fmt.Fprintf(&b, " every lookup of %s fails (%s)", testKeyName(k), testErrKinds[sp.kind].name)
 		}
+		if sp.fails != 0 && sp.partial {
+			b.WriteString(", a failed one with a partial value beside its error")
+		}
+		if sp.fails != 2 && sp.empty {
+			b.WriteString(`, the value found is ""`)
+		}
+		b.WriteString(";")
 	}
 	b.WriteString("\n  Run starts")
 	for i, st := range s.steps {
 		fmt.Fprintf(&b, "\n  step %d: ", i+1)
 		switch st.kind {
 		case testShareGets:
-			fmt.Fprintf(&b, "Get %s, each from its own goroutine (those of one key at once)", strings.Join(st.keys, ", "))
+			fmt.Fprintf(&b, "Get %s, each from its own goroutine (those of one key at once)", testKeyNames(st.keys))
 		case testShareAnswer:
 			fmt.Fprintf(&b, "running lookup number %d (oldest first, modulo those running) answers", st.pick)
 		case testShareLeave:
@@ -149,10 +155,12 @@ func (s testShareScenario) String() string {
 func testDrawShare(r *rapid.T) testShareScenario {
 	s := testShareScenario{maxInFlight: rapid.IntRange(-1, 3).Draw(r, "MaxInFlight"), spec: map[string]testKeySpec{}}
 	for _, k := range testShareKeys {
-		s.spec[k] = testKeySpec{
+		sp := testKeySpec{
 			fails: rapid.SampledFrom([]int{0, 1, 1, 2}).Draw(r, "fails "+k),
 			kind:  rapid.IntRange(0, len(testErrKinds)-1).Draw(r, "error kind "+k),
 		}
+		sp.drawValues(r, k)
+		s.spec[k] = sp
 	}
 	key := rapid.SampledFrom(testShareKeys)
 	n := rapid.IntRange(2, 9).Draw(r, "steps")
@@ -171,19 +179,20 @@ func testDrawShare(r *rapid.T) testShareScenario {
 }
 
 // testShareFixed runs one lookup at a time: two Gets of EUR share its
-// lookup, and one of them gives up; three Gets of GBP join its lookup, two
-// while it waits in the queue and one while it runs, and it fails; the
-// next Get of GBP asks again.
+// lookup, which finds "", and one of them gives up; three Gets of GBP join
+// its lookup, two while it waits in the queue and one while it runs, and it
+// fails with a partial value; the next Get of GBP asks again, and the last
+// Get of EUR is a hit.
 var testShareFixed = testShareScenario{
 	maxInFlight: 1,
-	spec:        map[string]testKeySpec{"GBP": {fails: 1, kind: 2}},
+	spec:        map[string]testKeySpec{"EUR": {empty: true}, "GBP": {fails: 1, kind: 2, partial: true}},
 	steps: []testShareStep{
 		{kind: testShareGets, keys: []string{"EUR", "EUR"}},
 		{kind: testShareGets, keys: []string{"GBP", "GBP"}},
 		{kind: testShareLeave, pick: 0},
 		{kind: testShareGets, keys: []string{"GBP"}},
 		{kind: testShareAnswer},
-		{kind: testShareGets, keys: []string{"GBP", "JPY"}},
+		{kind: testShareGets, keys: []string{"GBP", ""}},
 		{kind: testShareAnswer},
 		{kind: testShareGets, keys: []string{"GBP", "EUR"}},
 	},
@@ -214,13 +223,14 @@ type testSharePlay struct {
 	be      *testShareBackend
 	cache   *Cache
 	stored  map[string]bool
+	values  map[string]string           // the value stored for each key
 	open    map[string]*testShareFlight // keys whose lookup runs or waits
 	lookups map[string]int              // lookups of each key the model allows so far
 }
 
 func (s testShareScenario) play(h *katatest.H) {
 	p := &testSharePlay{h: h, be: &testShareBackend{spec: s.spec, count: map[string]int{}},
-		stored: map[string]bool{}, open: map[string]*testShareFlight{}, lookups: map[string]int{}}
+		stored: map[string]bool{}, values: map[string]string{}, open: map[string]*testShareFlight{}, lookups: map[string]int{}}
 	h.Own(p.be.releaseAll)
 	defer p.be.releaseAll()
 	p.cache = New(h.Clk, p.be.lookup, Config{MaxInFlight: s.maxInFlight})
@@ -358,6 +368,7 @@ func (p *testSharePlay) answer(l *testShareLookup, when string) bool {
 	delete(p.open, l.key)
 	if l.err == nil {
 		p.stored[l.key] = true
+		p.values[l.key] = l.value
 	}
 	waiting, returned := fl.waiting()
 	if len(fl.callers) < 2 || len(waiting) == 0 {
@@ -427,7 +438,12 @@ func (p *testSharePlay) check(when string) bool {
 		return false
 	}
 	for _, k := range testShareKeys {
-		if got, want := p.be.calls(k), p.lookups[k]; got > want {
+		if got, want := p.be.calls(k), p.lookups[k]; got > want && p.stored[k] {
+			h.Errorf("%d lookup(s) of %q started by %s; want %d: a Get of %q, whose value a lookup had found, "+
+				"asked the backend again instead of answering from the map%s", got, k, when, want, k,
+				testEmptyHint(p.values[k]))
+			return false
+		} else if got > want {
 			waiting := 0
 			if fl := p.open[k]; fl != nil {
 				w, _ := fl.waiting()

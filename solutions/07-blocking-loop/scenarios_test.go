@@ -32,6 +32,65 @@ type testKeySpec struct {
 	held  bool // each lookup waits until the test releases it (or its ctx ends)
 	fails int  // 0 never; 1 the first lookup fails; 2 every lookup fails
 	kind  int  // which kind of error (testErrKinds)
+	// The values are the backend's to choose, the zero value included:
+	empty   bool // a lookup that finds a value finds "", a value like any other
+	partial bool // a failed lookup returns a value beside its error (still a failure)
+}
+
+// result is what the n-th lookup of key returns.
+func (sp testKeySpec) result(key string, n int) (string, error) {
+	if sp.fails == 2 || sp.fails == 1 && n == 1 {
+		v := ""
+		if sp.partial {
+			v = fmt.Sprintf("partial:%s#%d", key, n)
+		}
+		return v, testErrKinds[sp.kind].make(key, n)
+	}
+	if sp.empty {
+		return "", nil
+	}
+	return fmt.Sprintf("v:%s#%d", key, n), nil
+}
+
+// describe says how the lookups of a key answer, for a scenario's String.
+func (sp testKeySpec) describe() string {
+	how := ""
+	switch sp.fails {
+	case 1:
+		how += fmt.Sprintf(", the first lookup fails (%s)", testErrKinds[sp.kind].name)
+	case 2:
+		how += fmt.Sprintf(", every lookup fails (%s)", testErrKinds[sp.kind].name)
+	}
+	if sp.fails != 0 && sp.partial {
+		how += " and returns a partial value beside its error"
+	}
+	if sp.fails != 2 && sp.empty {
+		how += `, the value found is "" (the empty string)`
+	}
+	return how
+}
+
+// drawValues draws the values a key's lookups return.
+func (sp *testKeySpec) drawValues(r *rapid.T, key string) {
+	sp.empty = rapid.IntRange(0, 3).Draw(r, "empty value "+key) == 0
+	sp.partial = sp.fails != 0 && rapid.Bool().Draw(r, "partial value "+key)
+}
+
+// testKeyName is how a scenario's String names a key: the empty string
+// is a key like any other.
+func testKeyName(k string) string {
+	if k == "" {
+		return `""`
+	}
+	return k
+}
+
+func testKeyNames(keys []string) string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = testKeyName(k)
+	}
+	return strings.Join(names, ", ")
 }
 
 // testErrKinds are the errors a lookup fails with: each call makes a fresh
@@ -94,11 +153,7 @@ func (b *testScnBackend) lookup(ctx context.Context, key string) (string, error)
 	b.count[key]++
 	sp := b.spec[key]
 	l := &testLookup{key: key, n: b.count[key], release: make(chan struct{})}
-	if sp.fails == 2 || (sp.fails == 1 && l.n == 1) {
-		l.err = testErrKinds[sp.kind].make(key, l.n)
-	} else {
-		l.value = fmt.Sprintf("v:%s#%d", key, l.n)
-	}
+	l.value, l.err = sp.result(key, l.n)
 	b.lookups = append(b.lookups, l)
 	id := testLookupClient + len(b.lookups)
 	b.mu.Unlock()
@@ -184,7 +239,8 @@ type testScenario struct {
 	lateCalls int
 }
 
-var testScnKeys = []string{"EUR", "GBP", "JPY", "CHF"}
+// The empty string is a key like any other.
+var testScnKeys = []string{"EUR", "GBP", "JPY", "CHF", ""}
 
 // testLateKey is the key of the Gets made as Run's ctx ends: its lookup,
 // if one starts, answers at once.
@@ -206,23 +262,17 @@ func (s testScenario) String() string {
 		if sp.held {
 			how = "holds each lookup until released"
 		}
-		switch sp.fails {
-		case 1:
-			how += fmt.Sprintf(", the first lookup fails (%s)", testErrKinds[sp.kind].name)
-		case 2:
-			how += fmt.Sprintf(", every lookup fails (%s)", testErrKinds[sp.kind].name)
-		}
-		fmt.Fprintf(&b, " %s %s;", k, how)
+		fmt.Fprintf(&b, " %s %s%s;", testKeyName(k), how, sp.describe())
 	}
 	if len(s.early) > 0 {
-		fmt.Fprintf(&b, "\n  before Run starts: Get %s at once", strings.Join(s.early, ", "))
+		fmt.Fprintf(&b, "\n  before Run starts: Get %s at once", testKeyNames(s.early))
 	}
 	b.WriteString("\n  Run starts")
 	for i, st := range s.steps {
 		fmt.Fprintf(&b, "\n  step %d: ", i+1)
 		switch st.kind {
 		case testStepGets:
-			fmt.Fprintf(&b, "Get %s, each from its own goroutine, at once", strings.Join(st.keys, ", "))
+			fmt.Fprintf(&b, "Get %s, each from its own goroutine, at once", testKeyNames(st.keys))
 		case testStepRelease:
 			fmt.Fprintf(&b, "let %d held lookup(s) answer, one after the other (picks %v among those running, oldest first)",
 				len(st.picks), st.picks)
@@ -238,7 +288,7 @@ func (s testScenario) String() string {
 			for _, a := range st.order {
 				switch {
 				case a < len(st.keys):
-					acts = append(acts, fmt.Sprintf("Get %s arrives", st.keys[a]))
+					acts = append(acts, fmt.Sprintf("Get %s arrives", testKeyName(st.keys[a])))
 				case a < len(st.keys)+len(st.picks):
 					acts = append(acts, fmt.Sprintf("held lookup %d (oldest first) answers", st.picks[a-len(st.keys)]))
 				default:
@@ -279,11 +329,13 @@ func testDrawScenarioFor(r *rapid.T, focus string) testScenario {
 		s.tick = rapid.SampledFrom([]time.Duration{time.Second, 250 * time.Millisecond, 3 * time.Second}).Draw(r, "Tick")
 	}
 	for _, k := range testScnKeys {
-		s.spec[k] = testKeySpec{
+		sp := testKeySpec{
 			held:  rapid.IntRange(0, 3).Draw(r, "held "+k) > 0,
 			fails: rapid.SampledFrom([]int{0, 0, 1, 2}).Draw(r, "fails "+k),
 			kind:  rapid.IntRange(0, len(testErrKinds)-1).Draw(r, "error kind "+k),
 		}
+		sp.drawValues(r, k)
+		s.spec[k] = sp
 	}
 	key := rapid.SampledFrom(testScnKeys)
 	if rapid.IntRange(0, 3).Draw(r, "early Gets") == 0 {
@@ -388,8 +440,8 @@ type (
 // stop from the moment Run's ctx was cancelled.
 func testCacheModel() porcupine.Model {
 	type state struct {
-		found   string // "key=value;" for every value a lookup found
-		failed  string // "key:error;" for every error a lookup returned
+		found   string // `"key"="value";` for every value a lookup found
+		failed  string // `"key":error;` for every error a lookup returned
 		stopped bool
 	}
 	errText := func(err error) string { return fmt.Sprintf("%p/%v", err, err) }
@@ -400,9 +452,9 @@ func testCacheModel() porcupine.Model {
 			switch in := in.(type) {
 			case testLookupEnd:
 				if in.err != nil {
-					st.failed += in.key + ":" + errText(in.err) + ";"
+					st.failed += fmt.Sprintf("%q:%s;", in.key, errText(in.err))
 				} else {
-					st.found += in.key + "=" + in.value + ";"
+					st.found += fmt.Sprintf("%q=%q;", in.key, in.value)
 				}
 				return true, st
 			case testStopIn:
@@ -412,8 +464,8 @@ func testCacheModel() porcupine.Model {
 				o := out.(testGetOut)
 				switch {
 				case o.err == nil:
-					return strings.Contains(st.found, in.key+"="+o.value+";"), st
-				case strings.Contains(st.failed, in.key+":"+errText(o.err)+";"):
+					return strings.Contains(st.found, fmt.Sprintf("%q=%q;", in.key, o.value)), st
+				case strings.Contains(st.failed, fmt.Sprintf("%q:%s;", in.key, errText(o.err))):
 					return true, st
 				case o.err == ErrStopped:
 					return st.stopped, st
@@ -460,7 +512,7 @@ type testPlay struct {
 	hist   katatest.History
 	stopAt func(any)         // Run's stop in the history, open until the scenario ends
 	stored map[string]string // values stored, as the README's cache would
-	found  map[string]bool   // every value a lookup returned with a nil error
+	found  map[string]bool   // every key and value a lookup returned with a nil error (testFound)
 	errs   map[string][]error
 	limit  int
 	// R3: the keys some Get asked for; R5: while set, OnTick waits there.
@@ -547,10 +599,41 @@ func (p *testPlay) learn() {
 			// Without sharing (B1 is a bonus), two lookups of a key may
 			// both find a value: either may be the one stored.
 			p.stored[l.key] = l.value
-			p.found[l.value] = true
+			p.found[testFound(l.key, l.value)] = true
 		} else {
 			p.errs[l.key] = append(p.errs[l.key], l.err)
 		}
+	}
+}
+
+// testFound is a key and a value found for it, as p.found holds them.
+func testFound(key, value string) string { return key + "\x00" + value }
+
+// wrongValue reports a Get(key) that returned value with a nil error,
+// though no lookup of key had found it: a failed lookup's partial value, a
+// value still to come, or none at all.
+func (p *testPlay) wrongValue(key, value, when string) {
+	p.be.mu.Lock()
+	failed, later := false, false
+	for _, l := range p.be.lookups {
+		if l.key == key && l.value == value {
+			failed = failed || l.err != nil
+			later = later || l.err == nil
+		}
+	}
+	p.be.mu.Unlock()
+	switch {
+	case failed:
+		p.h.Errorf("Get(%q) returned (%q, nil)%s: %q is the value a failed lookup of %q returned beside its error. A "+
+			"lookup that returns an error has failed, whatever value comes with it: its callers get the error, "+
+			"and nothing is stored (test err != nil first, not the value), so the next Get asks the backend again",
+			key, value, when, value, key)
+	case later:
+		p.h.Errorf("Get(%q) returned %q%s, which no lookup of %q had found by then: a Get returns the value a "+
+			"lookup returned with a nil error", key, value, when, key)
+	default:
+		p.h.Errorf("Get(%q) returned %q%s, which no lookup of %q found: a Get returns the value a lookup of its "+
+			"key returned with a nil error, as it is", key, value, when, key)
 	}
 }
 
@@ -575,13 +658,8 @@ func (p *testPlay) check(when string) bool {
 				return false
 			}
 		case err == nil:
-			if p.focus == "R3" && !strings.HasPrefix(v, "v:"+g.key+"#") {
-				h.Errorf("Get(%q) returned %q, which no lookup of %q found", g.key, v, g.key)
-				return false
-			}
-			if p.focus == "R3" && !p.found[v] {
-				h.Errorf("Get(%q) returned %q, which no lookup of %q had found by then: a Get returns the value "+
-					"a lookup returned with a nil error", g.key, v, g.key)
+			if p.focus == "R3" && !p.found[testFound(g.key, v)] {
+				p.wrongValue(g.key, v, "")
 				return false
 			}
 		case p.focus == "R3":
@@ -759,13 +837,15 @@ func (p *testPlay) quiet(when string) bool {
 			"lookup reports back", peak, p.s.maxInFlight, when)
 		return false
 	}
+	var stats Stats
 	if p.focus == "R1" || p.focus == "R4" {
 		st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
 		if !st.Returns("Stats did not answer %s, with %d lookup(s) running: the loop must stay free to answer "+
 			"while lookups run, each on a goroutine of its own", when, running) {
 			return false
 		}
-		stats, err := st.Result()
+		var err error
+		stats, err = st.Result()
 		if err != nil {
 			h.Errorf("Stats returned %v %s, while Run runs; want the loop's Stats", err, when)
 			return false
@@ -779,13 +859,21 @@ func (p *testPlay) quiet(when string) bool {
 			}
 			if stats.Queued > 0 && running < p.limit {
 				h.Errorf("%s, %d lookup(s) were queued while only %d of MaxInFlight %d ran: a queued miss starts "+
-					"as soon as a slot is free, when a running lookup reports back", when, stats.Queued, running,
-					p.s.maxInFlight)
+					"as soon as a slot is free, when a running lookup reports back%s", when, stats.Queued, running,
+					p.s.maxInFlight, p.blankHint())
 				return false
 			}
-			if n := len(p.waiting()); n > 0 && running == 0 && stats.Queued == 0 {
-				h.Errorf("%s, %d Get(s) still waited with no lookup running or queued: a miss needs a lookup that "+
-					"answers it", when, n)
+			if w := p.waiting(); len(w) > 0 && running == 0 && stats.Queued == 0 {
+				keys := map[string]bool{}
+				var names []string
+				for _, g := range w {
+					if !keys[g.key] {
+						keys[g.key] = true
+						names = append(names, fmt.Sprintf("%q", g.key))
+					}
+				}
+				h.Errorf("%s, %d Get(s) of %s still waited with no lookup running or queued: a miss needs a lookup "+
+					"that answers it%s", when, len(w), strings.Join(names, ", "), p.blankHint())
 				return false
 			}
 		}
@@ -794,13 +882,22 @@ func (p *testPlay) quiet(when string) bool {
 		// Every cached key answers at once, whatever is running.
 		for k, v := range p.stored {
 			g := &testScnGet{key: k, storedAt: v}
+			before := p.be.calls(k)
 			g.call = katatest.Start(h, func(ctx context.Context) (string, error) { return p.cache.Get(ctx, k) })
+			p.settled("a Get of a cached key")
+			if n := p.be.calls(k); n > before {
+				h.Errorf("Get(%q), a cached key (a lookup found %q), started lookup number %d of %q %s instead of "+
+					"answering from the map: a Get of a stored key is a hit, answered at once, and never asks the "+
+					"backend again%s", k, v, n, k, when, testEmptyHint(v))
+				g.call.Stop()
+				return false
+			}
 			if !g.call.Returns("Get(%q), a cached key, did not answer %s, with %d lookup(s) running: the loop must not "+
-				"wait for a lookup, nor for a free slot", k, when, running) {
+				"wait for a lookup, nor for a free slot%s", k, when, running, testEmptyHint(v)) {
 				return false
 			}
 			got, err := g.call.Result()
-			if err != nil || !p.found[got] || !strings.HasPrefix(got, "v:"+k+"#") {
+			if err != nil || !p.found[testFound(k, got)] {
 				h.Errorf("Get(%q), a cached key, returned (%q, %v) %s; want the value stored for it (%q)", k, got,
 					err, when, v)
 				return false
@@ -808,8 +905,58 @@ func (p *testPlay) quiet(when string) bool {
 			g.seen = true
 			p.gets = append(p.gets, g)
 		}
+		// The Gets of cached keys were hits, and nothing else.
+		after := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
+		if !after.Returns("Stats did not answer %s, once the cached keys had answered", when) {
+			return false
+		}
+		st, err := after.Result()
+		if err != nil {
+			h.Errorf("Stats returned %v %s, while Run runs; want the loop's Stats", err, when)
+			return false
+		}
+		if st.Entries > len(p.stored) {
+			h.Errorf("%s, Stats.Entries is %d, but lookups had found a value (with a nil error) for only %d key(s): "+
+				"a failed lookup stores nothing, whatever value comes beside its error; store a value only when its "+
+				"lookup returned a nil error", when, st.Entries, len(p.stored))
+			return false
+		}
+		if st.Hits-stats.Hits != len(p.stored) || st.Misses != stats.Misses || st.Entries != len(p.stored) {
+			empty := ""
+			for _, v := range p.stored {
+				if v == "" {
+					empty = testEmptyHint(v)
+				}
+			}
+			h.Errorf("%s, %d Get(s) of the %d cached key(s) took Stats from %+v to %+v; want %d more Hits, as many "+
+				"Misses as before and Entries %d: a Get answered from the map is a hit, and every value stored is an "+
+				"entry%s", when, len(p.stored), len(p.stored), stats, st, len(p.stored), len(p.stored), empty)
+			return false
+		}
 	}
 	return true
+}
+
+// blankHint is what a message about the queue adds when a Get of the key
+// "" waits.
+func (p *testPlay) blankHint() string {
+	for _, g := range p.waiting() {
+		if g.key == "" {
+			return `; a Get of "" waits, and "" is a key like any other: never let the empty string stand for ` +
+				`"no key waiting"`
+		}
+	}
+	return ""
+}
+
+// testEmptyHint is what a message adds when the value stored is "".
+func testEmptyHint(v string) string {
+	if v != "" {
+		return ""
+	}
+	return `; its value is "", a value like any other: store it, and a key is cached once its value is stored, ` +
+		`whatever the value, so tell a hit from a miss by the key's presence in the map (v, ok := values[key]), not ` +
+		`by the value`
 }
 
 // ticked checks the heartbeats of the clock's last move.
@@ -1049,6 +1196,12 @@ func (p *testPlay) kept() bool {
 			}
 		}
 		before := p.be.calls(k)
+		if before == 0 && k == "" {
+			h.Errorf("Get(%q) missed%s, but no lookup of %q ever ran, even once every other lookup had "+
+				"returned: \"\" is a key like any other; never let the empty string stand for \"no key waiting\"",
+				k, left, k)
+			return false
+		}
 		if before == 0 {
 			h.Errorf("Get(%q) missed%s, but no lookup of %q ever ran, even once every other lookup had "+
 				"returned: a miss's lookup goes on whoever still waits for it. A caller who gives up only stops "+
@@ -1062,7 +1215,12 @@ func (p *testPlay) kept() bool {
 		p.get(k)
 		g := p.gets[len(p.gets)-1]
 		p.settled("a Get once every lookup had returned")
-		if n := p.be.calls(k); n > before {
+		if n := p.be.calls(k); n > before && p.s.spec[k].empty {
+			h.Errorf("Get(%q) missed earlier%s and its backend found a value for it, but once every lookup had "+
+				"returned, a new Get(%q) started lookup number %d instead of answering from the map%s", k, left, k, n,
+				testEmptyHint(""))
+			return false
+		} else if n > before {
 			h.Errorf("Get(%q) missed earlier%s and its backend had a value for it, but once every lookup had "+
 				"returned %q was not stored: a new Get(%q) started lookup number %d. A miss's lookup goes on whoever "+
 				"still waits for it: a caller who gives up only stops waiting; its key, running or queued, is still "+
@@ -1073,7 +1231,7 @@ func (p *testPlay) kept() bool {
 		if !g.call.Returns("Get(%q), a cached key, did not answer once every lookup had returned", k) {
 			return false
 		}
-		if v, err := g.call.Result(); err != nil || !p.found[v] || !strings.HasPrefix(v, "v:"+k+"#") {
+		if v, err := g.call.Result(); err != nil || !p.found[testFound(k, v)] {
 			h.Errorf("Get(%q), a cached key, returned (%q, %v) once every lookup had returned; want the value a "+
 				"lookup of %q found", k, v, err, k)
 			return false
@@ -1193,20 +1351,23 @@ func (p *testPlay) cleanup() {
 }
 
 // testFixedScenarios are played by every explored test besides the drawn
-// ones: three held misses at MaxInFlight 2 while the clock moves a Tick,
+// ones: three held misses and one of the key "" at MaxInFlight 2 while the
+// clock moves a Tick,
 // then they answer, the newest running one first, one while a Get of a
 // cached key arrives. The first lookup of JPY fails with an error that
-// wraps context.Canceled while the cache runs. In R5, Run has a Grace and
+// wraps context.Canceled while the cache runs, and a partial value beside
+// it; CHF's value is the empty string. In R5, Run has a Grace and
 // nothing runs when its ctx ends, which happens while the loop is inside
 // OnTick, with Stats and Get calls on their way.
 var testFixedScenarios = []testScenario{{
 	maxInFlight: 2,
 	tick:        time.Second,
 	spec: map[string]testKeySpec{"EUR": {held: true}, "GBP": {held: true},
-		"JPY": {held: true, fails: 1, kind: 4}}, // its backend call was cancelled upstream
+		"JPY": {held: true, fails: 1, kind: 4, partial: true}, // its backend call was cancelled upstream
+		"CHF": {empty: true}},                                 // its value is ""
 	steps: []testScnStep{
 		{kind: testStepGets, keys: []string{"CHF"}},
-		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY"}},
+		{kind: testStepGets, keys: []string{"EUR", "GBP", "JPY", ""}},
 		{kind: testStepTick, advance: time.Second},
 		{kind: testStepRelease, picks: []int{1}},
 		{kind: testStepReleaseWithHit},
