@@ -160,7 +160,7 @@ type testStep struct {
 	out       testOutcome
 	ctxCancel bool // the caller's ctx is cancelled before the call
 	d         time.Duration
-	n         int // testStepHold: callers at once; testStepEnd, testStepVerdict: which held call (1-based, among those let through)
+	n         int  // testStepHold: callers at once; testStepEnd, testStepVerdict: which held call (1-based, among those let through)
 	slow      bool // testStepEnd: IsFailure takes its time over fn's error, until a testStepVerdict
 }
 
