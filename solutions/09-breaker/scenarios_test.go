@@ -367,18 +367,19 @@ type testHeldCall struct {
 
 // testPlayer plays a scenario against the breaker and the model.
 type testPlayer struct {
-	h       *katatest.H
-	b       *Breaker
-	m       *testModel
-	hooks   katatest.Recorder[testHookCall]
-	held    []*testHeldCall // all held calls, in order
-	through []*testHeldCall // those let through, in order
-	ok      bool
-	req     string
-	quiet   bool
-	late    string // set once a result came in after a state change: what the failures then mean
-	slowMu  sync.Mutex
-	slow    []testSlowVerdict // errors whose verdict IsFailure holds
+	h        *katatest.H
+	b        *Breaker
+	m        *testModel
+	hooks    katatest.Recorder[testHookCall]
+	held     []*testHeldCall // all held calls, in order
+	through  []*testHeldCall // those let through, in order
+	ok       bool
+	req      string
+	quiet    bool
+	panicked bool   // the last call's fn panicked and made a transition
+	late     string // set once a result came in after a state change: what the failures then mean
+	slowMu   sync.Mutex
+	slow     []testSlowVerdict // errors whose verdict IsFailure holds
 }
 
 // testSlowVerdict is an error fn returned on which IsFailure waits for
@@ -519,6 +520,7 @@ func (p *testPlayer) call(st testStep, where string) {
 		p.m.record(gen, st.out)
 	}
 	p.check(where, got, st.out, rej)
+	p.panicked = got.panicked && len(p.m.changes) > before
 	p.checkHooks(where, before, got.hooks, got.g)
 }
 
@@ -615,6 +617,13 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 	for _, c := range got {
 		gotCh = append(gotCh, c.testChange)
 	}
+	if !slices.Equal(gotCh, want) && p.panicked && len(gotCh) < len(want) {
+		p.fail("%s: fn panicked, and that failure moved the breaker %v, but OnStateChange was not called for that "+
+			"transition: a transition made by a call whose fn panicked is reported like any other, on the call's "+
+			"goroutine before the panic goes on up (call the hook from the deferred code that records the failure). "+
+			"So far OnStateChange saw %v; want %v", where, want[len(want)-1], gotCh, want)
+		return
+	}
 	if !slices.Equal(gotCh, want) {
 		p.fail("%s: so far OnStateChange saw %v; want %v (the breaker's transitions): OnStateChange fires once per transition, "+
 			"and a call that made one has called it before it returns", where, gotCh, want)
@@ -635,6 +644,7 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 }
 
 func (p *testPlayer) state(where string) {
+	p.panicked = false
 	before := len(p.m.changes)
 	c := katatest.Go(p.h, func() (testCallResult, error) {
 		got := p.b.State()
@@ -830,6 +840,7 @@ func (p *testPlayer) endHeld(st testStep, where string) {
 	if !p.ok {
 		return
 	}
+	p.panicked = got.panicked && len(p.m.changes) > before
 	if p.req == "R6" && stale && len(p.m.changes) == before && len(p.hooks.All()) > before {
 		p.fail("%s: a call let through before the breaker's state changed ended and changed the state (OnStateChange saw %v): "+
 			"a call's result counts only in the generation that let it through", where, p.hooks.All()[before:])
@@ -878,7 +889,7 @@ func (p *testPlayer) verdict(st testStep, where string) {
 	got, _ := hc.c.Result()
 	if hc.gen != p.m.gen && p.late == "" {
 		p.late = fmt.Sprintf("A result that came in after a state change counted in the new generation: held call %d, "+
-			"let through while the breaker was %v, ended %s, but the breaker changed state while IsFailure was still "+
+			"let through while the breaker was %v, whose fn %s, but the breaker changed state while IsFailure was still "+
 			"deciding what that error counts as; when IsFailure answered (%s), the breaker was %v, and that late result "+
 			"must count for nothing there (no failure, no success, no probe's place freed). Check the generation that let "+
 			"the call through in the same critical section that records the result, after IsFailure has answered, not "+
