@@ -618,6 +618,12 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 		gotCh = append(gotCh, c.testChange)
 	}
 	if !slices.Equal(gotCh, want) && p.panicked && len(gotCh) < len(want) {
+		if st, ok := p.stateNow(); ok && st != p.m.state {
+			p.fail("%s: fn panicked, and the breaker did not count that failure: State() is %v; want %v (%v) — a panic "+
+				"in fn is a failure: record the result in a defer, which runs even when fn panics, and let the panic go on up",
+				where, st, p.m.state, want[len(want)-1])
+			return
+		}
 		p.fail("%s: fn panicked, and that failure moved the breaker %v, but OnStateChange was not called for that "+
 			"transition: a transition made by a call whose fn panicked is reported like any other, on the call's "+
 			"goroutine before the panic goes on up (call the hook from the deferred code that records the failure). "+
@@ -641,6 +647,17 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 			return
 		}
 	}
+}
+
+// stateNow asks State, for a message only: ok is false if it did not
+// return (the scenario has failed already).
+func (p *testPlayer) stateNow() (State, bool) {
+	c := katatest.Go(p.h, func() (State, error) { return p.b.State(), nil })
+	if p.h.Settle() != nil || !c.Returned() {
+		return 0, false
+	}
+	st, _ := c.Result()
+	return st, true
 }
 
 func (p *testPlayer) state(where string) {

@@ -137,5 +137,5 @@ func testLateVerdictScenario() testScenario {
 
 func TestR5_ExploreLateVerdictsChangeNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) { testPlay(h, testLateVerdictScenario()) })
-	katatest.Explore(t, 12, testDrawLateVerdict, testPlay)
+	katatest.Explore(t, 8, testDrawLateVerdict, testPlay)
 }
