@@ -93,7 +93,7 @@ func testDrawLateVerdict(r *rapid.T) testScenario {
 		case "closed":
 			closeWith("probe", maxHalf)
 		case "reopened":
-			add(testStep{kind: testStepCall, out: testDrawOutcome(r, "probe", testFailure)})
+			add(testStep{kind: testStepCall, out: testDrawOutcome(r, "probe", testReturned)})
 			where = "open"
 		}
 	} else {
@@ -109,7 +109,7 @@ func testDrawLateVerdict(r *rapid.T) testScenario {
 			}
 			closeWith("new probe", 1)
 		} else {
-			add(testStep{kind: testStepEnd, n: order[1], out: testDrawOutcome(r, fmt.Sprintf("probe %d", order[1]), testFailure)})
+			add(testStep{kind: testStepEnd, n: order[1], out: testDrawOutcome(r, fmt.Sprintf("probe %d", order[1]), testReturned)})
 			if where != "open" {
 				add(testStep{kind: testStepAdvance, d: timeout}, testStep{kind: testStepState})
 			}
