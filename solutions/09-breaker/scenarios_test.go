@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,6 +152,7 @@ const (
 	testStepAdvance        // the clock moves
 	testStepHold           // n calls at once whose fn waits until told to end
 	testStepEnd            // a held call's fn ends
+	testStepVerdict        // IsFailure, holding a held call's verdict (testStep.slow), decides
 )
 
 type testStep struct {
@@ -158,7 +160,8 @@ type testStep struct {
 	out       testOutcome
 	ctxCancel bool // the caller's ctx is cancelled before the call
 	d         time.Duration
-	n         int // testStepHold: callers at once; testStepEnd: which held call (1-based, among those let through)
+	n         int  // testStepHold: callers at once; testStepEnd, testStepVerdict: which held call (1-based, among those let through)
+	slow      bool // testStepEnd: IsFailure takes its time over fn's error, until a testStepVerdict
 }
 
 // testScenario is a breaker's settings and what happens to it.
@@ -167,6 +170,9 @@ type testScenario struct {
 	set   Settings
 	isF   bool
 	steps []testStep
+	// quiet: calls stuck on the mutex while IsFailure decides end the
+	// scenario without a verdict (R6 names that mistake)
+	quiet bool
 }
 
 func (s testScenario) String() string {
@@ -196,6 +202,11 @@ func (s testScenario) String() string {
 			held += st.n
 		case testStepEnd:
 			fmt.Fprintf(&b, "the fn of held call %d %s", st.n, st.out.how)
+			if st.slow {
+				b.WriteString(", and IsFailure takes its time deciding what that error counts as")
+			}
+		case testStepVerdict:
+			fmt.Fprintf(&b, "IsFailure returns its verdict on the error of held call %d", st.n)
 		}
 	}
 	return b.String()
@@ -233,6 +244,14 @@ func testNewModel(s Settings, isF bool) *testModel {
 	}
 	m.maxHalf = max(m.maxHalf, 1)
 	return m
+}
+
+// stateOf is the state of generation gen.
+func (m *testModel) stateOf(gen int) State {
+	if gen == 0 {
+		return Closed
+	}
+	return m.changes[gen-1].to
 }
 
 func (m *testModel) set(to State) {
@@ -340,25 +359,58 @@ type testHeldCall struct {
 	through bool // let through (fn ran)
 	ended   bool
 	out     testOutcome
+	// deciding: fn ended and IsFailure is held in verdict until a
+	// testStepVerdict
+	deciding bool
+	verdict  *katatest.Gate
 }
 
 // testPlayer plays a scenario against the breaker and the model.
 type testPlayer struct {
-	h       *katatest.H
-	b       *Breaker
-	m       *testModel
-	hooks   katatest.Recorder[testHookCall]
-	held    []*testHeldCall // all held calls, in order
-	through []*testHeldCall // those let through, in order
-	ok      bool
-	req     string
+	h        *katatest.H
+	b        *Breaker
+	m        *testModel
+	hooks    katatest.Recorder[testHookCall]
+	held     []*testHeldCall // all held calls, in order
+	through  []*testHeldCall // those let through, in order
+	ok       bool
+	req      string
+	quiet    bool
+	panicked bool   // the last call's fn panicked and made a transition
+	late     string // set once a result came in after a state change: what the failures then mean
+	slowMu   sync.Mutex
+	slow     []testSlowVerdict // errors whose verdict IsFailure holds
+}
+
+// testSlowVerdict is an error fn returned on which IsFailure waits for
+// gate (its dynamic type is comparable: the test made it).
+type testSlowVerdict struct {
+	err  error
+	gate *katatest.Gate
+}
+
+// isFailure is the scenario's IsFailure: testIsFailure, which first waits
+// for the verdict's gate when fn's error is one the scenario holds.
+func (p *testPlayer) isFailure(err error) bool {
+	p.slowMu.Lock()
+	var gate *katatest.Gate
+	for _, v := range p.slow {
+		if v.err == err {
+			gate = v.gate
+		}
+	}
+	p.slowMu.Unlock()
+	if gate != nil {
+		_ = gate.Hold(context.Background())
+	}
+	return testIsFailure(err)
 }
 
 func testPlay(h *katatest.H, s testScenario) {
-	p := &testPlayer{h: h, m: testNewModel(s.set, s.isF), ok: true, req: s.req}
+	p := &testPlayer{h: h, m: testNewModel(s.set, s.isF), ok: true, req: s.req, quiet: s.quiet}
 	set := s.set
 	if s.isF {
-		set.IsFailure = testIsFailure
+		set.IsFailure = p.isFailure
 	}
 	set.OnStateChange = func(from, to State) {
 		p.hooks.Add(testHookCall{testChange{from, to}, testGoroutine()})
@@ -382,6 +434,8 @@ func testPlay(h *katatest.H, s testScenario) {
 			p.hold(st.n, where)
 		case testStepEnd:
 			p.endHeld(st, where)
+		case testStepVerdict:
+			p.verdict(st, where)
 		}
 	}
 }
@@ -396,6 +450,8 @@ func (st testStep) describe() string {
 		return fmt.Sprintf("%d calls of Do at once", st.n)
 	case testStepEnd:
 		return fmt.Sprintf("the fn of held call %d %s", st.n, st.out.how)
+	case testStepVerdict:
+		return fmt.Sprintf("IsFailure decides on the error of held call %d", st.n)
 	}
 	return "the clock moves"
 }
@@ -403,6 +459,10 @@ func (st testStep) describe() string {
 func (p *testPlayer) fail(format string, args ...any) {
 	p.h.Helper()
 	if p.ok {
+		if p.late != "" {
+			format = "%s What the breaker did then: " + format
+			args = append([]any{p.late}, args...)
+		}
 		p.h.Errorf(format, args...)
 	}
 	p.ok = false
@@ -460,6 +520,7 @@ func (p *testPlayer) call(st testStep, where string) {
 		p.m.record(gen, st.out)
 	}
 	p.check(where, got, st.out, rej)
+	p.panicked = got.panicked && len(p.m.changes) > before
 	p.checkHooks(where, before, got.hooks, got.g)
 }
 
@@ -556,6 +617,19 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 	for _, c := range got {
 		gotCh = append(gotCh, c.testChange)
 	}
+	if !slices.Equal(gotCh, want) && p.panicked && len(gotCh) < len(want) {
+		if st, ok := p.stateNow(); ok && st != p.m.state {
+			p.fail("%s: fn panicked, and the breaker did not count that failure: State() is %v; want %v (%v) — a panic "+
+				"in fn is a failure: record the result in a defer, which runs even when fn panics, and let the panic go on up",
+				where, st, p.m.state, want[len(want)-1])
+			return
+		}
+		p.fail("%s: fn panicked, and that failure moved the breaker %v, but OnStateChange was not called for that "+
+			"transition: a transition made by a call whose fn panicked is reported like any other, on the call's "+
+			"goroutine before the panic goes on up (call the hook from the deferred code that records the failure). "+
+			"So far OnStateChange saw %v; want %v", where, want[len(want)-1], gotCh, want)
+		return
+	}
 	if !slices.Equal(gotCh, want) {
 		p.fail("%s: so far OnStateChange saw %v; want %v (the breaker's transitions): OnStateChange fires once per transition, "+
 			"and a call that made one has called it before it returns", where, gotCh, want)
@@ -575,7 +649,19 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 	}
 }
 
+// stateNow asks State, for a message only: ok is false if it did not
+// return (the scenario has failed already).
+func (p *testPlayer) stateNow() (State, bool) {
+	c := katatest.Go(p.h, func() (State, error) { return p.b.State(), nil })
+	if p.h.Settle() != nil || !c.Returned() {
+		return 0, false
+	}
+	st, _ := c.Result()
+	return st, true
+}
+
 func (p *testPlayer) state(where string) {
+	p.panicked = false
 	before := len(p.m.changes)
 	c := katatest.Go(p.h, func() (testCallResult, error) {
 		got := p.b.State()
@@ -630,7 +716,7 @@ func (m *testModel) probesSince() string {
 // scenario if calls are stuck (the older tests say why).
 func (p *testPlayer) settle(where string) bool {
 	if stuck := p.h.Settle(); stuck != nil {
-		if p.req != "R3" && p.req != "R5" { // the scenario stops here; R3 and R5 say why
+		if p.quiet || p.req != "R3" && p.req != "R5" { // the scenario stops here; R3 and R5 say why
 			p.ok = false
 			return false
 		}
@@ -646,7 +732,7 @@ func (p *testPlayer) running() int {
 	for _, hc := range p.held {
 		select {
 		case <-hc.entered:
-			if !hc.ended {
+			if !hc.ended || hc.deciding {
 				n++
 			}
 		default:
@@ -658,7 +744,7 @@ func (p *testPlayer) running() int {
 // holding reports whether a held call may be running its fn.
 func (p *testPlayer) holding() bool {
 	for _, hc := range p.held {
-		if !hc.ended && !hc.c.Returned() {
+		if (!hc.ended || hc.deciding) && !hc.c.Returned() {
 			return true
 		}
 	}
@@ -752,6 +838,10 @@ func (p *testPlayer) endHeld(st testStep, where string) {
 	if st.out.ctx {
 		hc.cancel()
 	}
+	if st.slow {
+		p.endSlow(hc, st, where)
+		return
+	}
 	hc.end <- st.out
 	if !p.settle(where) {
 		return
@@ -767,6 +857,7 @@ func (p *testPlayer) endHeld(st testStep, where string) {
 	if !p.ok {
 		return
 	}
+	p.panicked = got.panicked && len(p.m.changes) > before
 	if p.req == "R6" && stale && len(p.m.changes) == before && len(p.hooks.All()) > before {
 		p.fail("%s: a call let through before the breaker's state changed ended and changed the state (OnStateChange saw %v): "+
 			"a call's result counts only in the generation that let it through", where, p.hooks.All()[before:])
@@ -775,9 +866,64 @@ func (p *testPlayer) endHeld(st testStep, where string) {
 	p.checkHooks(where, before, got.hooks, got.g)
 }
 
+// endSlow ends a held call's fn with an error whose verdict IsFailure
+// holds: the call stays in Do, past fn, until a testStepVerdict.
+func (p *testPlayer) endSlow(hc *testHeldCall, st testStep, where string) {
+	hc.deciding, hc.verdict = true, p.h.Gate()
+	out := st.out
+	inner := out.err
+	out.err = func(ctx context.Context) error {
+		err := inner(ctx)
+		p.slowMu.Lock()
+		p.slow = append(p.slow, testSlowVerdict{err, hc.verdict})
+		p.slowMu.Unlock()
+		return err
+	}
+	hc.end <- out
+	if !p.settle(where) {
+		return
+	}
+	if hc.verdict.Waiting() != 1 {
+		p.fail("%s: fn returned an error that is neither nil nor a cancellation, and Do did not ask IsFailure about it "+
+			"(or returned without waiting for its answer): IsFailure is asked about every error fn returns except "+
+			"those matching context.Canceled, and its answer decides what the call counts as", where)
+	}
+}
+
+// verdict lets IsFailure answer about a held call's error; the breaker then
+// records the call's result, in the generation that let it through.
+func (p *testPlayer) verdict(st testStep, where string) {
+	hc := p.through[st.n-1]
+	hc.verdict.Release()
+	if !p.settle(where) {
+		return
+	}
+	hc.deciding = false
+	if !hc.c.Returned() {
+		p.fail("%s: IsFailure returned, but Do did not: after fn, Do only records the result and returns", where)
+		return
+	}
+	got, _ := hc.c.Result()
+	if hc.gen != p.m.gen && p.late == "" {
+		p.late = fmt.Sprintf("A result that came in after a state change counted in the new generation: held call %d, "+
+			"let through while the breaker was %v, whose fn %s, but the breaker changed state while IsFailure was still "+
+			"deciding what that error counts as; when IsFailure answered (%s), the breaker was %v, and that late result "+
+			"must count for nothing there (no failure, no success, no probe's place freed). Check the generation that let "+
+			"the call through in the same critical section that records the result, after IsFailure has answered, not "+
+			"in one before it.", st.n, p.m.stateOf(hc.gen), hc.out.how, where, p.m.state)
+	}
+	p.m.record(hc.gen, hc.out)
+	p.check(where, got, hc.out, nil)
+}
+
 // cleanup ends the held calls the scenario left running.
 func (p *testPlayer) cleanup() {
 	defer p.h.Advance(24 * time.Hour) // no open period outlives the scenario
+	for _, hc := range p.held {
+		if hc.verdict != nil {
+			hc.verdict.Release()
+		}
+	}
 	for range 100 {
 		for _, hc := range p.held {
 			select {
