@@ -1,0 +1,462 @@
+package ratelimit
+
+// R5, B1 and B2 right after a Wait returns. What Wait does to the bucket
+// is done when it returns: a cancelled Wait has given its token back (if
+// no call reserved after it), so the caller's very next call, on the same
+// goroutine with nothing in between, already finds it. Nothing of the
+// call may be left for later or for a goroutine of its own.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"gokata/internal/katatest"
+)
+
+const (
+	testAfterLimiter = iota // Limiter.Wait (R5)
+	testAfterMulti          // Multi.Wait over two limiters (B1)
+	testAfterKeyed          // Keyed.Wait on one key (B2)
+)
+
+// testAfterScenario: at time 0, Allow is called pre times, then waiters
+// Waits start one after another, each on a goroutine of its own; the clock
+// moves gap; waiter cancel, still waiting, is cancelled, and its goroutine
+// calls Wait again as soon as the cancelled Wait returns, with a deadline
+// deadline away (0: none). Then the clock runs until every Wait is done.
+type testAfterScenario struct {
+	kind     int
+	rates    []float64 // one limiter, or a Multi's two
+	bursts   []int
+	idle     time.Duration // NewKeyed's
+	pre      int
+	waiters  int
+	gap      time.Duration
+	cancel   int
+	follow   int // the next Wait's target: -1 the same as the waiters', i a Multi's limiter i alone
+	deadline time.Duration
+}
+
+func (s testAfterScenario) String() string {
+	var b strings.Builder
+	target := "l"
+	switch s.kind {
+	case testAfterLimiter:
+		fmt.Fprintf(&b, "l := New(clk, %v per second, burst %d)", s.rates[0], s.bursts[0])
+	case testAfterMulti:
+		fmt.Fprintf(&b, "a := New(clk, %v per second, burst %d); b := New(clk, %v per second, burst %d); "+
+			"m := Combine(a, b)", s.rates[0], s.bursts[0], s.rates[1], s.bursts[1])
+		target = "m"
+	case testAfterKeyed:
+		fmt.Fprintf(&b, "k := NewKeyed(clk, %v per second, burst %d, idle %v), every call on key \"carol\"",
+			s.rates[0], s.bursts[0], s.idle)
+		target = "k"
+	}
+	fmt.Fprintf(&b, "; %s.Allow() ×%d; Waits #1..#%d start one after another, each on a goroutine of its own",
+		target, s.pre, s.waiters)
+	if s.gap > 0 {
+		fmt.Fprintf(&b, "; move the clock %v", s.gap)
+	}
+	next := target + ".Wait"
+	if s.follow >= 0 {
+		next = []string{"a", "b"}[s.follow] + ".Wait"
+	}
+	if s.deadline > 0 {
+		next += fmt.Sprintf(" with a deadline %v away", s.deadline)
+	}
+	fmt.Fprintf(&b, "; cancel Wait #%d while it waits, and its goroutine calls %s as soon as it returned; "+
+		"then move the clock until every Wait is done", s.cancel+1, next)
+	return b.String()
+}
+
+// testAfterModel is the README's buckets, one call at a time.
+type testAfterModel struct{ bs []testBucket }
+
+func testNewAfterModel(s testAfterScenario) *testAfterModel {
+	m := &testAfterModel{}
+	for i, r := range s.rates {
+		m.bs = append(m.bs, testBucket{r: r, burst: s.bursts[i]})
+	}
+	return m
+}
+
+// which is the limiters a call of target uses: -1 all of them.
+func (m *testAfterModel) which(target int) []int {
+	if target >= 0 {
+		return []int{target}
+	}
+	var all []int
+	for i := range m.bs {
+		all = append(all, i)
+	}
+	return all
+}
+
+func (m *testAfterModel) allow(now time.Duration) bool {
+	for i := range m.bs {
+		if m.bs[i].next(now) > now {
+			return false
+		}
+	}
+	for i := range m.bs {
+		m.bs[i].taken++
+	}
+	return true
+}
+
+// reserve is a Wait at now on target's limiters: when it returns (ok), or
+// false when its token is due at or after its deadline (0: none) and it
+// takes nothing.
+func (m *testAfterModel) reserve(target int, now, deadline time.Duration) (due time.Duration, holds []testReservation, ok bool) {
+	ls := m.which(target)
+	for _, i := range ls {
+		due = max(due, m.bs[i].next(now))
+	}
+	if deadline > 0 && due >= now+deadline {
+		return 0, nil, false
+	}
+	for _, i := range ls {
+		m.bs[i].taken++
+		holds = append(holds, testReservation{id: i, anchor: m.bs[i].anchor, taken: m.bs[i].taken})
+	}
+	return due, holds, true
+}
+
+// giveBack is the cancel of a Wait that reserved holds: each token goes
+// back unless a call reserved after it on that limiter. It reports whether
+// any did.
+func (m *testAfterModel) giveBack(holds []testReservation) bool {
+	back := false
+	for _, r := range holds {
+		if b := &m.bs[r.id]; b.taken == r.taken && b.anchor == r.anchor {
+			b.taken--
+			back = true
+		}
+	}
+	return back
+}
+
+func (m *testAfterModel) clone() *testAfterModel {
+	return &testAfterModel{bs: slices.Clone(m.bs)}
+}
+
+// testAfterPlan is what the model says of a scenario.
+type testAfterPlan struct {
+	allowed  []bool
+	dues     []time.Duration // each waiter's
+	gaveBack bool            // the cancelled Wait's token (one of them, at least) went back
+	nextOK   bool            // the next Wait waits for its token (else it fails on its deadline)
+	nextDue  time.Duration
+	keptDue  time.Duration // where the next Wait's token would be due, had the cancel given nothing back
+}
+
+func (s testAfterScenario) plan() testAfterPlan {
+	var p testAfterPlan
+	m := testNewAfterModel(s)
+	for range s.pre {
+		p.allowed = append(p.allowed, m.allow(0))
+	}
+	var holds [][]testReservation
+	for range s.waiters {
+		due, h, _ := m.reserve(-1, 0, 0)
+		p.dues = append(p.dues, due)
+		holds = append(holds, h)
+	}
+	kept := m.clone()
+	p.keptDue, _, _ = kept.reserve(s.follow, s.gap, 0)
+	p.gaveBack = m.giveBack(holds[s.cancel])
+	p.nextDue, _, p.nextOK = m.reserve(s.follow, s.gap, s.deadline)
+	return p
+}
+
+func testDrawAfter(kind int) func(*rapid.T) testAfterScenario {
+	return func(r *rapid.T) testAfterScenario {
+		s := testAfterScenario{kind: kind, follow: -1}
+		n := 1
+		if kind == testAfterMulti {
+			n = 2
+		}
+		for range n {
+			s.rates = append(s.rates, rapid.SampledFrom([]float64{10, 4, 2, 1, 0.5, 3, 1.0 / 3}).Draw(r, "rate"))
+			s.bursts = append(s.bursts, rapid.IntRange(1, 3).Draw(r, "burst"))
+		}
+		if kind == testAfterKeyed {
+			s.idle = rapid.SampledFrom([]time.Duration{0, time.Millisecond, time.Second, time.Hour}).Draw(r, "idle")
+		}
+		if kind == testAfterMulti {
+			s.follow = rapid.IntRange(-1, 1).Draw(r, "next Wait on (-1: m, 0: a, 1: b)")
+		}
+		s.pre = rapid.IntRange(0, slices.Max(s.bursts)+1).Draw(r, "Allow calls")
+		s.waiters = rapid.IntRange(1, 4).Draw(r, "waiters")
+		// At least one of them waits.
+		for slices.Max(s.plan().dues) == 0 {
+			s.waiters++
+		}
+		var waiting []int
+		for i, due := range s.plan().dues {
+			if due > 0 {
+				waiting = append(waiting, i)
+			}
+		}
+		s.cancel = rapid.SampledFrom(waiting).Draw(r, "cancelled waiter")
+		due := s.plan().dues[s.cancel]
+		switch rapid.IntRange(0, 2).Draw(r, "clock before the cancel") {
+		case 0:
+		case 1:
+			s.gap = due - 1
+		case 2:
+			s.gap = time.Duration(rapid.Int64Range(0, int64(due-1)).Draw(r, "gap ns"))
+		}
+		if rapid.Bool().Draw(r, "next Wait with a deadline") {
+			p := s.plan()
+			// Around where its token is due, with the token given back and
+			// without: between the two, only a Wait that finds the token
+			// back waits for it.
+			candidates := []time.Duration{p.nextDue - 1, p.nextDue, p.nextDue + 1, p.keptDue - 1, p.keptDue, p.keptDue + 1,
+				(p.nextDue + p.keptDue) / 2}
+			at := rapid.SampledFrom(candidates).Draw(r, "deadline at")
+			s.deadline = max(at-s.gap, 1)
+		}
+		return s
+	}
+}
+
+func (s testAfterScenario) play(h *katatest.H) {
+	p := s.plan()
+	var allow func() bool
+	var wait, next func(context.Context) error
+	switch s.kind {
+	case testAfterLimiter:
+		l := New(h.Clk, s.rates[0], s.bursts[0])
+		allow, wait, next = l.Allow, l.Wait, l.Wait
+	case testAfterMulti:
+		a, b := New(h.Clk, s.rates[0], s.bursts[0]), New(h.Clk, s.rates[1], s.bursts[1])
+		m := Combine(a, b)
+		allow, wait, next = m.Allow, m.Wait, m.Wait
+		if s.follow >= 0 {
+			next = []*Limiter{a, b}[s.follow].Wait
+		}
+	case testAfterKeyed:
+		k := NewKeyed(h.Clk, s.rates[0], s.bursts[0], s.idle)
+		allow = func() bool { return k.Allow("carol") }
+		wait = func(ctx context.Context) error { return k.Wait(ctx, "carol") }
+		next = wait
+	}
+	for i, want := range p.allowed {
+		if got := allow(); got != want {
+			h.Errorf("Allow call %d at 0 returned %v, want %v: the bucket starts full, with burst tokens, and Allow "+
+				"takes one if one is due at clk.Now()", i+1, got, want)
+			return
+		}
+	}
+	// The waiters; the cancelled one's goroutine calls next as soon as its
+	// Wait returned, with nothing in between.
+	var (
+		calls     []*katatest.Call[struct{}]
+		errs      = make([]error, s.waiters)
+		cancels   []context.CancelFunc
+		cancelled = make(chan struct{})
+		ctxErr    error
+		nextErr   error
+	)
+	release := func() {
+		for _, cancel := range cancels {
+			cancel()
+		}
+		katatest.Unwind(h, calls...)
+	}
+	nextCtx, nextCancel := context.WithCancel(context.Background())
+	if s.deadline > 0 {
+		nextCancel()
+		nextCtx, nextCancel = h.Clk.WithDeadline(context.Background(), h.Clk.Now().Add(s.gap+s.deadline))
+	}
+	cancels = append(cancels, nextCancel)
+	for i := range s.waiters {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		calls = append(calls, katatest.Go(h, func() (struct{}, error) {
+			errs[i] = wait(ctx)
+			if i != s.cancel {
+				return struct{}{}, nil
+			}
+			ctxErr = ctx.Err()
+			close(cancelled)
+			nextErr = next(nextCtx)
+			return struct{}{}, nil
+		}))
+		if !testSettle(h, fmt.Sprintf("Wait #%d starting while %d Wait(s) wait", i+1, i)) {
+			release()
+			return
+		}
+		if calls[i].Returned() && calls[i].Panicked() {
+			release()
+			return
+		}
+	}
+	if s.gap > 0 {
+		h.Advance(s.gap)
+	}
+	// Every Wait whose token is due by now has returned, the others wait.
+	for i, c := range calls {
+		if c.Returned() != (p.dues[i] <= s.gap) {
+			h.Errorf("at %v, Wait #%d had returned: %v, but its token is due at %v: each Wait reserves its own "+
+				"token as it starts and returns exactly when it is due (%s)", s.gap, i+1, c.Returned(), p.dues[i],
+				testArithmetic)
+			release()
+			return
+		}
+	}
+	cancels[1+s.cancel]()
+	if !testSettle(h, "cancelling a waiting Wait") {
+		release()
+		return
+	}
+	select {
+	case <-cancelled:
+	default:
+		h.Errorf("Wait #%d, cancelled at %v while it waited, did not return at once (the mock clock stood still): "+
+			"select on ctx.Done() together with the timer", s.cancel+1, s.gap)
+		release()
+		return
+	}
+	if err := errs[s.cancel]; err == nil || err != ctxErr {
+		h.Errorf("Wait #%d, cancelled at %v while it waited, returned %v; want ctx.Err() (%v) itself, at once",
+			s.cancel+1, s.gap, err, ctxErr)
+		release()
+		return
+	}
+	c := calls[s.cancel]
+	back := "no call had reserved a token after it, so its token went back"
+	if s.kind == testAfterMulti {
+		back = "on at least one of the limiters no call had reserved a token after it, so that token went back"
+	}
+	rule := "By the time a cancelled Wait returns, its token must be back (unless a later call reserved after it): " +
+		"give it back under the lock before Wait returns, on the caller's goroutine, never later and never from a " +
+		"goroutine of its own (Wait starts no goroutines), so the caller's next call finds it"
+	if !p.gaveBack {
+		back = "a later Wait had reserved a token after it, so its token was lost"
+		rule = "A cancelled Wait gives its token back only if no call reserved a token after it: later waiters keep " +
+			"their turns, and handing the token out again would let two calls through on one token"
+	}
+	what := fmt.Sprintf("right after Wait #%d returned from its cancel at %v (%s), the same goroutine called Wait "+
+		"again", s.cancel+1, s.gap, back)
+	if s.deadline > 0 {
+		what += fmt.Sprintf(" with a deadline %v away", s.deadline)
+	}
+	if !p.nextOK {
+		if !c.Returned() {
+			h.Errorf("%s: its token is due at %v, at or after its deadline at %v, so it must fail at once with "+
+				"ErrWouldExceedDeadline, but it was still waiting. %s", what, p.nextDue, s.gap+s.deadline, rule)
+			release()
+			return
+		}
+		if c.Panicked() {
+			release()
+			return
+		}
+		if !testIsDeadline(h, nextErr, what) {
+			release()
+			return
+		}
+	} else if p.nextDue <= s.gap {
+		if !c.Returned() {
+			h.Errorf("%s: a token was there (due at %v), so it must return at once, but it was still waiting. %s",
+				what, p.nextDue, rule)
+			release()
+			return
+		}
+		if c.Panicked() {
+			release()
+			return
+		}
+		if nextErr != nil {
+			h.Errorf("%s: it returned %v at once, but a token was there (due at %v): want nil. %s", what, nextErr,
+				p.nextDue, rule)
+			release()
+			return
+		}
+	} else if c.Returned() {
+		if !c.Panicked() {
+			late := ""
+			if errors.Is(nextErr, ErrWouldExceedDeadline) {
+				late = fmt.Sprintf(" (as if its token were due at %v, after the deadline at %v)", p.keptDue, s.gap+s.deadline)
+			}
+			h.Errorf("%s: it returned %v at once%s, but its token is due at %v, before any deadline: it must wait "+
+				"for it. %s", what, nextErr, late, p.nextDue, rule)
+		}
+		release()
+		return
+	}
+	// Run the clock: at each due time, 1ns before and at it, exactly the
+	// Waits whose token is due by then have returned.
+	dues := slices.Clone(p.dues)
+	dues[s.cancel] = s.gap // returned from its cancel
+	if p.nextOK {
+		dues[s.cancel] = p.nextDue
+	}
+	var steps []time.Duration
+	for _, due := range dues {
+		if due > s.gap {
+			steps = append(steps, due-1, due)
+		}
+	}
+	slices.Sort(steps)
+	for _, at := range slices.Compact(steps) {
+		if at > h.Elapsed() {
+			h.Advance(at - h.Elapsed())
+		}
+		for i, c := range calls {
+			if c.Returned() == (dues[i] <= at) {
+				continue
+			}
+			switch {
+			case i == s.cancel && c.Returned():
+				h.Errorf("%s: it returned %v at %v, but its token is due only at %v. %s", what, nextErr, at, p.nextDue, rule)
+			case i == s.cancel:
+				h.Errorf("%s: it was still waiting at %v, when its token was due. %s", what, at, rule)
+			default:
+				h.Errorf("Wait #%d had returned at %v: %v, but its token is due at %v (%s); meanwhile Wait #%d "+
+					"was cancelled at %v (%s) and its goroutine called Wait again. %s", i+1, at, c.Returned(), dues[i],
+					testArithmetic, s.cancel+1, s.gap, back, rule)
+			}
+			release()
+			return
+		}
+	}
+	for i, c := range calls {
+		if _, _, ok := c.Finish("Wait"); !ok {
+			release()
+			return
+		}
+		err := errs[i]
+		if i == s.cancel {
+			err = nextErr
+		}
+		if i != s.cancel || p.nextOK {
+			if err != nil {
+				h.Errorf("Wait #%d returned %v once its token was due; want nil", i+1, err)
+				return
+			}
+		}
+	}
+	nextCancel()
+}
+
+func TestR5_ExploreTheCallRightAfterACancelFindsTheTokenBack(t *testing.T) {
+	katatest.Explore(t, 12, testDrawAfter(testAfterLimiter), func(h *katatest.H, s testAfterScenario) { s.play(h) })
+}
+
+func TestB1_ExploreTheCallRightAfterACancelledCombinedWait(t *testing.T) {
+	katatest.Explore(t, 10, testDrawAfter(testAfterMulti), func(h *katatest.H, s testAfterScenario) { s.play(h) })
+}
+
+func TestB2_ExploreTheCallRightAfterACancelledKeyedWait(t *testing.T) {
+	katatest.Explore(t, 8, testDrawAfter(testAfterKeyed), func(h *katatest.H, s testAfterScenario) { s.play(h) })
+}
