@@ -338,43 +338,56 @@ func (s testAfterScenario) play(h *katatest.H) {
 		return
 	}
 	c := calls[s.cancel]
-	back := "no call had reserved a token after it, so its token went back"
+	back := "no call had reserved a token after it, so its token goes back"
 	if s.kind == testAfterMulti {
-		back = "on at least one of the limiters no call had reserved a token after it, so that token went back"
+		back = "on at least one of the limiters no call had reserved a token after it, so that token goes back"
 	}
-	rule := "By the time a cancelled Wait returns, its token must be back (unless a later call reserved after it): " +
-		"give it back under the lock before Wait returns, on the caller's goroutine, never later and never from a " +
-		"goroutine of its own (Wait starts no goroutines), so the caller's next call finds it"
 	if !p.gaveBack {
-		back = "a later Wait had reserved a token after it, so its token was lost"
-		rule = "A cancelled Wait gives its token back only if no call reserved a token after it: later waiters keep " +
-			"their turns, and handing the token out again would let two calls through on one token"
+		back = "a later Wait had reserved a token after it, so its token is lost"
 	}
-	what := fmt.Sprintf("right after Wait #%d returned from its cancel at %v (%s), the same goroutine called Wait "+
-		"again", s.cancel+1, s.gap, back)
+	again := "Wait"
 	if s.deadline > 0 {
-		what += fmt.Sprintf(" with a deadline %v away", s.deadline)
+		again += fmt.Sprintf(" with a deadline %v away", s.deadline)
 	}
-	if !p.nextOK {
+	// fail reports the next Wait's answer (detail): more is true when it
+	// found a token the README does not give it, false when it missed one.
+	fail := func(more bool, detail string, args ...any) {
+		lead := "the Wait called right after a cancelled Wait returned did not get the token the README gives it"
+		rule := "each Wait reserves the next token as it starts; " + testArithmetic
+		switch {
+		case !more && p.gaveBack:
+			lead = "the token a cancelled Wait gives back was not back when Wait returned: the caller's next call, " +
+				"made right after it on the same goroutine, did not find it"
+			rule = "Give the token back under the lock before Wait returns, on the caller's goroutine: never later, " +
+				"and never from a goroutine of its own (Wait starts no goroutines)"
+		case more && !p.gaveBack:
+			lead = "a cancelled Wait gave its token back although a later Wait had reserved a token after it: the " +
+				"caller's next call, made right after it, got that token"
+			rule = "Later waiters keep their turns, so the token is lost: handing it out again lets two calls " +
+				"through on one token"
+		}
+		h.Errorf("%s. Wait #%d was cancelled at %v while it waited (%s); as soon as it returned, its goroutine called "+
+			"%s, which %s. %s", lead, s.cancel+1, s.gap, back, again, fmt.Sprintf(detail, args...), rule)
+		release()
+	}
+	switch {
+	case !p.nextOK:
 		if !c.Returned() {
-			h.Errorf("%s: its token is due at %v, at or after its deadline at %v, so it must fail at once with "+
-				"ErrWouldExceedDeadline, but it was still waiting. %s", what, p.nextDue, s.gap+s.deadline, rule)
-			release()
+			fail(true, "was still waiting, although its token is due at %v, at or after its deadline at %v: it must "+
+				"fail at once with ErrWouldExceedDeadline", p.nextDue, s.gap+s.deadline)
 			return
 		}
 		if c.Panicked() {
 			release()
 			return
 		}
-		if !testIsDeadline(h, nextErr, what) {
+		if !testIsDeadline(h, nextErr, "the Wait called right after a cancelled Wait returned") {
 			release()
 			return
 		}
-	} else if p.nextDue <= s.gap {
+	case p.nextDue <= s.gap:
 		if !c.Returned() {
-			h.Errorf("%s: a token was there (due at %v), so it must return at once, but it was still waiting. %s",
-				what, p.nextDue, rule)
-			release()
+			fail(false, "was still waiting, although a token was there (due at %v): it must return nil at once", p.nextDue)
 			return
 		}
 		if c.Panicked() {
@@ -382,21 +395,20 @@ func (s testAfterScenario) play(h *katatest.H) {
 			return
 		}
 		if nextErr != nil {
-			h.Errorf("%s: it returned %v at once, but a token was there (due at %v): want nil. %s", what, nextErr,
-				p.nextDue, rule)
+			fail(false, "returned %v at once, although a token was there (due at %v): want nil", nextErr, p.nextDue)
+			return
+		}
+	case c.Returned():
+		if c.Panicked() {
 			release()
 			return
 		}
-	} else if c.Returned() {
-		if !c.Panicked() {
-			late := ""
-			if errors.Is(nextErr, ErrWouldExceedDeadline) {
-				late = fmt.Sprintf(" (as if its token were due at %v, after the deadline at %v)", p.keptDue, s.gap+s.deadline)
-			}
-			h.Errorf("%s: it returned %v at once%s, but its token is due at %v, before any deadline: it must wait "+
-				"for it. %s", what, nextErr, late, p.nextDue, rule)
+		if errors.Is(nextErr, ErrWouldExceedDeadline) {
+			fail(false, "failed at once with %v, as if its token were due at %v, but it is due at %v, before the "+
+				"deadline at %v: it must wait for it", nextErr, p.keptDue, p.nextDue, s.gap+s.deadline)
+			return
 		}
-		release()
+		fail(true, "returned %v at once, but its token is due at %v: it must wait for it", nextErr, p.nextDue)
 		return
 	}
 	// Run the clock: at each due time, 1ns before and at it, exactly the
@@ -423,15 +435,17 @@ func (s testAfterScenario) play(h *katatest.H) {
 			}
 			switch {
 			case i == s.cancel && c.Returned():
-				h.Errorf("%s: it returned %v at %v, but its token is due only at %v. %s", what, nextErr, at, p.nextDue, rule)
+				fail(true, "returned %v at %v, but its token is due only at %v", nextErr, at, p.nextDue)
 			case i == s.cancel:
-				h.Errorf("%s: it was still waiting at %v, when its token was due. %s", what, at, rule)
+				fail(false, "was still waiting at %v, when its token was due", at)
 			default:
-				h.Errorf("Wait #%d had returned at %v: %v, but its token is due at %v (%s); meanwhile Wait #%d "+
-					"was cancelled at %v (%s) and its goroutine called Wait again. %s", i+1, at, c.Returned(), dues[i],
-					testArithmetic, s.cancel+1, s.gap, back, rule)
+				when := map[bool]string{true: "returned before its token was due", false: "was still waiting when its token was due"}
+				h.Errorf("Wait #%d %s, at %v: each Wait reserves its own token as it starts and returns exactly when it "+
+					"is due (%s). Meanwhile Wait #%d was cancelled at %v while it waited (%s), and its goroutine "+
+					"called %s as soon as it returned", i+1, when[c.Returned()], dues[i], testArithmetic,
+					s.cancel+1, s.gap, back, again)
+				release()
 			}
-			release()
 			return
 		}
 	}
