@@ -41,8 +41,27 @@ type testAfterScenario struct {
 	waiters  int
 	gap      time.Duration
 	cancel   int
-	follow   int // the next Wait's target: -1 the same as the waiters', i a Multi's limiter i alone
+	follow   int // the next calls' target: -1 the same as the waiters', i a Multi's limiter i alone
+	probes   []testProbe
 	deadline time.Duration
+}
+
+// testProbe is a call that answers at once, made right after the
+// cancelled Wait returned and before its goroutine calls Wait again:
+// Allow, Wait with a ctx already done, or Wait with a deadline too soon.
+type testProbe struct {
+	kind     int           // testAllow, testWaitDone or testWaitDeadline
+	deadline time.Duration // testWaitDeadline: at or before its token's due time
+}
+
+func (p testProbe) String() string {
+	switch p.kind {
+	case testWaitDone:
+		return "Wait with a cancelled ctx"
+	case testWaitDeadline:
+		return fmt.Sprintf("Wait with a deadline %v away", p.deadline)
+	}
+	return "Allow"
 }
 
 func (s testAfterScenario) String() string {
@@ -65,12 +84,16 @@ func (s testAfterScenario) String() string {
 	if s.gap > 0 {
 		fmt.Fprintf(&b, "; move the clock %v", s.gap)
 	}
-	next := target + ".Wait"
+	on := target
 	if s.follow >= 0 {
-		next = []string{"a", "b"}[s.follow] + ".Wait"
+		on = []string{"a", "b"}[s.follow]
 	}
+	next := on + ".Wait"
 	if s.deadline > 0 {
 		next += fmt.Sprintf(" with a deadline %v away", s.deadline)
+	}
+	for i := len(s.probes) - 1; i >= 0; i-- {
+		next = fmt.Sprintf("%s.%v, then %s", on, s.probes[i], next)
 	}
 	fmt.Fprintf(&b, "; cancel Wait #%d while it waits, and its goroutine calls %s as soon as it returned; "+
 		"then move the clock until every Wait is done", s.cancel+1, next)
@@ -100,13 +123,14 @@ func (m *testAfterModel) which(target int) []int {
 	return all
 }
 
-func (m *testAfterModel) allow(now time.Duration) bool {
-	for i := range m.bs {
+func (m *testAfterModel) allow(target int, now time.Duration) bool {
+	ls := m.which(target)
+	for _, i := range ls {
 		if m.bs[i].next(now) > now {
 			return false
 		}
 	}
-	for i := range m.bs {
+	for _, i := range ls {
 		m.bs[i].taken++
 	}
 	return true
@@ -148,6 +172,12 @@ func (m *testAfterModel) clone() *testAfterModel {
 	return &testAfterModel{bs: slices.Clone(m.bs)}
 }
 
+// testProbeOut is how a probe answered.
+type testProbeOut struct {
+	allowed     bool
+	err, ctxErr error
+}
+
 // testAfterPlan is what the model says of a scenario.
 type testAfterPlan struct {
 	allowed  []bool
@@ -156,13 +186,14 @@ type testAfterPlan struct {
 	nextOK   bool            // the next Wait waits for its token (else it fails on its deadline)
 	nextDue  time.Duration
 	keptDue  time.Duration // where the next Wait's token would be due, had the cancel given nothing back
+	probed   []bool        // the probes' Allow answers
 }
 
 func (s testAfterScenario) plan() testAfterPlan {
 	var p testAfterPlan
 	m := testNewAfterModel(s)
 	for range s.pre {
-		p.allowed = append(p.allowed, m.allow(0))
+		p.allowed = append(p.allowed, m.allow(-1, 0))
 	}
 	var holds [][]testReservation
 	for range s.waiters {
@@ -171,8 +202,14 @@ func (s testAfterScenario) plan() testAfterPlan {
 		holds = append(holds, h)
 	}
 	kept := m.clone()
-	p.keptDue, _, _ = kept.reserve(s.follow, s.gap, 0)
 	p.gaveBack = m.giveBack(holds[s.cancel])
+	for _, pr := range s.probes {
+		if pr.kind == testAllow {
+			p.probed = append(p.probed, m.allow(s.follow, s.gap))
+			kept.allow(s.follow, s.gap)
+		}
+	}
+	p.keptDue, _, _ = kept.reserve(s.follow, s.gap, 0)
 	p.nextDue, _, p.nextOK = m.reserve(s.follow, s.gap, s.deadline)
 	return p
 }
@@ -215,6 +252,20 @@ func testDrawAfter(kind int) func(*rapid.T) testAfterScenario {
 		case 2:
 			s.gap = time.Duration(rapid.Int64Range(0, int64(due-1)).Draw(r, "gap ns"))
 		}
+		// Calls that answer at once and take nothing but what Allow
+		// finds, between the cancelled Wait and the next Wait.
+		for range rapid.IntRange(0, 2).Draw(r, "calls that answer at once") {
+			pr := testProbe{kind: rapid.SampledFrom([]int{testAllow, testWaitDone, testWaitDeadline}).Draw(r, "call")}
+			if pr.kind == testWaitDeadline {
+				p := s.plan() // where the token of a Wait made now is due
+				if p.keptDue <= s.gap || p.nextDue <= s.gap {
+					pr.kind = testAllow // a token is there: no deadline is too soon
+				} else {
+					pr.deadline = time.Duration(rapid.Int64Range(1, int64(min(p.nextDue, p.keptDue)-s.gap)).Draw(r, "deadline ns"))
+				}
+			}
+			s.probes = append(s.probes, pr)
+		}
 		if rapid.Bool().Draw(r, "next Wait with a deadline") {
 			p := s.plan()
 			// Around where its token is due, with the token given back and
@@ -235,24 +286,24 @@ func (s testAfterScenario) play(h *katatest.H) {
 	// would let work it left for later catch up before the next call.
 	shake.Off()
 	p := s.plan()
-	var allow func() bool
+	var allow, probe func() bool
 	var wait, next func(context.Context) error
 	switch s.kind {
 	case testAfterLimiter:
 		l := New(h.Clk, s.rates[0], s.bursts[0])
-		allow, wait, next = l.Allow, l.Wait, l.Wait
+		allow, wait, next, probe = l.Allow, l.Wait, l.Wait, l.Allow
 	case testAfterMulti:
 		a, b := New(h.Clk, s.rates[0], s.bursts[0]), New(h.Clk, s.rates[1], s.bursts[1])
 		m := Combine(a, b)
-		allow, wait, next = m.Allow, m.Wait, m.Wait
+		allow, wait, next, probe = m.Allow, m.Wait, m.Wait, m.Allow
 		if s.follow >= 0 {
-			next = []*Limiter{a, b}[s.follow].Wait
+			next, probe = []*Limiter{a, b}[s.follow].Wait, []*Limiter{a, b}[s.follow].Allow
 		}
 	case testAfterKeyed:
 		k := NewKeyed(h.Clk, s.rates[0], s.bursts[0], s.idle)
 		allow = func() bool { return k.Allow("carol") }
 		wait = func(ctx context.Context) error { return k.Wait(ctx, "carol") }
-		next = wait
+		next, probe = wait, allow
 	}
 	for i, want := range p.allowed {
 		if got := allow(); got != want {
@@ -268,6 +319,8 @@ func (s testAfterScenario) play(h *katatest.H) {
 		errs      = make([]error, s.waiters)
 		cancels   []context.CancelFunc
 		cancelled = make(chan struct{})
+		probed    = make(chan struct{})
+		probeOut  = make([]testProbeOut, len(s.probes))
 		ctxErr    error
 		nextErr   error
 	)
@@ -283,6 +336,19 @@ func (s testAfterScenario) play(h *katatest.H) {
 		nextCtx, nextCancel = h.Clk.WithDeadline(context.Background(), h.Clk.Now().Add(s.gap+s.deadline))
 	}
 	cancels = append(cancels, nextCancel)
+	probeCtx := make([]context.Context, len(s.probes))
+	for i, pr := range s.probes {
+		ctx, cancel := context.WithCancel(context.Background())
+		switch pr.kind {
+		case testWaitDone:
+			cancel()
+		case testWaitDeadline:
+			cancel()
+			ctx, cancel = h.Clk.WithDeadline(context.Background(), h.Clk.Now().Add(s.gap+pr.deadline))
+		}
+		probeCtx[i] = ctx
+		cancels = append(cancels, cancel)
+	}
 	for i := range s.waiters {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancels = append(cancels, cancel)
@@ -293,6 +359,15 @@ func (s testAfterScenario) play(h *katatest.H) {
 			}
 			ctxErr = ctx.Err()
 			close(cancelled)
+			for j, pr := range s.probes {
+				if pr.kind == testAllow {
+					probeOut[j].allowed = probe()
+					continue
+				}
+				probeOut[j].err = next(probeCtx[j])
+				probeOut[j].ctxErr = probeCtx[j].Err()
+			}
+			close(probed)
 			nextErr = next(nextCtx)
 			return struct{}{}, nil
 		}))
@@ -318,7 +393,7 @@ func (s testAfterScenario) play(h *katatest.H) {
 			return
 		}
 	}
-	cancels[1+s.cancel]()
+	cancels[1+len(s.probes)+s.cancel]()
 	if !testSettle(h, "cancelling a waiting Wait") {
 		release()
 		return
@@ -349,6 +424,60 @@ func (s testAfterScenario) play(h *katatest.H) {
 	if s.deadline > 0 {
 		again += fmt.Sprintf(" with a deadline %v away", s.deadline)
 	}
+	var before []string
+	for _, pr := range s.probes {
+		before = append(before, pr.String())
+	}
+	if len(before) > 0 {
+		again = strings.Join(before, ", then ") + ", then " + again
+	}
+	// The calls that answer at once: each answered, and as the README says.
+	select {
+	case <-probed:
+	default:
+		h.Errorf("right after Wait #%d returned from its cancel at %v, its goroutine called %s; one of the calls "+
+			"before the last Wait did not answer at once (the mock clock stood still): Allow never waits, and a Wait "+
+			"with a ctx already done or a deadline too soon fails at once", s.cancel+1, s.gap, again)
+		release()
+		return
+	}
+	allowed := p.probed
+	for i, pr := range s.probes {
+		out := probeOut[i]
+		switch pr.kind {
+		case testAllow:
+			if !out.allowed && allowed[0] && p.gaveBack {
+				h.Errorf("the token a cancelled Wait gives back was not back when Wait returned: Allow, called right "+
+					"after it on the same goroutine, answered false. Wait #%d was cancelled at %v while it waited (%s), "+
+					"and that token was due by then on the limiter Allow asked. Give the token back under the lock "+
+					"before Wait returns, on the caller's goroutine: never later, and never from a goroutine of its own "+
+					"(Wait starts no goroutines)", s.cancel+1, s.gap, back)
+				release()
+				return
+			}
+			if out.allowed != allowed[0] {
+				h.Errorf("Allow, called right after Wait #%d returned from its cancel at %v (%s), answered %v, want %v: "+
+					"a cancelled Wait's token is back (or lost) by the time it returns, and Allow takes a token only "+
+					"if one is due at clk.Now(); %s", s.cancel+1, s.gap, back, out.allowed, allowed[0], testArithmetic)
+				release()
+				return
+			}
+			allowed = allowed[1:]
+		case testWaitDone:
+			if out.err == nil || out.err != out.ctxErr {
+				h.Errorf("a Wait with a ctx already done, called right after Wait #%d returned from its cancel, "+
+					"returned %v; want ctx.Err() (%v) itself, at once, taking nothing", s.cancel+1, out.err, out.ctxErr)
+				release()
+				return
+			}
+		case testWaitDeadline:
+			if !testIsDeadline(h, out.err, fmt.Sprintf("a Wait with a deadline %v away, its token due later, called "+
+				"right after Wait #%d returned from its cancel", pr.deadline, s.cancel+1)) {
+				release()
+				return
+			}
+		}
+	}
 	// fail reports the next Wait's answer (detail): more is true when it
 	// found a token the README does not give it, false when it missed one.
 	fail := func(more bool, detail string, args ...any) {
@@ -360,6 +489,15 @@ func (s testAfterScenario) play(h *katatest.H) {
 				"made right after it on the same goroutine, did not find it"
 			rule = "Give the token back under the lock before Wait returns, on the caller's goroutine: never later, " +
 				"and never from a goroutine of its own (Wait starts no goroutines)"
+			if len(s.probes) > 0 {
+				rule += "; and a call that answers at once without a token (Allow answering false, a Wait with a ctx " +
+					"already done or a deadline too soon) takes nothing, not even for a moment"
+			}
+		case !more && len(s.probes) > 0:
+			lead = "a call that answered at once without a token took one all the same: the Wait called after it " +
+				"did not find its token"
+			rule = "Allow answering false, and a Wait with a ctx already done or with a deadline too soon, take " +
+				"nothing, not even for a moment: decide under the lock, before taking the token"
 		case more && !p.gaveBack:
 			lead = "a cancelled Wait gave its token back although a later Wait had reserved a token after it: the " +
 				"caller's next call, made right after it, got that token"
@@ -469,13 +607,13 @@ func (s testAfterScenario) play(h *katatest.H) {
 }
 
 func TestR5_ExploreTheCallRightAfterACancelFindsTheTokenBack(t *testing.T) {
-	katatest.Explore(t, 12, testDrawAfter(testAfterLimiter), func(h *katatest.H, s testAfterScenario) { s.play(h) })
+	katatest.Explore(t, 10, testDrawAfter(testAfterLimiter), func(h *katatest.H, s testAfterScenario) { s.play(h) })
 }
 
 func TestB1_ExploreTheCallRightAfterACancelledCombinedWait(t *testing.T) {
-	katatest.Explore(t, 10, testDrawAfter(testAfterMulti), func(h *katatest.H, s testAfterScenario) { s.play(h) })
+	katatest.Explore(t, 8, testDrawAfter(testAfterMulti), func(h *katatest.H, s testAfterScenario) { s.play(h) })
 }
 
 func TestB2_ExploreTheCallRightAfterACancelledKeyedWait(t *testing.T) {
-	katatest.Explore(t, 8, testDrawAfter(testAfterKeyed), func(h *katatest.H, s testAfterScenario) { s.play(h) })
+	katatest.Explore(t, 6, testDrawAfter(testAfterKeyed), func(h *katatest.H, s testAfterScenario) { s.play(h) })
 }
