@@ -81,13 +81,7 @@ func TestB1_FailFastSkipsTheCallsStillRunning(t *testing.T) {
 func TestB1_FailFastWinsOverMaxFailures(t *testing.T) {
 	for _, limit := range []int{1, 3, math.MaxInt} {
 		katatest.Run(t, func(h *katatest.H) {
-			skus := testSKUs(4)
-			held, trigger := testNewGate(h), testNewGate(h)
-			b := testNewBackend()
-			for _, sku := range skus {
-				b.calls[sku] = testCall{wait: held}
-			}
-			b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
+			skus, b, held, trigger := testSKU2FailsOthersHeld(h)
 			c := testStart(h, skus, b.fn, &Options{FailFast: true, MaxFailures: limit})
 			if c.Broken() || !testAllStarted(h, c, b, skus) {
 				return

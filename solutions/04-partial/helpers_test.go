@@ -166,3 +166,17 @@ func testInputs(out testOutcomes) []string {
 func testNames(err error, sku string) bool {
 	return err != nil && strings.Contains(err.Error(), sku)
 }
+
+// testSKU2FailsOthersHeld sets up four calls: sku-2 fails with
+// testErrNotFound when trigger is released (ignoring its ctx); the others
+// wait for held or for their ctx to end.
+func testSKU2FailsOthersHeld(h *katatest.H) ([]string, *testBackend, *testGate, *testGate) {
+	skus := testSKUs(4)
+	held, trigger := testNewGate(h), testNewGate(h)
+	b := testNewBackend()
+	for _, sku := range skus {
+		b.calls[sku] = testCall{wait: held}
+	}
+	b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
+	return skus, b, held, trigger
+}

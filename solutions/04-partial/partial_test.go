@@ -104,13 +104,7 @@ func TestR1_NoInputsNoCalls(t *testing.T) {
 
 func TestR2_AFailureCancelsNothing(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
-		skus := testSKUs(4)
-		held, trigger := testNewGate(h), testNewGate(h)
-		b := testNewBackend()
-		for _, sku := range skus {
-			b.calls[sku] = testCall{wait: held}
-		}
-		b.calls["sku-2"] = testCall{wait: trigger, deaf: true, err: testErrNotFound}
+		skus, b, held, trigger := testSKU2FailsOthersHeld(h)
 		c := testStart(h, skus, b.fn, nil)
 		if c.Broken() {
 			return
