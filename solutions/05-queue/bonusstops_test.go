@@ -406,6 +406,10 @@ func (s testDrainStop) play(h *katatest.H) {
 			"(produce returned %s): only a cancel, a consumer error or the drain deadline (%v after produce returned) "+
 			"cancels their ctx; an error of produce stops nothing, the accepted items are still consumed",
 			early, testDescribe(perr), s.timeout)
+	case first != nil && !first.ok(err) && perr != nil && (err == perr || errors.Is(err, perr)):
+		h.Errorf("RunDrainTimeout returned what produce returned, %s, but an error of produce stops nothing: %s "+
+			"stopped the run, so it must return %s. Keep produce's error aside and return it only if nothing "+
+			"stopped the run", testDescribe(perr), first.what, first.want)
 	case first != nil && !first.ok(err):
 		h.Errorf("%s came first, so RunDrainTimeout must return %s; it returned %s: the first stop decides the error, "+
 			"whatever comes after it. At the drain deadline record ErrDrainTimeout only if nothing stopped the run "+
