@@ -7,8 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -182,4 +186,470 @@ func (s testMarkedNeverRetried) play(h *katatest.H) {
 
 func TestB2_ExploreRetryAfterNeverOverridesANeverRetriedError(t *testing.T) {
 	katatest.Explore(t, 20, testDrawMarkedNeverRetried, func(h *katatest.H, s testMarkedNeverRetried) { s.play(h) })
+}
+
+// testRAStep is how one attempt fails in a testRetryAfterRun: a plain
+// retryable error, or one with a Retry-After of d.
+type testRAStep struct {
+	after bool          // RetryAfter(d, …); else a plain error of testFailureKinds[kind]
+	d     time.Duration // the Retry-After: zero, negative, tiny, past MaxDelay or the largest Duration
+	wrap  int           // how the mark is carried: testRAWraps[wrap]
+	kind  int
+}
+
+// testRAWraps are the ways an op returns a Retry-After: the mark itself,
+// wrapped again, or joined with another error. errors.As finds it in each.
+var testRAWraps = []struct {
+	how  string
+	make func(d time.Duration, n int) error
+}{
+	{"RetryAfter(%v, &statusError{429})", func(d time.Duration, n int) error { return RetryAfter(d, &testStatus{429}) }},
+	{"RetryAfter(%v, &statusError{429}) wrapped again with %%w", func(d time.Duration, n int) error {
+		return fmt.Errorf("stock lookup %d: %w", n, RetryAfter(d, &testStatus{429}))
+	}},
+	{"errors.Join(RetryAfter(%v, &statusError{429}), a plain error)", func(d time.Duration, n int) error {
+		return errors.Join(RetryAfter(d, &testStatus{429}), fmt.Errorf("replica b, attempt %d: reset", n))
+	}},
+}
+
+func (st testRAStep) String() string {
+	if st.after {
+		return fmt.Sprintf(testRAWraps[st.wrap].how, st.d)
+	}
+	return testFailureKinds[st.kind].how
+}
+
+func (st testRAStep) err(n int) error {
+	if st.after {
+		return testRAWraps[st.wrap].make(st.d, n)
+	}
+	return testFailureKinds[st.kind].make(n)
+}
+
+// testRetryAfterRun is one call of Do whose attempts fail with plain errors
+// and Retry-After errors mixed, under a drawn backoff, jitter and budget.
+type testRetryAfterRun struct {
+	base     time.Duration
+	mult     float64
+	maxDelay time.Duration
+	jitter   float64 // as given: clamped to [0, 1]
+	r        float64 // what Rand returns
+	steps    []testRAStep
+	attempts int
+	budget   time.Duration // MaxElapsed
+	rejects  bool          // Retryable rejects status 429 (Retry-After errors are not asked)
+}
+
+func (s testRetryAfterRun) String() string {
+	var fails []string
+	for i, st := range s.steps {
+		fails = append(fails, fmt.Sprintf("attempt %d fails with %s", i+1, st))
+	}
+	retry := "nil"
+	if s.rejects {
+		retry = "rejects status 429"
+	}
+	return fmt.Sprintf("Policy{MaxAttempts: %d, BaseDelay: %v, Multiplier: %v, MaxDelay: %v, Jitter: %v, Rand: %v, "+
+		"MaxElapsed: %v, Retryable: %s}; %s; attempt %d would succeed",
+		s.attempts, s.base, s.mult, s.maxDelay, s.jitter, s.r, s.budget, retry, strings.Join(fails, ", "), len(s.steps)+1)
+}
+
+// backoff is the README's pause after the n-th plain failure since the
+// start or the last Retry-After, and the rounding the tests allow.
+func (s testRetryAfterRun) backoff(n int) (pause, tol time.Duration) {
+	if s.base <= 0 {
+		return 0, 0
+	}
+	limit := time.Duration(math.MaxInt64)
+	if s.maxDelay > 0 {
+		limit = s.maxDelay
+	}
+	m := s.mult
+	if m < 1 {
+		m = 2
+	}
+	d := min(float64(s.base)*math.Pow(m, float64(n-1)), float64(limit))
+	if m != math.Trunc(m) {
+		tol = 1 // a fractional Multiplier: the README allows 1ns of rounding
+	}
+	if j := min(max(s.jitter, 0), 1); j > 0 {
+		d *= 1 - j + 2*j*s.r
+		tol = 1
+	}
+	if d >= float64(limit) {
+		return limit, tol
+	}
+	if pause = max(time.Duration(d), 1); pause == 1 {
+		tol = 0 // the floor: never below 1ns
+	}
+	return pause, tol
+}
+
+// testRAPause is one pause the README asks for in a testRetryAfterRun.
+type testRAPause struct {
+	want, tol time.Duration
+	at        time.Duration // when it ends, counted from the start of Do
+	why       string
+}
+
+// model is what the README says of s: the pauses Do makes, one per failure
+// that is followed by another attempt, and how Do ends ("success",
+// "attempts" or "budget") after attempt len(pauses)+1.
+func (s testRetryAfterRun) model() (pauses []testRAPause, end string) {
+	n, elapsed, since := 0, time.Duration(0), 0 // since: the attempt of the last Retry-After
+	for i := 1; ; i++ {
+		switch {
+		case i > len(s.steps):
+			return pauses, "success"
+		case i >= max(s.attempts, 1):
+			return pauses, "attempts"
+		}
+		st, p := s.steps[i-1], testRAPause{}
+		if st.after {
+			p.want, n, since = max(st.d, 0), 0, i
+			p.why = fmt.Sprintf("attempt %d failed with %s: the next pause is exactly d, with no jitter and not "+
+				"capped by MaxDelay", i, st)
+			if st.d <= 0 {
+				p.why += fmt.Sprintf("; a Retry-After of %v is no pause at all, not a missing one: retry at once, "+
+					"and restart the backoff all the same", st.d)
+			}
+		} else {
+			n++
+			p.want, p.tol = s.backoff(n)
+			p.why = fmt.Sprintf("plain failure %d of the backoff: BaseDelay %v · Multiplier^%d", n, s.base, n-1)
+			if since > 0 {
+				p.why = fmt.Sprintf("the backoff restarts after the Retry-After of attempt %d, so this is plain "+
+					"failure %d since then: BaseDelay %v · Multiplier^%d", since, n, s.base, n-1)
+			}
+			if s.maxDelay > 0 {
+				p.why += fmt.Sprintf(", capped at MaxDelay %v", s.maxDelay)
+			}
+			if j := min(max(s.jitter, 0), 1); j > 0 {
+				p.why += fmt.Sprintf(", times the jitter 1 − J + 2J·r with J = %v, r = %v, at least 1ns", j, s.r)
+			}
+		}
+		if s.budget > 0 && p.want > s.budget-elapsed {
+			return pauses, "budget"
+		}
+		elapsed += p.want
+		p.at = elapsed
+		pauses = append(pauses, p)
+	}
+}
+
+// testRADelays are the Retry-After values drawn: zero and below (no
+// pause), tiny, past any MaxDelay drawn; hugeOK adds the largest Duration.
+var testRADelays = []time.Duration{0, 0, -1, -5 * time.Second, math.MinInt64, 1, time.Millisecond,
+	13 * time.Millisecond, 24 * time.Hour}
+
+func testDrawRetryAfterRun(r *rapid.T) testRetryAfterRun {
+	var s testRetryAfterRun
+	s.base = rapid.SampledFrom([]time.Duration{0, 1, time.Millisecond, 7 * time.Millisecond, 50 * time.Millisecond}).
+		Draw(r, "BaseDelay")
+	s.mult = rapid.SampledFrom([]float64{0, 1.5, 3}).Draw(r, "Multiplier")
+	if rapid.Bool().Draw(r, "MaxDelay set") && s.base > 0 {
+		s.maxDelay = s.base * time.Duration(rapid.IntRange(1, 4).Draw(r, "MaxDelay/BaseDelay"))
+	}
+	s.jitter = rapid.SampledFrom([]float64{0, 0, 0.5, 1, 2}).Draw(r, "Jitter")
+	s.r = rapid.SampledFrom([]float64{0, 0.25, testRMax}).Draw(r, "Rand")
+	mode := rapid.SampledFrom([]string{"none", "none", "fits at k", "passes at k", "1h"}).Draw(r, "MaxElapsed")
+	delays := testRADelays
+	if mode == "1h" {
+		delays = append(slices.Clone(delays), math.MaxInt64)
+	}
+	k := rapid.IntRange(1, 6).Draw(r, "failures")
+	for i := range k {
+		var st testRAStep
+		st.after = rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("attempt %d Retry-After", i+1)) > 0
+		if st.after {
+			st.d = rapid.SampledFrom(delays).Draw(r, fmt.Sprintf("attempt %d d", i+1))
+			st.wrap = rapid.IntRange(0, len(testRAWraps)-1).Draw(r, fmt.Sprintf("attempt %d mark", i+1))
+		} else {
+			st.kind = rapid.IntRange(0, len(testFailureKinds)-1).Draw(r, fmt.Sprintf("attempt %d kind", i+1))
+		}
+		s.steps = append(s.steps, st)
+	}
+	s.attempts = k + rapid.SampledFrom([]int{1, 0, 5}).Draw(r, "spare attempts")
+	s.rejects = rapid.Bool().Draw(r, "Retryable rejects 429")
+	pauses, _ := s.model()
+	switch {
+	case mode == "1h":
+		s.budget = time.Hour
+	case mode != "none" && len(pauses) > 0:
+		at := rapid.IntRange(0, len(pauses)-1).Draw(r, "MaxElapsed at pause")
+		s.budget = pauses[at].at // exactly reaching the budget is allowed
+		if mode == "passes at k" {
+			s.budget--
+		}
+	}
+	// A budget no 1ns of jitter rounding can put on either side.
+	if s.budget > 0 {
+		s.budget -= s.slack(s.budget)
+	}
+	return s
+}
+
+// slack moves a drawn budget clear of the rounding the tests allow: each
+// jittered pause may be 1ns off, so the time Do has spent may be as many
+// ns off the model. It returns 0 when the budget is clear already, or
+// budget itself (no budget) when no budget near it is.
+func (s testRetryAfterRun) slack(budget time.Duration) time.Duration {
+	probe := s
+	probe.budget = budget
+	pauses, _ := probe.model()
+	var off time.Duration
+	for _, p := range pauses {
+		off += p.tol
+	}
+	if off == 0 {
+		return 0
+	}
+	// Jittered pauses make the budget's edge blurry: keep the budget only
+	// if every pause fits by more than the rounding, and the next one
+	// passes it by more.
+	probe.budget = budget + off
+	wider, _ := probe.model()
+	probe.budget = budget - off
+	narrower, _ := probe.model()
+	if len(wider) != len(pauses) || len(narrower) != len(pauses) {
+		return budget
+	}
+	return 0
+}
+
+// testRAOp fails attempt n as s.steps[n-1] says, then succeeds with "ok";
+// it records when each attempt was made and what it returned.
+type testRAOp struct {
+	s    testRetryAfterRun
+	clk  interface{ Now() time.Time }
+	mu   sync.Mutex
+	errs []error
+	at   []time.Time
+}
+
+func (o *testRAOp) call(ctx context.Context) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := len(o.errs) + 1
+	o.at = append(o.at, o.clk.Now())
+	if n > len(o.s.steps) {
+		o.errs = append(o.errs, nil)
+		return "ok", nil
+	}
+	err := o.s.steps[n-1].err(n)
+	o.errs = append(o.errs, err)
+	return "", err
+}
+
+func (o *testRAOp) calls() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.errs)
+}
+
+// made is when attempt n was made, and err what it returned.
+func (o *testRAOp) made(n int) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.at[n-1]
+}
+
+func (o *testRAOp) err(n int) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.errs[n-1]
+}
+
+func (s testRetryAfterRun) play(h *katatest.H) {
+	pauses, end := s.model()
+	op := &testRAOp{s: s, clk: h.Clk}
+	hooks := &testHooks{}
+	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, Multiplier: s.mult, MaxDelay: s.maxDelay,
+		Jitter: s.jitter, Rand: func() float64 { return s.r }, MaxElapsed: s.budget, BeforeSleep: hooks.record}
+	if s.rejects {
+		p.Retryable = func(err error) bool {
+			var st *testStatus
+			return !errors.As(err, &st) || st.code != 429
+		}
+	}
+	c := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, op.call) })
+	if c.Broken() {
+		return
+	}
+	for i, pause := range pauses {
+		if !s.pause(h, c, op, i+1, pause) {
+			c.Stop()
+			return
+		}
+	}
+	last := len(pauses) + 1
+	if instant, _ := c.ReturnsAtOnce(time.Second); !instant {
+		switch end {
+		case "success":
+			h.Errorf("attempt %d succeeded, yet Do was still running with the mock clock stopped: return op's value "+
+				"as soon as it succeeds", last)
+		case "attempts":
+			h.Errorf("attempt %d, the last of MaxAttempts %d, failed with %s, yet Do was still running with the mock "+
+				"clock stopped: a Retry-After error still counts against MaxAttempts, and no pause follows the final "+
+				"attempt", last, s.attempts, s.steps[last-1])
+		case "budget":
+			next := s.steps[last-1]
+			h.Errorf("attempt %d failed with %s at %v, and MaxElapsed is %v: the next pause passes the budget, so Do "+
+				"must give up at once, yet it was still waiting with the mock clock stopped; a Retry-After pause is "+
+				"still subject to MaxElapsed (compare pause > MaxElapsed − elapsed: elapsed + pause can overflow)",
+				last, next, h.Clk.Now().Sub(op.made(1)), s.budget)
+		}
+		c.Stop()
+		return
+	}
+	v, err, ok := c.Finish("Do")
+	if !ok {
+		return
+	}
+	if calls := op.calls(); calls != last {
+		h.Errorf("Do made %d attempt(s); want %d, then %s", calls, last, map[string]string{
+			"success": "the success", "attempts": "MaxAttempts ran out", "budget": "MaxElapsed ran out"}[end])
+		return
+	}
+	if end == "success" {
+		if v != "ok" || err != nil {
+			h.Errorf("attempt %d succeeded with \"ok\", and Do returned (%q, %v); want (\"ok\", nil)", last, v, err)
+		}
+	} else {
+		lastErr := op.err(last)
+		switch {
+		case !errors.Is(err, ErrExhausted) || !errors.Is(err, lastErr):
+			h.Errorf("when %s, the error must match ErrExhausted and the last op error, %s; Do returned %s",
+				map[string]string{"attempts": "the attempts run out", "budget": "MaxElapsed runs out"}[end],
+				testDescribe(lastErr), testDescribe(err))
+			return
+		case v != "":
+			h.Errorf("Do returned the value %q with the error; every failure returns the zero value of T", v)
+			return
+		}
+	}
+	s.checkHooks(h, hooks.All(), op, pauses)
+}
+
+// pause checks the pause after attempt n on the mock clock, to the
+// nanosecond, and moves the clock through it.
+func (s testRetryAfterRun) pause(h *katatest.H, c *katatest.Call[string], op *testRAOp, n int, p testRAPause) bool {
+	synctest.Wait()
+	if calls := op.calls(); calls < n || c.Returned() && calls == n {
+		_, err := c.Result()
+		h.Errorf("Do returned after attempt %d failed with %s (error: %s); want a pause of %v (%s) and then attempt %d",
+			n, s.steps[n-1], testDescribe(err), p.want, p.why, n+1)
+		return false
+	}
+	start := op.made(n)
+	wrong := func() bool {
+		h.Errorf("the pause after attempt %d was %v on the mock clock; want %v: %s",
+			n, op.made(n+1).Sub(start), p.want, p.why)
+		return false
+	}
+	if p.want == 0 {
+		// A pause of 0: attempt n+1 comes without the clock moving (a
+		// mock timer of 0 takes a moment of bubble time).
+		if op.calls() == n {
+			c.ReturnsAtOnce(10 * time.Millisecond)
+		}
+		if op.calls() == n {
+			h.Errorf("after attempt %d failed with %s, Do was still waiting with the mock clock stopped; want no pause "+
+				"at all: %s", n, s.steps[n-1], p.why)
+			return false
+		}
+		if op.made(n+1) != start {
+			return wrong()
+		}
+		return true
+	}
+	if op.calls() > n {
+		return wrong()
+	}
+	if early := start.Add(p.want - p.tol - 1).Sub(h.Clk.Now()); early > 0 {
+		h.Advance(early)
+		if op.calls() > n {
+			return wrong()
+		}
+	}
+	for d := p.want - p.tol; d <= p.want+p.tol && op.calls() == n; d++ {
+		if step := start.Add(d).Sub(h.Clk.Now()); step > 0 {
+			h.Advance(step)
+		}
+	}
+	if op.calls() == n {
+		h.Errorf("attempt %d had not started when the %v pause after attempt %d had passed on the mock clock: %s",
+			n+1, p.want, n, p.why)
+		return false
+	}
+	if got := op.made(n + 1).Sub(start); got < p.want-p.tol || got > p.want+p.tol {
+		return wrong()
+	}
+	return true
+}
+
+// checkHooks checks what BeforeSleep was told before each pause. Before a
+// pause of 0 it may be told of it or not called at all.
+func (s testRetryAfterRun) checkHooks(h *katatest.H, got []testSleep, op *testRAOp, pauses []testRAPause) {
+	j := 0
+	for i, p := range pauses {
+		n, st := i+1, s.steps[i]
+		if j == len(got) || got[j].attempt != n {
+			if p.want == 0 {
+				continue
+			}
+			h.Errorf("BeforeSleep was not called before the %v pause after attempt %d (it was called for the attempts "+
+				"%v): call it before every pause, a Retry-After pause included, with the pause you wait for (%s)",
+				p.want, n, testHookAttempts(got), p.why)
+			return
+		}
+		g := got[j]
+		j++
+		ok := g.err == op.err(n) && testNear(g.pause, p.want, p.tol)
+		if st.after && st.d < 0 && g.pause == st.d {
+			ok = g.err == op.err(n) // a negative d reported as it is: no pause either way
+		}
+		if !ok {
+			h.Errorf("BeforeSleep before the pause after attempt %d got (attempt %d, err %s, pause %v); want (attempt "+
+				"%d, the very error attempt %d returned, %s, pause %v): %s",
+				n, g.attempt, testDescribe(g.err), g.pause, n, n, testDescribe(op.err(n)), p.want, p.why)
+			return
+		}
+	}
+	if j < len(got) {
+		h.Errorf("BeforeSleep was called for the attempts %v, and %d pause(s) were made: call it once before each "+
+			"pause, with the 1-based attempt that just failed, and never when no pause follows", testHookAttempts(got),
+			len(pauses))
+	}
+}
+
+// testHookAttempts lists the attempts BeforeSleep was told of.
+func testHookAttempts(got []testSleep) []int {
+	var out []int
+	for _, g := range got {
+		out = append(out, g.attempt)
+	}
+	return out
+}
+
+func TestB2_ExploreRetryAfterOfAnyLengthSetsThePauseAndRestarts(t *testing.T) {
+	katatest.Explore(t, 20, testDrawRetryAfterRun, func(h *katatest.H, s testRetryAfterRun) { s.play(h) })
+	// Every run: Retry-After of 0 and below, between jittered backoff
+	// pauses, and the largest Duration against a budget.
+	const ms = time.Millisecond
+	plain, ra := testRAStep{}, func(d time.Duration) testRAStep { return testRAStep{after: true, d: d} }
+	for _, s := range []testRetryAfterRun{
+		{base: 10 * ms, jitter: 0.5, r: 0.75, attempts: 6, steps: []testRAStep{plain, plain, ra(0), plain, ra(-5 * time.Second)}},
+		{base: 10 * ms, maxDelay: 15 * ms, attempts: 4, budget: time.Hour, steps: []testRAStep{plain, ra(math.MaxInt64)}},
+	} {
+		if t.Failed() {
+			return
+		}
+		katatest.Run(t, func(h *katatest.H) {
+			s.play(h)
+			if h.Failed() {
+				h.Logf("the scenario: %s", s)
+			}
+		})
+	}
 }
