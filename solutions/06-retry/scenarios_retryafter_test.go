@@ -635,12 +635,14 @@ func testHookAttempts(got []testSleep) []int {
 func TestB2_ExploreRetryAfterOfAnyLengthSetsThePauseAndRestarts(t *testing.T) {
 	katatest.Explore(t, 20, testDrawRetryAfterRun, func(h *katatest.H, s testRetryAfterRun) { s.play(h) })
 	// Every run: Retry-After of 0 and below, between jittered backoff
-	// pauses, and the largest Duration against a budget.
+	// pauses, the largest Duration against a budget, and a Retry-After on
+	// the final attempt, which buys no pause.
 	const ms = time.Millisecond
 	plain, ra := testRAStep{}, func(d time.Duration) testRAStep { return testRAStep{after: true, d: d} }
 	for _, s := range []testRetryAfterRun{
 		{base: 10 * ms, jitter: 0.5, r: 0.75, attempts: 6, steps: []testRAStep{plain, plain, ra(0), plain, ra(-5 * time.Second)}},
 		{base: 10 * ms, maxDelay: 15 * ms, attempts: 4, budget: time.Hour, steps: []testRAStep{plain, ra(math.MaxInt64)}},
+		{base: 10 * ms, attempts: 2, steps: []testRAStep{ra(5 * ms), ra(5 * ms)}},
 	} {
 		if t.Failed() {
 			return

@@ -45,9 +45,16 @@ type testKindScenario struct {
 }
 
 func (s testKindScenario) String() string {
+	before := ""
+	switch {
+	case s.k == 2:
+		before = "attempt 1 fails at once with a retryable error; "
+	case s.k > 2:
+		before = fmt.Sprintf("attempts 1 to %d fail at once with a retryable error; ", s.k-1)
+	}
 	return fmt.Sprintf("Policy{MaxAttempts: %d, BaseDelay: %v, no jitter}, a ctx that carries a value and whose deadline "+
-		"passes %v into attempt %d (on the mock clock); attempts 1 to %d fail at once with a retryable error; "+
-		"attempt %d %s", s.attempts, s.base, s.offset, s.k, s.k-1, s.k, testKindHow[s.end])
+		"passes %v into attempt %d (on the mock clock); %sattempt %d %s", s.attempts, s.base, s.offset, s.k, before, s.k,
+		testKindHow[s.end])
 }
 
 // pause is the pause after the n-th failure: BaseDelay·2ⁿ⁻¹.
