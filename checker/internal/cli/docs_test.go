@@ -27,7 +27,8 @@ import (
 //     them). The commands run with sh, in order, from the root of a fresh
 //     copy of the checkout (one per guide, so state carries from block to
 //     block), with an empty HOME. A line "..." matches any number of lines;
-//     durations and make's Makefile line numbers are masked on both sides.
+//     durations, make's Makefile line numbers and a scorecard's times in
+//     parentheses are masked on both sides.
 //   - A ```go block whose info string names a file ("go file=PATH") is
 //     written to PATH in that copy before the blocks after it run: a guide's
 //     example test is real code that the next console block runs.
@@ -220,15 +221,20 @@ func runShown(t *testing.T, repo, command string) string {
 var (
 	durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b|\b\d+m\d+(\.\d+)?s\b`)
 	makeLineRE = regexp.MustCompile(`Makefile:\d+:`)
+	// a time into an interview in parentheses, as a scorecard's flags
+	// give it: "graded at the start (0:12)"
+	clockRE = regexp.MustCompile(`\(\d+:\d\d\)`)
 )
 
 // normalize splits output into lines, masks what changes from run to run
-// (durations; the progress lines of a build, which show when the machine
-// is slow), and drops trailing spaces and blank lines at the end.
+// (durations; a scorecard's times into the interview in parentheses; the
+// progress lines of a build, which show when the machine is slow), and
+// drops trailing spaces and blank lines at the end.
 func normalize(s string) []string {
 	s = withoutBuildLines(s)
 	s = durationRE.ReplaceAllString(s, "<duration>")
 	s = makeLineRE.ReplaceAllString(s, "Makefile:<line>:")
+	s = clockRE.ReplaceAllString(s, "(<clock>)")
 	lines := strings.Split(s, "\n")
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], " \t")

@@ -87,7 +87,7 @@ func interview(c *call, o interviewOptions) (int, error) {
 	each.Repeat, each.CPU = 1, ""
 	iv, err := session.RunInterview(ctx, session.InterviewRun{
 		Grader: grader(tc, cat.Root, each, env, t), Kata: k, Candidate: o.name, Minutes: o.minutes, Out: o.out,
-		KeptBack: env.interviewKit(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: checkout(cat.Root, env).Stub(ctx, k),
+		KeptBack: env.interviewKit(), Kit: hasPacked(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: checkout(cat.Root, env).Stub(ctx, k),
 		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.Show, Hunt: planted,
 	})
 	switch {

@@ -25,7 +25,11 @@
 //	                                        // (null when Ctrl-C ended the session)
 //	  "diff": "--- retry.go\n…",            // the final code's diff from the stub ("" if unknown)
 //	  "rubric": {…},                        // for the interviewer to fill, see Rubric
-//	  "hunt": {"mutant": "clksleep", …}     // a bug-hunt interview's planted mistake, see Hunt (omitted otherwise)
+//	  "hunt": {"mutant": "clksleep", …},    // a bug-hunt interview's planted mistake, see Hunt (omitted otherwise)
+//	  "startFiles": {"retry.go": "…"},      // the code it started from: the stub, or a bug hunt's planted code
+//	                                        // (omitted when unknown)
+//	  "copy": "repository"                  // where it ran: repository (a clone, solutions/ on disk) or kit
+//	                                        // (a candidate kit); omitted in older records
 //	}
 //
 // Fields are only ever added within a schema version.
@@ -62,6 +66,12 @@ const (
 	StartUnknown = "unknown"
 )
 
+// Where an interview ran (Record.Copy).
+const (
+	CopyRepository = "repository"
+	CopyKit        = "kit"
+)
+
 // Record is one interview.
 type Record struct {
 	Schema    int       `json:"schema"`
@@ -88,6 +98,14 @@ type Record struct {
 	// --bughunt); nil for none. StartCode and Diff are then about the
 	// planted code, not the stub.
 	Hunt *Hunt `json:"hunt,omitempty"`
+	// StartFiles is the code the interview started from (file name →
+	// content): the stub, or in a bug hunt the planted code; nil when
+	// it is not known.
+	StartFiles map[string]string `json:"startFiles,omitempty"`
+	// Copy is where the interview ran: CopyRepository (a clone of the
+	// repository, with solutions/ on disk) or CopyKit (a candidate
+	// kit); "" in records made before it was recorded.
+	Copy string `json:"copy,omitempty"`
 }
 
 // Hunt is a bug-hunt interview's planted mistake, and when it was fixed.

@@ -49,7 +49,7 @@ func TestScorecardRubricAndFlags(t *testing.T) {
 			Grade: &record.Grade{Required: 1, RequiredTotal: 1, Passed: true, Runs: 1, Items: []record.Verdict{{ID: "R1", Passed: true, Kind: "pass", Runs: 1, Passes: 1}}}}}}
 	r.Rubric.Competencies[1] = record.Assessment{Competency: "correctness", Level: 3, Notes: "missed | the cap"}
 	r.Rubric.Recommendation = "yes"
-	data := record.Scorecard(r)
+	data := record.Scorecard(r, nil)
 	for _, want := range []string{
 		"- ⚠ Whether the code at the start was the untouched stub is not known",
 		"- ⚠ Stopped with Ctrl-C: no final repeated grade",
@@ -62,18 +62,18 @@ func TestScorecardRubricAndFlags(t *testing.T) {
 	} {
 		assert.Contains(t, data, want)
 	}
-	require.Len(t, record.Flags(r), 2)
+	require.Len(t, record.Flags(r, nil), 2)
 
 	// Filled in, the rubric asks for nothing more.
 	for i := range r.Rubric.Competencies {
 		r.Rubric.Competencies[i].Level = 2
 	}
-	data = record.Scorecard(r)
+	data = record.Scorecard(r, nil)
 	assert.Contains(t, data, "## Rubric\n\n| competency | level | notes |\n")
 	assert.NotContains(t, data, "fill in")
 	assert.NotContains(t, data, "Fill in")
 
-	empty := record.Scorecard(&record.Record{Schema: 1, Kata: "06-retry", Start: r.Start, Rubric: record.NewRubric()})
+	empty := record.Scorecard(&record.Record{Schema: 1, Kata: "06-retry", Start: r.Start, Rubric: record.NewRubric()}, nil)
 	assert.Contains(t, empty, "Fill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again")
 }
 
@@ -87,8 +87,8 @@ func TestScorecardBugHunts(t *testing.T) {
 		Ending: record.Done, Race: true, StartCode: record.StartStub, Rubric: record.NewRubric(), Diff: "--- retry.go\n+++ retry.go\n",
 		Items: []record.Item{{ID: "R1", Text: "retries"}}, Hunt: &record.Hunt{Symptom: "it ran long"},
 		Events: []record.Event{{At: start, Kind: record.KindStart}, {At: start.Add(time.Minute), Kind: record.KindGrade, Via: "start", Grade: grade}}}
-	data := record.Scorecard(r)
-	assert.Contains(t, data, "nothing to flag (no give-up, no reference shown, no hint before the start, started from the planted code, race check on)")
+	data := record.Scorecard(r, nil)
+	assert.Contains(t, data, "nothing to flag (no give-up, no reference shown, no hint before the start, started from the planted code, race check on, no save of 40 lines or more, no jump from a third of the requirements to all).\n\n- **Date:**")
 	assert.Contains(t, data, "Its diff from the planted code:")
 	assert.Contains(t, data, "planted when the kit was packed (the mistake and its fix: the answers file written beside the kit)")
 	assert.NotContains(t, data, "stub")
@@ -99,7 +99,7 @@ func TestScorecardBugHunts(t *testing.T) {
 		record.Event{At: start.Add(2 * time.Minute), Kind: record.KindGrade, Via: "plant", Grade: grade},
 		record.Event{At: start.Add(3 * time.Minute), Kind: record.KindHuntGaveUp},
 		record.Event{At: start.Add(4 * time.Minute), Kind: record.KindHuntGaveUp, Via: "packed"})
-	data = record.Scorecard(r)
+	data = record.Scorecard(r, nil)
 	for _, want := range []string{
 		"- ⚠ A bug hunt was planted with `bughunt 06` before the interview, at 2030-05-06 13:00 +00:00, before the kata was passed: apart from its mistake, that code is the reference solution.\n",
 		"- ⚠ A bug hunt was planted with `bughunt 06` during the interview, at 2:00: the grade then is of the planted code, not of a save of the candidate's.\n",

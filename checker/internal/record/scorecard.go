@@ -7,26 +7,30 @@ import (
 	"time"
 
 	"gokata/checker/internal/escape"
+	"gokata/checker/internal/tokensim"
 )
 
 // DateFormat shows a moment on the scorecard, with its zone.
 const DateFormat = "2006-01-02 15:04 -07:00"
 
 // Scorecard renders r for the interviewer in Markdown: what to check
-// first (the integrity facts), the facts, the timeline, the requirements
-// with their final verdicts, the code's diff from the stub, the questions
-// to tick, the follow-ups and the rubric. It is the one place a scorecard
-// is made: the interview writes it, the scorecard verb prints it again.
+// first (the integrity facts, and the measures of the code, against ref,
+// the kata's reference, when it is not nil), the facts, the timeline, the
+// requirements with their final verdicts, the code's diff from the stub,
+// the questions to tick, the follow-ups and the rubric. It is the one
+// place a scorecard is made: the interview writes it, the scorecard verb
+// prints it again.
 //
 // Anyone can write a record, so everything it says is escaped (package
 // escape): no control character reaches the terminal that shows the
 // scorecard, and nothing in it becomes HTML, a link or an image.
-func Scorecard(r *Record) string {
+func Scorecard(r *Record, ref Reference) string {
+	flags := Flags(r, ref) // of the code as it was: escaping changes it
 	r = r.escaped(escape.Terminal)
 	var b strings.Builder
 	id, _, _ := strings.Cut(r.Kata, "-")
 	fmt.Fprintf(&b, "# Interview scorecard · %s · %s\n\n", escape.Inline(id), escape.Inline(r.Title))
-	writeFlags(&b, r)
+	writeFlags(&b, r, flags, compared(r, ref))
 	writeFacts(&b, r, id)
 	writeTimeline(&b, r)
 	final := r.last()
@@ -65,8 +69,11 @@ func (r *Record) last() *Grade {
 }
 
 // Flags are the facts that bear on whether the grade is the candidate's
-// own work, in the words the scorecard puts them; none: nothing to flag.
-func Flags(r *Record) []string {
+// own work, in the words the scorecard puts them, then what the measures
+// of the code find (a grade close to ref, the reference, when it is not
+// nil; many lines or a jump to a pass in one save; a bug hunt with the
+// reference on disk); none: nothing to flag.
+func Flags(r *Record, ref Reference) []string {
 	var flags []string
 	id, _, _ := strings.Cut(r.Kata, "-")
 	var before []string
@@ -123,7 +130,10 @@ func Flags(r *Record) []string {
 	if r.Ending == Stopped {
 		flags = append(flags, "Stopped with Ctrl-C: no final repeated grade was made; the last grade of the session stands.")
 	}
-	return flags
+	flags = append(flags, referenceFlags(r, ref)...)
+	flags = append(flags, pasteFlags(r)...)
+	flags = append(flags, jumpFlags(r)...)
+	return append(flags, solutionsFlag(r)...)
 }
 
 // startName is what the candidate started from: the stub, or in a bug
@@ -140,17 +150,25 @@ func (r *Record) startName(untouched bool) string {
 	return "stub"
 }
 
-func writeFlags(b *strings.Builder, r *Record) {
-	flags := Flags(r)
+// writeFlags writes "Check first": the flags, or what was checked when
+// there is none; compared: the code was measured against the reference.
+func writeFlags(b *strings.Builder, r *Record, flags []string, compared bool) {
 	if len(flags) == 0 {
-		fmt.Fprintf(b, "**Check first:** nothing to flag (no give-up, no reference shown, no hint before the start, started from the %s, race check on).\n\n", r.startName(false))
-		return
+		near := ""
+		if compared {
+			near = fmt.Sprintf(", no grade %d%% or more similar in tokens to the reference", tokensim.Percent(CloseToReference))
+		}
+		fmt.Fprintf(b, "**Check first:** nothing to flag (no give-up, no reference shown, no hint before the start, started from the %s, race check on, no save of %d lines or more, no jump from a third of the requirements to all%s).\n\n", r.startName(false), ManyLines, near)
+	} else {
+		fmt.Fprintf(b, "**Check first:**\n\n")
+		for _, f := range flags {
+			fmt.Fprintf(b, "- ⚠ %s\n", escape.Inline(f))
+		}
+		fmt.Fprintln(b)
 	}
-	fmt.Fprintf(b, "**Check first:**\n\n")
-	for _, f := range flags {
-		fmt.Fprintf(b, "- ⚠ %s\n", escape.Inline(f))
+	if !compared && r.Hunt == nil && r.last() != nil {
+		fmt.Fprintf(b, "The code was not compared with the reference: this copy has none (`checker scorecard RECORD` in a clone of the repository compares it).\n\n")
 	}
-	fmt.Fprintln(b)
 }
 
 func writeFacts(b *strings.Builder, r *Record, id string) {

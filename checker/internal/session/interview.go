@@ -269,6 +269,7 @@ type InterviewRun struct {
 	// .kata/interviews/DATE-TIME-SLUG-NAME.md.
 	Out      string
 	KeptBack bool // the READMEs keep the decisions back (an interview kit)
+	Kit      bool // it runs in a candidate kit, not a clone of the repository
 	// Repeat and CPU are how the final grade runs every test: Repeat
 	// times (0: DefaultRepeat) at each GOMAXPROCS value (default 1,2,4).
 	Repeat int
@@ -517,7 +518,7 @@ func (r *interviewer) finish(ctx context.Context) error {
 		}
 	}
 	rec := r.toRecord(progress(root, r.emitter).Kata(k.Slug))
-	card := record.Scorecard(rec)
+	card := record.Scorecard(rec, referenceOnDisk(root, k.Slug))
 	path := r.Out
 	if path == "" {
 		name := r.iv.Start.Format("20060102-150405") + "-" + k.Slug

@@ -38,6 +38,16 @@ func (r *interviewer) toRecord(p *state.Kata) *record.Record {
 	if last := lastCode(rec); last != nil && r.Stub != nil {
 		rec.Diff = mutant.Diff(r.Stub, last)
 	}
+	if r.Stub != nil {
+		rec.StartFiles = map[string]string{}
+		for n, c := range r.Stub {
+			rec.StartFiles[n] = string(c)
+		}
+	}
+	rec.Copy = record.CopyRepository
+	if r.Kit {
+		rec.Copy = record.CopyKit
+	}
 	return rec
 }
 

@@ -157,7 +157,7 @@ func TestInterviewRecord(t *testing.T) {
 		require.NoError(t, err)
 		card, err := os.ReadFile(filepath.Join(root, fin.Saved))
 		require.NoError(t, err)
-		assert.Equal(t, record.Scorecard(rec), string(card), "the scorecard is rendered from the record")
+		assert.Equal(t, record.Scorecard(rec, nil), string(card), "the scorecard is rendered from the record")
 		assert.Equal(t, fin.Scorecard, string(card))
 		data, err := os.ReadFile(filepath.Join(root, fin.Record))
 		require.NoError(t, err)
@@ -172,6 +172,8 @@ func TestInterviewRecord(t *testing.T) {
 		assert.False(t, rec.Race)
 		assert.Equal(t, "cgo is off (CGO_ENABLED=0)", rec.NoRace)
 		assert.True(t, rec.KeptBack)
+		assert.Equal(t, record.CopyRepository, rec.Copy, "not a kit")
+		assert.Equal(t, map[string]string{"retry.go": stubCode}, rec.StartFiles, "the code it started from")
 		kinds := []string{}
 		for _, e := range rec.Events {
 			kinds = append(kinds, e.Kind+"/"+e.Via)
@@ -203,7 +205,7 @@ func TestInterviewRecord(t *testing.T) {
 			"**R2** ✘ 2:00–9:00, ✔ 9:00–12:00, ✘ 12:00–14:00, ✔ from 14:00 (passed, then broke)",
 			"**B1** ✘ 2:00–12:00, ✔ from 12:00",
 		}, record.Spans(rec))
-		assert.Len(t, record.Flags(rec), 5, "give-up, hint before, decisions read, code at the start, no race check")
+		assert.Len(t, record.Flags(rec, nil), 5, "give-up, hint before, decisions read, code at the start, no race check")
 
 		// The state file learnt the interview's own hint.
 		s, err := state.Load(root)
@@ -211,4 +213,41 @@ func TestInterviewRecord(t *testing.T) {
 		h := s.Kata(k.Slug).HintLog[1]
 		assert.Equal(t, "2 2030-05-06T14:06:00+02:00 interview", fmt.Sprint(h.N, " ", h.At.Format(time.RFC3339), " ", h.Via))
 	})
+}
+
+// The scorecard verb compares the record's code with the reference of the
+// checkout it runs in, found by the kata's name: a name that is no kata
+// there, or a checkout without solutions/ (a kit), compares nothing.
+func TestOpenRecordFindsTheReference(t *testing.T) {
+	root, k := checkout(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module gokata\n"), 0o644))
+	ref := "package retry\n\n// Do retries.\nfunc Do(n int) int { return n + 1 }\n"
+	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	write := func(kata string) string {
+		r := &record.Record{Schema: 1, Kata: kata, Start: start, End: start.Add(time.Minute), Ending: record.Done, Race: true,
+			StartCode: record.StartStub, Rubric: record.NewRubric(), Events: []record.Event{{At: start.Add(time.Second), Kind: record.KindGrade, Via: "start",
+				Grade: &record.Grade{Code: map[string]string{"retry.go": "package retry\nfunc Do(n int) int { return n + 1 }"}}}}}
+		path := filepath.Join(root, kata+".json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, record.Save(path, r))
+		return path
+	}
+	scorecard := func(kata string) string {
+		r, err := session.OpenRecord(filepath.Join(root, "exercises"), write(kata))
+		require.NoError(t, err)
+		return r.Scorecard()
+	}
+	const notCompared = "The code was not compared with the reference"
+	assert.Contains(t, scorecard(k.Slug), notCompared, "no solutions/ yet: a kit")
+
+	require.NoError(t, os.MkdirAll(k.Solution, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(k.Solution, "retry.go"), []byte(ref), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(k.Solution, "retry_test.go"), []byte("package retry\n"), 0o644))
+	card := scorecard(k.Slug)
+	assert.Contains(t, card, "- ⚠ The final code, first graded at the start (0:01), is 100% identical in tokens to the reference (solutions/06-retry/).\n")
+	assert.NotContains(t, card, notCompared)
+
+	for _, other := range []string{"06-retry/../06-retry", "07-blocking-loop"} {
+		assert.Contains(t, scorecard(other), notCompared, other)
+	}
 }

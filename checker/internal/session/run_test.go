@@ -223,7 +223,7 @@ func TestRunInterviewStoppedWhileCoding(t *testing.T) {
 		assert.Equal(t, record.Stopped, rec.Ending)
 		assert.Nil(t, rec.Final)
 		assert.Equal(t, record.StartUnknown, rec.StartCode, "no stub given: unknown")
-		assert.Contains(t, record.Flags(rec), "Stopped with Ctrl-C: no final repeated grade was made; the last grade of the session stands.")
+		assert.Contains(t, record.Flags(rec, nil), "Stopped with Ctrl-C: no final repeated grade was made; the last grade of the session stands.")
 		assert.Contains(t, fin.Scorecard, "(the last grade, one run)")
 	})
 }
