@@ -616,6 +616,11 @@ func (s testRetryAfterRun) checkHooks(h *katatest.H, got []testSleep, op *testRA
 			return
 		}
 	}
+	if last := max(s.attempts, 1); j < len(got) && got[j].attempt == last {
+		h.Errorf("BeforeSleep was called after attempt %d, the last of MaxAttempts %d: no pause follows the final "+
+			"attempt, so Do returns at once and BeforeSleep is not called", last, s.attempts)
+		return
+	}
 	if j < len(got) {
 		h.Errorf("BeforeSleep was called for the attempts %v, and %d pause(s) were made: call it once before each "+
 			"pause, with the 1-based attempt that just failed, and never when no pause follows", testHookAttempts(got),
