@@ -261,7 +261,7 @@ func Read(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not an interview record: not a regular file")
+		return nil, errors.New("not a regular file")
 	}
 	if fi.Size() > MaxSize {
 		return nil, tooLarge(fi.Size())
@@ -282,7 +282,7 @@ func Read(path string) ([]byte, error) {
 }
 
 func tooLarge(size int64) error {
-	return fmt.Errorf("not an interview record: %d MiB, more than a record can be (%d MiB); not read", (size+1<<20-1)>>20, MaxSize>>20)
+	return fmt.Errorf("%d MiB, more than an interview record can be (%d MiB): not read", (size+1<<20-1)>>20, MaxSize>>20)
 }
 
 // Parse reads a record from data, checking what the scorecard and replay

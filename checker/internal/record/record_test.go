@@ -152,9 +152,9 @@ func TestLoadRefuses(t *testing.T) {
 	require.NoError(t, f.Close())
 	_, err = record.Load(huge)
 	require.Error(t, err)
-	assert.Equal(t, "not an interview record: 65 MiB, more than a record can be (64 MiB); not read", err.Error())
+	assert.Equal(t, "65 MiB, more than an interview record can be (64 MiB): not read", err.Error())
 
 	_, err = record.Load(dir)
 	require.Error(t, err)
-	assert.Equal(t, "not an interview record: not a regular file", err.Error())
+	assert.Equal(t, "not a regular file", err.Error())
 }
