@@ -17,8 +17,9 @@
 // Exit codes: 0 everything graded passed; 1 a kata fell short (or verify
 // found a problem); 2 usage error, such as a kata that does not exist;
 // 3 the checker itself failed; 4 regrade --against FILE: the returned
-// work is not the code, or not graded by the tests, that FILE names;
-// 130 interrupted.
+// work is not the code, or not graded by the tests, that FILE names, or
+// FILE is a record changed since the interview wrote it (scorecard and
+// replay of such a record too); 130 interrupted.
 package cli
 
 import (

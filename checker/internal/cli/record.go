@@ -20,7 +20,7 @@ var scorecardVerb = verb{
 				return 0, err
 			}
 			fmt.Fprint(c.env.Stdout, r.Scorecard())
-			return ExitPass, nil
+			return recordExit(r), nil
 		}
 	},
 }
@@ -52,9 +52,18 @@ var replayVerb = verb{
 					next()
 				}
 			})
-			return ExitPass, nil
+			return recordExit(r), nil
 		}
 	},
+}
+
+// recordExit is the exit code of a verb that showed record r: a record
+// changed since the interview wrote it is not the record it claims to be.
+func recordExit(r *session.Record) int {
+	if r.Changed() {
+		return ExitMismatch
+	}
+	return ExitPass
 }
 
 // loadRecord reads the record named by the one argument.

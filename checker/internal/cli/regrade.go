@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"gokata/checker/internal/record"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
 )
@@ -21,7 +22,7 @@ var regradeVerb = verb{
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		var o regradeOptions
 		fs.BoolVar(&o.asJSON, "json", false, "print the grade as JSON, as check --json does")
-		fs.StringVar(&o.against, "against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json; exit 4\nwhen they differ")
+		fs.StringVar(&o.against, "against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json; exit 4\nwhen they differ, or when the record was changed since it was\nwritten")
 		colorFlag(fs)
 		timeoutFlag(fs)
 		fs.Int("repeat", session.DefaultRepeat, "run every test `N` times at each --cpu value, as an\ninterview's final grade does")
@@ -41,7 +42,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	if len(c.args) != 1 {
 		return 0, &usageError{Msg: "regrade takes one folder: a kit's exercises/NN-slug, or the kit", Try: "checker regrade ../returned/exercises/06-retry"}
 	}
-	var claims session.Claims
+	var claims *session.Claims
 	if o.against != "" {
 		var err error
 		if claims, err = session.ReadClaims(absPath(c.env.Dir, o.against)); err != nil {
@@ -85,10 +86,35 @@ func regrade(c *call, o regradeOptions) (int, error) {
 			mismatch = true
 		}
 	}
+	if claims != nil && claims.Chain != nil {
+		w := c.env.Stdout
+		if o.asJSON {
+			w = c.env.Stderr
+		}
+		if !chainHolds(w, o.against, *claims.Chain) {
+			mismatch = true
+		}
+	}
 	if mismatch {
 		return ExitMismatch, nil // what FILE claims weighs more than a grade that fell short
 	}
 	return code, nil
+}
+
+// chainHolds says what the hash chain of the record in file says; false
+// when the record was changed after the interview wrote it: then its
+// fingerprints prove nothing.
+func chainHolds(w io.Writer, file string, c record.Chain) bool {
+	switch c.State {
+	case record.ChainChanged:
+		fmt.Fprintf(w, "✘ %s is not as the interview wrote it (%s): its fingerprints prove nothing.\n", file, c)
+		return false
+	case record.ChainIntact:
+		fmt.Fprintf(w, "Record %s: %s; only a witness can vouch for it, and none saw the interview.\n", file, c)
+	default:
+		fmt.Fprintf(w, "Note: %s.\n", c)
+	}
+	return true
 }
 
 // compare says whether the regraded fingerprints are those claimed in

@@ -20,7 +20,8 @@
 //	  "ask": ["…"],                         // its Ask-first questions
 //	  "followUps": "…",                     // WHY.md's "What an interviewer asks next" ("" in an interview kit)
 //	  "startCode": "stub",                  // stub, changed (graded at the start) or unknown (no git history)
-//	  "events": [{"at": "…", "kind": "grade", …}], // in time order, see Event
+//	  "events": [{"at": "…", "kind": "grade", …, // in time order, see Event
+//	              "seq": 1, "prev": "9f2c…"}],   // its place, from 1, and the hash of what came before it
 //	  "final": {…},                         // a Grade: the last code graded repeat × cpu times
 //	                                        // (null when Ctrl-C ended the session)
 //	  "diff": "--- retry.go\n…",            // the final code's diff from the stub ("" if unknown)
@@ -30,9 +31,25 @@
 //	                                        // (omitted when unknown)
 //	  "copy": "repository"                  // where it ran: repository (a clone, solutions/ on disk) or kit
 //	                                        // (a candidate kit); omitted in older records
+//	  "seal": {"events": 14, "last": "…", "sum": "…"} // closes the hash chain, see Seal
 //	}
 //
 // Fields are only ever added within a schema version.
+//
+// # The hash chain
+//
+// Each event's prev is the hex SHA-256 of the canonical JSON (keys
+// sorted) of the event before it, its own seq and prev included; the
+// first event's covers the header: schema, kata, title, candidate,
+// minutes, start, keptBack, race, noRace, items, hints, ask, followUps,
+// startCode and hunt. The seal holds the number of events and the hash
+// of the last, and sum covers those and what the interview wrote at its
+// end: end, ending, final and diff. The rubric is not covered: the
+// interviewer fills it in afterwards. Verify finds the first part that
+// no longer matches. The chain has no secret, so it shows an edit by
+// hand, not a forgery that computes every hash again. A record without
+// seq, prev and seal (written before the chain) still reads: its chain
+// is missing.
 package record
 
 import (
@@ -40,12 +57,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"gokata/checker/internal/escape"
 	"gokata/checker/internal/fingerprint"
 )
 
@@ -106,6 +125,11 @@ type Record struct {
 	// repository, with solutions/ on disk) or CopyKit (a candidate
 	// kit); "" in records made before it was recorded.
 	Copy string `json:"copy,omitempty"`
+	// Seal closes the hash chain (Save); nil in a record written before
+	// the chain.
+	Seal *Seal `json:"seal,omitempty"`
+
+	chain *Chain // the chain's verdict, when the record was read or written
 }
 
 // Hunt is a bug-hunt interview's planted mistake, and when it was fixed.
@@ -139,6 +163,17 @@ const (
 	KindSolution   = "solution"     // the solution verb first showed the reference
 	KindEnd        = "end"          // Via: done, time-up, stopped
 	KindFinal      = "final"        // the final repeated grade (Record.Final) was made
+	// KindStateChanged: the progress state (.kata/state.json) was found
+	// changed by something other than the checker, at a grade or the end;
+	// Via: removed, or rewritten (edited by hand, put back from a copy,
+	// or reset, so that what it held is gone).
+	KindStateChanged = "state-changed"
+)
+
+// The Via of a KindStateChanged event.
+const (
+	StateRemoved   = "removed"
+	StateRewritten = "rewritten"
 )
 
 // Event is something that happened, at a time; events from before the
@@ -149,6 +184,11 @@ type Event struct {
 	Hint  int       `json:"hint,omitempty"`
 	Via   string    `json:"via,omitempty"`
 	Grade *Grade    `json:"grade,omitempty"`
+	// Seq is the event's place in the record, from 1, and Prev the hash
+	// of what came before it (see the package's hash chain); 0 and "" in
+	// a record written before the chain.
+	Seq  int    `json:"seq,omitempty"`
+	Prev string `json:"prev,omitempty"`
 }
 
 // Grade is one grade: its score, each item's verdict, what the gate and
@@ -205,8 +245,12 @@ func Path(scorecard string) string {
 	return base + ".json"
 }
 
-// Save writes r to path as indented JSON.
+// Save seals r's hash chain, from its events as they are, and writes r
+// to path as indented JSON.
 func Save(path string, r *Record) error {
+	if err := r.seal(); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -214,26 +258,60 @@ func Save(path string, r *Record) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
+// MaxSize is the largest file Load reads: a record holds the code of
+// every grade, a few hundred KiB in a long interview.
+const MaxSize = 64 << 20
+
 // Load reads a record; anything that is not one is an error of one line.
 func Load(path string) (*Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := Read(path)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(data)
 }
 
+// Read reads the file at path for Parse. One that is not a regular file,
+// or larger than MaxSize, is refused without reading it.
+func Read(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > MaxSize {
+		return nil, tooLarge(fi.Size())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSize { // it grew since
+		return nil, tooLarge(int64(len(data)))
+	}
+	return data, nil
+}
+
+func tooLarge(size int64) error {
+	return fmt.Errorf("%d MiB, more than an interview record can be (%d MiB): not read", (size+1<<20-1)>>20, MaxSize>>20)
+}
+
 // Parse reads a record from data, checking what the scorecard and replay
-// rely on.
+// rely on, and its hash chain (Verify; see Record.Chain). A record that
+// cannot be read is an error of one line that names the event at fault
+// where there is one.
 func Parse(data []byte) (*Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	r := &Record{}
 	if err := dec.Decode(r); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("not an interview record: bad JSON at byte %d: %v", se.Offset, se)
-		}
-		return nil, fmt.Errorf("not an interview record: %v", err)
+		return nil, decodeError(data, err)
 	}
 	switch {
 	case r.Schema != Schema:
@@ -251,7 +329,72 @@ func Parse(data []byte) (*Record, error) {
 	if err := r.Rubric.check(); err != nil {
 		return nil, fmt.Errorf("the rubric: %v", err)
 	}
+	c := Verify(data)
+	r.chain = &c
 	return r, nil
+}
+
+// decodeError says in one line why data, which failed to decode with
+// err, is no record, naming the event that could not be read.
+func decodeError(data []byte, err error) error {
+	var (
+		se *json.SyntaxError
+		te *json.UnmarshalTypeError
+		pe *time.ParseError
+	)
+	msg := err.Error()
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "the JSON ends early (cut off?)"
+	case errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth"):
+		msg = fmt.Sprintf("the JSON is nested too deep (more than 10000 levels) at byte %d", se.Offset)
+	case errors.As(err, &se):
+		msg = fmt.Sprintf("bad JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te) && te.Field != "":
+		msg = fmt.Sprintf("%s holds a JSON %s, not a %s", te.Field, te.Value, te.Type)
+	case errors.As(err, &pe) || strings.HasPrefix(msg, "Time.UnmarshalJSON"):
+		msg = "a time that is not an RFC 3339 string (2030-05-06T14:00:00+02:00)"
+	}
+	if n := failingEvent(data); n > 0 {
+		msg = fmt.Sprintf("event %d: %s", n, msg)
+	}
+	return fmt.Errorf("not an interview record: %s", escape.Line(msg))
+}
+
+// failingEvent is the event, from 1, that cannot be read as one; 0 when
+// the fault is not inside an event.
+func failingEvent(data []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if key != "events" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return 0
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return 0
+		}
+		for n := 1; dec.More(); n++ {
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return n
+			}
+			if json.Unmarshal(raw, &Event{}) != nil {
+				return n
+			}
+		}
+		return 0
+	}
+	return 0
 }
 
 // escaped is a copy of r with every string in it passed through f (the
@@ -263,6 +406,7 @@ func (r *Record) escaped(f func(string) string) *Record {
 	if err != nil || json.Unmarshal(data, c) != nil {
 		panic(fmt.Sprintf("record: a record does not survive a copy through JSON: %v", err))
 	}
+	c.chain = r.chain
 	mapStrings(reflect.ValueOf(c).Elem(), f)
 	return c
 }

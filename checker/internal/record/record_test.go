@@ -1,6 +1,9 @@
 package record_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +23,7 @@ func TestPath(t *testing.T) {
 // is wrong.
 func TestParseRefuses(t *testing.T) {
 	for data, want := range map[string]string{
-		`{"schema": 1, "kata": "06-retry"`: "not an interview record: unexpected EOF",
+		`{"schema": 1, "kata": "06-retry"`: "not an interview record: the JSON ends early (cut off?)",
 		`{"schema": 1,, }`:                 "bad JSON at byte",
 		`[1, 2]`:                           "not an interview record",
 		`{"schema": 2}`:                    "schema 2",
@@ -113,4 +116,45 @@ func TestScorecardBugHunts(t *testing.T) {
 		assert.Contains(t, data, want)
 	}
 	assert.NotContains(t, data, "solution 06 --give-up")
+}
+
+// A record that cannot be read is refused in one line that says why and
+// names the event at fault: cut off, nested too deep, a field of the
+// wrong type. Its bytes are shown escaped.
+func TestParseBadInput(t *testing.T) {
+	head := `{"schema": 1, "kata": "06-retry", "start": "2030-05-06T14:00:00Z", "ending": "done", "events": [{"at": "2030-05-06T14:00:00Z", "kind": "start"}, `
+	for data, want := range map[string]string{
+		head + `{"at": "2030-05-06T14:01:00Z", "kind": "gra`:                        "not an interview record: event 2: the JSON ends early (cut off?)",
+		head + `{"at": 5, "kind": "grade"}]}`:                                       "not an interview record: event 2: a time that is not an RFC 3339 string",
+		head + `{"at": "2030-05-06T14:01:00Z", "kind": "x"}, {"at": "yesterday"}]}`: "not an interview record: event 3: a time that is not an RFC 3339 string",
+		head + `{"at": "2030-05-06T14:01:00Z", "kind": "x"}, {"kind": 7}]}`:         "not an interview record: event 3: events.kind holds a JSON number, not a string",
+		head + `{"at": "2030-05-06T14:01:00Z", "kind": "x` + "\x1b[2J" + `"}]}`:     `not an interview record: event 2: bad JSON at byte 187: invalid character '\x1b' in string literal`,
+		head + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "]}":       "not an interview record: event 2: the JSON is nested too deep (more than 10000 levels) at byte",
+		`{"schema": 1, "ask": ` + strings.Repeat(`{"a": `, 20000):                   "not an interview record: the JSON is nested too deep (more than 10000 levels) at byte",
+	} {
+		_, err := record.Parse([]byte(data))
+		if assert.Error(t, err, data[:min(len(data), 200)]) {
+			assert.Contains(t, err.Error(), want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+			assert.NotContains(t, err.Error(), "\x1b")
+		}
+	}
+}
+
+// Load refuses a file larger than any record, and one that is not a
+// regular file, without reading it.
+func TestLoadRefuses(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge.json")
+	f, err := os.Create(huge)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(record.MaxSize+1)) // sparse: nothing is written
+	require.NoError(t, f.Close())
+	_, err = record.Load(huge)
+	require.Error(t, err)
+	assert.Equal(t, "65 MiB, more than an interview record can be (64 MiB): not read", err.Error())
+
+	_, err = record.Load(dir)
+	require.Error(t, err)
+	assert.Equal(t, "not a regular file", err.Error())
 }

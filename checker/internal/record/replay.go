@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"gokata/checker/internal/escape"
 	"gokata/checker/internal/mutant"
 )
 
@@ -14,10 +13,11 @@ import (
 // previous grade's (the first grade's code in full), the other events
 // (hints, the end) as a line each, and the final grade. Before every
 // grade after the first it calls next, which may wait (for Enter).
-// Everything the record says is shown, never obeyed: its control
-// characters are escaped (package escape).
+// A line after the title says what the record's hash chain says, before
+// the first grade. Everything the record says is shown, never obeyed:
+// its control characters are escaped (package escape).
 func Replay(w io.Writer, r *Record, next func()) {
-	r = r.escaped(escape.Terminal)
+	r = r.checked()
 	fmt.Fprintf(w, "Interview · %s · %s", r.Kata, r.Start.Format(DateFormat))
 	if r.Candidate != "" {
 		fmt.Fprintf(w, " · %s", r.Candidate)
@@ -27,6 +27,14 @@ func Replay(w io.Writer, r *Record, next func()) {
 		fmt.Fprintf(w, ", then the final grade")
 	}
 	fmt.Fprintln(w)
+	switch c := r.Chain(); c.State {
+	case ChainIntact:
+		fmt.Fprintf(w, "Record: %s; only a witness can vouch for it, and none saw this interview.\n", c)
+	case ChainChanged:
+		fmt.Fprintf(w, "✘ %s: what follows is the record as it is now, not as the interview wrote it.\n", c)
+	default:
+		fmt.Fprintf(w, "Note: %s.\n", c)
+	}
 	var prev map[string][]byte
 	graded := false
 	for _, e := range r.Events {

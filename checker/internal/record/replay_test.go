@@ -36,6 +36,7 @@ func TestReplay(t *testing.T) {
 	record.Replay(&b, r, func() { steps++; b.WriteString("[next]\n") })
 	assert.Equal(t, 2, steps, "between the three grades")
 	assert.Equal(t, `Interview · 06-retry · 2030-05-06 14:00 +02:00 · Ada · 3 grades
+Note: this record has no hash chain (written by an older checker): changes to it cannot be detected.
 
 2030-05-06 13:00 +02:00  hint 1 of 3, read with the hint verb, outside the interview's screen
 

@@ -13,9 +13,10 @@ import (
 // DateFormat shows a moment on the scorecard, with its zone.
 const DateFormat = "2006-01-02 15:04 -07:00"
 
-// Scorecard renders r for the interviewer in Markdown: what to check
-// first (the integrity facts, and the measures of the code, against ref,
-// the kata's reference, when it is not nil), the facts, the timeline, the
+// Scorecard renders r for the interviewer in Markdown: what its hash
+// chain says and that no witness saw the interview, what to check first
+// (the integrity facts, and the measures of the code, against ref, the
+// kata's reference, when it is not nil), the facts, the timeline, the
 // requirements with their final verdicts, the code's diff from the stub,
 // the questions to tick, the follow-ups and the rubric. It is the one
 // place a scorecard is made: the interview writes it, the scorecard verb
@@ -26,10 +27,11 @@ const DateFormat = "2006-01-02 15:04 -07:00"
 // scorecard, and nothing in it becomes HTML, a link or an image.
 func Scorecard(r *Record, ref Reference) string {
 	flags := Flags(r, ref) // of the code as it was: escaping changes it
-	r = r.escaped(escape.Terminal)
+	r = r.checked()
 	var b strings.Builder
 	id, _, _ := strings.Cut(r.Kata, "-")
 	fmt.Fprintf(&b, "# Interview scorecard · %s · %s\n\n", escape.Inline(id), escape.Inline(r.Title))
+	writeChain(&b, r.Chain())
 	writeFlags(&b, r, flags, compared(r, ref))
 	writeFacts(&b, r, id)
 	writeTimeline(&b, r)
@@ -55,6 +57,29 @@ func Scorecard(r *Record, ref Reference) string {
 	return b.String()
 }
 
+// checked is the copy of r that the scorecard and replay show: its
+// strings escaped (escaped), its chain's verdict that of r.
+func (r *Record) checked() *Record {
+	c := r.Chain()
+	r = r.escaped(escape.Terminal)
+	r.chain = &c
+	return r
+}
+
+// writeChain is the scorecard's first word: what the hash chain says,
+// and that no witness saw the interview.
+func writeChain(b *strings.Builder, c Chain) {
+	switch c.State {
+	case ChainIntact:
+		fmt.Fprintf(b, "**Record:** %s; only a witness can vouch for it (the chain has no secret: it shows an edit by hand, not a forgery that computes every hash again).\n\n", escape.Inline(c.String()))
+	case ChainChanged:
+		fmt.Fprintf(b, "**Record:** ✘ %s.\n\n", escape.Inline(c.String()))
+	default:
+		fmt.Fprintf(b, "**Record:** %s.\n\n", escape.Inline(c.String()))
+	}
+	fmt.Fprintf(b, "**Witness:** none saw this interview.\n\n")
+}
+
 // last is the grade the scorecard judges: the final repeated one, else
 // the last of the session; nil when nothing was graded.
 func (r *Record) last() *Grade {
@@ -75,6 +100,9 @@ func (r *Record) last() *Grade {
 // reference on disk); none: nothing to flag.
 func Flags(r *Record, ref Reference) []string {
 	var flags []string
+	if c := r.Chain(); c.Changed() {
+		flags = append(flags, fmt.Sprintf("The record is not as the interview wrote it: %s. This scorecard shows it as it is now; regrade the candidate's files to know their score.", c))
+	}
 	id, _, _ := strings.Cut(r.Kata, "-")
 	var before []string
 	for _, e := range r.Events {
@@ -101,6 +129,8 @@ func Flags(r *Record, ref Reference) []string {
 			if e.At.Before(r.Start) {
 				before = append(before, fmt.Sprintf("hint %d at %s", e.Hint, e.At.Format(DateFormat)))
 			}
+		case KindStateChanged:
+			flags = append(flags, fmt.Sprintf("The progress state (`.kata/state.json`) was %s during the interview, found at %s: a give-up or a hint recorded there may be hidden.", stateChangeText[e.Via], ClockText(e.At.Sub(r.Start))))
 		case KindDecisions:
 			if r.KeptBack && e.At.Before(r.answered()) {
 				flags = append(flags, fmt.Sprintf("The decisions were read with `decisions %s` at %s, before the interview showed them.", id, e.At.Format(DateFormat)))
@@ -380,6 +410,11 @@ func eventText(r *Record, e Event) string {
 		return fmt.Sprintf("gave up the bug hunt: `bughunt %s --give-up`", id)
 	case KindSolution:
 		return fmt.Sprintf("the reference shown by `solution %s`", id)
+	case KindStateChanged:
+		if e.Via == StateRemoved {
+			return "progress state `.kata/state.json` found removed"
+		}
+		return "progress state `.kata/state.json` found rewritten"
 	case KindEnd:
 		return "ended: " + endingText[e.Via]
 	case KindFinal:
@@ -388,6 +423,11 @@ func eventText(r *Record, e Event) string {
 		}
 	}
 	return e.Kind
+}
+
+var stateChangeText = map[string]string{
+	StateRemoved:   "removed",
+	StateRewritten: "rewritten (edited by hand, put back from a copy, or reset)",
 }
 
 var gradeVia = map[string]string{"start": "graded at the start", "save": "saved", "end": "graded the unsaved edit at the end"}

@@ -5,6 +5,8 @@ import (
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/grade"
+	"gokata/checker/internal/record"
+	"gokata/checker/internal/state"
 )
 
 // FakeGrades makes g grade with f instead of building and running the
@@ -35,6 +37,8 @@ func PlantedDuring(k catalog.Kata, hunt *Planted, gs ...Graded) []bool {
 	return out
 }
 
-// MergedEvents is mergedEvents: interview iv's events with those of the
-// state file's progress p.
-var MergedEvents = mergedEvents
+// MergedEvents is mergedEvents: interview iv's events with the facts of
+// the state file's progress p.
+func MergedEvents(iv *Interview, p *state.Kata) []record.Event {
+	return mergedEvents(iv, stateFacts(p))
+}

@@ -178,6 +178,12 @@ func (iv *Interview) Hint(now time.Time, shown int) (HintShown, bool) {
 	return HintShown{N: n, Of: len(k.Hints), Covers: h.Covers, Text: h.Text}, true
 }
 
+// StateChanged records that the progress state file was found at now
+// changed, not by the checker: via record.StateRemoved or StateRewritten.
+func (iv *Interview) StateChanged(now time.Time, via string) {
+	iv.log(record.Event{At: now, Kind: record.KindStateChanged, Via: via})
+}
+
 // Ended records the end at now.
 func (iv *Interview) Ended(now time.Time) {
 	iv.Used = min(now.Sub(iv.Start), iv.Limit)
@@ -303,6 +309,11 @@ type interviewer struct {
 	via     string // what made the grade under way: start, save, end, or final
 	timer   *clock.Timer
 	planted string // the mutant of the last hunt a grade found planted during the session
+	// state follows the progress state file: it is looked at before and
+	// after the interview writes it (a grade, a hint, the decisions
+	// shown), so that nothing else slips in with those writes, and at
+	// the end.
+	state *stateWatch
 }
 
 // RunInterview runs a timed interview: InterviewStarted, a pause for the
@@ -314,8 +325,9 @@ type interviewer struct {
 // its record, without the final grade, and the error is ctx.Err().
 func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	root := run.Grader.Root
-	r := &interviewer{InterviewRun: run, lines: run.Lines, emitter: emitter(run.Emit)}
 	k := run.Kata
+	r := &interviewer{InterviewRun: run, lines: run.Lines, emitter: emitter(run.Emit), state: newStateWatch(root, k.Slug)}
+	r.state.look()
 	r.iv = NewInterview(k, run.Candidate, run.Clock.Now(), time.Duration(run.Minutes)*time.Minute)
 	r.iv.KeptBack = run.KeptBack
 	if run.Hunt != nil {
@@ -331,13 +343,16 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 		return nil, stopped(ctx, ctx.Err(), run.Emit)
 	case <-r.lines: // Enter, or the end of input
 	}
+	r.stateChanged(r.Clock.Now())
 	r.iv.Answered(r.Clock.Now(), progress(root, r.emitter).Kata(k.Slug).DecisionsRead)
 	if err := (state.Progress{Root: root}).ShowDecisions(k.Slug, r.Clock.Now().Truncate(time.Second)); err != nil {
 		r.emit(Warning{"progress not saved: " + err.Error()})
 	}
+	r.stateChanged(r.Clock.Now())
 	r.emit(briefing(k, rel(root, k.Exercise)))
 	grader := *run.Grader
 	grader.Emit, grader.Left = r.graded, func() time.Duration { return r.iv.Left(r.Clock.Now()) }
+	grader.Check = r.beforeGrade(run.Grader.Check)
 	r.g = grading{grader: &grader, poll: run.Poll}
 	if err := r.loop(ctx); err != nil {
 		return nil, err
@@ -346,6 +361,18 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 }
 
 func (r *interviewer) emit(ev Event) { r.emitter.emit(ev) }
+
+// beforeGrade is the grader's Check in an interview: a look at the state
+// file, which the grade writes, then check, if set.
+func (r *interviewer) beforeGrade(check func(context.Context, catalog.Kata) error) func(context.Context, catalog.Kata) error {
+	return func(ctx context.Context, k catalog.Kata) error {
+		r.stateChanged(r.Clock.Now())
+		if check == nil {
+			return nil
+		}
+		return check(ctx, k)
+	}
+}
 
 func briefing(k catalog.Kata, exercise string) Briefed {
 	b := Briefed{Decisions: k.Decisions, Exercise: exercise}
@@ -432,6 +459,7 @@ func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
 // drawn: the candidate sees its summary in Finished.
 func (r *interviewer) graded(e Event) {
 	if g, ok := e.(Graded); ok {
+		r.stateChanged(r.Clock.Now()) // what the grade wrote
 		if r.via == "final" {
 			_, cpu := r.finalRuns()
 			r.iv.FinalGraded(r.Clock.Now(), g, cpu)
@@ -489,6 +517,7 @@ func (r *interviewer) typed(line string, ok bool) (over bool) {
 // by the hint verb in another terminal, and notes it in the state file.
 func (r *interviewer) showHint() {
 	now := r.Clock.Now()
+	r.stateChanged(now)
 	h, ok := r.iv.Hint(now, progress(r.Grader.Root, r.emitter).Kata(r.Kata.Slug).HintsShown)
 	if !ok {
 		r.emit(NoHints{})
@@ -498,6 +527,7 @@ func (r *interviewer) showHint() {
 	if err := (state.Progress{Root: r.Grader.Root}).RevealHint(r.Kata.Slug, h.N, now, "interview"); err != nil {
 		r.emit(Warning{"progress not saved: " + err.Error()})
 	}
+	r.stateChanged(now)
 }
 
 // finish grades the last save if it was not graded yet, then the final
@@ -517,8 +547,8 @@ func (r *interviewer) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	rec := r.toRecord(progress(root, r.emitter).Kata(k.Slug))
-	card := record.Scorecard(rec, referenceOnDisk(root, k.Slug))
+	r.stateChanged(r.Clock.Now())
+	rec := r.toRecord(r.state.facts)
 	path := r.Out
 	if path == "" {
 		name := r.iv.Start.Format("20060102-150405") + "-" + k.Slug
@@ -530,9 +560,10 @@ func (r *interviewer) finish(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := record.Save(record.Path(path), rec); err != nil {
+	if err := record.Save(record.Path(path), rec); err != nil { // seals its hash chain
 		return err
 	}
+	card := record.Scorecard(rec, referenceOnDisk(root, k.Slug))
 	if err := os.WriteFile(path, []byte(card), 0o644); err != nil {
 		return err
 	}

@@ -6,20 +6,19 @@ import (
 	"slices"
 
 	"gokata/checker/internal/catalog"
-	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/record"
-	"gokata/checker/internal/state"
 )
 
 // toRecord is the ended interview as its record: the session's events, with
-// what the state file p knows merged in (hints read with the hint verb,
-// before or during the session; the decisions read; a give-up; the
-// reference shown; a bug hunt given up during the session), in time order.
-func (r *interviewer) toRecord(p *state.Kata) *record.Record {
+// the facts the state file held at some look merged in (hints read with
+// the hint verb, before or during the session; the decisions read; a
+// give-up; the reference shown; a bug hunt given up during the session),
+// in time order.
+func (r *interviewer) toRecord(facts []record.Event) *record.Record {
 	iv := r.iv
 	rec := newRecord(iv, r.Kata)
-	rec.Events = mergedEvents(iv, p)
+	rec.Events = mergedEvents(iv, facts)
 	for _, e := range rec.Events {
 		switch e.Kind {
 		case record.KindEnd:
@@ -64,37 +63,6 @@ func newRecord(iv *Interview, k catalog.Kata) *record.Record {
 		rec.Items = append(rec.Items, record.Item{ID: it.ID, Text: it.Text, Bonus: slices.Contains(k.Bonus, it)})
 	}
 	return rec
-}
-
-// mergedEvents are the session's events and those of the state file p it
-// does not hold already, in time order.
-func mergedEvents(iv *Interview, p *state.Kata) []record.Event {
-	events := slices.Clone(iv.Events)
-	for _, h := range p.HintLog {
-		if h.Via != "interview" || h.At.Before(iv.Start) { // this session's own are in events already
-			events = append(events, record.Event{At: h.At, Kind: record.KindHint, Hint: h.N, Via: h.Via})
-		}
-	}
-	if p.DecisionsRead != nil {
-		events = append(events, record.Event{At: *p.DecisionsRead, Kind: record.KindDecisions})
-	}
-	if p.GaveUp && p.GaveUpAt != nil {
-		events = append(events, record.Event{At: *p.GaveUpAt, Kind: record.KindGaveUp, Via: p.GaveUpVia})
-	}
-	for _, h := range p.Hunts { // kept across resets: only this session's give-ups are the candidate's
-		if h.GaveUp && h.Ended != nil && !h.Ended.Before(iv.Start) {
-			e := record.Event{At: *h.Ended, Kind: record.KindHuntGaveUp}
-			if h.Mutant == hunt.PackedName {
-				e.Via = "packed"
-			}
-			events = append(events, e)
-		}
-	}
-	if p.SolutionShown != nil && (p.GaveUpAt == nil || !p.SolutionShown.Equal(*p.GaveUpAt)) {
-		events = append(events, record.Event{At: *p.SolutionShown, Kind: record.KindSolution})
-	}
-	slices.SortStableFunc(events, func(a, b record.Event) int { return a.At.Compare(b.At) })
-	return events
 }
 
 // startCode is what the first grade graded: the stub untouched, or code

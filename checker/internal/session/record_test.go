@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -250,4 +251,80 @@ func TestOpenRecordFindsTheReference(t *testing.T) {
 	for _, other := range []string{"06-retry/../06-retry", "07-blocking-loop"} {
 		assert.Contains(t, scorecard(other), notCompared, other)
 	}
+}
+
+// The progress state file changed during an interview other than by the
+// checker is an event, found at the next grade: deleted (after a
+// give-up, which the record keeps), edited by hand, and reset (which
+// forgets a hint). The checker's own writes in another terminal (the
+// give-up itself) are none.
+func TestInterviewStateChanged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+		root, k := checkout(t)
+		mock := clock.NewMock()
+		mock.Set(start)
+		g := &session.Grader{Root: root}
+		session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result { return result(k, "R1") })
+		lines := make(chan string)
+		var ev events
+		done := make(chan error, 1)
+		go func() {
+			_, err := session.RunInterview(context.Background(), session.InterviewRun{
+				Grader: g, Kata: k, Candidate: "Ada", Minutes: 30, Clock: mock, Lines: lines, Emit: ev.emit,
+			})
+			done <- err
+		}()
+		statePath := state.Path(root)
+		save := func(d time.Duration) {
+			synctest.Wait()
+			mock.Set(start.Add(d))
+			code := fmt.Sprintf("package retry\n\n// at %v\n", d)
+			require.NoError(t, os.WriteFile(filepath.Join(k.Exercise, "retry.go"), []byte(code), 0o644))
+			time.Sleep(time.Second) // bubble time: the watcher sees the save settle
+			synctest.Wait()
+		}
+		synctest.Wait()
+		lines <- ""
+		mock.Set(start.Add(3 * time.Minute)) // another terminal: the checker writes
+		require.NoError(t, state.Progress{Root: root}.ShowSolution(k.Slug, mock.Now(), true))
+		save(4 * time.Minute)
+		require.NoError(t, os.Remove(statePath))
+		save(6 * time.Minute)
+		data, err := os.ReadFile(statePath)
+		require.NoError(t, err)
+		edited := strings.Replace(string(data), `"required": 1`, `"required": 2`, 1)
+		require.NotEqual(t, string(data), edited)
+		require.NoError(t, os.WriteFile(statePath, []byte(edited), 0o644))
+		save(8 * time.Minute)
+		mock.Set(start.Add(9 * time.Minute))
+		lines <- "hint"
+		synctest.Wait()
+		require.NoError(t, state.Progress{Root: root}.Reset(k.Slug, mock.Now()))
+		save(10 * time.Minute)
+		lines <- "done"
+		require.NoError(t, <-done)
+
+		all := ev.since(0)
+		fin := all[len(all)-1].(session.Finished)
+		rec, err := record.Load(filepath.Join(root, fin.Record))
+		require.NoError(t, err)
+		var got []string
+		for _, e := range rec.Events {
+			if e.Kind == record.KindStateChanged || e.Kind == record.KindGaveUp || e.Kind == record.KindHint {
+				got = append(got, fmt.Sprintf("%v %s/%s", e.At.Sub(start), e.Kind, e.Via))
+			}
+		}
+		assert.Equal(t, []string{
+			"3m0s give-up/solution", // kept, though the file that held it was deleted
+			"6m0s state-changed/removed",
+			"8m0s state-changed/rewritten",
+			"9m0s hint/interview",
+			"10m0s state-changed/rewritten", // the reset forgot the hint
+		}, got)
+		flags := record.Flags(rec, nil)
+		assert.Contains(t, flags, "The progress state (`.kata/state.json`) was removed during the interview, found at 6:00: a give-up or a hint recorded there may be hidden.")
+		assert.Contains(t, flags, "The progress state (`.kata/state.json`) was rewritten (edited by hand, put back from a copy, or reset) during the interview, found at 10:00: a give-up or a hint recorded there may be hidden.")
+		assert.Equal(t, record.ChainIntact, rec.Chain().State)
+	})
 }

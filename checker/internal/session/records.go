@@ -70,6 +70,10 @@ func referenceOnDisk(root, slug string) record.Reference {
 	return nil
 }
 
+// Changed reports whether the record is not as the interview wrote it,
+// as far as its hash chain can tell.
+func (r *Record) Changed() bool { return r.r.Chain().Changed() }
+
 // Scorecard is the record's Markdown scorecard, with the rubric as the
 // interviewer filled it in.
 func (r *Record) Scorecard() string { return record.Scorecard(r.r, r.ref) }

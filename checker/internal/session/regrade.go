@@ -102,14 +102,18 @@ func (g *Grader) Regrade(ctx context.Context, f Folder, private string) (*grade.
 	return r, fp, err
 }
 
-// Claims are the fingerprints a file claims, by kata.
-type Claims map[string]fingerprint.Pair
+// Claims are the fingerprints a file claims, by kata, and what the hash
+// chain of an interview's record says of it.
+type Claims struct {
+	Fingerprints map[string]fingerprint.Pair
+	Chain        *record.Chain // nil for check --json output, which has none
+}
 
 // ReadClaims reads the fingerprints a file claims: an interview's record
 // (of its final grade, else its last), or a stream of check --json
-// grades.
-func ReadClaims(path string) (Claims, error) {
-	data, err := os.ReadFile(path)
+// grades. A file too large for a record is not read.
+func ReadClaims(path string) (*Claims, error) {
+	data, err := record.Read(path)
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +125,10 @@ func ReadClaims(path string) (Claims, error) {
 		if g == nil {
 			return nil, errors.New("the record has no grade")
 		}
-		return Claims{rec.Kata: g.Fingerprint}, nil
+		c := rec.Chain()
+		return &Claims{Fingerprints: map[string]fingerprint.Pair{rec.Kata: g.Fingerprint}, Chain: &c}, nil
 	}
-	out := Claims{}
+	out := &Claims{Fingerprints: map[string]fingerprint.Pair{}}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for dec.More() {
 		var g struct {
@@ -131,12 +136,12 @@ func ReadClaims(path string) (Claims, error) {
 			Fingerprint fingerprint.Pair `json:"fingerprint"`
 		}
 		if err := dec.Decode(&g); err != nil {
-			return nil, fmt.Errorf("neither an interview record nor check --json output: %v", err)
+			return nil, fmt.Errorf("neither an interview record nor check --json output: %s", escape.Line(err.Error()))
 		}
 		if g.Kata == "" || g.Fingerprint.Code == "" {
 			return nil, errors.New("neither an interview record nor check --json output with fingerprints")
 		}
-		out[g.Kata] = g.Fingerprint
+		out.Fingerprints[g.Kata] = g.Fingerprint
 	}
 	return out, nil
 }
@@ -151,8 +156,8 @@ type Match struct {
 // Compare compares fp, found for kata slug, with what the file claims.
 // What the file names is shown, never obeyed, for anyone can write one:
 // Code and Tests are made safe to print (escape.Line).
-func (c Claims) Compare(slug string, fp fingerprint.Pair) Match {
-	want, ok := c[slug]
+func (c *Claims) Compare(slug string, fp fingerprint.Pair) Match {
+	want, ok := c.Fingerprints[slug]
 	return Match{Known: ok, SameCode: want.Code == fp.Code, SameTests: want.Tests == fp.Tests,
 		Code: escape.Line(want.Code), Tests: escape.Line(want.Tests)}
 }

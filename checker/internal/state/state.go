@@ -10,6 +10,8 @@
 //
 //	{
 //	  "schema": 1,
+//	  "writes": 42,   // how many times the checker wrote the file
+//	  "sum": "…",     // the SHA-256 of the rest, as the checker wrote it
 //	  "katas": {
 //	    "06-retry": {
 //	      "last": {"fingerprint": "…", "passed": false,
@@ -44,6 +46,12 @@
 //	  }
 //	}
 //
+// Every write counts and sums the file, so that a reader can tell the
+// checker's writes, here or in another terminal, from anything else: an
+// edit by hand (its sum no longer matches), or an older copy put back or
+// a file deleted and written afresh (fewer writes). The sum has no
+// secret: whoever computes it again passes for the checker (see Look).
+//
 // A fingerprint is a hash of the files a grade reads (the package's non-test
 // .go files); when the files no longer match it, the grade is stale.
 // Concurrent checkers (a watch and a check in two terminals) update the file
@@ -51,6 +59,9 @@
 package state
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -280,7 +291,12 @@ func (k *Kata) EndHunt(now time.Time, gaveUp bool) {
 
 // State is the progress on every kata, by slug ("06-retry").
 type State struct {
-	Schema int              `json:"schema"`
+	Schema int `json:"schema"`
+	// Writes counts the checker's writes of the file, and Sum is the
+	// SHA-256 of the rest of it as written (sumOf); 0 and "" in files
+	// written before they were kept.
+	Writes int              `json:"writes,omitempty"`
+	Sum    string           `json:"sum,omitempty"`
 	Katas  map[string]*Kata `json:"katas"`
 }
 
@@ -362,7 +378,7 @@ func update(root string, change func(*State) error) error {
 	if err := change(s); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(s, "", "  ")
+	data, err := s.marshal()
 	if err != nil {
 		return err
 	}
@@ -379,6 +395,66 @@ func update(root string, change func(*State) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), Path(root))
+}
+
+// marshal is s as the file holds it, counted and summed as one more write.
+func (s *State) marshal() ([]byte, error) {
+	s.Writes++
+	s.Sum = ""
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if s.Sum, err = sumOf(data); err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(s, "", "  ")
+}
+
+// sumOf is the hex SHA-256 of the state file data without its sum, in
+// canonical JSON (keys sorted), so that a file keeps its sum through a
+// tool that lays its JSON out otherwise.
+func sumOf(data []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return "", err
+	}
+	delete(m, "sum")
+	canon, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Snapshot is the state file as found at one look.
+type Snapshot struct {
+	Found  bool   // the file is there
+	Digest string // the SHA-256 of its bytes, to tell whether it changed
+	// Checker: its sum matches, so the checker wrote it as it is.
+	Checker bool
+	State   *State // its content; nil when it cannot be read
+}
+
+// Look reads the state file of the checkout at root as it is.
+func Look(root string) Snapshot {
+	data, err := os.ReadFile(Path(root))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Snapshot{}
+	}
+	digest := sha256.Sum256(data)
+	snap := Snapshot{Found: true, Digest: hex.EncodeToString(digest[:])}
+	s := &State{}
+	if err != nil || json.Unmarshal(data, s) != nil {
+		return snap
+	}
+	snap.State = s
+	sum, err := sumOf(data)
+	snap.Checker = err == nil && s.Sum != "" && sum == s.Sum
+	return snap
 }
 
 // Fingerprint is the fingerprint of the non-test .go files of dir: the

@@ -3,6 +3,7 @@ package state_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -299,4 +300,37 @@ func TestLoadOldFormat(t *testing.T) {
 	assert.Equal(t, state.NotPassed, k.PassedBeforeReset)
 	assert.Empty(t, k.Hunts[0].Level, "a hunt recorded before levels has none: its mutant's level stands in (session)")
 	assert.False(t, k.HuntCode, "nothing says the exercise holds a hunt's code")
+}
+
+// Every write of the checker counts and sums the file; a look tells such
+// a file from one edited by hand, and a missing one from both.
+func TestLook(t *testing.T) {
+	root := t.TempDir()
+	assert.Equal(t, state.Snapshot{}, state.Look(root), "no file yet")
+
+	p := state.Progress{Root: root}
+	require.NoError(t, p.RevealHint("06-retry", 1, time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC), "hint"))
+	require.NoError(t, p.ShowSolution("06-retry", time.Date(2030, 5, 6, 14, 5, 0, 0, time.UTC), true))
+	snap := state.Look(root)
+	assert.True(t, snap.Found)
+	assert.True(t, snap.Checker, "the checker wrote it as it is")
+	require.NotNil(t, snap.State)
+	assert.Equal(t, 2, snap.State.Writes)
+	assert.Equal(t, snap, state.Look(root), "nothing changed")
+
+	data, err := os.ReadFile(state.Path(root))
+	require.NoError(t, err)
+	edited := strings.Replace(string(data), `"gaveUp": true`, `"gaveUp": false`, 1)
+	require.NotEqual(t, string(data), edited)
+	require.NoError(t, os.WriteFile(state.Path(root), []byte(edited), 0o644))
+	after := state.Look(root)
+	assert.True(t, after.Found)
+	assert.False(t, after.Checker, "edited by hand: its sum no longer matches")
+	assert.NotEqual(t, snap.Digest, after.Digest)
+
+	require.NoError(t, os.WriteFile(state.Path(root), []byte("{"), 0o644))
+	damaged := state.Look(root)
+	assert.True(t, damaged.Found)
+	assert.Nil(t, damaged.State)
+	assert.False(t, damaged.Checker)
 }
