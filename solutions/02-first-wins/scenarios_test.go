@@ -869,17 +869,14 @@ func TestR3_ExploreTheTimeout(t *testing.T) {
 func TestR4_ExploreTheLosersAreCancelled(t *testing.T) {
 	d := testFirstDraw{focus: "R4", minN: 1, maxCall: 2, success: true, honours: true, ignores: true, timeout: true}
 	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
-}
-
-func TestR4_ExploreEveryReplicasCtxEndsWithFirst(t *testing.T) {
-	// Whatever ends First (a success, the last failure, the timeout, the
-	// caller's cancel, before or while it runs), the ctx of every replica
-	// it called is cancelled when it returns: the winner's, the failed
-	// ones' (some with a context error of their own), and those of the
-	// replicas still running, whether they honour it or not.
-	d := testFirstDraw{focus: "R4", minN: 1, maxCall: 2, success: true, honours: true, ignores: true, timeout: true,
-		cancel: true, pre: true, ownCancel: true, lateOK: 4}
-	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	// And when no replica succeeds (every one fails, some with a context
+	// error of their own; the timeout passes; the caller cancels, before
+	// or while First runs): the ctx of every replica First called ends
+	// when it returns, the failed ones' and those still running, whether
+	// they honour it or not.
+	d = testFirstDraw{focus: "R4", minN: 1, maxCall: 2, allFail: true, honours: true, ignores: true, timeout: true,
+		cancel: true, pre: true, ownCancel: true}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
 
 func TestR5_ExploreNothingLeaks(t *testing.T) {
