@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -192,9 +193,14 @@ func (s testCollectScenario) play(h *katatest.H) {
 	for i := range s.reps {
 		replies[i] = s.reply(i)
 	}
+	var mu sync.Mutex
+	ctxs := make([]context.Context, n) // the ctx each replica got
 	for i, rep := range s.reps {
 		gates[i] = h.Gate()
 		calls[i] = func(ctx context.Context) (string, error) {
+			mu.Lock()
+			ctxs[i] = ctx
+			mu.Unlock()
 			if !rep.answers || rep.at > 0 {
 				hold := context.Background()
 				if rep.honours {
@@ -257,6 +263,23 @@ func (s testCollectScenario) play(h *katatest.H) {
 	if !s.checkReplies(h, replies, got) {
 		katatest.Unwind(h, c)
 		return
+	}
+	mu.Lock()
+	live := slices.Clone(ctxs)
+	mu.Unlock()
+	for i, ctx := range live {
+		if ctx != nil && !s.answered(i) && ctx.Err() == nil {
+			how := "honours"
+			if !s.reps[i].honours {
+				how = "ignores"
+			}
+			h.Errorf("Collect returned at %v (%s), but the ctx of replica %d, still running (it %s its ctx), was "+
+				"never cancelled: when Collect returns it cancels the replicas still running, whether they honour "+
+				"their ctx or not; derive their ctx with context.WithCancel(ctx) and defer cancel()", endAt,
+				s.endText(), i, how)
+			katatest.Unwind(h, c)
+			return
+		}
 	}
 	before := slices.Clone(got)
 	if moved := h.PendingTimer(); moved != 0 {

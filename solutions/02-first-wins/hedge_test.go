@@ -462,6 +462,7 @@ type testHedgeRun struct {
 	h    *katatest.H
 	mu   sync.Mutex
 	at   []time.Duration // when replica i was called; -1: not called
+	ctxs []context.Context
 	errs []error
 	// failed is the text of the error replica i returned; "" for none.
 	failed []string
@@ -485,7 +486,7 @@ func (s testHedgeScenario) play(h *katatest.H) {
 		return
 	}
 	n := len(s.reps)
-	run := &testHedgeRun{h: h, at: make([]time.Duration, n), failed: make([]string, n)}
+	run := &testHedgeRun{h: h, at: make([]time.Duration, n), ctxs: make([]context.Context, n), failed: make([]string, n)}
 	gates := make([]*katatest.Gate, n)
 	calls := make([]func(context.Context) (string, error), n)
 	for i, rep := range s.reps {
@@ -495,7 +496,7 @@ func (s testHedgeScenario) play(h *katatest.H) {
 		calls[i] = func(ctx context.Context) (v string, err error) {
 			run.mu.Lock()
 			if run.at[i] < 0 {
-				run.at[i] = h.Elapsed()
+				run.at[i], run.ctxs[i] = h.Elapsed(), ctx
 			}
 			run.mu.Unlock()
 			defer func() {
@@ -585,7 +586,7 @@ func (s testHedgeScenario) play(h *katatest.H) {
 		}
 	}
 	got, _ := c.Result()
-	if !s.checkResult(h, m, run, got) {
+	if !s.checkResult(h, m, run, got) || !s.checkCtxsEnded(h, m, run) {
 		katatest.Unwind(h, c)
 		return
 	}
@@ -612,6 +613,38 @@ func (s testHedgeScenario) play(h *katatest.H) {
 		return
 	}
 	s.checkNoneCalledLate(h, m, run.starts(), 0)
+}
+
+// checkCtxsEnded: once Hedge returned, the ctx of every replica it called
+// is cancelled, whatever that replica did.
+func (s testHedgeScenario) checkCtxsEnded(h *katatest.H, m testHedgeModel, run *testHedgeRun) bool {
+	h.T.Helper()
+	run.mu.Lock()
+	ctxs, failed := slices.Clone(run.ctxs), slices.Clone(run.failed)
+	run.mu.Unlock()
+	for i, ctx := range ctxs {
+		if ctx == nil || ctx.Err() != nil {
+			continue
+		}
+		did := "was still running"
+		if !s.reps[i].honours {
+			did += " (it ignores its ctx)"
+		}
+		switch {
+		case failed[i] != "":
+			did = fmt.Sprintf("had failed with %q", failed[i])
+		case slices.Contains(m.winners, i):
+			did = "had succeeded"
+		}
+		h.Errorf("Hedge returned at %v (%s), but the ctx replica %d got, which %s, was never cancelled: Hedge, "+
+			"like First, cancels the replicas' ctx on every return, the winner's and the failed replicas' too, not "+
+			"only the losers still running; a ctx left live keeps whatever the replica started under it running, "+
+			"and stays registered on the caller's ctx until that ends. Derive one ctx for all the replicas with "+
+			"context.WithCancel(ctx) and defer cancel(), or cancel every replica's ctx on the way out",
+			m.endAt, m.endText(s), i, did)
+		return false
+	}
+	return true
 }
 
 // checkNoneCalledByALateFunc: no replica is called by a function of the

@@ -573,6 +573,26 @@ func (s testFirstScenario) check(h *katatest.H, t, decideAt time.Duration, kinds
 				"ctx must derive from the caller's (context.WithCancel(ctx)), not start from context.Background()", i)
 		}
 	}
+	// Every replica's ctx ends when First returns, whatever the replica
+	// did: the winner's, the failed ones', and those still running.
+	for i, ctx := range v.ctxs {
+		if ctx == nil || ctx.Err() != nil {
+			continue
+		}
+		did := "was still running (it ignores its ctx)"
+		switch {
+		case v.returned[i] && v.failed[i] == "":
+			did = "had succeeded"
+		case v.returned[i]:
+			did = fmt.Sprintf("had failed with %q", v.failed[i])
+		}
+		return s.report(h, "R4", "First returned at %v (%s), but the ctx replica %d got, which %s, was never "+
+			"cancelled: First cancels the replicas' ctx on every return, the winner's and the failed replicas' "+
+			"too, not only the losers still running; a ctx left live keeps whatever the replica started under it "+
+			"running, and stays registered on the caller's ctx until that ends. Derive one ctx for all the replicas "+
+			"with context.WithCancel(ctx) and defer cancel(), or cancel every replica's ctx on the way out",
+			t, s.decisionText(t, kinds), i, did)
+	}
 	return true
 }
 
@@ -849,6 +869,14 @@ func TestR3_ExploreTheTimeout(t *testing.T) {
 func TestR4_ExploreTheLosersAreCancelled(t *testing.T) {
 	d := testFirstDraw{focus: "R4", minN: 1, maxCall: 2, success: true, honours: true, ignores: true, timeout: true}
 	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	// And when no replica succeeds (every one fails, some with a context
+	// error of their own; the timeout passes; the caller cancels, before
+	// or while First runs): the ctx of every replica First called ends
+	// when it returns, the failed ones' and those still running, whether
+	// they honour it or not.
+	d = testFirstDraw{focus: "R4", minN: 1, maxCall: 2, allFail: true, honours: true, ignores: true, timeout: true,
+		cancel: true, pre: true, ownCancel: true}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
 
 func TestR5_ExploreNothingLeaks(t *testing.T) {
