@@ -117,13 +117,14 @@ docs: ## run the commands the guides show and compare their output
 
 # The checker's own tests grade whole katas, dozens of builds: about three
 # minutes on a quiet machine, past go test's default 10m limit when other
-# builds share the cores. -timeout=30m is only the outer guard against a
-# hang; every test run inside a grade has its own limit (--timeout, 5s).
+# builds share the cores (the verify package's unit tests too). -timeout=30m
+# is only the outer guard against a hang; every test run inside a grade has
+# its own limit (--timeout, 5s).
 test: $(CHECKER) ## everything CI checks: vet, format, unit and end-to-end tests, references, verify
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) test -race -count=1 ./internal/... $$($(GO) list ./checker/... | grep -v /cli$$) ./solutions/...
+	$(GO) test -race -count=1 -timeout=30m ./internal/... $$($(GO) list ./checker/... | grep -v /cli$$) ./solutions/...
 	cd tools && $(GO) test -count=1 ./mutate # equivalent.txt still points at its operators
 	$(GO) test -race -count=1 -timeout=30m -skip '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # in process: sessions, watch, interview
 	$(GO) test -count=1 -timeout=30m -run '^(TestScripts|TestDocs)$$' ./checker/internal/cli/ # end to end: the checker as a process, as users run it; the guides' commands
