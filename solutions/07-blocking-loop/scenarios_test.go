@@ -968,18 +968,19 @@ func (p *testPlay) queuedFollows(stats Stats, when string) bool {
 	least := last.Queued - newStarts
 	switch {
 	case stats.Queued > least+newGets:
-		p.h.Errorf("Stats.Queued kept counting queued keys that had started: it is %d %s, but it was %d at the "+
-			"previous step, %d lookup(s) started since and %d Get(s) arrived, so at most %d can be waiting for a "+
-			"slot (MaxInFlight %d, %d running). A queued key that starts is no longer queued: Queued counts the "+
-			"misses still waiting now, not how many ever waited, so compute it from what is left in the queue",
+		p.h.Errorf("Stats.Queued counts more lookups than can be waiting for a slot: it is %d %s, but it was %d at "+
+			"the previous step, %d lookup(s) started since and %d Get(s) arrived, so at most %d can be waiting "+
+			"(MaxInFlight %d, %d running). A queued key that starts leaves the queue at once, and only a miss "+
+			"queues a lookup (a failed lookup is not tried again: its callers get its error). Queued counts the "+
+			"misses still waiting now, not how many ever waited: compute it from what is left in the queue%s",
 			stats.Queued, when, last.Queued, newStarts, newGets, max(least+newGets, 0), p.s.maxInFlight,
-			stats.InFlight)
+			stats.InFlight, p.blankHint())
 		return false
 	case stats.Queued < least:
 		p.h.Errorf("Stats.Queued lost queued misses that never started: it is %d %s, but it was %d at the previous "+
 			"step and only %d lookup(s) started since, so %d left the queue without starting. A queued miss stays "+
-			"queued until a slot frees and its lookup starts", stats.Queued, when, last.Queued, newStarts,
-			least-stats.Queued)
+			"queued until a slot frees and its lookup starts%s", stats.Queued, when, last.Queued, newStarts,
+			least-stats.Queued, p.blankHint())
 		return false
 	}
 	return true
