@@ -1483,9 +1483,26 @@ var testTickStopScenario = testScenario{
 	slowStop: []int{0},
 }
 
+// testBlankQueuedScenario is R4's besides: at MaxInFlight 1, the key "" and
+// then GBP queue, one after the other, behind a held lookup; as the slots
+// free, each starts in turn.
+var testBlankQueuedScenario = testScenario{
+	maxInFlight: 1,
+	spec:        map[string]testKeySpec{"EUR": {held: true}, "": {held: true}},
+	steps: []testScnStep{
+		{kind: testStepGets, keys: []string{"EUR"}},
+		{kind: testStepGets, keys: []string{""}},
+		{kind: testStepGets, keys: []string{"GBP"}},
+		{kind: testStepRelease, picks: []int{0}},
+		{kind: testStepRelease, picks: []int{0}},
+	},
+}
+
 func testExplore(t *testing.T, focus string, checks int) {
 	fixed := testFixedScenarios
 	switch focus {
+	case "R4":
+		fixed = append(fixed[:len(fixed):len(fixed)], testBlankQueuedScenario)
 	case "R3":
 		fixed = append(fixed[:len(fixed):len(fixed)], testLeaveScenario)
 	case "R5":
