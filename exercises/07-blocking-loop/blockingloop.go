@@ -23,9 +23,10 @@
 //   - Every [Config.Tick] on the injected clock the loop calls
 //     [Config.OnTick] with fresh [Stats].
 //   - When Run's ctx ends, the loop stops answering (Get and Stats return
-//     [ErrStopped]), running lookups see their ctx cancelled, queued ones
-//     never start, and Run returns once every running lookup has returned.
-//     Nothing the cache started is left running.
+//     [ErrStopped]; a lookup that returns after that, often with the ctx's
+//     error, answers nobody), running lookups see their ctx cancelled, queued
+//     ones never start, and Run returns once every running lookup has
+//     returned. Nothing the cache started is left running.
 //
 // The code below keeps the state safe, but it breaks the first promise: the
 // loop calls lookup itself, so while the backend thinks, the whole cache

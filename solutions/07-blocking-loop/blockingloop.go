@@ -23,9 +23,10 @@
 //   - Every [Config.Tick] on the injected clock the loop calls
 //     [Config.OnTick] with fresh [Stats].
 //   - When Run's ctx ends, the loop stops answering (Get and Stats return
-//     [ErrStopped]), running lookups see their ctx cancelled, queued ones
-//     never start, and Run returns once every running lookup has returned.
-//     Nothing the cache started is left running.
+//     [ErrStopped]; a lookup that returns after that, often with the ctx's
+//     error, answers nobody), running lookups see their ctx cancelled, queued
+//     ones never start, and Run returns once every running lookup has
+//     returned. Nothing the cache started is left running.
 //
 // Time comes from the injected clock.Clock, never from package time: the
 // heartbeat is a clk.Ticker, stopped when Run returns; a wait with a
@@ -150,6 +151,13 @@ func (c *Cache) Run(ctx context.Context) error {
 		case req := <-c.gets:
 			l.get(req)
 		case r := <-l.results:
+			if ctx.Err() != nil {
+				// Run's ctx ended first, and this result may be the
+				// lookup's answer to the cancel: it goes to nobody.
+				l.inFlight--
+				close(c.stopped)
+				return l.drain()
+			}
 			l.finish(r)
 		case reply := <-c.stats:
 			reply <- l.stats()

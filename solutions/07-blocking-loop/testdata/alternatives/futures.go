@@ -96,6 +96,7 @@ func (c *Cache) Run(ctx context.Context) error {
 	snapshot := func() Stats {
 		return Stats{Entries: len(ready), Hits: hits, Misses: misses, InFlight: running, Queued: len(waiting)}
 	}
+loop:
 	for {
 		select {
 		case a := <-c.asks:
@@ -120,6 +121,9 @@ func (c *Cache) Run(ctx context.Context) error {
 			a.reply <- f
 		case f := <-finished:
 			running--
+			if ctx.Err() != nil {
+				break loop // the stop came first: this result may answer it, and goes to nobody
+			}
 			delete(pending, f.key)
 			if f.err == nil {
 				ready[f.key] = f.value
@@ -137,26 +141,27 @@ func (c *Cache) Run(ctx context.Context) error {
 		case <-beat:
 			c.cfg.OnTick(snapshot())
 		case <-ctx.Done():
-			close(c.stopped)
-			var expired <-chan time.Time
-			if c.cfg.Grace > 0 {
-				t := c.clk.Timer(c.cfg.Grace)
-				defer t.Stop()
-				expired = t.C
-			}
-			for running > 0 {
-				select {
-				case <-finished:
-					running--
-				case <-expired:
-					// The channel has room for every lookup still running,
-					// so their goroutines end as soon as the lookups return.
-					return fmt.Errorf("%w: %d lookups still running", ErrAbandoned, running)
-				}
-			}
-			return nil
+			break loop
 		}
 	}
+	close(c.stopped)
+	var expired <-chan time.Time
+	if c.cfg.Grace > 0 {
+		t := c.clk.Timer(c.cfg.Grace)
+		defer t.Stop()
+		expired = t.C
+	}
+	for running > 0 {
+		select {
+		case <-finished:
+			running--
+		case <-expired:
+			// The channel has room for every lookup still running,
+			// so their goroutines end as soon as the lookups return.
+			return fmt.Errorf("%w: %d lookups still running", ErrAbandoned, running)
+		}
+	}
+	return nil
 }
 
 // Get returns key's value, from the cache or from a lookup it starts,

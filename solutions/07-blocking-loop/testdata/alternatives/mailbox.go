@@ -138,6 +138,11 @@ func (c *Cache) Run(ctx context.Context) error {
 		case f := <-c.mailbox:
 			f(s)
 		case f := <-s.finished:
+			if ctx.Err() != nil { // the stop came first: this result may answer it, and goes to nobody
+				s.running--
+				close(c.stopped)
+				return c.shutdown(s)
+			}
 			f(s)
 		case <-tick:
 			c.cfg.OnTick(s.snapshot())

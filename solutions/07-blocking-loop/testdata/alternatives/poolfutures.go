@@ -213,6 +213,11 @@ func (c *Cache) Run(ctx context.Context) error {
 			req.reply <- reply{fut: f}
 		case r := <-results:
 			inFlight--
+			if ctx.Err() != nil { // the stop came first: this result may answer it, and goes to nobody
+				close(c.stopped)
+				close(jobs)
+				return c.drain(&workers, results, abandon, inFlight)
+			}
 			f := pending[r.key]
 			delete(pending, r.key)
 			if r.err == nil {

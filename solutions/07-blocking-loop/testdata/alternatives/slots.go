@@ -129,6 +129,7 @@ func (c *Cache) Run(ctx context.Context) error {
 		defer t.Stop()
 		beat = t.C
 	}
+loop:
 	for {
 		select {
 		case r := <-c.requests:
@@ -149,6 +150,9 @@ func (c *Cache) Run(ctx context.Context) error {
 			}
 		case o := <-outcomes:
 			slots <- struct{}{}
+			if ctx.Err() != nil {
+				break loop // the stop came first: this result may answer it, and goes to nobody
+			}
 			e := entries[o.key]
 			if o.err == nil {
 				e.state, e.value = ready, o.value
@@ -168,28 +172,29 @@ func (c *Cache) Run(ctx context.Context) error {
 		case <-beat:
 			c.cfg.OnTick(snapshot())
 		case <-ctx.Done():
-			close(c.stopped)
-			var expired <-chan time.Time
-			if c.cfg.Grace > 0 {
-				t := c.clk.Timer(c.cfg.Grace)
-				defer t.Stop()
-				expired = t.C
-			}
-			for len(slots) < c.cfg.MaxInFlight {
-				select {
-				case <-outcomes:
-					slots <- struct{}{}
-				case <-expired:
-					close(gone)
-					return fmt.Errorf("%w: %d lookups did not return within %v", ErrAbandoned,
-						c.cfg.MaxInFlight-len(slots), c.cfg.Grace)
-				}
-			}
-			close(gone)
-			lookups.Wait() // every goroutine has sent its outcome: they are ending
-			return nil
+			break loop
 		}
 	}
+	close(c.stopped)
+	var expired <-chan time.Time
+	if c.cfg.Grace > 0 {
+		t := c.clk.Timer(c.cfg.Grace)
+		defer t.Stop()
+		expired = t.C
+	}
+	for len(slots) < c.cfg.MaxInFlight {
+		select {
+		case <-outcomes:
+			slots <- struct{}{}
+		case <-expired:
+			close(gone)
+			return fmt.Errorf("%w: %d lookups did not return within %v", ErrAbandoned,
+				c.cfg.MaxInFlight-len(slots), c.cfg.Grace)
+		}
+	}
+	close(gone)
+	lookups.Wait() // every goroutine has sent its outcome: they are ending
+	return nil
 }
 
 // Get returns key's value.

@@ -123,6 +123,7 @@ func (c *Cache) Run(ctx context.Context) error {
 		}
 	}
 
+loop:
 	for {
 		select {
 		case r := <-c.reqs:
@@ -144,6 +145,9 @@ func (c *Cache) Run(ctx context.Context) error {
 			}
 		case d := <-results:
 			idle = append(idle, d.worker)
+			if ctx.Err() != nil {
+				break loop // the stop came first: this result may answer it, and goes to nobody
+			}
 			if d.err == nil {
 				values[d.key] = d.value
 			}
@@ -155,28 +159,29 @@ func (c *Cache) Run(ctx context.Context) error {
 		case <-tick:
 			c.cfg.OnTick(snapshot())
 		case <-ctx.Done():
-			close(c.stopped)
-			stopWorkers()
-			busy := n - len(idle)
-			var expired <-chan time.Time
-			if c.cfg.Grace > 0 {
-				t := c.clk.Timer(c.cfg.Grace)
-				defer t.Stop()
-				expired = t.C
-			}
-			for busy > 0 {
-				select {
-				case <-results:
-					busy--
-				case <-expired:
-					close(abandon)
-					return fmt.Errorf("%w: %d lookups still running", ErrAbandoned, busy)
-				}
-			}
-			wg.Wait()
-			return nil
+			break loop
 		}
 	}
+	close(c.stopped)
+	stopWorkers()
+	busy := n - len(idle)
+	var expired <-chan time.Time
+	if c.cfg.Grace > 0 {
+		t := c.clk.Timer(c.cfg.Grace)
+		defer t.Stop()
+		expired = t.C
+	}
+	for busy > 0 {
+		select {
+		case <-results:
+			busy--
+		case <-expired:
+			close(abandon)
+			return fmt.Errorf("%w: %d lookups still running", ErrAbandoned, busy)
+		}
+	}
+	wg.Wait()
+	return nil
 }
 
 func (c *Cache) ask(ctx context.Context, r request) error {

@@ -1,6 +1,6 @@
 // Library: golang.org/x/sync v0.22.0
 // Fails: none
-// Why: a mutex-guarded map, DoChan with Run's ctx captured, a select on the caller's ctx and a semaphore.Weighted for the limit meet the kata's contract; the glue is the Stats counters, a lookup refused once the cache stopped, ErrStopped for a lookup or an Acquire that reports Run's cancel first, and the grace on the clock.
+// Why: a mutex-guarded map, DoChan with Run's ctx captured, a select on the caller's ctx and a semaphore.Weighted for the limit meet the kata's contract; the glue is the Stats counters, a lookup refused once the cache stopped, ErrStopped for whatever a lookup or an Acquire reports once Run's ctx has ended, and the grace on the clock.
 
 // Package blockingloop is the kata's API the way a lock-based cache is
 // written with golang.org/x/sync: a mutex-guarded map, singleflight's
@@ -149,9 +149,11 @@ func (c *Cache) Get(ctx context.Context, key string) (string, error) {
 	ch := c.group.DoChan(key, func() (any, error) { return c.fetch(key) })
 	select {
 	case r := <-ch:
-		if r.Err != nil && c.runCtx.Err() != nil {
+		if c.runCtx.Err() != nil {
 			// Acquire and the lookup watch Run's ctx and may report
-			// its cancel before Run has marked the cache stopped.
+			// its cancel (or anything else) before Run has marked the
+			// cache stopped: once Run's ctx has ended, a result goes to
+			// nobody.
 			return "", ErrStopped
 		}
 		v, _ := r.Val.(string)
