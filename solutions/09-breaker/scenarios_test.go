@@ -261,13 +261,14 @@ type testModel struct {
 	window   time.Duration
 	minReq   int
 	outcomes []testWindowed
-	// panicked: how a panic among the failures that count now (in a row,
-	// or in the window) ended; openedPanic: the same for the failures that
-	// opened the breaker ("" if none panicked).
-	panicked    string
-	openedPanic string
 	// the window when FailureRate opened the breaker: outcomes, failures
 	openedN, openedF int
+	// The results recorded in the current closed generation, and in the
+	// last one that ended: a failure message replays them to say what a
+	// breaker that counts a panic or a cancellation otherwise did.
+	log, lastLog []testLogged
+	// how the probe that reopened the breaker panicked ("" if it did not)
+	probePanic string
 
 	// The Do that OnStateChange calls (nil: none), once: after nestFrom
 	// transitions, it made those up to nestTo.
@@ -280,7 +281,14 @@ type testModel struct {
 type testWindowed struct {
 	at     time.Duration
 	failed bool
-	panic  string // how fn panicked, if it did
+}
+
+// testLogged is a result recorded in the closed state.
+type testLogged struct {
+	at    time.Duration
+	res   int // testSuccess, testFailure or testCancelled
+	panic bool
+	how   string
 }
 
 // testNest is a hook that calls Do: on the first transition on made by a
@@ -339,7 +347,10 @@ func (m *testModel) set(to State) {
 	m.state = to
 	m.gen++
 	m.failures, m.probes, m.successes = 0, 0, 0
-	m.outcomes, m.panicked = nil, ""
+	m.outcomes = nil
+	if m.changes[len(m.changes)-1].from == Closed {
+		m.lastLog, m.log = m.log, nil
+	}
 }
 
 func (m *testModel) expire() {
@@ -369,17 +380,15 @@ func (m *testModel) record(gen int, o testOutcome) {
 	res := o.counts(m.isF)
 	switch m.state {
 	case Closed:
+		m.log = append(m.log, testLogged{m.now, res, o.panic != nil, o.how})
 		if m.rate > 0 {
 			m.recordRate(o, res)
 			return
 		}
 		switch res {
 		case testSuccess:
-			m.failures, m.panicked = 0, ""
+			m.failures = 0
 		case testFailure:
-			if o.panic != nil {
-				m.panicked = o.how
-			}
 			if m.failures++; m.failures >= m.maxF {
 				m.open(Closed, o)
 			}
@@ -402,45 +411,61 @@ func (m *testModel) recordRate(o testOutcome, res int) {
 	if res == testCancelled {
 		return
 	}
-	w := testWindowed{at: m.now, failed: res == testFailure}
-	if o.panic != nil {
-		w.panic = o.how
+	m.outcomes = slices.DeleteFunc(append(m.outcomes, testWindowed{m.now, res == testFailure}),
+		func(w testWindowed) bool { return m.now >= w.at+m.window })
+	failures := 0
+	for _, w := range m.outcomes {
+		if w.failed {
+			failures++
+		}
 	}
-	m.outcomes = slices.DeleteFunc(append(m.outcomes, w), func(w testWindowed) bool { return m.now >= w.at+m.window })
-	failures, panicked := m.windowCounts()
 	if res == testFailure && len(m.outcomes) >= m.minReq && float64(failures) >= m.rate*float64(len(m.outcomes)) {
-		m.panicked = panicked
 		m.openedN, m.openedF = len(m.outcomes), failures
 		m.open(Closed, o)
 	}
 }
 
-// windowCounts counts the failures in the window, and says how one of
-// them panicked, if any did.
-func (m *testModel) windowCounts() (failures int, panicked string) {
-	for _, w := range m.outcomes {
-		if w.failed {
-			failures++
+// trips replays the results of a closed generation, each counted as as
+// says, and reports whether they open the breaker.
+func (m *testModel) trips(log []testLogged, as func(testLogged) int) bool {
+	failures := 0
+	var window []testWindowed
+	for _, e := range log {
+		res := as(e)
+		if res == testCancelled {
+			continue
 		}
-		if w.panic != "" {
-			panicked = w.panic
+		if m.rate <= 0 {
+			if res == testSuccess {
+				failures = 0
+			} else if failures++; failures >= m.maxF {
+				return true
+			}
+			continue
+		}
+		window = slices.DeleteFunc(append(window, testWindowed{e.at, res == testFailure}),
+			func(w testWindowed) bool { return e.at >= w.at+m.window })
+		n := 0
+		for _, w := range window {
+			if w.failed {
+				n++
+			}
+		}
+		if res == testFailure && len(window) >= m.minReq && float64(n) >= m.rate*float64(len(window)) {
+			return true
 		}
 	}
-	return failures, panicked
+	return false
 }
 
 // open opens the breaker on the failure o: for OpenTimeout, or for the
 // longer of OpenTimeout and the Retry-After that o carries (bonus B2).
 func (m *testModel) open(from State, o testOutcome) {
-	pan := m.panicked
-	if from == HalfOpen {
-		pan = ""
-		if o.panic != nil {
-			pan = o.how
-		}
-	}
 	m.set(Open)
-	m.openedPanic = pan
+	m.probePanic = ""
+	if from == HalfOpen && o.panic != nil {
+		m.probePanic = o.how
+	}
 	m.openedFrom, m.openedAt, m.openUntil = from, m.now, m.now+m.timeout
 	m.openedMarked, m.openedRA = o.marked, o.ra
 	if o.marked {
@@ -510,6 +535,8 @@ type testPlayer struct {
 	slow     []testSlowVerdict // errors whose verdict IsFailure holds
 	allow    bool
 	outages  []error // the failures fn returned: an allowlist IsFailure says true for these only
+	// what miscounted found: a panic, a cancellation counted otherwise
+	panics, cancels bool
 
 	// The Do the hook calls (testScenario.nest): armed during the steps
 	// whose transition may start it; the call, once started (under slowMu).
@@ -736,9 +763,12 @@ func (p *testPlayer) call(st testStep, where string) {
 func (p *testPlayer) check(where string, got testCallResult, out testOutcome, rej error) {
 	p.h.Helper()
 	switch {
-	case rej == ErrOpen && got.ran && p.panicMiscounted(Closed) != "":
+	case rej == ErrOpen && got.ran && p.miscounted(Closed) != "":
 		p.fail("%s: %s: Do let the next call through (fn ran); want an error matching ErrOpen — %s",
-			where, p.panicMiscounted(Closed), p.panicRule())
+			where, p.miscounted(Closed), p.countRule())
+	case rej == nil && !got.ran && errors.Is(got.err, ErrOpen) && p.miscounted(Open) != "":
+		p.fail("%s: %s: Do returned %v without running fn; want it let through — %s",
+			where, p.miscounted(Open), testDescribeErr(got.err), p.countRule())
 	case rej != nil && got.ran:
 		p.fail("%s: Do let the call through (fn ran), but the breaker was %s: %s", where, p.why(rej), p.rejectRule(rej))
 	case rej != nil && (got.panicked || !errors.Is(got.err, rej)):
@@ -761,25 +791,95 @@ func (p *testPlayer) check(where string, got testCallResult, out testOutcome, re
 	}
 }
 
-// panicMiscounted says, when the model has just opened on failures among
-// which fn panicked and the breaker stands at got (closed after a trip,
-// not open after a probe), that the breaker did not count the panic as a
-// failure; "" otherwise.
-func (p *testPlayer) panicMiscounted(got State) string {
-	m := p.m
-	if m.state != Open || m.openedPanic == "" || m.now != m.openedAt ||
-		m.openedFrom == Closed && got != Closed || got == Open {
-		return ""
-	}
-	return fmt.Sprintf("fn %s, and the breaker did not count that panic as a failure", m.openedPanic)
+// testMiscounts are the ways a breaker counts a panic or a cancellation
+// otherwise than the README says.
+var testMiscounts = []struct {
+	panic bool // of a panic (or else of a cancellation)
+	as    func(testLogged) int
+	what  string // what it counts as
+}{
+	{true, func(e testLogged) int { return testIf(e.panic, testSuccess, e.res) }, "a success"},
+	{true, func(e testLogged) int { return testIf(e.panic, testCancelled, e.res) }, "nothing"},
+	{false, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testFailure, e.res) }, "a failure"},
+	{false, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testSuccess, e.res) }, "a success"},
 }
 
-// panicRule says what a panic counts as, for the message of panicMiscounted.
-func (p *testPlayer) panicRule() string {
-	return "a panic in fn is a failure, whatever its value, even an error that IsFailure would call an answer or " +
-		"one that matches context.Canceled (IsFailure is asked only about the errors fn returns, and a panic is not " +
-		"one). Record a failure in a defer when fn panics, without judging the panic's value, then let the panic go " +
-		"on up. Here: " + p.stateRule()
+func testIf(c bool, a, b int) int {
+	if c {
+		return a
+	}
+	return b
+}
+
+// miscounted says, when the breaker stands at got while the model is
+// elsewhere, that it counted a panic or a cancellation otherwise than the
+// README says, if that explains got: replayed that way, the results of the
+// closed state (or the probe that reopened it) put it where it is. ""
+// otherwise. It sets p.panics and p.cancels for countRule.
+func (p *testPlayer) miscounted(got State) string {
+	m := p.m
+	p.panics, p.cancels = false, false
+	if m.state == Open && m.openedFrom == HalfOpen && m.probePanic != "" && m.now == m.openedAt && got != Open {
+		p.panics = true
+		return fmt.Sprintf("fn %s, and the breaker did not count that panic as a failure", m.probePanic)
+	}
+	var log []testLogged
+	switch {
+	case m.state == Closed && got == Open:
+		log = m.log
+	case m.state == Open && m.openedFrom == Closed && got == Closed:
+		log = m.lastLog
+	default:
+		return ""
+	}
+	// Each kind of result that, counted some wrong way, explains got: the
+	// first such result in the log, and every way that explains it.
+	var says []string
+	for _, kind := range []bool{true, false} {
+		var how string
+		var as []string
+		for _, mc := range testMiscounts {
+			if mc.panic != kind || m.trips(log, mc.as) != (got == Open) {
+				continue
+			}
+			for _, e := range log {
+				if mc.as(e) != e.res {
+					how = e.how
+					as = append(as, mc.what)
+					break
+				}
+			}
+		}
+		switch {
+		case how == "":
+		case kind:
+			p.panics = true
+			says = append(says, fmt.Sprintf("fn %s, and the breaker did not count that panic as a failure (it counted it as %s)",
+				how, strings.Join(as, " or ")))
+		default:
+			p.cancels = true
+			says = append(says, fmt.Sprintf("a call whose fn %s (its caller gave up) counted as %s", how, strings.Join(as, " or ")))
+		}
+	}
+	return strings.Join(says, ", or ")
+}
+
+// countRule says what a panic or a cancellation counts as, for the
+// message of miscounted.
+func (p *testPlayer) countRule() string {
+	var rules []string
+	if p.panics {
+		rules = append(rules, "a panic in fn is a failure, whatever its value, even an error that IsFailure would call an "+
+			"answer or one that matches context.Canceled (IsFailure is asked only about the errors fn returns, and a panic "+
+			"is not one). Record a failure in a defer when fn panics, without judging the panic's value, then let the "+
+			"panic go on up.")
+	}
+	if p.cancels {
+		rules = append(rules, "an error matching context.Canceled counts as nothing: not a failure, not a success, no "+
+			"outcome of the window, even when IsFailure is set. Check errors.Is(err, context.Canceled) first, and ask "+
+			"IsFailure only about the other errors.")
+	}
+	return strings.Join(rules, " And ") + " Here: " + p.stateRule()
 }
 
 func testDescribeErr(err error) string {
@@ -858,9 +958,9 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 	}
 	if !slices.Equal(gotCh, want) && p.panicked {
 		st, ok := p.stateNow()
-		if miss := p.panicMiscounted(st); ok && miss != "" {
+		if miss := p.miscounted(st); ok && miss != "" {
 			p.fail("%s: %s: State() is %v; want %v, and OnStateChange saw %v; want %v — %s", where, miss, st, p.m.state,
-				gotCh, want, p.panicRule())
+				gotCh, want, p.countRule())
 			return
 		}
 	}
@@ -934,8 +1034,8 @@ func (p *testPlayer) state(where string) {
 		return
 	}
 	if got := res.caught.(State); got != want && got != p.m.state {
-		if miss := p.panicMiscounted(got); miss != "" {
-			p.fail("%s: %s: State() was %v; want %v — %s", where, miss, got, want, p.panicRule())
+		if miss := p.miscounted(got); miss != "" {
+			p.fail("%s: %s: State() was %v; want %v — %s", where, miss, got, want, p.countRule())
 			return
 		}
 		p.fail("%s: State() was %v; want %v — %s", where, got, want, p.stateRule())
@@ -1352,8 +1452,14 @@ func testPanics(req string) testScenario {
 	errPanic := testOutcome{how: "panics with errors.New(\"nil row\")", kind: testFailure, panic: func() any { return errors.New("nil row") }}
 	strPanic := testOutcome{how: "panics with a string", kind: testFailure, panic: func() any { return "inventory: nil row" }}
 	if req == "B1" {
+		// A cancellation is no outcome: 1 outcome, then 2 failures of 2.
+		// Then, closed again, a panic and a failure: 2 failures of 2.
 		s.set.FailureRate, s.set.MinRequests = 1, 2
-		s.steps = []testStep{{kind: testStepCall, out: errPanic}, {kind: testStepCall, out: fail}, {kind: testStepState},
+		cancelled := testOutcomesOf(nil, "", testCancelled)[1]
+		s.steps = []testStep{{kind: testStepCall, out: cancelled}, {kind: testStepCall, out: fail}, {kind: testStepState},
+			{kind: testStepCall, out: fail}, {kind: testStepState},
+			{kind: testStepAdvance, d: 10 * time.Second}, {kind: testStepCall, out: testOutcomesOf(nil, "", testSuccess)[0]},
+			{kind: testStepCall, out: errPanic}, {kind: testStepCall, out: fail}, {kind: testStepState},
 			{kind: testStepAdvance, d: 10 * time.Second}, {kind: testStepCall, out: testOutcomesOf(nil, "", testSuccess)[0]},
 			{kind: testStepCall, out: strPanic}, {kind: testStepCall, out: fail}, {kind: testStepState}}
 		return s
