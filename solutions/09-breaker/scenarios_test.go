@@ -1660,7 +1660,7 @@ func testDrawB1(r *rapid.T) testScenario {
 			m.record(gen, out)
 		}
 	}
-	for i := range rapid.IntRange(1, 14).Draw(r, "calls") {
+	for i := range rapid.IntRange(1, 12).Draw(r, "calls") {
 		if m.state == Open { // a probe closes it: the window starts empty
 			s.steps = append(s.steps, testStep{kind: testStepAdvance, d: m.openUntil - m.now})
 			m.now = m.openUntil
@@ -1682,7 +1682,7 @@ func testDrawB1(r *rapid.T) testScenario {
 
 func TestB1_ExploreTheRateCountsEveryKindOfOutcome(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) { testPlay(h, testPanics("B1")) })
-	katatest.Explore(t, 10, testDrawB1, testPlay)
+	katatest.Explore(t, 8, testDrawB1, testPlay)
 }
 
 // periodRule says, for B2, how long the breaker stays open and why.
