@@ -1063,6 +1063,9 @@ func (p *testPlayer) stateRule() string {
 		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v, until t=%v", m.openedAt, m.timeout, m.openUntil)
 	case m.state == Open:
 		return p.tripRule() + fmt.Sprintf("; it opened at t=%v, so it is open until t=%v", m.openedAt, m.openUntil)
+	case len(m.changes) > 0 && m.changes[len(m.changes)-1].from == HalfOpen && m.isF:
+		return fmt.Sprintf("HalfOpenMaxRequests (%d) successful probes close it, with fresh counts; a probe whose error "+
+			"IsFailure rejects (an answer, such as a 404) is a successful probe, not a failed one", m.maxHalf)
 	case len(m.changes) > 0 && m.changes[len(m.changes)-1].from == HalfOpen:
 		return fmt.Sprintf("HalfOpenMaxRequests (%d) successful probes close it, with fresh counts", m.maxHalf)
 	}
@@ -1444,7 +1447,7 @@ func testDrawIsFailure(r *rapid.T, odds int) (isF, allow bool) {
 // testPanics: with an IsFailure that accepts only the failures fn returns,
 // calls whose fn panics, with an error value or a string, are failures:
 // in the closed state (failures in a row for R1, the rate for B1) and as
-// a probe (R4).
+// a probe (R4, where a probe that gets an answer then closes it).
 func testPanics(req string) testScenario {
 	s := testScenario{req: req, isF: true, allow: true, set: Settings{MaxFailures: 2, OpenTimeout: 10 * time.Second}}
 	fail := testOutcome{how: "returns errors.New(\"503 service unavailable\")", kind: testFailure,
@@ -1470,9 +1473,12 @@ func testPanics(req string) testScenario {
 			{kind: testStepCall, out: strPanic}, {kind: testStepCall, out: fail}, {kind: testStepState}}
 		return s
 	}
+	// Then a probe that gets an answer IsFailure rejects: a success.
+	answer := testOutcome{how: "returns &httpError{404}", kind: testAnswer, err: func(context.Context) error { return &testHTTPError{404} }}
 	s.steps = []testStep{{kind: testStepCall, out: fail}, {kind: testStepCall, out: fail}, {kind: testStepAdvance, d: 10 * time.Second},
 		{kind: testStepCall, out: errPanic}, {kind: testStepState}, {kind: testStepAdvance, d: 10 * time.Second},
-		{kind: testStepHold, n: 1}, {kind: testStepEnd, n: 1, out: strPanic}, {kind: testStepState}}
+		{kind: testStepHold, n: 1}, {kind: testStepEnd, n: 1, out: strPanic}, {kind: testStepState},
+		{kind: testStepAdvance, d: 10 * time.Second}, {kind: testStepCall, out: answer}, {kind: testStepState}}
 	return s
 }
 
