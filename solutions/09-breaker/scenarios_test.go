@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,6 +106,12 @@ func testOutcomesOf(r *rapid.T, label string, kind int) []testOutcome {
 			{how: "panics with an error value", kind: testFailure, panic: func() any { return errors.New(text) }},
 			{how: "panics with a runtime error (index out of range)", kind: testFailure,
 				panic: func() any { return testRuntimePanic() }},
+			// Values that would count otherwise if fn returned them: a
+			// panic is a failure whatever it carries.
+			{how: "panics with &httpError{404}, an answer if fn returned it", kind: testFailure,
+				panic: func() any { return &testHTTPError{404} }},
+			{how: "panics with fmt.Errorf(\"stock: %w\", context.Canceled), a cancellation if fn returned it", kind: testFailure,
+				panic: func() any { return fmt.Errorf("stock: %w", context.Canceled) }},
 		}
 	case testAnswer:
 		code := rapid.SampledFrom([]int{400, 404, 409, 422}).Draw(r, label+" code")
@@ -166,9 +173,14 @@ type testStep struct {
 
 // testScenario is a breaker's settings and what happens to it.
 type testScenario struct {
-	req   string // the requirement whose statements the scenario checks
-	set   Settings
-	isF   bool
+	req string // the requirement whose statements the scenario checks
+	set Settings
+	isF bool
+	// allow: IsFailure is an allowlist, true only for the failures fn
+	// returns, false for any other error (isF must be set too)
+	allow bool
+	// nest: OnStateChange calls Do from inside the hook (nil: it does not)
+	nest  *testNest
 	steps []testStep
 	// quiet: calls stuck on the mutex while IsFailure decides end the
 	// scenario without a verdict (R6 names that mistake)
@@ -179,8 +191,18 @@ func (s testScenario) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "New(clk, Settings{MaxFailures: %d, OpenTimeout: %v, HalfOpenMaxRequests: %d",
 		s.set.MaxFailures, s.set.OpenTimeout, s.set.HalfOpenMaxRequests)
-	if s.isF {
+	if s.set.FailureRate > 0 {
+		fmt.Fprintf(&b, ", FailureRate: %v, Window: %v, MinRequests: %d", s.set.FailureRate, s.set.Window, s.set.MinRequests)
+	}
+	switch {
+	case s.allow:
+		b.WriteString(", IsFailure: true only for the outage errors fn returns (5xx, resets, timeouts), false for any other error")
+	case s.isF:
 		b.WriteString(", IsFailure: false for httpError codes below 500")
+	}
+	if s.nest != nil {
+		fmt.Fprintf(&b, ", OnStateChange: on the first %v that a call of State or a call's result makes, calls Do, "+
+			"whose fn %s, and waits for it", s.nest.on, s.nest.out.how)
 	}
 	b.WriteString("})")
 	held := 0
@@ -232,6 +254,51 @@ type testModel struct {
 	openedMarked bool
 	openedRA     time.Duration
 	changes      []testChange
+
+	// With FailureRate (bonus B1): the outcomes of the closed state that
+	// are still in the window, oldest first.
+	rate     float64
+	window   time.Duration
+	minReq   int
+	outcomes []testWindowed
+	// the window when FailureRate opened the breaker: outcomes, failures
+	openedN, openedF int
+	// The results recorded in the current closed generation, and in the
+	// last one that ended: a failure message replays them to say what a
+	// breaker that counts a panic or a cancellation otherwise did.
+	log, lastLog []testLogged
+	// how the probe that reopened the breaker panicked ("" if it did not)
+	probePanic string
+
+	// The Do that OnStateChange calls (nil: none), once: after nestFrom
+	// transitions, it made those up to nestTo.
+	nest             *testNest
+	nestDone         bool
+	nestFrom, nestTo int
+}
+
+// testWindowed is an outcome in the window of FailureRate.
+type testWindowed struct {
+	at     time.Duration
+	failed bool
+}
+
+// testLogged is a result recorded in the closed state.
+type testLogged struct {
+	at    time.Duration
+	res   int // testSuccess, testFailure or testCancelled
+	panic bool
+	how   string
+}
+
+// testNest is a hook that calls Do: on the first transition on made by a
+// call of State or by a call's result (not by the admission of a Do, where
+// the README leaves open whether the hook runs before or after the call
+// takes its place), OnStateChange calls Do once, whose fn ends as out says,
+// and waits for it.
+type testNest struct {
+	on  testChange
+	out testOutcome
 }
 
 func testNewModel(s Settings, isF bool) *testModel {
@@ -243,7 +310,28 @@ func testNewModel(s Settings, isF bool) *testModel {
 		m.timeout = 60 * time.Second
 	}
 	m.maxHalf = max(m.maxHalf, 1)
+	m.rate, m.window, m.minReq = s.FailureRate, s.Window, max(s.MinRequests, 1)
+	if m.window <= 0 {
+		m.window = 60 * time.Second
+	}
 	return m
+}
+
+// nested plays the Do that the hook calls, if the transitions since before
+// include the one it waits for: the call is let through or rejected, and
+// ends, before the call that made the transition returns. ran says whether
+// it happened; rej is the error it was rejected with.
+func (m *testModel) nested(before int) (ran bool, rej error) {
+	if m.nest == nil || m.nestDone || !slices.Contains(m.changes[before:], m.nest.on) {
+		return false, nil
+	}
+	m.nestDone, m.nestFrom = true, len(m.changes)
+	gen, rej := m.admit()
+	if rej == nil {
+		m.record(gen, m.nest.out)
+	}
+	m.nestTo = len(m.changes)
+	return true, rej
 }
 
 // stateOf is the state of generation gen.
@@ -259,6 +347,10 @@ func (m *testModel) set(to State) {
 	m.state = to
 	m.gen++
 	m.failures, m.probes, m.successes = 0, 0, 0
+	m.outcomes = nil
+	if m.changes[len(m.changes)-1].from == Closed {
+		m.lastLog, m.log = m.log, nil
+	}
 }
 
 func (m *testModel) expire() {
@@ -288,6 +380,11 @@ func (m *testModel) record(gen int, o testOutcome) {
 	res := o.counts(m.isF)
 	switch m.state {
 	case Closed:
+		m.log = append(m.log, testLogged{m.now, res, o.panic != nil, o.how})
+		if m.rate > 0 {
+			m.recordRate(o, res)
+			return
+		}
 		switch res {
 		case testSuccess:
 			m.failures = 0
@@ -309,10 +406,66 @@ func (m *testModel) record(gen int, o testOutcome) {
 	}
 }
 
+// recordRate records a closed breaker's outcome with FailureRate (B1).
+func (m *testModel) recordRate(o testOutcome, res int) {
+	if res == testCancelled {
+		return
+	}
+	m.outcomes = slices.DeleteFunc(append(m.outcomes, testWindowed{m.now, res == testFailure}),
+		func(w testWindowed) bool { return m.now >= w.at+m.window })
+	failures := 0
+	for _, w := range m.outcomes {
+		if w.failed {
+			failures++
+		}
+	}
+	if res == testFailure && len(m.outcomes) >= m.minReq && float64(failures) >= m.rate*float64(len(m.outcomes)) {
+		m.openedN, m.openedF = len(m.outcomes), failures
+		m.open(Closed, o)
+	}
+}
+
+// trips replays the results of a closed generation, each counted as as
+// says, and reports whether they open the breaker.
+func (m *testModel) trips(log []testLogged, as func(testLogged) int) bool {
+	failures := 0
+	var window []testWindowed
+	for _, e := range log {
+		res := as(e)
+		if res == testCancelled {
+			continue
+		}
+		if m.rate <= 0 {
+			if res == testSuccess {
+				failures = 0
+			} else if failures++; failures >= m.maxF {
+				return true
+			}
+			continue
+		}
+		window = slices.DeleteFunc(append(window, testWindowed{e.at, res == testFailure}),
+			func(w testWindowed) bool { return e.at >= w.at+m.window })
+		n := 0
+		for _, w := range window {
+			if w.failed {
+				n++
+			}
+		}
+		if res == testFailure && len(window) >= m.minReq && float64(n) >= m.rate*float64(len(window)) {
+			return true
+		}
+	}
+	return false
+}
+
 // open opens the breaker on the failure o: for OpenTimeout, or for the
 // longer of OpenTimeout and the Retry-After that o carries (bonus B2).
 func (m *testModel) open(from State, o testOutcome) {
 	m.set(Open)
+	m.probePanic = ""
+	if from == HalfOpen && o.panic != nil {
+		m.probePanic = o.how
+	}
 	m.openedFrom, m.openedAt, m.openUntil = from, m.now, m.now+m.timeout
 	m.openedMarked, m.openedRA = o.marked, o.ra
 	if o.marked {
@@ -380,6 +533,20 @@ type testPlayer struct {
 	late     string // set once a result came in after a state change: what the failures then mean
 	slowMu   sync.Mutex
 	slow     []testSlowVerdict // errors whose verdict IsFailure holds
+	allow    bool
+	outages  []error // the failures fn returned: an allowlist IsFailure says true for these only
+	// what miscounted found: a panic, a cancellation counted otherwise
+	panics, cancels bool
+
+	// The Do the hook calls (testScenario.nest): armed during the steps
+	// whose transition may start it; the call, once started (under slowMu).
+	nest        *testNest
+	nestArmed   atomic.Bool
+	nestUsed    atomic.Bool // once only
+	nestCall    *katatest.Call[testCallResult]
+	nestWaiting atomic.Int32  // hooks waiting for their Do
+	giveUp      chan struct{} // closed to end those waits
+	gaveUp      sync.Once
 }
 
 // testSlowVerdict is an error fn returned on which IsFailure waits for
@@ -403,23 +570,38 @@ func (p *testPlayer) isFailure(err error) bool {
 	if gate != nil {
 		_ = gate.Hold(context.Background())
 	}
+	if p.allow {
+		p.slowMu.Lock()
+		defer p.slowMu.Unlock()
+		return slices.ContainsFunc(p.outages, func(o error) bool { return errors.Is(err, o) })
+	}
 	return testIsFailure(err)
 }
 
 func testPlay(h *katatest.H, s testScenario) {
-	p := &testPlayer{h: h, m: testNewModel(s.set, s.isF), ok: true, req: s.req, quiet: s.quiet}
+	p := &testPlayer{h: h, m: testNewModel(s.set, s.isF), ok: true, req: s.req, quiet: s.quiet, allow: s.allow,
+		nest: s.nest, giveUp: make(chan struct{})}
+	p.m.nest = s.nest
 	set := s.set
 	if s.isF {
 		set.IsFailure = p.isFailure
 	}
 	set.OnStateChange = func(from, to State) {
 		p.hooks.Add(testHookCall{testChange{from, to}, testGoroutine()})
+		if s.nest != nil && s.nest.on == (testChange{from, to}) && p.nestArmed.Load() && p.nestUsed.CompareAndSwap(false, true) {
+			p.callNested(s.nest.out)
+		}
 	}
 	p.b = New(h.Clk, set)
 	defer p.cleanup()
 	for i, st := range s.steps {
 		if !p.ok {
 			return
+		}
+		if s.nest != nil {
+			// The move to half-open only by State; the others by a call's result.
+			toHalf := s.nest.on == testChange{Open, HalfOpen}
+			p.nestArmed.Store(st.kind == testStepState && toHalf || (st.kind == testStepCall || st.kind == testStepEnd) && !toHalf)
 		}
 		where := fmt.Sprintf("at step %d (t=%v, %v)", i+1, p.m.now, st.describe())
 		switch st.kind {
@@ -437,7 +619,52 @@ func testPlay(h *katatest.H, s testScenario) {
 		case testStepVerdict:
 			p.verdict(st, where)
 		}
+		p.nestArmed.Store(false)
 	}
+}
+
+// callNested is the hook calling Do: on a goroutine of its own, so that a
+// breaker that holds a lock while the hook runs leaves it stuck on that
+// lock, where settle sees it, rather than this goroutine; the hook waits
+// for it as if it had called Do itself.
+func (p *testPlayer) callNested(out testOutcome) {
+	c := katatest.Go(p.h, func() (testCallResult, error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if out.ctx {
+			cancel()
+		}
+		return p.do(ctx, out, nil, nil), nil
+	})
+	p.slowMu.Lock()
+	p.nestCall = c
+	p.slowMu.Unlock()
+	p.nestWaiting.Add(1)
+	defer p.nestWaiting.Add(-1)
+	select {
+	case <-c.Done():
+	case <-p.giveUp:
+	}
+}
+
+// checkNested plays the hook's Do in the model if the transitions made
+// since before include the one it waits for, and checks what it gave.
+func (p *testPlayer) checkNested(where string, before int) {
+	ran, rej := p.m.nested(before)
+	if !ran || !p.ok {
+		return
+	}
+	p.slowMu.Lock()
+	c := p.nestCall
+	p.slowMu.Unlock()
+	if c == nil || !c.Returned() {
+		p.fail("%s: the breaker moved %v, and the call that made that transition returned before OnStateChange had "+
+			"run (this hook calls Do, and waits for it): the hook runs on the goroutine of the Do or State that made "+
+			"the transition, before that call returns", where, p.nest.on)
+		return
+	}
+	got, _ := c.Result()
+	p.check(fmt.Sprintf("%s, in the Do that OnStateChange(%v) called", where, p.nest.on), got, p.nest.out, rej)
 }
 
 func (st testStep) describe() string {
@@ -489,6 +716,11 @@ func (p *testPlayer) do(ctx context.Context, out testOutcome, entered chan struc
 			panic(res.thrown)
 		}
 		res.returned = out.err(ctx)
+		if out.kind == testFailure {
+			p.slowMu.Lock()
+			p.outages = append(p.outages, res.returned)
+			p.slowMu.Unlock()
+		}
 		return res.returned
 	})
 	return res
@@ -503,8 +735,9 @@ func (p *testPlayer) call(st testStep, where string) {
 		}
 		return p.do(ctx, st.out, nil, nil), nil
 	})
-	if p.holding() {
-		// A call stuck on the mutex behind a running fn would hang Result.
+	if p.holding() || p.nest != nil {
+		// A call stuck on the mutex behind a running fn (or a hook) would
+		// hang Result.
 		if !p.settle(where) {
 			return
 		}
@@ -516,10 +749,12 @@ func (p *testPlayer) call(st testStep, where string) {
 	got, _ := c.Result()
 	before := len(p.m.changes)
 	gen, rej := p.m.admit()
+	mid := len(p.m.changes)
 	if rej == nil {
 		p.m.record(gen, st.out)
 	}
 	p.check(where, got, st.out, rej)
+	p.checkNested(where, mid)
 	p.panicked = got.panicked && len(p.m.changes) > before
 	p.checkHooks(where, before, got.hooks, got.g)
 }
@@ -528,6 +763,12 @@ func (p *testPlayer) call(st testStep, where string) {
 func (p *testPlayer) check(where string, got testCallResult, out testOutcome, rej error) {
 	p.h.Helper()
 	switch {
+	case rej == ErrOpen && got.ran && p.miscounted(Closed) != "":
+		p.fail("%s: %s: Do let the next call through (fn ran); want an error matching ErrOpen — %s",
+			where, p.miscounted(Closed), p.countRule())
+	case rej == nil && !got.ran && errors.Is(got.err, ErrOpen) && p.miscounted(Open) != "":
+		p.fail("%s: %s: Do returned %v without running fn; want it let through — %s",
+			where, p.miscounted(Open), testDescribeErr(got.err), p.countRule())
 	case rej != nil && got.ran:
 		p.fail("%s: Do let the call through (fn ran), but the breaker was %s: %s", where, p.why(rej), p.rejectRule(rej))
 	case rej != nil && (got.panicked || !errors.Is(got.err, rej)):
@@ -548,6 +789,97 @@ func (p *testPlayer) check(where string, got testCallResult, out testOutcome, re
 		p.fail("%s: fn returned %s but Do returned %s: when fn runs, Do returns its error as it is (the very value, "+
 			"err == what fn returned, not wrapped or rebuilt)", where, testDescribeErr(got.returned), testDescribeErr(got.err))
 	}
+}
+
+// testMiscounts are the ways a breaker counts a panic or a cancellation
+// otherwise than the README says.
+var testMiscounts = []struct {
+	panic bool // of a panic (or else of a cancellation)
+	as    func(testLogged) int
+	what  string // what it counts as
+}{
+	{true, func(e testLogged) int { return testIf(e.panic, testSuccess, e.res) }, "a success"},
+	{true, func(e testLogged) int { return testIf(e.panic, testCancelled, e.res) }, "nothing"},
+	{false, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testFailure, e.res) }, "a failure"},
+	{false, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testSuccess, e.res) }, "a success"},
+}
+
+func testIf(c bool, a, b int) int {
+	if c {
+		return a
+	}
+	return b
+}
+
+// miscounted says, when the breaker stands at got while the model is
+// elsewhere, that it counted a panic or a cancellation otherwise than the
+// README says, if that explains got: replayed that way, the results of the
+// closed state (or the probe that reopened it) put it where it is. ""
+// otherwise. It sets p.panics and p.cancels for countRule.
+func (p *testPlayer) miscounted(got State) string {
+	m := p.m
+	p.panics, p.cancels = false, false
+	if m.state == Open && m.openedFrom == HalfOpen && m.probePanic != "" && m.now == m.openedAt && got != Open {
+		p.panics = true
+		return fmt.Sprintf("fn %s, and the breaker did not count that panic as a failure", m.probePanic)
+	}
+	var log []testLogged
+	switch {
+	case m.state == Closed && got == Open:
+		log = m.log
+	case m.state == Open && m.openedFrom == Closed && got == Closed:
+		log = m.lastLog
+	default:
+		return ""
+	}
+	// Each kind of result that, counted some wrong way, explains got: the
+	// first such result in the log, and every way that explains it.
+	var says []string
+	for _, kind := range []bool{true, false} {
+		var how string
+		var as []string
+		for _, mc := range testMiscounts {
+			if mc.panic != kind || m.trips(log, mc.as) != (got == Open) {
+				continue
+			}
+			for _, e := range log {
+				if mc.as(e) != e.res {
+					how = e.how
+					as = append(as, mc.what)
+					break
+				}
+			}
+		}
+		switch {
+		case how == "":
+		case kind:
+			p.panics = true
+			says = append(says, fmt.Sprintf("fn %s, and the breaker did not count that panic as a failure (it counted it as %s)",
+				how, strings.Join(as, " or ")))
+		default:
+			p.cancels = true
+			says = append(says, fmt.Sprintf("a call whose fn %s (its caller gave up) counted as %s", how, strings.Join(as, " or ")))
+		}
+	}
+	return strings.Join(says, ", or ")
+}
+
+// countRule says what a panic or a cancellation counts as, for the
+// message of miscounted.
+func (p *testPlayer) countRule() string {
+	var rules []string
+	if p.panics {
+		rules = append(rules, "a panic in fn is a failure, whatever its value, even an error that IsFailure would call an "+
+			"answer or one that matches context.Canceled (IsFailure is asked only about the errors fn returns, and a panic "+
+			"is not one). Record a failure in a defer when fn panics, without judging the panic's value, then let the "+
+			"panic go on up.")
+	}
+	if p.cancels {
+		rules = append(rules, "an error matching context.Canceled counts as nothing: not a failure, not a success, no "+
+			"outcome of the window, even when IsFailure is set. Check errors.Is(err, context.Canceled) first, and ask "+
+			"IsFailure only about the other errors.")
+	}
+	return strings.Join(rules, " And ") + " Here: " + p.stateRule()
 }
 
 func testDescribeErr(err error) string {
@@ -581,6 +913,10 @@ func (p *testPlayer) rejectRule(rej error) string {
 }
 
 func (p *testPlayer) tripRule() string {
+	if m := p.m; m.rate > 0 {
+		return fmt.Sprintf("with FailureRate %v, a failure opened it at t=%v: the window then held %d outcome(s), %d failed, "+
+			"and %s; it stays open for OpenTimeout %v", m.rate, m.openedAt, m.openedN, m.openedF, p.rateRule(), m.timeout)
+	}
 	return fmt.Sprintf("it trips on exactly the %d-th failure in a row (MaxFailures below 1 means 5) and stays open for OpenTimeout %v (0 or below means 60s)",
 		p.m.maxF, p.m.timeout)
 }
@@ -589,6 +925,9 @@ func (p *testPlayer) admitRule() string {
 	m := p.m
 	switch m.state {
 	case Closed:
+		if m.rate > 0 {
+			return "the breaker is closed: " + p.windowNow()
+		}
 		return fmt.Sprintf("the breaker is closed (%d failure(s) in a row so far, MaxFailures %d; a success or an error IsFailure rejects resets the count, a cancellation counts for nothing)",
 			m.failures, m.maxF)
 	case HalfOpen:
@@ -617,6 +956,14 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 	for _, c := range got {
 		gotCh = append(gotCh, c.testChange)
 	}
+	if !slices.Equal(gotCh, want) && p.panicked {
+		st, ok := p.stateNow()
+		if miss := p.miscounted(st); ok && miss != "" {
+			p.fail("%s: %s: State() is %v; want %v, and OnStateChange saw %v; want %v — %s", where, miss, st, p.m.state,
+				gotCh, want, p.countRule())
+			return
+		}
+	}
 	if !slices.Equal(gotCh, want) && p.panicked && len(gotCh) < len(want) {
 		if st, ok := p.stateNow(); ok && st != p.m.state {
 			p.fail("%s: fn panicked, and the breaker did not count that failure: State() is %v; want %v (%v) — a panic "+
@@ -640,10 +987,17 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 			"goroutine of the call that made the transition, before that call returns", where, want[len(want)-1])
 		return
 	}
-	for _, c := range got[before:] {
-		if g != "" && c.g != g {
+	for i, c := range got[before:] {
+		want := g
+		if i += before; p.m.nestDone && i >= p.m.nestFrom && i < p.m.nestTo {
+			p.slowMu.Lock()
+			res, _ := p.nestCall.Result()
+			p.slowMu.Unlock()
+			want = res.g // made by the Do that the hook called
+		}
+		if want != "" && c.g != want {
 			p.fail("%s: OnStateChange(%v) ran on goroutine %s, not on the goroutine %s of the call that made the transition: "+
-				"the hook runs on that call's goroutine, before it returns", where, c.testChange, c.g, g)
+				"the hook runs on that call's goroutine, before it returns", where, c.testChange, c.g, want)
 			return
 		}
 	}
@@ -667,13 +1021,24 @@ func (p *testPlayer) state(where string) {
 		got := p.b.State()
 		return testCallResult{g: testGoroutine(), err: nil, caught: got, hooks: len(p.hooks.All())}, nil
 	})
-	if p.holding() && !p.settle(where) {
+	if (p.holding() || p.nest != nil) && !p.settle(where) {
 		return
 	}
 	res, _ := c.Result()
 	p.m.expire()
-	if got := res.caught.(State); got != p.m.state {
-		p.fail("%s: State() was %v; want %v — %s", where, got, p.m.state, p.stateRule())
+	want := p.m.state
+	// The Do the hook calls, if any, ran before State returned: State may
+	// report the state it made or the one that Do left.
+	p.checkNested(where, before)
+	if !p.ok {
+		return
+	}
+	if got := res.caught.(State); got != want && got != p.m.state {
+		if miss := p.miscounted(got); miss != "" {
+			p.fail("%s: %s: State() was %v; want %v — %s", where, miss, got, want, p.countRule())
+			return
+		}
+		p.fail("%s: State() was %v; want %v — %s", where, got, want, p.stateRule())
 		return
 	}
 	p.checkHooks(where, before, res.hooks, res.g)
@@ -684,6 +1049,10 @@ func (p *testPlayer) stateRule() string {
 	switch {
 	case p.req == "B2" && (m.state == Open || m.state == HalfOpen && m.successes == 0):
 		return p.periodRule()
+	case m.rate > 0 && m.state == Open && m.openedFrom == Closed:
+		return p.tripRule() + fmt.Sprintf(", until t=%v", m.openUntil)
+	case m.rate > 0 && m.state == Closed:
+		return "it is closed: " + p.windowNow()
 	case m.state == HalfOpen && m.openedFrom == HalfOpen:
 		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v: from t=%v the next Do or State finds it half-open",
 			m.openedAt, m.timeout, m.openUntil) + m.probesSince()
@@ -694,11 +1063,39 @@ func (p *testPlayer) stateRule() string {
 		return fmt.Sprintf("a failed probe at t=%v reopened it for a fresh OpenTimeout %v, until t=%v", m.openedAt, m.timeout, m.openUntil)
 	case m.state == Open:
 		return p.tripRule() + fmt.Sprintf("; it opened at t=%v, so it is open until t=%v", m.openedAt, m.openUntil)
+	case len(m.changes) > 0 && m.changes[len(m.changes)-1].from == HalfOpen && m.isF:
+		return fmt.Sprintf("HalfOpenMaxRequests (%d) successful probes close it, with fresh counts; a probe whose error "+
+			"IsFailure rejects (an answer, such as a 404) is a successful probe, not a failed one", m.maxHalf)
 	case len(m.changes) > 0 && m.changes[len(m.changes)-1].from == HalfOpen:
 		return fmt.Sprintf("HalfOpenMaxRequests (%d) successful probes close it, with fresh counts", m.maxHalf)
 	}
 	return fmt.Sprintf("it is closed with %d failure(s) in a row (MaxFailures %d): a success or an error IsFailure rejects resets the count, a cancellation counts for nothing",
 		m.failures, m.maxF)
+}
+
+// rateRule says, for B1, when a failure opens a closed breaker.
+func (p *testPlayer) rateRule() string {
+	m := p.m
+	return fmt.Sprintf("a failure opens it when the outcomes recorded in the last Window (%v; 0 means 60s) number at least "+
+		"MinRequests (%d; below 1 means 1) and failures >= FailureRate·outcomes; MaxFailures is not used. An outcome "+
+		"recorded at t counts while now < t+Window; a success and an error IsFailure rejects are outcomes, a panic is a "+
+		"failure, a cancellation is no outcome at all; the window starts empty each time the breaker closes",
+		m.window, m.minReq)
+}
+
+// windowNow says, for B1, what the window of a closed breaker holds now.
+func (p *testPlayer) windowNow() string {
+	m := p.m
+	n, f := 0, 0
+	for _, w := range m.outcomes {
+		if m.now < w.at+m.window {
+			n++
+			if w.failed {
+				f++
+			}
+		}
+	}
+	return fmt.Sprintf("with FailureRate %v its window holds %d outcome(s), %d failed, at t=%v; %s", m.rate, n, f, m.now, p.rateRule())
 }
 
 // probesSince says what the probes of this half-open period did, if any
@@ -716,6 +1113,15 @@ func (m *testModel) probesSince() string {
 // scenario if calls are stuck (the older tests say why).
 func (p *testPlayer) settle(where string) bool {
 	if stuck := p.h.Settle(); stuck != nil {
+		if p.nestWaiting.Load() > 0 {
+			p.fail("%s: OnStateChange(%v) called Do (a hook may call State or Do), and that Do got stuck on a mutex "+
+				"while the hook waited for it: your breaker holds a lock while OnStateChange runs (its own, or one "+
+				"that makes the calls of the hook wait for each other), so a hook that calls Do waits for ever: that "+
+				"Do needs the breaker's lock, and calls the hook again when it makes a transition of its own. Call "+
+				"the hook with no lock held. Stuck:\n\t%s", where, p.nest.on, strings.Join(stuck, "\n\t"))
+			p.release()
+			return false
+		}
 		if p.quiet || p.req != "R3" && p.req != "R5" { // the scenario stops here; R3 and R5 say why
 			p.ok = false
 			return false
@@ -724,6 +1130,14 @@ func (p *testPlayer) settle(where string) bool {
 		return false
 	}
 	return true
+}
+
+// release ends the waits of the hooks for their Do, and lets the
+// goroutines stuck on a mutex go.
+func (p *testPlayer) release() {
+	p.gaveUp.Do(func() { close(p.giveUp) })
+	for i := 0; i < 100 && p.h.Settle() != nil; i++ {
+	}
 }
 
 // running counts the held calls whose fn started and was not told to end.
@@ -854,6 +1268,7 @@ func (p *testPlayer) endHeld(st testStep, where string) {
 	stale := hc.gen != p.m.gen
 	p.m.record(hc.gen, st.out)
 	p.check(where, got, st.out, nil)
+	p.checkNested(where, before)
 	if !p.ok {
 		return
 	}
@@ -919,6 +1334,7 @@ func (p *testPlayer) verdict(st testStep, where string) {
 // cleanup ends the held calls the scenario left running.
 func (p *testPlayer) cleanup() {
 	defer p.h.Advance(24 * time.Hour) // no open period outlives the scenario
+	p.gaveUp.Do(func() { close(p.giveUp) })
 	for _, hc := range p.held {
 		if hc.verdict != nil {
 			hc.verdict.Release()
@@ -1005,7 +1421,8 @@ func testEffective(maxF int, timeout time.Duration) (int, time.Duration) {
 // R1: calls in the closed state, one at a time, that succeed, fail in every
 // way the README names, or get an answer IsFailure rejects.
 func testDrawR1(r *rapid.T) testScenario {
-	s := testScenario{req: "R1", isF: rapid.Bool().Draw(r, "IsFailure")}
+	s := testScenario{req: "R1"}
+	s.isF, s.allow = testDrawIsFailure(r, 2)
 	s.set.MaxFailures = testDrawMaxFailures(r, true)
 	s.set.OpenTimeout = 10 * time.Second
 	n := rapid.IntRange(1, 12).Draw(r, "calls")
@@ -1019,7 +1436,54 @@ func testDrawR1(r *rapid.T) testScenario {
 	return s
 }
 
+// testDrawIsFailure draws a breaker's IsFailure: none (1 in odds), or one
+// that rejects the answers (a denylist), or one that accepts only the
+// failures (an allowlist).
+func testDrawIsFailure(r *rapid.T, odds int) (isF, allow bool) {
+	isF = rapid.IntRange(0, odds-1).Draw(r, "IsFailure") > 0
+	return isF, isF && rapid.Bool().Draw(r, "IsFailure an allowlist")
+}
+
+// testPanics: with an IsFailure that accepts only the failures fn returns,
+// calls whose fn panics, with an error value or a string, are failures:
+// in the closed state (failures in a row for R1, the rate for B1) and as
+// a probe (R4, where a probe that gets an answer then closes it).
+func testPanics(req string) testScenario {
+	s := testScenario{req: req, isF: true, allow: true, set: Settings{MaxFailures: 2, OpenTimeout: 10 * time.Second}}
+	fail := testOutcome{how: "returns errors.New(\"503 service unavailable\")", kind: testFailure,
+		err: func(context.Context) error { return errors.New("503 service unavailable") }}
+	errPanic := testOutcome{how: "panics with errors.New(\"nil row\")", kind: testFailure, panic: func() any { return errors.New("nil row") }}
+	strPanic := testOutcome{how: "panics with a string", kind: testFailure, panic: func() any { return "inventory: nil row" }}
+	if req == "B1" {
+		// A cancellation is no outcome: 1 outcome, then 2 failures of 2.
+		// Then, closed again, a panic and a failure: 2 failures of 2.
+		s.set.FailureRate, s.set.MinRequests = 1, 2
+		cancelled := testOutcomesOf(nil, "", testCancelled)[1]
+		s.steps = []testStep{{kind: testStepCall, out: cancelled}, {kind: testStepCall, out: fail}, {kind: testStepState},
+			{kind: testStepCall, out: fail}, {kind: testStepState},
+			{kind: testStepAdvance, d: 10 * time.Second}, {kind: testStepCall, out: testOutcomesOf(nil, "", testSuccess)[0]},
+			{kind: testStepCall, out: errPanic}, {kind: testStepCall, out: fail}, {kind: testStepState},
+			{kind: testStepAdvance, d: 10 * time.Second}, {kind: testStepCall, out: testOutcomesOf(nil, "", testSuccess)[0]},
+			{kind: testStepCall, out: strPanic}, {kind: testStepCall, out: fail}, {kind: testStepState}}
+		return s
+	}
+	if req == "R1" {
+		s.steps = []testStep{{kind: testStepCall, out: fail}, {kind: testStepCall, out: errPanic}, {kind: testStepState},
+			{kind: testStepAdvance, d: 10 * time.Second}, {kind: testStepCall, out: testOutcomesOf(nil, "", testSuccess)[0]},
+			{kind: testStepCall, out: strPanic}, {kind: testStepCall, out: fail}, {kind: testStepState}}
+		return s
+	}
+	// Then a probe that gets an answer IsFailure rejects: a success.
+	answer := testOutcome{how: "returns &httpError{404}", kind: testAnswer, err: func(context.Context) error { return &testHTTPError{404} }}
+	s.steps = []testStep{{kind: testStepCall, out: fail}, {kind: testStepCall, out: fail}, {kind: testStepAdvance, d: 10 * time.Second},
+		{kind: testStepCall, out: errPanic}, {kind: testStepState}, {kind: testStepAdvance, d: 10 * time.Second},
+		{kind: testStepHold, n: 1}, {kind: testStepEnd, n: 1, out: strPanic}, {kind: testStepState},
+		{kind: testStepAdvance, d: 10 * time.Second}, {kind: testStepCall, out: answer}, {kind: testStepState}}
+	return s
+}
+
 func TestR1_ExploreTripsOnTheNthFailureInARow(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) { testPlay(h, testPanics("R1")) })
 	katatest.Explore(t, 10, testDrawR1, testPlay)
 }
 
@@ -1057,7 +1521,8 @@ func TestR3_ExploreHalfOpenAtTheEndOfTheOpenPeriod(t *testing.T) {
 // the clock moving between them; after a reopen, the clock runs to the
 // exact end of the fresh period.
 func testDrawR4(r *rapid.T) testScenario {
-	s := testScenario{req: "R4", isF: rapid.IntRange(0, 3).Draw(r, "IsFailure") > 0}
+	s := testScenario{req: "R4"}
+	s.isF, s.allow = testDrawIsFailure(r, 4)
 	s.set.MaxFailures = testDrawMaxFailures(r, false)
 	s.set.OpenTimeout = testDrawTimeout(r, false)
 	s.set.HalfOpenMaxRequests = rapid.IntRange(1, 3).Draw(r, "HalfOpenMaxRequests")
@@ -1105,6 +1570,7 @@ func seq(n int) []int {
 }
 
 func TestR4_ExploreProbesCloseOrReopen(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) { testPlay(h, testPanics("R4")) })
 	katatest.Explore(t, 12, testDrawR4, testPlay)
 }
 
@@ -1150,7 +1616,8 @@ func TestR5_ExploreLateResultsChangeNothing(t *testing.T) {
 // R6: cancellations of every kind among failures, closed and half-open;
 // failures whose text speaks of a cancellation are still failures.
 func testDrawR6(r *rapid.T) testScenario {
-	s := testScenario{req: "R6", isF: rapid.Bool().Draw(r, "IsFailure")}
+	s := testScenario{req: "R6"}
+	s.isF, s.allow = testDrawIsFailure(r, 2)
 	s.set.MaxFailures = rapid.IntRange(1, 4).Draw(r, "MaxFailures")
 	s.set.OpenTimeout = testDrawTimeout(r, false)
 	s.set.HalfOpenMaxRequests = 1
@@ -1176,6 +1643,52 @@ func testDrawR6(r *rapid.T) testScenario {
 
 func TestR6_ExploreCancellationCountsForNothing(t *testing.T) {
 	katatest.Explore(t, 8, testDrawR6, testPlay)
+}
+
+// B1: calls in the closed state that succeed, fail in every way the README
+// names (panics included), get an answer IsFailure rejects or are
+// cancelled, with the clock moving to the edges of the window; each time
+// the rate opens the breaker, a probe closes it again and the window
+// starts empty.
+func testDrawB1(r *rapid.T) testScenario {
+	s := testScenario{req: "B1"}
+	s.isF, s.allow = testDrawIsFailure(r, 2)
+	s.set.FailureRate = rapid.SampledFrom([]float64{0.25, 0.5, 0.75, 1}).Draw(r, "FailureRate")
+	s.set.Window = rapid.SampledFrom([]time.Duration{0, 1500 * time.Millisecond, 10 * time.Second}).Draw(r, "Window")
+	s.set.MinRequests = rapid.IntRange(-1, 5).Draw(r, "MinRequests")
+	s.set.MaxFailures = rapid.IntRange(1, 3).Draw(r, "MaxFailures")
+	s.set.OpenTimeout = 10 * time.Second
+	m := testNewModel(s.set, s.isF)
+	ok := testOutcomesOf(r, "", testSuccess)[0]
+	call := func(out testOutcome) {
+		s.steps = append(s.steps, testStep{kind: testStepCall, out: out})
+		if gen, rej := m.admit(); rej == nil {
+			m.record(gen, out)
+		}
+	}
+	for i := range rapid.IntRange(1, 12).Draw(r, "calls") {
+		if m.state == Open { // a probe closes it: the window starts empty
+			s.steps = append(s.steps, testStep{kind: testStepAdvance, d: m.openUntil - m.now})
+			m.now = m.openUntil
+			call(ok)
+		}
+		if rapid.IntRange(0, 2).Draw(r, "the clock moves") == 0 {
+			d := rapid.SampledFrom([]time.Duration{time.Nanosecond, m.window / 3, m.window - time.Nanosecond, m.window}).Draw(r, "by")
+			s.steps = append(s.steps, testStep{kind: testStepAdvance, d: d})
+			m.now += d
+		}
+		call(testDrawOutcome(r, fmt.Sprintf("call %d", i+1), testSuccess, testFailure, testFailure, testAnswer, testCancelled))
+		if rapid.IntRange(0, 2).Draw(r, "ask State") == 0 {
+			s.steps = append(s.steps, testStep{kind: testStepState})
+		}
+	}
+	s.steps = append(s.steps, testStep{kind: testStepState})
+	return s
+}
+
+func TestB1_ExploreTheRateCountsEveryKindOfOutcome(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) { testPlay(h, testPanics("B1")) })
+	katatest.Explore(t, 8, testDrawB1, testPlay)
 }
 
 // periodRule says, for B2, how long the breaker stays open and why.

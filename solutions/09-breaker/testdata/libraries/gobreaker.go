@@ -1,6 +1,6 @@
 // Library: github.com/sony/gobreaker/v2 v2.4.0
-// Fails: R3 R4 R5 R6 B1 B2
-// Why: gobreaker reads time.Now and accepts no clock, so its open period and its window run on the real clock while the test moves the injected one: the breaker never turns half-open on the clock (R3 R4 R5 R6 B1); it calls OnStateChange with its lock held, so a hook that calls State hangs (R6); its open period is fixed, with no Retry-After (B2). Counting consecutive failures, rejecting while open and letting a panic count as a failure hold (R1 R2).
+// Fails: R1 R3 R4 R5 R6 B1 B2
+// Why: gobreaker reads time.Now and accepts no clock, so its open period and its window run on the real clock while the test moves the injected one: the breaker never turns half-open on the clock (R3 R4 R5 R6 B1); it calls OnStateChange with its lock held, so a hook that calls State hangs (R6); its open period is fixed, with no Retry-After (B2); it turns a panic into fmt.Errorf("%v", e) and asks IsSuccessful about it, so an IsFailure that accepts only known outage errors makes a panic a success (R1). Counting consecutive failures of returned errors and rejecting while open hold.
 
 // Package breaker is the kata's API on github.com/sony/gobreaker/v2:
 // ReadyToTrip counts consecutive failures (or the failure rate over a
