@@ -70,20 +70,15 @@ type testKindRun struct {
 	s       testKindScenario
 	release []chan struct{} // per replica, for testKindEarly and testKindTogether
 
-	mu     sync.Mutex
-	values []any // per replica: ctx.Value(testKindKey{}) as it started
-	dls    []any // per replica: the ctx's deadline as it started, or "no deadline"
-	own    []error
+	mu   sync.Mutex
+	seen []katatest.CtxSeen // per replica: its ctx's value and deadline as it started
+	own  []error
 }
 
 func (x *testKindRun) call(i int) func(context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		var dl any = "no deadline"
-		if d, ok := ctx.Deadline(); ok {
-			dl = d
-		}
 		x.mu.Lock()
-		x.values[i], x.dls[i] = ctx.Value(testKindKey{}), dl
+		x.seen[i] = katatest.SeeCtx(ctx, testKindKey{})
 		x.mu.Unlock()
 		switch x.s.kinds[i] {
 		case testKindWrapped:
@@ -122,7 +117,7 @@ func (x *testKindRun) releaseKind(kind int) {
 
 func (s testKindScenario) play(h *katatest.H) {
 	n := len(s.kinds)
-	x := &testKindRun{s: s, release: make([]chan struct{}, n), values: make([]any, n), dls: make([]any, n),
+	x := &testKindRun{s: s, release: make([]chan struct{}, n), seen: make([]katatest.CtxSeen, n),
 		own: make([]error, n)}
 	calls := make([]func(context.Context) (string, error), n)
 	for i := range n {
@@ -152,17 +147,13 @@ func (s testKindScenario) play(h *katatest.H) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for i := range n {
-		if x.values[i] != value {
+		if x.seen[i].Value != value {
 			h.Errorf("the ctx replica %d got does not carry the caller's values (ctx.Value(key) is %v, want %q, "+
 				"which the caller's ctx holds): every replica gets a ctx derived from the caller's "+
-				"(context.WithCancel(ctx)), which keeps its values, not one built on context.Background()", i, x.values[i], value)
+				"(context.WithCancel(ctx)), which keeps its values, not one built on context.Background()", i, x.seen[i].Value, value)
 			return
 		}
-		if dl, ok := x.dls[i].(time.Time); !ok || !dl.Equal(deadline) {
-			has := fmt.Sprint(x.dls[i])
-			if ok {
-				has = fmt.Sprintf("the deadline %v after the start", dl.Sub(deadline.Add(-s.deadline)))
-			}
+		if has := x.seen[i].LostDeadline(deadline, deadline.Add(-s.deadline)); has != "" {
 			h.Errorf("the caller's ctx has a deadline, %v after the start, but the ctx replica %d got has %s: every "+
 				"replica gets a ctx derived from the caller's (context.WithCancel(ctx)), which keeps its deadline, so "+
 				"that a replica sees how long it has, and when the deadline passes its ctx.Err() is "+

@@ -77,24 +77,19 @@ type testKindRun struct {
 	gates []chan struct{}
 
 	mu       sync.Mutex
-	order    []int   // the items in the order their calls started
-	returned []bool  // per item
-	values   []any   // per item: ctx.Value(testKindKey{}) as the call started
-	dls      []any   // per item: the ctx's deadline as the call started, or "no deadline"
-	ends     []error // per item: ctx.Err() when the call saw its ctx end; nil if it did not
-	rets     []error // per item: what the call returned
+	order    []int              // the items in the order their calls started
+	returned []bool             // per item
+	seen     []katatest.CtxSeen // per item: its ctx's value and deadline as the call started
+	ends     []error            // per item: ctx.Err() when the call saw its ctx end; nil if it did not
+	rets     []error            // per item: what the call returned
 	released []bool
 }
 
 func (x *testKindRun) fn(ctx context.Context, i int) error {
-	v := ctx.Value(testKindKey{})
-	var dl any = "no deadline"
-	if d, ok := ctx.Deadline(); ok {
-		dl = d
-	}
+	seen := katatest.SeeCtx(ctx, testKindKey{})
 	x.mu.Lock()
 	x.order = append(x.order, i)
-	x.values[i], x.dls[i] = v, dl
+	x.seen[i] = seen
 	x.mu.Unlock()
 	done := ctx.Done()
 	if x.s.kinds[i] == testKindDeaf {
@@ -154,8 +149,8 @@ func (x *testKindRun) releasePicks(picks []int) {
 
 func (s testKindScenario) play(h *katatest.H) {
 	n := len(s.kinds)
-	x := &testKindRun{s: s, gates: make([]chan struct{}, n), returned: make([]bool, n), values: make([]any, n),
-		dls: make([]any, n), ends: make([]error, n), rets: make([]error, n), released: make([]bool, n)}
+	x := &testKindRun{s: s, gates: make([]chan struct{}, n), returned: make([]bool, n), seen: make([]katatest.CtxSeen, n),
+		ends: make([]error, n), rets: make([]error, n), released: make([]bool, n)}
 	for i := range x.gates {
 		x.gates[i] = make(chan struct{})
 	}
@@ -185,18 +180,14 @@ func (s testKindScenario) play(h *katatest.H) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, i := range x.order {
-		if x.values[i] != value {
+		if x.seen[i].Value != value {
 			h.Errorf("the ctx the call for item %d got does not carry the caller's values (ctx.Value(key) is %v, "+
 				"want %q, which the caller's ctx holds): give every call a ctx derived from the caller's "+
 				"(context.WithCancel(ctx)), which keeps its values (a request id, a trace), not one built on "+
-				"context.Background()", i, x.values[i], value)
+				"context.Background()", i, x.seen[i].Value, value)
 			return
 		}
-		if dl, ok := x.dls[i].(time.Time); !ok || !dl.Equal(deadline) {
-			has := fmt.Sprint(x.dls[i])
-			if ok {
-				has = fmt.Sprintf("the deadline %v after the start", dl.Sub(deadline.Add(-s.deadline)))
-			}
+		if has := x.seen[i].LostDeadline(deadline, deadline.Add(-s.deadline)); has != "" {
 			h.Errorf("the caller's ctx has a deadline, %v after the start, but the ctx the call for item %d got has %s: "+
 				"give every call a ctx derived from the caller's (context.WithCancel(ctx)), which keeps its deadline, so "+
 				"that a call sees how long it has, and when the deadline passes its ctx.Err() is "+

@@ -74,22 +74,16 @@ type testKindOp struct {
 	s     testKindScenario
 	reply chan struct{} // closed when attempt k's reply arrives
 
-	mu     sync.Mutex
-	values []any   // per attempt: ctx.Value(testKindKey{})
-	dls    []any   // per attempt: the ctx's deadline, or "no deadline"
-	errs   []error // per attempt: what it returned
-	end    error   // ctx.Err() when attempt k saw its ctx end; nil if it did not
+	mu   sync.Mutex
+	seen []katatest.CtxSeen // per attempt: its ctx's value and deadline
+	errs []error            // per attempt: what it returned
+	end  error              // ctx.Err() when attempt k saw its ctx end; nil if it did not
 }
 
 func (o *testKindOp) call(ctx context.Context) (int, error) {
-	var dl any = "no deadline"
-	if d, ok := ctx.Deadline(); ok {
-		dl = d
-	}
 	o.mu.Lock()
-	n := len(o.values) + 1
-	o.values = append(o.values, ctx.Value(testKindKey{}))
-	o.dls = append(o.dls, dl)
+	n := len(o.seen) + 1
+	o.seen = append(o.seen, katatest.SeeCtx(ctx, testKindKey{}))
 	o.mu.Unlock()
 	v, err := o.attempt(ctx, n)
 	o.mu.Lock()
@@ -163,18 +157,14 @@ func (s testKindScenario) play(h *katatest.H) {
 	}
 	op.mu.Lock()
 	defer op.mu.Unlock()
-	for i, v := range op.values {
-		if v != value {
+	for i, seen := range op.seen {
+		if seen.Value != value {
 			h.Errorf("the ctx op got in attempt %d does not carry the caller's values (ctx.Value(key) is %v, want %q, "+
 				"which the caller's ctx holds): op gets ctx, the caller's, which keeps its values (a request id, a "+
-				"trace); not one built on context.Background()", i+1, v, value)
+				"trace); not one built on context.Background()", i+1, seen.Value, value)
 			return
 		}
-		if dl, ok := op.dls[i].(time.Time); !ok || !dl.Equal(deadline) {
-			has := fmt.Sprint(op.dls[i])
-			if ok {
-				has = fmt.Sprintf("the deadline %v after the start", dl.Sub(deadline.Add(-total)))
-			}
+		if has := seen.LostDeadline(deadline, deadline.Add(-total)); has != "" {
 			h.Errorf("the caller's ctx has a deadline, %v after the start, but the ctx op got in attempt %d has %s: "+
 				"op gets ctx, the caller's (or one derived from it with context.WithCancel), which keeps its deadline, "+
 				"so that op sees how long it has, and when the deadline passes its ctx.Err() is "+
