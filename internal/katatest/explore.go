@@ -203,3 +203,22 @@ func (x *explorer) Fail()                             { x.failed = true }
 func (x *explorer) Failed() bool                      { return x.failed }
 
 func (x *explorer) fail(msg string) { x.errs, x.failed = append(x.errs, msg), true }
+
+// Replay plays each of the fixed scenarios in a bubble of its own (Run),
+// every run: the cases a draw could miss, beside an exploration of the
+// same play. It stops at the first scenario that fails, or at once when t
+// has failed already, and logs that scenario (its %s) after the failure.
+func Replay[S any](t *testing.T, scenarios []S, play func(h *H, s S)) {
+	t.Helper()
+	for _, s := range scenarios {
+		if t.Failed() {
+			return
+		}
+		Run(t, func(h *H) {
+			play(h, s)
+			if h.Failed() {
+				h.Logf("the scenario: %s", s)
+			}
+		})
+	}
+}

@@ -61,6 +61,17 @@ func TestFixtureExplorePanics(t *testing.T) {
 	})
 }
 
+func TestFixtureReplayStopsAtTheFirstFailure(t *testing.T) {
+	fixture(t)
+	Replay(t, []numbers{{1, 2}, {1, 2, 3, 4}, {5, 5, 5, 5, 5}}, func(h *H, xs numbers) {
+		want := 0
+		for _, x := range xs {
+			want += x
+		}
+		assert.Equal(h, want, sumOf(xs), "the sum of %d numbers", len(xs))
+	})
+}
+
 func TestExplorePassesCorrectCode(t *testing.T) {
 	scenarios := 0
 	Explore(t, 50, drawNumbers, func(h *H, xs numbers) {

@@ -216,6 +216,7 @@ func TestHarnessCatches(t *testing.T) {
 		// lifts the bound on shrinking time, so it always gets there).
 		{"TestFixtureExploreShrinks", `the sum of 4 numbers[\s\S]*the scenario: add \[\d \d \d \d\]\s+seed \d+: check again with --seed`, false, ""},
 		{"TestFixtureLinearizableCatchesALostUpdate", `Inc called from 3 goroutines at once gave answers that no order of the calls explains[\s\S]*goroutine \d: Inc\(\) = 1 \(started at step 1`, false, ""},
+		{"TestFixtureReplayStopsAtTheFirstFailure", `the sum of 4 numbers[\s\S]*the scenario: add \[1 2 3 4\]`, false, "add [5 5 5 5 5]"},
 		{"TestFixtureExplorePanics", `\[panic\] panic: too many \([\s\S]*the scenario: add \[[\d ]+\]`, false, ""},
 	}
 	for _, c := range cases {

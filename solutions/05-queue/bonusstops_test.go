@@ -435,7 +435,7 @@ func TestB2_ExploreTheFirstStopDecidesTheError(t *testing.T) {
 	// consume that ignores its ctx still runs, and the deadline before a
 	// consumer error, which a draw could miss.
 	ms := time.Millisecond
-	for _, s := range []testDrainStop{
+	katatest.Replay(t, []testDrainStop{
 		{capacity: 1, consumers: 2, items: 3, timeout: 40 * ms, events: []testDrainEvent{{kind: testEvEnd},
 			{kind: testEvRelease, pick: 0, fail: 1}, {kind: testEvClock, d: 40 * ms}, {kind: testEvRelease, fail: -1}}},
 		{capacity: 0, consumers: 2, items: 2, timeout: 40 * ms, events: []testDrainEvent{{kind: testEvEnd},
@@ -446,15 +446,5 @@ func TestB2_ExploreTheFirstStopDecidesTheError(t *testing.T) {
 			events: []testDrainEvent{{kind: testEvEnd}, {kind: testEvClock, d: 40 * ms}}},
 		{capacity: 0, consumers: 2, items: 2, timeout: 40 * ms, produceErr: 2, events: []testDrainEvent{{kind: testEvEnd},
 			{kind: testEvClock, d: 40 * ms}, {kind: testEvRelease, pick: 0, fail: 3}}},
-	} {
-		if t.Failed() {
-			return
-		}
-		katatest.Run(t, func(h *katatest.H) {
-			s.play(h)
-			if h.Failed() {
-				h.Logf("the scenario: %s", s)
-			}
-		})
-	}
+	}, func(h *katatest.H, s testDrainStop) { s.play(h) })
 }

@@ -222,19 +222,9 @@ func TestB1_ExploreNoBatchTimerOutlivesRunBatches(t *testing.T) {
 	katatest.Explore(t, 10, testDrawBatchStop, func(h *katatest.H, s testBatchStop) { s.play(h) })
 	// Every run tries a cancel and a consumer error with a partial batch
 	// waiting for its timer, which a draw could miss.
-	for _, s := range []testBatchStop{
+	katatest.Replay(t, []testBatchStop{
 		{capacity: 2, consumers: 1, size: 3, every: 100 * time.Millisecond, last: 1, end: testEndCancel},
 		{capacity: 1, consumers: 2, size: 3, every: 100 * time.Millisecond, before: []int{4}, held: true, last: 2,
 			lag: 50 * time.Millisecond, end: testEndError},
-	} {
-		if t.Failed() {
-			return
-		}
-		katatest.Run(t, func(h *katatest.H) {
-			s.play(h)
-			if h.Failed() {
-				h.Logf("the scenario: %s", s)
-			}
-		})
-	}
+	}, func(h *katatest.H, s testBatchStop) { s.play(h) })
 }

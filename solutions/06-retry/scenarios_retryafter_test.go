@@ -644,19 +644,9 @@ func TestB2_ExploreRetryAfterOfAnyLengthSetsThePauseAndRestarts(t *testing.T) {
 	// the final attempt, which buys no pause.
 	const ms = time.Millisecond
 	plain, ra := testRAStep{}, func(d time.Duration) testRAStep { return testRAStep{after: true, d: d} }
-	for _, s := range []testRetryAfterRun{
+	katatest.Replay(t, []testRetryAfterRun{
 		{base: 10 * ms, jitter: 0.5, r: 0.75, attempts: 6, steps: []testRAStep{plain, plain, ra(0), plain, ra(-5 * time.Second)}},
 		{base: 10 * ms, maxDelay: 15 * ms, attempts: 4, budget: time.Hour, steps: []testRAStep{plain, ra(math.MaxInt64)}},
 		{base: 10 * ms, attempts: 2, steps: []testRAStep{ra(5 * ms), ra(5 * ms)}},
-	} {
-		if t.Failed() {
-			return
-		}
-		katatest.Run(t, func(h *katatest.H) {
-			s.play(h)
-			if h.Failed() {
-				h.Logf("the scenario: %s", s)
-			}
-		})
-	}
+	}, func(h *katatest.H, s testRetryAfterRun) { s.play(h) })
 }

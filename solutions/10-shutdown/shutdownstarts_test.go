@@ -333,20 +333,10 @@ func TestR5_ExploreStartRacingShutdown(t *testing.T) {
 	katatest.Explore(t, 10, testDrawStartRace, testPlayStartRace)
 	// Every run tries a Start that has returned before a Shutdown it is not
 	// ordered with, with a job running, which a draw could miss.
-	for _, s := range []testStartRace{
+	katatest.Replay(t, []testStartRace{
 		{workers: 2, queue: 2, before: 2, starters: 1, grace: 2 * testTick},
 		{workers: 1, queue: 1, before: 1, starters: 2, hardStop: true, grace: testTick},
-	} {
-		if t.Failed() {
-			return
-		}
-		katatest.Run(t, func(h *katatest.H) {
-			testPlayStartRace(h, s)
-			if h.Failed() {
-				h.Logf("the scenario: %s", s)
-			}
-		})
-	}
+	}, testPlayStartRace)
 }
 
 // testReadyRace is a readiness probe polling Ready from goroutines of its
