@@ -67,10 +67,16 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		if !r.Passed() {
 			code = ExitFail
 		}
+		var score session.Score
+		score.Required, score.RequiredTotal, score.Bonus, score.BonusTotal = r.Score()
 		if o.asJSON {
 			meta := report.Meta{Time: c.env.clock().Now().Truncate(time.Second), Fingerprint: fp}
 			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
+			}
+			// The JSON is for programs; what FILE claims goes to stderr, and the exit code says it.
+			if claims != nil && !compare(c.env.Stderr, o.against, f.Kata.Slug, score, claims.Compare(f.Kata.Slug, fp, score)) {
+				mismatch = true
 			}
 			continue
 		}
@@ -82,7 +88,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		style.Review = true
 		report.Text(c.env.Stdout, r, style)
 		fmt.Fprintf(c.env.Stdout, "\nFingerprints, to compare with the record or check --json:\n  code   %s\n  tests  %s\n", fp.Code, fp.Tests)
-		if claims != nil && !compare(c.env.Stdout, o.against, f.Kata.Slug, claims.Compare(f.Kata.Slug, fp)) {
+		if claims != nil && !compare(c.env.Stdout, o.against, f.Kata.Slug, score, claims.Compare(f.Kata.Slug, fp, score)) {
 			mismatch = true
 		}
 	}
@@ -117,15 +123,20 @@ func chainHolds(w io.Writer, file string, c record.Chain) bool {
 	return true
 }
 
-// compare says whether the regraded fingerprints are those claimed in
-// file; false when they differ or the file says nothing of the kata.
-func compare(w io.Writer, file, slug string, m session.Match) bool {
+// compare says whether the regraded fingerprints, and the score graded
+// here, are those claimed in file; false when they differ or the file says
+// nothing of the kata.
+func compare(w io.Writer, file, slug string, score session.Score, m session.Match) bool {
 	switch {
 	case !m.Known:
 		fmt.Fprintf(w, "✘ %s says nothing of %s.\n", file, slug)
 		return false
 	case m.SameCode && m.SameTests:
 		fmt.Fprintf(w, "✔ The same code and the same hidden tests as in %s.\n", file)
+		if !m.SameScore {
+			fmt.Fprintf(w, "✘ But %s claims %s; the same code scores %s here: the file was edited, or a requirement passes only on some runs.\n", file, m.Score, score)
+			return false
+		}
 		return true
 	}
 	if !m.SameCode {

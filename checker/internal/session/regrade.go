@@ -106,7 +106,21 @@ func (g *Grader) Regrade(ctx context.Context, f Folder, private string) (*grade.
 // chain of an interview's record says of it.
 type Claims struct {
 	Fingerprints map[string]fingerprint.Pair
-	Chain        *record.Chain // nil for check --json output, which has none
+	Scores       map[string]Score // the score the file claims for each kata
+	Chain        *record.Chain    // nil for check --json output, which has none
+}
+
+// Score is a grade's score: requirements and bonus passed, of how many.
+type Score struct {
+	Required      int `json:"required"`
+	RequiredTotal int `json:"requiredTotal"`
+	Bonus         int `json:"bonus"`
+	BonusTotal    int `json:"bonusTotal"`
+}
+
+// String reads "5/6 required, bonus 1/2".
+func (s Score) String() string {
+	return fmt.Sprintf("%d/%d required, bonus %d/%d", s.Required, s.RequiredTotal, s.Bonus, s.BonusTotal)
 }
 
 // ReadClaims reads the fingerprints a file claims: an interview's record
@@ -126,14 +140,17 @@ func ReadClaims(path string) (*Claims, error) {
 			return nil, errors.New("the record has no grade")
 		}
 		c := rec.Chain()
-		return &Claims{Fingerprints: map[string]fingerprint.Pair{rec.Kata: g.Fingerprint}, Chain: &c}, nil
+		score := Score{Required: g.Required, RequiredTotal: g.RequiredTotal, Bonus: g.Bonus, BonusTotal: g.BonusTotal}
+		return &Claims{Fingerprints: map[string]fingerprint.Pair{rec.Kata: g.Fingerprint},
+			Scores: map[string]Score{rec.Kata: score}, Chain: &c}, nil
 	}
-	out := &Claims{Fingerprints: map[string]fingerprint.Pair{}}
+	out := &Claims{Fingerprints: map[string]fingerprint.Pair{}, Scores: map[string]Score{}}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for dec.More() {
 		var g struct {
 			Kata        string           `json:"kata"`
 			Fingerprint fingerprint.Pair `json:"fingerprint"`
+			Score       Score            `json:"score"`
 		}
 		if err := dec.Decode(&g); err != nil {
 			return nil, fmt.Errorf("neither an interview record nor check --json output: %s", escape.Line(err.Error()))
@@ -142,6 +159,7 @@ func ReadClaims(path string) (*Claims, error) {
 			return nil, errors.New("neither an interview record nor check --json output with fingerprints")
 		}
 		out.Fingerprints[g.Kata] = g.Fingerprint
+		out.Scores[g.Kata] = g.Score
 	}
 	return out, nil
 }
@@ -151,13 +169,17 @@ type Match struct {
 	Known               bool   // the file claims fingerprints for the kata
 	SameCode, SameTests bool   // it claims those found
 	Code, Tests         string // what it claims, made safe to print
+	SameScore           bool   // it claims the score found
+	Score               Score  // the score it claims
 }
 
 // Compare compares fp, found for kata slug, with what the file claims.
 // What the file names is shown, never obeyed, for anyone can write one:
 // Code and Tests are made safe to print (escape.Line).
-func (c *Claims) Compare(slug string, fp fingerprint.Pair) Match {
+func (c *Claims) Compare(slug string, fp fingerprint.Pair, score Score) Match {
 	want, ok := c.Fingerprints[slug]
+	claimed := c.Scores[slug]
 	return Match{Known: ok, SameCode: want.Code == fp.Code, SameTests: want.Tests == fp.Tests,
-		Code: escape.Line(want.Code), Tests: escape.Line(want.Tests)}
+		Code: escape.Line(want.Code), Tests: escape.Line(want.Tests),
+		SameScore: claimed == score, Score: claimed}
 }
