@@ -42,7 +42,7 @@ func (l *live) String() string {
 // test on a loaded machine, not a timing assumption.
 func (l *live) await(t *testing.T, from int, want string) int {
 	t.Helper()
-	deadline := time.After(2 * time.Minute)
+	deadline := patience(t)
 	for {
 		l.mu.Lock()
 		s, ch := l.buf.String(), l.changed
@@ -53,9 +53,22 @@ func (l *live) await(t *testing.T, from int, want string) int {
 		select {
 		case <-ch:
 		case <-deadline:
-			t.Fatalf("no %q in the output after 2 minutes; output from there:\n%s", want, s[from:])
+			t.Fatalf("no %q in the output before the test's deadline; output from there:\n%s", want, s[from:])
 		}
 	}
+}
+
+// patience fires a minute before the test binary's -timeout would kill it
+// without a word, so that a wait that never ends fails with the output.
+// The commands here build and run go test: how long they take depends on
+// the machine's load, not on the code, so no fixed limit fits every
+// machine. Without -timeout it never fires.
+func patience(t *testing.T) <-chan time.Time {
+	d, ok := t.Deadline()
+	if !ok {
+		return nil
+	}
+	return time.After(max(time.Until(d)-time.Minute, 0))
 }
 
 // running is a command started in the background.
@@ -82,8 +95,8 @@ func start(t *testing.T, dir string, env cli.Env, args ...string) *running {
 		stdinW.Close()
 		select {
 		case <-r.done:
-		case <-time.After(time.Minute):
-			t.Errorf("%v did not end within a minute of its cancel", args)
+		case <-patience(t):
+			t.Errorf("%v did not end after its cancel, before the test's deadline", args)
 		}
 	})
 	return r
@@ -103,8 +116,8 @@ func (r *running) wait(t *testing.T) int {
 	case code := <-r.done:
 		r.done <- code // for the cleanup
 		return code
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("still running after 2 minutes; output:\n%s", r.out)
+	case <-patience(t):
+		t.Fatalf("still running at the test's deadline; output:\n%s", r.out)
 		return 0
 	}
 }
