@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -165,6 +166,18 @@ func ShortFunc(s string) string {
 func IsLearner(file, dir string) bool {
 	return filepath.Dir(file) == filepath.Clean(dir) && !strings.HasSuffix(file, "_test.go")
 }
+
+// ID is the goroutine's number in its header, 0 if the header has none.
+func (g Goroutine) ID() int {
+	m := idRE.FindStringSubmatch(g.Header)
+	if m == nil {
+		return 0
+	}
+	id, _ := strconv.Atoi(m[1])
+	return id
+}
+
+var idRE = regexp.MustCompile(`^\[?[Gg]oroutine (\d+)`)
 
 // LearnerFrames returns the frames of g that lie in the learner's files.
 func (g Goroutine) LearnerFrames(dir string) []Frame {

@@ -61,6 +61,7 @@ type H struct {
 
 	dir    string        // directory of the package under test
 	ignore goleak.Option // goroutines that existed when the bubble started
+	blind  bool          // goleak could not read the dump then: ignore is empty, and leaks are read from the runtime's dump
 	root   int           // the goroutine running the test body, as dumps name it
 	bubble int           // the bubble's id in goroutine dumps
 	base   map[int]bool  // the bubble's goroutines then (synctest's own, the test's)
@@ -140,7 +141,8 @@ func run(t *testing.T, dir string, rec *record, body func(h *H)) {
 		out.Errorf("%s%s", failure.Tag(failure.Deadlock), explainDeadlock(msg, bubble, dir))
 	}()
 	synctest.Test(t, func(t *testing.T) {
-		h := &H{T: t, Clk: NewClock(), dir: dir, ignore: goleak.IgnoreCurrent(), rep: t}
+		h := &H{T: t, Clk: NewClock(), dir: dir, rep: t}
+		h.ignore, h.blind = ignoreCurrent()
 		if rec != nil {
 			h.rep = rec
 		}
@@ -279,21 +281,42 @@ func (h *H) running() (where string, any bool) {
 	if now := bubbleGoroutines(h.bubble); len(now) > 0 && maps.Equal(now, h.base) {
 		return "", false
 	}
-	err, parsed := findLeaks(h.ignore)
-	if err == nil {
-		return "", false
+	var gs []failure.Goroutine
+	err, parsed := error(nil), false
+	if !h.blind {
+		err, parsed = findLeaks(h.ignore)
+		if err == nil {
+			return "", false
+		}
+		gs = failure.Parse(err.Error())
 	}
-	gs := failure.Parse(err.Error())
 	if !parsed {
 		// goleak could not read the dump (a very deep stack, with frames
-		// elided): the bubble holds more than it started with, so name
-		// what runs in it from the runtime's own dump.
-		gs = slices.DeleteFunc(failure.Parse(allStacks()), func(g failure.Goroutine) bool { return g.Bubble != h.bubble })
+		// elided), now or when the bubble started: name what runs in the
+		// bubble beyond what it started with, from the runtime's own dump.
+		gs = slices.DeleteFunc(failure.Parse(allStacks()), func(g failure.Goroutine) bool {
+			return g.Bubble != h.bubble || h.base[g.ID()]
+		})
+		if len(gs) == 0 {
+			return "", false
+		}
 	}
 	if lines := failure.Describe(gs, h.dir, 5); len(lines) > 0 {
 		where = ":\n\t" + strings.Join(lines, "\n\t")
 	}
 	return where, true
+}
+
+// ignoreCurrent is goleak.IgnoreCurrent, which panics on a goroutine dump it
+// cannot parse (a stack over 100 frames deep has frames elided, say in a
+// goroutine an earlier test left behind); blind is true when it did.
+func ignoreCurrent() (opt goleak.Option, blind bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			opt, blind = nil, true
+		}
+	}()
+	return goleak.IgnoreCurrent(), false
 }
 
 // findLeaks is goleak.Find, which panics on a goroutine dump it cannot

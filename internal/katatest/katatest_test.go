@@ -48,6 +48,31 @@ func TestFixtureLeak(t *testing.T) {
 	})
 }
 
+// deep blocks on block under n nested calls: its stack, over 100 frames,
+// has frames elided in a dump, which goleak cannot parse.
+func deep(n int, block chan struct{}) {
+	if n == 0 {
+		<-block
+		return
+	}
+	deep(n-1, block)
+}
+
+// A goroutine with a very deep stack, left by something before the test,
+// must not break the leak check: the leak is still found and named.
+func TestFixtureLeakBesideADeepStack(t *testing.T) {
+	fixture(t)
+	block := make(chan struct{})
+	defer close(block)
+	go deep(150, block)
+	Run(t, func(h *H) {
+		h.NoLeaks("clean") // nothing of the bubble's own is running
+		never := make(chan struct{})
+		go func() { <-never }()
+		h.NoLeaks("leaky")
+	})
+}
+
 func TestFixtureDeadlock(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {
@@ -191,6 +216,7 @@ func TestHarnessCatches(t *testing.T) {
 		not     string // if set, a text the output must not contain
 	}{
 		{"TestFixtureLeak", `\[leak\] goroutines still running after leaky returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false, ""},
+		{"TestFixtureLeakBesideADeepStack", `\[leak\] goroutines still running after leaky returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false, "after clean returned"},
 		{"TestFixtureDeadlock", `\[deadlock\] every goroutine is blocked`, false, ""},
 		{"TestFixtureRealSleep", `\[real-clock\] the worker finished after 1s of real time`, false, ""},
 		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false, ""},
