@@ -213,7 +213,27 @@ func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
 }
 
 // hangVerdict reads the goroutine dump of a test that hit the time limit.
+//
+// A goroutine of the learner's that is running or runnable then has not
+// stopped for the whole time limit: it spins, or it keeps others busy (idle
+// workers that wake each other with Broadcast before each Wait), even when
+// others wait for a lock it takes over and over. Only when none runs is a
+// goroutine waiting for a mutex stuck on a lock that is never unlocked.
 func hangVerdict(gs []failure.Goroutine, dir string, limit time.Duration) Verdict {
+	for _, g := range gs {
+		fs := g.LearnerFrames(dir)
+		if len(fs) == 0 || (g.State != "running" && g.State != "runnable") {
+			continue
+		}
+		if g.Frames[0] == fs[0] {
+			return Verdict{Kind: failure.Timeout,
+				Message: fmt.Sprintf("still running after %v: a busy loop that never waits on a channel or the clock?", limit),
+				Detail:  []string{"at " + fs[0].String()}}
+		}
+		return Verdict{Kind: failure.Timeout,
+			Message: fmt.Sprintf("still running after %v: your goroutines never all wait: one was still %s when the time ran out: do they wake each other in a loop (a Broadcast or Signal before every Wait), or retry without blocking?", limit, g.State),
+			Detail:  failure.Describe(gs, dir, 5)}
+	}
 	for _, g := range gs {
 		fs := g.LearnerFrames(dir)
 		if len(fs) == 0 {
@@ -222,14 +242,6 @@ func hangVerdict(gs []failure.Goroutine, dir string, limit time.Duration) Verdic
 		if waitsOnMutex(g) {
 			return Verdict{Kind: failure.MutexHang,
 				Message: "stuck waiting for a sync.Mutex that is never unlocked (locked twice, or held while waiting for something else?)",
-				Detail:  []string{"at " + fs[0].String()}}
-		}
-	}
-	for _, g := range gs {
-		fs := g.LearnerFrames(dir)
-		if len(fs) > 0 && (g.State == "running" || g.State == "runnable") && g.Frames[0] == fs[0] {
-			return Verdict{Kind: failure.Timeout,
-				Message: fmt.Sprintf("still running after %v: a busy loop that never waits on a channel or the clock?", limit),
 				Detail:  []string{"at " + fs[0].String()}}
 		}
 	}
