@@ -115,8 +115,12 @@ func (s testNeverRetried) String() string {
 		ctx = fmt.Sprintf("ctx's deadline passes while attempt %d runs, and op, which honours its ctx, then ", s.transient+1)
 	}
 	if s.end >= testEndCancel {
-		return fmt.Sprintf("MaxAttempts %d, BaseDelay %v, %s; op fails %d time(s) at once with a retryable error; %sfails with %s",
-			s.attempts, s.base, retryable, s.transient, ctx, s.final.how)
+		before := ""
+		if s.transient > 0 {
+			before = fmt.Sprintf("op fails %d time(s) at once with a retryable error; ", s.transient)
+		}
+		return fmt.Sprintf("MaxAttempts %d, BaseDelay %v, %s; %s%sfails with %s",
+			s.attempts, s.base, retryable, before, ctx, s.final.how)
 	}
 	return fmt.Sprintf("MaxAttempts %d, BaseDelay %v, %s; %sop fails %d time(s) with a retryable error, then with %s",
 		s.attempts, s.base, retryable, ctx, s.transient, s.final.how)
@@ -273,10 +277,10 @@ func (s testNeverRetried) play(h *katatest.H) {
 	final := op.final
 	op.mu.Unlock()
 	if err != final && how != "" {
-		h.Errorf("Do returned %s for the error of attempt %d (%s), which op returned%s; want that error as it is "+
-			"(err == what op returned), even when ctx is done: an error that is never retried is returned as it is, "+
-			"not wrapped with ctx.Err(); decide on op's error first, and look at ctx only in the pause",
-			testDescribe(err), s.transient+1, s.final.how, how)
+		h.Errorf("an error that is never retried comes back as it is even when ctx is done: attempt %d failed with "+
+			"%s%s, and Do returned %s instead of that very error (err == what op returned, not wrapped with "+
+			"ctx.Err()); decide on op's error first, and look at ctx only in the pause",
+			s.transient+1, s.final.how, how, testDescribe(err))
 		return
 	}
 	if err != final {
