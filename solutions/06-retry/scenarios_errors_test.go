@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -152,17 +153,18 @@ func testDrawNeverRetried(req string) func(*rapid.T) testNeverRetried {
 }
 
 // testFinalOp fails its first attempts at once with errs, then with the
-// final error of a testNeverRetried; where ctx ends during the final
-// attempt, that attempt first waits for its ctx to end, as an op that
-// honours its ctx does, and then fails.
+// final error of a testNeverRetried; where ctx ends by the final attempt,
+// that attempt first waits for its ctx to end, as an op that honours its
+// ctx does, and then fails.
 type testFinalOp struct {
 	s       testNeverRetried
 	errs    []error
 	release chan struct{} // closed when the test gives up on the call
 
-	mu    sync.Mutex
-	calls int
-	final error // what the final attempt returned
+	mu      sync.Mutex
+	calls   int
+	waiting bool  // the final attempt waits for its ctx to end
+	final   error // what the final attempt returned
 }
 
 func (o *testFinalOp) call(ctx context.Context) (string, error) {
@@ -176,11 +178,17 @@ func (o *testFinalOp) call(ctx context.Context) (string, error) {
 	case n > len(o.errs)+1:
 		return "ok", nil // a retry the README does not allow: it succeeds, so the test sees it
 	}
-	if o.s.end >= testEndCancel {
+	if o.s.end != testEndNone {
+		o.mu.Lock()
+		o.waiting = true
+		o.mu.Unlock()
 		select {
 		case <-ctx.Done():
 		case <-o.release:
 		}
+		o.mu.Lock()
+		o.waiting = false
+		o.mu.Unlock()
 	}
 	err := o.s.final.err(ctx)
 	o.mu.Lock()
@@ -248,6 +256,17 @@ func (s testNeverRetried) play(h *katatest.H) {
 	}
 	if s.end == testEndBefore {
 		how = " with ctx already done when Do was called"
+	}
+	synctest.Wait()
+	op.mu.Lock()
+	waiting := op.waiting
+	op.mu.Unlock()
+	if waiting && how != "" {
+		h.Errorf("the caller's ctx ended, but the ctx op got in attempt %d did not (op was still waiting for it to "+
+			"end%s): op gets ctx, the caller's (or one derived from it), so that it sees the caller give up",
+			s.transient+1, how)
+		c.Stop()
+		return
 	}
 	// A mock timer of 0 (BaseDelay 0) yields 1ms of bubble time: let the
 	// bubble run on, with the mock clock stopped.

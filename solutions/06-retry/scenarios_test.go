@@ -195,8 +195,8 @@ type testAttempts struct {
 	clk     interface{ Now() time.Time }
 	release chan struct{} // ends a final attempt that waits for its ctx (R2), once the test gives up
 	mu      sync.Mutex
-	errs []error
-	ends []time.Time
+	errs    []error
+	ends    []time.Time
 }
 
 func (o *testAttempts) call(ctx context.Context) (int, error) {
@@ -479,6 +479,13 @@ func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *test
 	lastErr := op.err(a)
 	var st *testStatus
 	switch {
+	case s.lastEnds != testEndNone && !errors.Is(err, ErrExhausted) && len(hooks.All()) >= a:
+		// BeforeSleep heard of a pause after the final attempt, which the
+		// cancel then ended.
+		h.Errorf("MaxAttempts %d allows %d attempt(s), yet after attempt %d failed Do called BeforeSleep for a pause, "+
+			"which ctx, already done, then ended, and returned %s: no pause follows the final attempt, so Do returns "+
+			"at once, with an error that matches ErrExhausted and the last op error%s",
+			s.attempts, a, a, testDescribe(err), s.belowOne())
 	case s.lastEnds != testEndNone && !errors.Is(err, ErrExhausted):
 		how := map[int]string{testEndBefore: "with ctx already cancelled when Do was called",
 			testEndCancel:   "after the caller cancelled ctx during that attempt",
