@@ -130,12 +130,17 @@ func (s testMarkedNeverRetried) play(h *katatest.H) {
 	n := len(errs) // the attempt that returns the final error
 	op := &testOp{errs: errs}
 	hooks := &testHooks{}
+	asked := &katatest.Recorder[error]{}
 	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, BeforeSleep: hooks.record}
 	switch s.retryable {
 	case "accepts every error":
-		p.Retryable = func(error) bool { return true }
+		p.Retryable = func(err error) bool {
+			asked.Add(err)
+			return true
+		}
 	case "rejects status codes below 500":
 		p.Retryable = func(err error) bool {
+			asked.Add(err)
 			var st *testStatus
 			return !errors.As(err, &st) || st.code >= 500
 		}
@@ -182,10 +187,42 @@ func (s testMarkedNeverRetried) play(h *katatest.H) {
 			return
 		}
 	}
+	for i, e := range errs {
+		if i < len(s.transient) && s.transient[i] < 0 {
+			continue // a plain error: Retryable may be asked about it
+		}
+		how := s.final.how + ", which is never retried"
+		if i < len(s.transient) {
+			how = fmt.Sprintf("RetryAfter(%v, err), which is retried whatever Retryable says", s.transient[i])
+		}
+		if testAskedAbout(asked.All(), e) {
+			h.Errorf("Retryable was asked about the error of attempt %d, %s: Retryable is not asked about a RetryAfter "+
+				"error, nor about an error that is never retried; rule those out first, and ask Retryable only about "+
+				"the others", i+1, how)
+			return
+		}
+	}
+}
+
+// testAskedAbout reports whether Retryable was asked about err, or about an
+// error that wraps it or that it wraps.
+func testAskedAbout(asked []error, err error) bool {
+	for _, e := range asked {
+		if e == err || errors.Is(e, err) || errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestB2_ExploreRetryAfterNeverOverridesANeverRetriedError(t *testing.T) {
 	katatest.Explore(t, 20, testDrawMarkedNeverRetried, func(h *katatest.H, s testMarkedNeverRetried) { s.play(h) })
+	// Every run: with Retryable set, a Retry-After error before a
+	// Permanent one with a Retry-After of its own.
+	katatest.Replay(t, []testMarkedNeverRetried{
+		{transient: []time.Duration{5 * time.Millisecond, -1}, final: testMarkedFinals[0], d: time.Millisecond,
+			attempts: 4, base: 10 * time.Millisecond, retryable: "accepts every error"},
+	}, func(h *katatest.H, s testMarkedNeverRetried) { s.play(h) })
 }
 
 // testRAStep is how one attempt fails in a testRetryAfterRun: a plain
@@ -466,8 +503,10 @@ func (s testRetryAfterRun) play(h *katatest.H) {
 	hooks := &testHooks{}
 	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, Multiplier: s.mult, MaxDelay: s.maxDelay,
 		Jitter: s.jitter, Rand: func() float64 { return s.r }, MaxElapsed: s.budget, BeforeSleep: hooks.record}
+	asked := &katatest.Recorder[error]{}
 	if s.rejects {
 		p.Retryable = func(err error) bool {
+			asked.Add(err)
 			var st *testStatus
 			return !errors.As(err, &st) || st.code != 429
 		}
@@ -510,6 +549,18 @@ func (s testRetryAfterRun) play(h *katatest.H) {
 		h.Errorf("Do made %d attempt(s); want %d, then %s", calls, last, map[string]string{
 			"success": "the success", "attempts": "MaxAttempts ran out", "budget": "MaxElapsed ran out"}[end])
 		return
+	}
+	for n := 1; n <= last && n <= len(s.steps); n++ {
+		if st := s.steps[n-1]; st.after && testAskedAbout(asked.All(), op.err(n)) {
+			final := ""
+			if n == max(s.attempts, 1) {
+				final = ", not even after the final attempt (the attempts have run out: ErrExhausted)"
+			}
+			h.Errorf("Retryable was asked about the error of attempt %d, %s: a RetryAfter error is retried whatever "+
+				"Retryable says, so Retryable is not asked about it%s; look for the Retry-After mark before you ask "+
+				"Retryable", n, st, final)
+			return
+		}
 	}
 	if end == "success" {
 		if v != "ok" || err != nil {
@@ -648,5 +699,8 @@ func TestB2_ExploreRetryAfterOfAnyLengthSetsThePauseAndRestarts(t *testing.T) {
 		{base: 10 * ms, jitter: 0.5, r: 0.75, attempts: 6, steps: []testRAStep{plain, plain, ra(0), plain, ra(-5 * time.Second)}},
 		{base: 10 * ms, maxDelay: 15 * ms, attempts: 4, budget: time.Hour, steps: []testRAStep{plain, ra(math.MaxInt64)}},
 		{base: 10 * ms, attempts: 2, steps: []testRAStep{ra(5 * ms), ra(5 * ms)}},
+		// Retryable rejects the 429 that every Retry-After error wraps: it
+		// is not asked about them, the final attempt's included.
+		{base: 10 * ms, attempts: 3, rejects: true, steps: []testRAStep{ra(5 * ms), plain, ra(7 * ms)}},
 	}, func(h *katatest.H, s testRetryAfterRun) { s.play(h) })
 }

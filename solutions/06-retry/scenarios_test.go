@@ -47,6 +47,11 @@ type testBackoff struct {
 	// pause after attempt n: the test moves the clock while it runs (a
 	// slow logger). 0, or a missing entry: it returns at once.
 	hook []time.Duration
+	// R2: how the caller's ctx ends by the final attempt (testEnd…): it
+	// stays live, it is done before Do is called (MaxAttempts 1 or below),
+	// or it ends while the final attempt runs, which then waits for its ctx
+	// and fails with its retryable error.
+	lastEnds int
 }
 
 // hookTakes is how long BeforeSleep runs on the clock before the pause
@@ -71,6 +76,14 @@ func (s testBackoff) String() string {
 		if took := s.hookTakes(n); took > 0 {
 			fails = append(fails, fmt.Sprintf("BeforeSleep before the pause after attempt %d takes %v on the clock", n, took))
 		}
+	}
+	switch s.lastEnds {
+	case testEndBefore:
+		end += "; ctx is already cancelled when Do is called"
+	case testEndCancel:
+		end += fmt.Sprintf("; the caller cancels ctx while attempt %d runs, and op, which honours its ctx, then fails", len(s.kinds))
+	case testEndDeadline:
+		end += fmt.Sprintf("; ctx's deadline passes while attempt %d runs, and op, which honours its ctx, then fails", len(s.kinds))
 	}
 	return fmt.Sprintf("Policy{MaxAttempts: %d, BaseDelay: %v, Multiplier: %v, MaxDelay: %v, Retryable nil, no jitter}; %s%s",
 		s.attempts, s.base, s.mult, s.maxDelay, strings.Join(fails, ", "), end)
@@ -142,6 +155,15 @@ func testDrawBackoff(req string) func(*rapid.T) testBackoff {
 			fails = rapid.IntRange(1, min(s.limit(), 6)).Draw(r, "failures")
 		}
 		s.kinds = rapid.SliceOfN(rapid.IntRange(0, len(testFailureKinds)-1), fails, fails).Draw(r, "failure kinds")
+		if req == "R2" {
+			// The attempts run out whether or not ctx ended by the final
+			// attempt: a cancel ends a pause, and none follows it.
+			ends := []int{testEndNone, testEndNone, testEndCancel, testEndDeadline}
+			if s.limit() == 1 {
+				ends = append(ends, testEndBefore)
+			}
+			s.lastEnds = rapid.SampledFrom(ends).Draw(r, "how ctx ends")
+		}
 		if req == "R1" && s.base > 0 {
 			// BeforeSleep may take time on the clock (a slow logger): less
 			// than the pause, all of it, or more. The pause starts after.
@@ -156,6 +178,10 @@ func testDrawBackoff(req string) func(*rapid.T) testBackoff {
 	}
 }
 
+// testLastDeadline is when ctx's deadline passes, after the start, when it
+// passes during the final attempt (R2): far past every pause.
+const testLastDeadline = 1000 * time.Hour
+
 // testFarBelowOne are values of MaxAttempts far below 1, which mean 1.
 var testFarBelowOne = []int{math.MinInt, math.MinInt + 1, math.MinInt32, -1 << 40}
 
@@ -165,11 +191,12 @@ var testHugeAttempts = []int{math.MaxInt, math.MaxInt - 1, math.MaxInt32, math.M
 // testAttempts is the op of a testBackoff: it records when each attempt
 // ended, and the error it returned.
 type testAttempts struct {
-	s    testBackoff
-	clk  interface{ Now() time.Time }
-	mu   sync.Mutex
-	errs []error
-	ends []time.Time
+	s       testBackoff
+	clk     interface{ Now() time.Time }
+	release chan struct{} // ends a final attempt that waits for its ctx (R2), once the test gives up
+	mu      sync.Mutex
+	errs    []error
+	ends    []time.Time
 }
 
 func (o *testAttempts) call(ctx context.Context) (int, error) {
@@ -183,6 +210,15 @@ func (o *testAttempts) call(ctx context.Context) (int, error) {
 	}
 	err := testFailureKinds[o.s.kinds[n-1]].make(n)
 	o.errs = append(o.errs, err)
+	if n == o.s.limit() && o.s.lastEnds >= testEndCancel {
+		// The final attempt honours its ctx: it fails once the ctx ends.
+		o.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-o.release:
+		}
+		o.mu.Lock()
+	}
 	return 0, err
 }
 
@@ -209,7 +245,9 @@ func (o *testAttempts) err(n int) error {
 // each failure to the nanosecond and what BeforeSleep saw, R2 how Do ends
 // when the attempts run out.
 func (s testBackoff) play(h *katatest.H) {
-	op := &testAttempts{s: s, clk: h.Clk}
+	op := &testAttempts{s: s, clk: h.Clk, release: make(chan struct{})}
+	var once sync.Once
+	h.Own(func() { once.Do(func() { close(op.release) }) })
 	hooks := &testHooks{}
 	gates := s.hookGates(h)
 	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base, Multiplier: s.mult, MaxDelay: s.maxDelay,
@@ -219,16 +257,25 @@ func (s testBackoff) play(h *katatest.H) {
 				g.Hold(context.Background()) // a slow hook: the test moves the clock while it runs
 			}
 		}}
-	c := katatest.Start(h, func(ctx context.Context) (int, error) { return Do(ctx, h.Clk, p, op.call) })
+	var opts []katatest.CtxOption
+	switch s.lastEnds {
+	case testEndBefore:
+		opts = append(opts, katatest.Cancelled())
+	case testEndDeadline:
+		opts = append(opts, katatest.Timeout(testLastDeadline)) // far past every pause
+	}
+	c := katatest.Start(h, func(ctx context.Context) (int, error) { return Do(ctx, h.Clk, p, op.call) }, opts...)
 	if c.Broken() {
 		return
 	}
 	last := min(s.limit(), len(s.kinds)+1) // the attempt Do ends with
+	// waits: the final attempt runs, waiting for its ctx to end.
+	waits := func() bool { return s.lastEnds >= testEndCancel && !c.Returned() && op.calls() == s.limit() }
 	if s.base == 0 {
 		// Pauses of 0: the attempts follow each other at once; look at
 		// what BeforeSleep saw once Do is done.
 		c.ReturnsAtOnce(time.Second)
-		for i := 0; i < 100 && s.req == "R2" && !c.Returned(); i++ {
+		for i := 0; i < 100 && s.req == "R2" && !c.Returned() && !waits(); i++ {
 			h.Advance(time.Hour) // R2 is about the end: get there, whatever the pauses are
 		}
 		if s.req == "R1" && op.calls() == last && len(hooks.All()) == last-1 {
@@ -311,6 +358,16 @@ func (s testBackoff) play(h *katatest.H) {
 					break
 				}
 				h.Advance(time.Hour)
+			}
+		}
+	}
+	if s.lastEnds >= testEndCancel {
+		synctest.Wait()
+		if waits() {
+			if s.lastEnds == testEndCancel {
+				c.Cancel()
+			} else {
+				h.Advance(testLastDeadline - h.Elapsed())
 			}
 		}
 	}
@@ -405,6 +462,11 @@ func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *test
 		return
 	}
 	calls := op.calls()
+	if calls == 0 {
+		h.Errorf("Do returned %s without calling op: the first attempt is always made, even when ctx is already "+
+			"done, and op gets ctx to honour it; look at ctx only in the pause", testDescribe(err))
+		return
+	}
 	if calls != a {
 		if s.attempts < 1 {
 			h.Errorf("MaxAttempts %d allows 1 attempt, and op was called %d time(s)%s", s.attempts, calls, s.belowOne())
@@ -417,6 +479,21 @@ func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *test
 	lastErr := op.err(a)
 	var st *testStatus
 	switch {
+	case s.lastEnds != testEndNone && !errors.Is(err, ErrExhausted) && len(hooks.All()) >= a:
+		// BeforeSleep heard of a pause after the final attempt, which the
+		// cancel then ended.
+		h.Errorf("MaxAttempts %d allows %d attempt(s), yet after attempt %d failed Do called BeforeSleep for a pause, "+
+			"which ctx, already done, then ended, and returned %s: no pause follows the final attempt, so Do returns "+
+			"at once, with an error that matches ErrExhausted and the last op error%s",
+			s.attempts, a, a, testDescribe(err), s.belowOne())
+	case s.lastEnds != testEndNone && !errors.Is(err, ErrExhausted):
+		how := map[int]string{testEndBefore: "with ctx already cancelled when Do was called",
+			testEndCancel:   "after the caller cancelled ctx during that attempt",
+			testEndDeadline: "after ctx's deadline passed during that attempt"}[s.lastEnds]
+		h.Errorf("the attempts run out even when ctx is done: attempt %d, the last of MaxAttempts %d, failed with a "+
+			"retryable error %s, so the error must match ErrExhausted and the last op error, %s; Do returned %s: a "+
+			"cancel ends a pause, and no pause follows the final attempt, so look at ctx only in the pause",
+			a, s.attempts, how, testDescribe(lastErr), testDescribe(err))
 	case !errors.Is(err, ErrExhausted):
 		h.Errorf("after the %d attempt(s) of MaxAttempts %d failed, the error must match ErrExhausted; Do returned %s",
 			a, s.attempts, testDescribe(err))
@@ -452,9 +529,12 @@ func TestR1_ExplorePausesGrowFromBaseDelayToTheNanosecond(t *testing.T) {
 func TestR2_ExploreAttemptsRunOutWithTheLastError(t *testing.T) {
 	katatest.Explore(t, 12, testDrawBackoff("R2"), func(h *katatest.H, s testBackoff) { s.play(h) })
 	// Every run: below 1 means 1 (MaxAttempts 0, -3 and the most negative
-	// int), and a last error that wraps another.
+	// int), a last error that wraps another, and ctx ending by the final
+	// attempt in each way.
 	for _, s := range []testBackoff{{attempts: 0, kinds: []int{0}}, {attempts: -3, kinds: []int{1}},
-		{attempts: math.MinInt, kinds: []int{3}}, {attempts: 3, kinds: []int{0, 1, 2}}} {
+		{attempts: math.MinInt, kinds: []int{3}}, {attempts: 3, kinds: []int{0, 1, 2}},
+		{attempts: 3, kinds: []int{0, 1, 2}, lastEnds: testEndCancel}, {attempts: 2, kinds: []int{1, 3}, lastEnds: testEndDeadline},
+		{attempts: 1, kinds: []int{0}, lastEnds: testEndBefore}} {
 		if t.Failed() {
 			return
 		}

@@ -1,6 +1,6 @@
 // Library: github.com/cenkalti/backoff/v4 v4.3.0
-// Fails: R1 R3 R4 R5 R6 R7 B1 B2
-// Why: it computes each pause from the previous one truncated to whole ns (R1); it strips the Permanent mark off the error it returns (R3); a cancel returns ctx.Err() alone, without the last error (R4); it retries a context error that op returns while Do's ctx is live (R5); its jitter draws from math/rand, cannot be injected, spreads over d·(1±J) plus 1ns, and MaxInterval caps the interval before the jitter (R6); it returns op's value along with the error (R7); its MaxElapsedTime check adds elapsed + pause, which overflows for huge pauses (B1); it has no Retry-After (B2).
+// Fails: R1 R2 R3 R4 R5 R6 R7 B1 B2
+// Why: it computes each pause from the previous one truncated to whole ns (R1); it strips the Permanent mark off the error it returns (R3); a cancel returns ctx.Err() alone, without the last error (R4), even one during the final attempt, where the attempts have run out and the error must match ErrExhausted (R2); it retries a context error that op returns while Do's ctx is live (R5); its jitter draws from math/rand, cannot be injected, spreads over d·(1±J) plus 1ns, and MaxInterval caps the interval before the jitter (R6); it returns op's value along with the error (R7); its MaxElapsedTime check adds elapsed + pause, which overflows for huge pauses (B1); it has no Retry-After (B2).
 
 // Package retry is the kata's API on github.com/cenkalti/backoff/v4:
 // ExponentialBackOff for the schedule, WithMaxRetries for the attempts,
