@@ -265,8 +265,8 @@ func (p *testQueuePlay) waves() bool {
 		if !p.noEarlyReturn(i + 1) {
 			return false
 		}
-		froze := fmt.Sprintf("the loop stopped answering once many misses waited for a slot: with MaxInFlight %d "+
-			"and every running lookup held, %d misses were queued and %d more arrived at once (wave %d), and then ",
+		froze := fmt.Sprintf("the loop froze once many misses waited for a slot: with MaxInFlight %d and every "+
+			"running lookup held, %d misses were queued and %d more arrived at once (wave %d), and then ",
 			p.s.maxInFlight, before.Queued, w.misses, i+1)
 		for _, c := range wave {
 			if !testReturned(c, froze+"Get(%q), a cached key, got no answer. The README puts no bound on the queue: "+
