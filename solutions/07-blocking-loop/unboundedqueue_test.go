@@ -262,7 +262,7 @@ func (p *testQueuePlay) waves() bool {
 			p.hits = append(p.hits, c)
 		}
 		synctest.Wait()
-		if !p.noEarlyReturn(i + 1) {
+		if !p.noEarlyReturn(fmt.Sprintf("after wave %d", i+1)) {
 			return false
 		}
 		froze := fmt.Sprintf("the loop froze once many misses waited for a slot: with MaxInFlight %d and every "+
@@ -292,16 +292,16 @@ func (p *testQueuePlay) waves() bool {
 }
 
 // noEarlyReturn checks that no miss whose lookup has not answered returned.
-func (p *testQueuePlay) noEarlyReturn(wave int) bool {
+func (p *testQueuePlay) noEarlyReturn(when string) bool {
 	for _, g := range p.misses {
 		if p.answered[g.key] || !g.call.Returned() {
 			continue
 		}
 		v, err := g.call.Result()
-		p.h.Errorf("Get(%q) returned (%q, %v) before its lookup answered, with MaxInFlight %d and %d misses "+
-			"waiting for a slot (after wave %d): a miss beyond MaxInFlight waits its turn in the loop's FIFO queue, "+
-			"however long that queue is; it is neither turned away nor dropped when many misses wait",
-			g.key, v, err, p.s.maxInFlight, max(0, len(p.misses)-len(p.answered)-p.s.slots()), wave)
+		p.h.Errorf("a miss was turned away instead of waiting its turn: Get(%q) returned (%q, %v) before its lookup "+
+			"answered, with MaxInFlight %d and %d misses not answered yet (%s). A miss beyond MaxInFlight "+
+			"waits in the loop's FIFO queue however long that queue is: the README sets no bound on it, and no "+
+			"miss fails fast or is dropped", g.key, v, err, p.s.maxInFlight, len(p.misses)-len(p.answered), when)
 		return false
 	}
 	return true
@@ -379,7 +379,7 @@ func (p *testQueuePlay) rounds() bool {
 			p.be.answer(l)
 		}
 		synctest.Wait()
-		if !p.repliesFor(let) || !p.noEarlyReturn(len(p.s.waves)) {
+		if !p.repliesFor(let) || !p.noEarlyReturn(fmt.Sprintf("after round %d of lookups that answered", i+1)) {
 			return false
 		}
 		if !p.checkStats(fmt.Sprintf("the loop stopped answering once %d held lookups answered with %d misses "+
