@@ -190,6 +190,7 @@ type testQueuePlay struct {
 	run      katatest.ErrCall
 	misses   []*testQueueGet // in the order they were made
 	hits     []*katatest.Call[string]
+	stats    []*katatest.Call[Stats]
 	answered map[string]bool // keys whose lookup the test let answer
 }
 
@@ -198,6 +199,7 @@ func (s testLongQueue) play(h *katatest.H) {
 	h.Own(p.be.openAll) // a stop of a call lets every held lookup go
 	p.cache = New(h.Clk, p.be.lookup, Config{MaxInFlight: s.maxInFlight})
 	p.run = katatest.StartErr(h, p.cache.Run)
+	defer p.unwind()
 	if !p.warm() || !p.waves() || !p.rounds() || !p.drain() {
 		return
 	}
@@ -269,7 +271,7 @@ func (p *testQueuePlay) waves() bool {
 			"running lookup held, %d misses were queued and %d more arrived at once (wave %d), and then ",
 			p.s.maxInFlight, before.Queued, w.misses, i+1)
 		for _, c := range wave {
-			if !testReturned(c, froze+"Get(%q), a cached key, got no answer. The README puts no bound on the queue: "+
+			if !p.returned(c, froze+"Get(%q), a cached key, got no answer. The README puts no bound on the queue: "+
 				"keep the misses waiting for a slot in a slice the loop owns (append to the back, take from the "+
 				"front), never in a buffered channel the loop itself sends to, which blocks the loop once it is full",
 				testQueueWarm) {
@@ -311,7 +313,9 @@ func (p *testQueuePlay) noEarlyReturn(when string) bool {
 func (p *testQueuePlay) checkStats(froze, when string) bool {
 	h := p.h
 	st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
-	if !st.Returns("%s", froze) {
+	p.stats = append(p.stats, st)
+	synctest.Wait()
+	if !p.returned(st, "%s", froze) {
 		return false
 	}
 	got, err := st.Result()
@@ -401,7 +405,7 @@ func (p *testQueuePlay) repliesFor(let []*testQueueLookup) bool {
 	}
 	for _, l := range let {
 		g := by[l.key]
-		if !testReturned(g.call, "Get(%q) did not return once its lookup had answered, with %d misses queued: "+
+		if !p.returned(g.call, "Get(%q) did not return once its lookup had answered, with %d misses queued: "+
 			"answer the callers waiting for the key as soon as its result reaches the loop", g.key, p.want().Queued) {
 			return false
 		}
@@ -419,7 +423,7 @@ func (p *testQueuePlay) drain() bool {
 	p.be.openAll()
 	synctest.Wait()
 	for _, g := range p.misses {
-		if !testReturned(g.call, "Get(%q) never returned once the backend answered every lookup at once, with %d "+
+		if !p.returned(g.call, "Get(%q) never returned once the backend answered every lookup at once, with %d "+
 			"misses queued: each lookup that reports back frees a slot for the oldest queued miss, until the "+
 			"queue is empty, however long it was", g.key, queued) {
 			return false
@@ -435,13 +439,39 @@ func (p *testQueuePlay) drain() bool {
 		"once every lookup had answered")
 }
 
-// testReturned is c.Returns for a call checked right after the code
-// settled: one settle for a crowd of calls, not one per call.
-func testReturned[T any](c *katatest.Call[T], format string, args ...any) bool {
+// returned is c.Returns for a call checked right after the code settled,
+// among a crowd of calls: one settle for all of them, and a failure that
+// leaves the crowd to unwind, which cancels every call at once.
+func (p *testQueuePlay) returned(c interface {
+	Returned() bool
+	Panicked() bool
+}, format string, args ...any) bool {
 	if c.Returned() {
 		return !c.Panicked()
 	}
-	return c.Returns(format, args...)
+	p.h.Errorf(format, args...)
+	return false
+}
+
+// unwind ends what a failed scenario left running, all at once: every
+// Get and Stats call gives up, Run's ctx ends and every held lookup
+// answers. Whatever still runs then is the harness's to report.
+func (p *testQueuePlay) unwind() {
+	if !p.h.Failed() {
+		return
+	}
+	for _, g := range p.misses {
+		g.call.Cancel()
+	}
+	for _, c := range p.hits {
+		c.Cancel()
+	}
+	for _, c := range p.stats {
+		c.Cancel()
+	}
+	p.run.Cancel()
+	p.be.openAll()
+	synctest.Wait()
 }
 
 func TestR4_ExploreAnyNumberOfMissesWaitInTheQueue(t *testing.T) {
