@@ -349,15 +349,15 @@ func testSCompare(h *katatest.H, s testSScenario, m *testSModel, before []string
 		if x.c.Returned() && !x.c.Panicked() {
 			what = "returned " + testXDescribe(x.c.Err())
 		}
-		slots := "no call held them any more"
+		early := ""
 		if len(before) > 0 {
-			slots = strings.Join(before, ", ") + " had returned while other calls of their request still ran"
+			early = strings.Join(before, ", ") + " had returned while other calls of the same request still ran, and "
 		}
-		h.Errorf("TryForEach kept a slot after its call had returned: request %d, with %d item(s), came when the "+
-			"calls still running held %d of the Bulkhead's %d slots (%s), so it starts %d call(s), but it started %d "+
-			"and %s: every call gives its slot back when it returns, not when the rest of its request is over — "+
-			"give each call's slot back in that call's goroutine as soon as fn returns (defer the release there), "+
-			"never in a loop at the end of TryForEach", r+1, len(q.items), m.limit-q.free, m.limit, slots, q.started,
+		h.Errorf("TryForEach kept a slot after its call had returned: %swhen request %d, with %d item(s), came, the "+
+			"calls still running held %d of the Bulkhead's %d slots, so it starts %d call(s), but it started %d and "+
+			"%s: every call gives its slot back when it returns, not when the rest of its request is over — give "+
+			"each call's slot back in that call's goroutine as soon as fn returns (defer the release there), never "+
+			"in a loop at the end of TryForEach", early, r+1, len(q.items), m.limit-q.free, m.limit, q.started,
 			started, what)
 		return false
 	}
