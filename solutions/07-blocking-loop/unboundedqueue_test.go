@@ -57,7 +57,8 @@ func (s testLongQueue) String() string {
 		n += w.misses
 	}
 	for _, r := range s.rounds {
-		fmt.Fprintf(&b, "\n  the held lookups at %v among those running (oldest first; past the last, counting starts over) answer at once", r)
+		fmt.Fprintf(&b, "\n  the held lookups at %v among those running (oldest first; past the last, counting "+
+			"starts over) answer at once", r)
 	}
 	b.WriteString("\n  from now on the backend answers every lookup at once, and the held ones answer")
 	return b.String()
