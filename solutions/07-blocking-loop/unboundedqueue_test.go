@@ -57,7 +57,8 @@ func (s testLongQueue) String() string {
 		n += w.misses
 	}
 	for _, r := range s.rounds {
-		fmt.Fprintf(&b, "\n  %d held lookups answer at once (picks %v among those running, oldest first)", len(r), r)
+		fmt.Fprintf(&b, "\n  the held lookups at %v among those running (oldest first; past the last, counting "+
+			"starts over) answer at once", r)
 	}
 	b.WriteString("\n  from now on the backend answers every lookup at once, and the held ones answer")
 	return b.String()
@@ -81,7 +82,7 @@ func testDrawLongQueue(r *rapid.T) testLongQueue {
 	waves := rapid.IntRange(1, 3).Draw(r, "waves")
 	for i := range waves {
 		s.waves = append(s.waves, testQueueWave{
-			misses: rapid.IntRange(0, 200).Draw(r, fmt.Sprintf("misses in wave %d", i+1)),
+			misses: rapid.IntRange(0, 150).Draw(r, fmt.Sprintf("misses in wave %d", i+1)),
 			hits:   rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("hits in wave %d", i+1)),
 		})
 	}
@@ -476,5 +477,5 @@ func (p *testQueuePlay) unwind() {
 
 func TestR4_ExploreAnyNumberOfMissesWaitInTheQueue(t *testing.T) {
 	katatest.Replay(t, testLongQueueFixed, func(h *katatest.H, s testLongQueue) { s.play(h) })
-	katatest.Explore(t, 4, testDrawLongQueue, func(h *katatest.H, s testLongQueue) { s.play(h) })
+	katatest.Explore(t, 3, testDrawLongQueue, func(h *katatest.H, s testLongQueue) { s.play(h) })
 }
