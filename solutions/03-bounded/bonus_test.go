@@ -67,7 +67,7 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 			what := "once ForEachWeighted got going"
 			if s.release >= 0 {
 				w.open(s.release)
-				synctest.Wait()
+				testSettle(h)
 				what = fmt.Sprintf("after item %d returned", s.release)
 			}
 			if load.peak() > capacity {
@@ -90,7 +90,7 @@ func TestB1_WeightsInFlightNeverExceedCapacity(t *testing.T) {
 			}
 		}
 		w.open(6)
-		if !c.Returns("every call returned, but ForEachWeighted did not") {
+		if !testReturns(h, c, "every call returned, but ForEachWeighted did not") {
 			return
 		}
 		err, ok := c.Finish("ForEachWeighted")
@@ -442,7 +442,7 @@ func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 			return
 		}
 		w.open(0)
-		synctest.Wait()
+		testSettle(h)
 		if n := w.started(); n > 1 {
 			t.Errorf("capacity 2, weights %v: item 0 failed while items 1 and 2 waited for room, and then %d of them "+
 				"started: after the first error nothing new may start, even an item whose room has just come back; "+
@@ -452,7 +452,7 @@ func TestB1_AnItemWaitingForRoomDoesNotStartAfterTheFirstError(t *testing.T) {
 			c.Stop()
 			return
 		}
-		if !c.Returns("item 0 failed and nothing else was running, but ForEachWeighted did not return") {
+		if !testReturns(h, c, "item 0 failed and nothing else was running, but ForEachWeighted did not return") {
 			return
 		}
 		err, ok := c.Finish("ForEachWeighted")

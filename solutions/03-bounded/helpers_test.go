@@ -7,10 +7,37 @@ package bounded
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"gokata/internal/katatest"
 )
+
+// testSettle lets the code settle between the steps of a weighted run,
+// while calls are held. A correct design may hold a lock while it waits for
+// room for the next item (the head of the line waits, and the items behind
+// it wait too, B1): the workers whose calls returned gave their room back,
+// and then queue on that lock until room comes. A goroutine on a mutex is
+// not durably blocked, so synctest.Wait would never return; h.Settle counts
+// it as settled. A real hang still fails where the test expects the call
+// to return (testReturns).
+func testSettle(h *katatest.H) {
+	h.Settle() // calls may be queued on a lock whose holder waits for room: fine
+}
+
+// testReturns is c.Returns for a run whose goroutines may have been queued
+// on a lock while it went (testSettle): once the run should be over, a
+// goroutine still stuck on a mutex is a hang, reported with where it waits.
+func testReturns(h *katatest.H, c katatest.ErrCall, format string, args ...any) bool {
+	h.T.Helper()
+	if stuck := h.Settle(); stuck != nil {
+		h.Errorf("%s: goroutines were stuck on a mutex that a goroutine of yours holds while it waits for "+
+			"something that never comes. Stuck:\n\t%s", fmt.Sprintf(format, args...), strings.Join(stuck, "\n\t"))
+		katatest.Unwind(h, c)
+		return false
+	}
+	return c.Returns(format, args...)
+}
 
 // testItems returns the items 0, 1, …, n-1.
 func testItems(n int) []int {

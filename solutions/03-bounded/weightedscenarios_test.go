@@ -26,7 +26,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 
 	"pgregory.net/rapid"
 
@@ -313,7 +312,7 @@ func testWPlay(h *katatest.H, s testWScenario) {
 			x.c.Stop()
 		}
 	}
-	synctest.Wait()
+	testSettle(h)
 	for c, x := range runs {
 		if !x.check(h, c, "once it got going", startedAt[c]) {
 			stopAll()
@@ -344,7 +343,7 @@ func testWPlay(h *katatest.H, s testWScenario) {
 				runs[c].release(i)
 			}
 		}
-		synctest.Wait()
+		testSettle(h)
 		for c, x := range runs {
 			if !x.check(h, c, fmt.Sprintf("after step %d", now), startedAt[c]) {
 				stopAll()
@@ -355,7 +354,7 @@ func testWPlay(h *katatest.H, s testWScenario) {
 	for _, x := range runs {
 		x.releaseAll()
 	}
-	synctest.Wait()
+	testSettle(h)
 	for c, x := range runs {
 		if !x.check(h, c, "once every call had been released", startedAt[c]) {
 			stopAll()
@@ -363,7 +362,7 @@ func testWPlay(h *katatest.H, s testWScenario) {
 		}
 	}
 	for c, x := range runs {
-		if !x.c.Returns("B1: caller %d (capacity %d, weights %v): every call returned and every item had started, "+
+		if !testReturns(h, x.c, "B1: caller %d (capacity %d, weights %v): every call returned and every item had started, "+
 			"but ForEachWeighted did not return: wait for the calls you started (a sync.WaitGroup), then return",
 			c+1, x.cl.capacity, x.cl.weights) {
 			stopAll()
