@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,6 +151,13 @@ func (o *testTimedOp) call(ctx context.Context) (string, error) {
 	return "ok", nil
 }
 
+// times is when each attempt so far was made.
+func (o *testTimedOp) times() []time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.at)
+}
+
 // testUse is a pause that used a value of Rand.
 type testUse struct {
 	call, attempt int
@@ -177,7 +185,7 @@ func (s testFreshR) play(h *katatest.H) {
 	for i, c := range calls {
 		if !c.Returned() {
 			h.Errorf("call %d of Do was still running an hour after it started, with pauses of a few seconds at most "+
-				"(its op was called %d time(s)): wait on a timer from clk for each pause", i+1, len(ops[i].at))
+				"(its op was called %d time(s)): wait on a timer from clk for each pause", i+1, len(ops[i].times()))
 			katatest.Unwind(h, calls...)
 			return
 		}
@@ -187,9 +195,9 @@ func (s testFreshR) play(h *katatest.H) {
 		if !ok {
 			return
 		}
-		if v != "ok" || err != nil || len(ops[i].at) != s.fails[i]+1 {
+		if made := len(ops[i].times()); v != "ok" || err != nil || made != s.fails[i]+1 {
 			h.Errorf("call %d of Do: attempt %d succeeds, after %d failures, and MaxAttempts is %d; Do returned (%q, %v) "+
-				"after %d attempt(s)", i+1, s.fails[i]+1, s.fails[i], s.attempts(), v, err, len(ops[i].at))
+				"after %d attempt(s)", i+1, s.fails[i]+1, s.fails[i], s.attempts(), v, err, made)
 			return
 		}
 	}
@@ -198,8 +206,9 @@ func (s testFreshR) play(h *katatest.H) {
 	rnd.mu.Unlock()
 	used := map[int]testUse{} // the index of Rand's call whose r a pause used
 	for i, op := range ops {
+		at := op.times()
 		for n := 1; n <= s.fails[i]; n++ {
-			got := op.at[n].Sub(op.at[n-1])
+			got := at[n].Sub(at[n-1])
 			var from []int
 			for k, r := range gave {
 				if testNear(got, s.pause(n, r), 1) {
