@@ -382,6 +382,13 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 			return
 		}
 		assert.Equal(t, calls.entered(), calls.cancelled(), "the caller cancelled ctx: the cancel must reach every call of fn")
+		if err == nil && calls.cancelled() == n {
+			t.Errorf("the caller cancelled ctx and all %d calls of fn returned an error wrapping ctx.Err(), but Map returned no "+
+				"error (results %q): the failures of the last calls to return were lost. Record each failure before the call "+
+				"counts itself done (before wg.Done()), not in a goroutine of its own that Map does not wait for, nor in a "+
+				"deferred function that runs after wg.Done() (deferred calls run last-in first-out)", n, out)
+			return
+		}
 		if msg := katatest.LostWrap(err, context.Canceled, `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
 			t.Errorf("the caller cancelled ctx, the calls returned errors wrapping ctx.Err(), and Map returned %q: %s", err, msg)
 			return

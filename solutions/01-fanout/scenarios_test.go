@@ -195,7 +195,7 @@ func (s testFanScenario) String() string {
 	}
 	b.WriteString(";")
 	for i, e := range s.elems {
-		fmt.Fprintf(&b, "\n  in[%d]: %s, %s", i, e.describe(), testReactionNames[e.react])
+		fmt.Fprintf(&b, "\n  in[%d]: %s, %s", i, e.describe(), strings.Replace(testReactionNames[e.react], "Map ", what+" ", 1))
 	}
 	for k, group := range s.steps {
 		fmt.Fprintf(&b, "\n  step %d:", k+1)
@@ -264,6 +264,13 @@ type testFanDraw struct {
 	// The caller's ctx has a deadline on the mock clock, and the caller's
 	// cancel (with cancel) is that deadline passing.
 	deadline bool
+	// The last calls to return are the point (drawFinale): every other
+	// call has returned a result, then at one instant the last ones fail
+	// (with fail), or the caller cancels while they wait on their ctx
+	// (with cancel; with deadline, its deadline may pass instead).
+	finale  bool
+	minCall int  // callers: at least minCall (1 unless set)
+	late    bool // with finale and cancel: calls that ignore the cancel return after it, one at least failing
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
@@ -273,6 +280,9 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 	}
 	if d.rush {
 		return d.drawRush(r, s)
+	}
+	if d.finale {
+		return d.drawFinale(r, s)
 	}
 	s.callers = rapid.IntRange(1, d.maxCall).Draw(r, "callers")
 	if d.deadline {
@@ -466,7 +476,11 @@ func (d testFanDraw) drawRush(r *rapid.T, s testFanScenario) testFanScenario {
 	// cancel as a call starts, or both; near the start of the input, so
 	// that Map still has calls to start.
 	early := func(what string) int { return rapid.IntRange(0, min(2, s.n-2)).Draw(r, what) }
-	switch rapid.IntRange(0, 2).Draw(r, "what stops the batch (0: a failure, 1: a cancel, 2: both)") {
+	stops := rapid.IntRange(0, 2)
+	if s.all {
+		stops = rapid.IntRange(1, 2) // a failure stops nothing in MapAll: the caller's cancel, with a failure or not
+	}
+	switch stops.Draw(r, "what stops the batch (0: a failure, 1: a cancel, 2: both)") {
 	case 0:
 		i := early("the call that fails at once")
 		s.elems[i].react, s.elems[i].fails, s.elems[i].kind, s.elems[i].text = testAtOnce, true, testPlainError, "503"
@@ -729,6 +743,7 @@ type testCaller struct {
 	c    *katatest.Call[testSeen]
 	seen testSeen
 	done bool // its return was checked
+	hung bool // it was still waiting once every call of fn had returned
 }
 
 func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSeen] {
@@ -784,10 +799,23 @@ func (s testFanScenario) play(h *katatest.H) {
 		f := testNewFx(h, &s, k)
 		callers[k] = &testCaller{f: f, c: s.start(h, f)}
 	}
-	stop := func() { // the first Stop opens every caller's gates
-		for _, c := range callers {
-			c.c.Stop()
+	stop := func() { // the first Stop opens every caller's gates; a caller that never returns ends it there
+		if slices.ContainsFunc(callers, func(c *testCaller) bool { return c.hung }) {
+			// A call that waits with nothing left to wait for: Stop would
+			// say it again, as a deadlock, in place of what the test said.
+			// Cancel and release everything, and let the harness find
+			// what stays blocked.
+			for _, c := range callers {
+				c.c.Cancel()
+				c.f.releaseAll()
+			}
+			return
 		}
+		calls := make([]*katatest.Call[testSeen], len(callers))
+		for k, c := range callers {
+			calls[k] = c.c
+		}
+		katatest.Unwind(h, calls...)
 	}
 	synctest.Wait()
 	for _, c := range callers {
@@ -833,6 +861,7 @@ func (s testFanScenario) play(h *katatest.H) {
 	}
 	for _, c := range callers {
 		if !c.c.Returned() {
+			c.hung = true
 			s.report(h, "*", "every call of fn had returned, but %s was still waiting: does it wait for something else?", s.what())
 			stop()
 			return
@@ -995,7 +1024,7 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 			return false
 		}
 		if !rel && st == 1 && testHonours(e.react) && cancelled <= k {
-			if s.all && s.cancelAt > 0 && s.cancelAt <= k {
+			if s.all { // in MapAll only the caller's cancel or deadline cancels
 				s.report(h, "B1", "MapAll: %s, but in[%d] was still waiting on its ctx after that: a failure cancels nothing "+
 					"in MapAll, but the caller's cancel must still reach every call; give every call a ctx derived from the "+
 					"caller's (context.WithCancel(ctx)), not context.WithoutCancel(ctx) or context.Background()", cause, i)
@@ -1024,6 +1053,15 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 				if k == 0 {
 					when = "before the test released any call"
 				}
+				c.hung = true
+				if s.all {
+					s.report(h, "*", "every call of fn that MapAll started had returned %s, but MapAll was still waiting, for "+
+						"ever: %s while MapAll was still starting calls. MapAll calls fn for every element, whatever the "+
+						"caller's ctx does once it has begun (the cancel reaches each call through its ctx), and returns once "+
+						"every call has returned: count each call in the WaitGroup as it starts it (wg.Add(1) before each go "+
+						"statement), and do not stop starting them", when, s.rushCause(v))
+					return false
+				}
 				s.report(h, "*", "every call of fn that %s started had returned %s, but %s was still waiting, for "+
 					"ever: %s while %s was still starting calls. %s must return once every call it started has "+
 					"returned; if it stops starting calls once ctx is done, its WaitGroup must count only the calls "+
@@ -1031,6 +1069,7 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 					s.what(), s.rushCause(v), s.what(), s.what())
 				return false
 			}
+			c.hung = true
 			s.report(h, "*", "every call of fn had returned by step %d, but %s was still waiting: does it wait for something else?",
 				k, s.what())
 			return false
@@ -1043,7 +1082,31 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	if !s.checkInput(h, c, seen) {
 		return false
 	}
+	if s.all && s.rush && !s.checkEveryCall(h, v) {
+		return false
+	}
 	return s.checkResult(h, c, v, seen, firstErr, panicAt)
+}
+
+// checkEveryCall (B1): MapAll, once it has begun with a live ctx, calls fn
+// for every element, even when the caller cancels while it is still
+// starting calls: the cancel reaches each call through its ctx, and fn
+// decides what to do with it. (Map may stop starting calls once its ctx
+// is done: it returns the first error anyway.)
+func (s testFanScenario) checkEveryCall(h *katatest.H, v testFxView) bool {
+	var never []int
+	for i, n := range v.calls {
+		if n == 0 {
+			never = append(never, i)
+		}
+	}
+	if len(never) == 0 {
+		return true
+	}
+	return s.report(h, "B1", "MapAll never called fn for %s: %s while MapAll was still starting calls, and MapAll returned "+
+		"without making those calls. A cancel ends no call of MapAll early, not even one that has not begun: every call "+
+		"runs to its end, and the cancel reaches each one through its ctx (fn decides what to do with it). Call fn for "+
+		"every element; look at ctx.Err() only once, before starting any work", testElements(never), s.rushCause(v))
 }
 
 // checkInput (R2): Map never modifies in, whatever happened.
@@ -1117,7 +1180,7 @@ func (s testFanScenario) callerErr() error {
 func (s testFanScenario) rushCause(v testFxView) string {
 	var parts []string
 	for i, e := range s.elems {
-		if e.react == testAtOnce && e.fails && v.calls[i] > 0 {
+		if e.react == testAtOnce && e.fails && v.calls[i] > 0 && !s.all { // a failure stops nothing in MapAll
 			parts = append(parts, fmt.Sprintf("in[%d] failed at once", i))
 		}
 	}
@@ -1187,8 +1250,7 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 		return true
 	}
 	if seen.err == nil {
-		s.report(h, "R3", "%s: fn failed for %s, but %s returned no error (results %q)", s.what(), testElements(failed), s.what(), seen.out)
-		return false
+		return s.reportLost(h, v, seen, failed, cancelFirst)
 	}
 	if !seen.outNil {
 		s.report(h, "R3", "%s returned the error %q together with results %q: on an error the results are nil", s.what(), seen.msg, seen.out)
@@ -1305,6 +1367,62 @@ func (s testFanScenario) checkResult(h *katatest.H, c *testCaller, v testFxView,
 	return true
 }
 
+// reportLost: calls failed, and Map (or MapAll) returned no error. That
+// is R3's to report, or R5's when the caller's cancel came first, or
+// B1's for MapAll. When a failure was among the last calls to return, the
+// likely mistake is a failure recorded after the call counted itself done.
+func (s testFanScenario) reportLost(h *katatest.H, v testFxView, seen testSeen, failed []int, cancelFirst bool) bool {
+	req := "R3"
+	switch {
+	case s.all:
+		req = "B1"
+	case cancelFirst:
+		req = "R5"
+	}
+	lastStep, returned := 0, 0
+	for i, st := range v.state {
+		if st >= 2 {
+			lastStep, returned = max(lastStep, v.retStep[i]), returned+1
+		}
+	}
+	var last []int // the failures among the last calls to return
+	for _, i := range failed {
+		if v.retStep[i] == lastStep {
+			last = append(last, i)
+		}
+	}
+	if len(last) == 0 {
+		return s.report(h, req, "%s returned no error (results %q), but fn failed for %s: on any failure %s returns an error "+
+			"and nil results", s.what(), seen.out, testElements(failed), s.what())
+	}
+	lastCalls := "the last call to return"
+	if len(last) > 1 {
+		lastCalls = "the last calls to return"
+	}
+	var how string
+	switch {
+	case cancelFirst && s.deadline > 0:
+		how = "at the instant the caller's deadline passed, " + lastCalls
+	case cancelFirst:
+		how = "at the instant the caller cancelled ctx, " + lastCalls
+	case returned == 1:
+		how = "the only call"
+	case len(last) == 1:
+		how = "the last call to return, after every other call had returned"
+	default:
+		how = "at the same instant, the last calls to return"
+	}
+	what := fmt.Sprintf("fn failed for %s", testElements(last))
+	if len(last) < len(failed) {
+		what = fmt.Sprintf("fn failed for %s (and before them for %s)", testElements(last),
+			testElements(slices.DeleteFunc(slices.Clone(failed), func(i int) bool { return slices.Contains(last, i) })))
+	}
+	return s.report(h, req, "%s returned no error (results %q), but %s, %s: a failure among the last calls to return "+
+		"was lost. Record each failure before the call counts itself done (before wg.Done(), or before the send %s "+
+		"counts), not in a goroutine of its own that %s does not wait for, nor in a deferred function that runs after "+
+		"wg.Done() (deferred calls run last-in first-out)", s.what(), seen.out, what, how, s.what(), s.what())
+}
+
 // stepOf is the step at which in[i] is released.
 func (s testFanScenario) stepOf(i int) int {
 	for k, group := range s.steps {
@@ -1331,6 +1449,11 @@ func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen,
 		if !errors.Is(seen.err, v.retErr[i]) {
 			if msg := katatest.LostWrap(seen.err, v.retErr[i], `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" && !anyMatched {
 				s.report(h, testWrapReqs, "MapAll returned %q: %s", seen.msg, msg)
+			} else if when := s.sinceCancel(v, i); when != "" {
+				s.report(h, "B1", "in[%d] failed with %q %s, but MapAll's error %q does not match it: a cancel cuts no wait "+
+					"short in MapAll; it waits for every call and joins every failure (errors.Join), those that come with "+
+					"the cancel or after it too (a call that ignores its ctx may fail later), each wrapped with %%w: do not "+
+					"stop collecting at ctx.Done()", i, v.retErr[i], when, seen.msg)
 			} else {
 				s.report(h, "B1", "in[%d] failed with %q, but MapAll's error %q does not match it: the error joins every failure "+
 					"(errors.Join), each wrapped with %%w", i, v.retErr[i], seen.msg)
@@ -1346,6 +1469,12 @@ func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen,
 				v.retErr[i], testInnerIndex)
 			return false
 		}
+		if when := s.sinceCancel(v, i); at < 0 && when != "" {
+			s.report(h, "B1", "MapAll returned %q, which does not name %s: in[%d] failed with %q %s, and MapAll's error "+
+				"joins every failure, those that come with the cancel or after it too, each wrapped with its index: do not "+
+				"answer a cancel with ctx.Err() alone, nor stop collecting at ctx.Done()", seen.msg, tag, i, v.retErr[i], when)
+			return false
+		}
 		if at < 0 {
 			s.report(h, "B1", "MapAll returned %q, which does not name %s in input order: each joined error must name its "+
 				"element, and the failures come in input order (%s), not in the order they happened: keep each "+
@@ -1355,6 +1484,22 @@ func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen,
 		prev += at + len(tag)
 	}
 	return true
+}
+
+// sinceCancel says when in[i] returned relative to the caller's cancel (or
+// deadline) at a step of its own: "" if before it, or if there was none.
+func (s testFanScenario) sinceCancel(v testFxView, i int) string {
+	what := "cancel"
+	if s.deadline > 0 {
+		what = "deadline"
+	}
+	switch {
+	case s.cancelAt == 0 || v.retStep[i] < s.cancelAt:
+		return ""
+	case v.retStep[i] == s.cancelAt:
+		return fmt.Sprintf("at the same instant as the caller's %s (step %d)", what, s.cancelAt)
+	}
+	return fmt.Sprintf("after the caller's %s (at step %d, the %s at step %d)", what, v.retStep[i], what, s.cancelAt)
 }
 
 // checkPanic (B2): Map panics on the caller's goroutine with a
@@ -1571,7 +1716,13 @@ func TestB2_ExploreMapAllRaisesPanicsToo(t *testing.T) {
 
 func TestB1_ExploreTheCallersCtxStillRulesMapAll(t *testing.T) {
 	// A failure cancels nothing in MapAll, but the caller's ctx still does:
-	// a ctx already done (or an empty input) calls nothing,
+	// a ctx already done (or an empty input) calls nothing, every run for a
+	// ctx cancelled and one past its deadline,
+	done := func(pre int) testFanScenario {
+		return testFanScenario{all: true, focus: "B1", n: 3, pre: pre, callers: 2, cancelOn: -1,
+			elems: []testFanElem{{text: "9.99", panic: -1}, {text: "", panic: -1}, {text: "12.50", panic: -1}}}
+	}
+	katatest.Replay(t, []testFanScenario{done(1), done(2)}, func(h *katatest.H, s testFanScenario) { s.play(h) })
 	d := testFanDraw{focus: "B1", all: true, minN: 1, maxN: 5, maxCall: 2, pre: true, onlyPre: true, reacts: []int{testWrapsCtx}}
 	katatest.Explore(t, 4, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 	// and a cancel while the calls run reaches every one of them, before a
@@ -1599,5 +1750,5 @@ func TestB2_ExploreANestedMapsPanicIsWrappedAgain(t *testing.T) {
 	// error), a value like any other, wrapped with the outer index.
 	d := testFanDraw{focus: "B2", either: true, minN: 1, maxN: 4, maxCall: 2, fail: true, nestedPanic: true,
 		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
-	katatest.Explore(t, 3, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
