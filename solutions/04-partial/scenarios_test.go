@@ -566,12 +566,18 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 	for c, x := range runs {
 		testYStepCheck(k, c, x, last, &stopped[c])
 		if !x.c.Returned() {
-			k.add(testYWaitReq(x), "Gather returns once every call has returned, but caller %d's calls had all "+
+			wait := testYWaitReq(x)
+			k.add(wait, "Gather returns once every call has returned, but caller %d's calls had all "+
 				"returned and Gather had not", c+1)
-			k.add("R1", "Gather returns one outcome per input once every call has returned, but caller %d's %d "+
-				"calls had all returned and its Gather had not: whatever holds the outcomes until Gather "+
-				"returns needs room for every input, however many (a channel with room for fewer results than "+
-				"inputs, read only after wg.Wait, blocks the calls that finish last)", c+1, len(x.cl.inputs))
+			for _, req := range []string{"R1", k.req} { // R1: no outcome at all
+				if req != wait {
+					k.add(req, "Gather returns one outcome per input once every call has returned, but caller %d's "+
+						"%d calls had all returned and its Gather had not: whatever holds the outcomes until "+
+						"Gather returns needs room for every input, however many (a channel with room for fewer "+
+						"results than inputs, read only after wg.Wait, blocks the calls that finish last)", c+1,
+						len(x.cl.inputs))
+				}
+			}
 			testYReport(h, k) // before the stop, which reports a call that never returns too
 			stopAll()
 			return
