@@ -766,7 +766,7 @@ func testYOutcomes(k *testYCheck, c int, x *testYRun, stopped int) {
 			return
 		}
 	}
-	if msg := testSplitKeepsOrder(out); msg != "" {
+	if msg := testSplitKeepsOrder(slices.Clone(out)); msg != "" { // a Split that writes to out is graded elsewhere
 		k.add("R1", "%s (%s's outcomes)", msg, who)
 	}
 	// Equal inputs may get each other's calls: match every outcome with a
@@ -928,10 +928,17 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 				bonus, in, d.err, stopped, testYDescribe(o.Err))
 		}
 		if errors.Is(o.Err, ErrSkipped) {
+			failed := 0 // by the step d returned in
+			for _, e := range x.done {
+				if e.step <= d.step && (e.panic != nil || e.err != nil && (!e.viaCtx || x.cancel[e.step])) {
+					failed++
+				}
+			}
 			return fmt.Sprintf("%s: only a stop of the gather makes an input skipped, but the call for %q failed with "+
-				"%q of its own before any stop or cancel, and its outcome's error is %s: it is a failure like any "+
-				"other (and counts towards the stop); whether a context error is a skip depends on the stop, not on "+
-				"the error or on the caller's ctx", bonus, in, d.err, testYDescribe(o.Err))
+				"%q of its own before any stop or cancel (%d input(s) had failed by then, and the gather tolerates "+
+				"%d), and its outcome's error is %s: it is a failure like any other (and counts towards the stop); "+
+				"whether a context error is a skip depends on the stop, not on the error or on the caller's ctx",
+				bonus, in, d.err, failed, testYTolerates(x), testYDescribe(o.Err))
 		}
 	}
 	if x.cl.opt == nil && d.err != nil && errors.Is(o.Err, ErrSkipped) {
