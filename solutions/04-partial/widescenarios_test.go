@@ -107,10 +107,10 @@ func testYWideExplore(t *testing.T, req string, cancels bool, n int) {
 	katatest.Replay(t, testYWideFixed(req), func(h *katatest.H, s testYScenario) { testYPlay(h, s, req) })
 }
 
-func TestR1_ExploreManyInputsAllAtOnce(t *testing.T) { testYWideExplore(t, "R1", false, 8) }
+func TestR1_ExploreManyInputsAllAtOnce(t *testing.T) { testYWideExplore(t, "R1", false, 12) }
 
-func TestR2_ExploreManyFailuresCancelNothing(t *testing.T) { testYWideExplore(t, "R2", false, 8) }
+func TestR2_ExploreManyFailuresCancelNothing(t *testing.T) { testYWideExplore(t, "R2", false, 12) }
 
-func TestR3_ExploreManyFailuresKeepTheirErrors(t *testing.T) { testYWideExplore(t, "R3", true, 8) }
+func TestR3_ExploreManyFailuresKeepTheirErrors(t *testing.T) { testYWideExplore(t, "R3", true, 12) }
 
-func TestB2_ExploreAMaxFailuresAboveTen(t *testing.T) { testYWideExplore(t, "B2", true, 8) }
+func TestB2_ExploreAMaxFailuresAboveTen(t *testing.T) { testYWideExplore(t, "B2", true, 12) }
