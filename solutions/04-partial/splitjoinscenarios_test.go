@@ -241,10 +241,10 @@ func (s testLScenario) playJoin(h *katatest.H) {
 
 func TestR1_ExploreSplitKeepsTheOrderOfHundredsOfOutcomes(t *testing.T) {
 	katatest.Replay(t, testLFixed, func(h *katatest.H, s testLScenario) { s.playSplit(h) })
-	katatest.Explore(t, 20, testDrawL, func(h *katatest.H, s testLScenario) { s.playSplit(h) })
+	katatest.Explore(t, 12, testDrawL, func(h *katatest.H, s testLScenario) { s.playSplit(h) })
 }
 
 func TestR3_ExploreJoinMatchesHundredsOfFailures(t *testing.T) {
 	katatest.Replay(t, testLFixed, func(h *katatest.H, s testLScenario) { s.playJoin(h) })
-	katatest.Explore(t, 20, testDrawL, func(h *katatest.H, s testLScenario) { s.playJoin(h) })
+	katatest.Explore(t, 12, testDrawL, func(h *katatest.H, s testLScenario) { s.playJoin(h) })
 }
