@@ -903,7 +903,8 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 				return ""
 			}
 			return fmt.Sprintf("%s: a call that returns an error matching context.Canceled keeps it (or, after the "+
-				"gather stopped, gets ErrSkipped), but the call for %q returned %q and its outcome's error is %s",
+				"gather stopped, gets ErrSkipped), but the call for %q returned %q and its outcome's error is %s: "+
+				"keep what each call returned; do not replace a real error with ctx.Err() because ctx ended",
 				bonus, in, d.err, testYDescribe(o.Err))
 		case afterStop:
 			if errors.Is(o.Err, ErrSkipped) && !errors.Is(o.Err, context.Canceled) {
