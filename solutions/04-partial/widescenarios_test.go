@@ -45,48 +45,50 @@ func testYWideRelease(c, count int, newest bool) [][2]int {
 	return r
 }
 
-// testYWideFixed are the fixed scenarios of req.
+// testYWideFixed are the fixed scenarios of req: one caller with a few
+// more inputs than a limit of 10 lets through, and another with a few
+// inputs at the same time. No more than that: a Gather that never returns
+// leaves the goroutines it blocked for good, and each of them slows every
+// leak check of every test after it.
 func testYWideFixed(req string) []testYScenario {
 	third := func(i int) bool { return i%3 == 1 }
+	all := func(int) bool { return true }
 	switch req {
 	case "R1":
-		// 12 and 40 calls at once, every third failing, released newest
-		// first and oldest first.
+		// 11 calls at once, every third failing, released newest first,
+		// then oldest first; 4 more of another caller.
 		return []testYScenario{{
-			callers: []testYCaller{testYWideCaller(12, nil, third), testYWideCaller(40, nil, third)},
+			callers: []testYCaller{testYWideCaller(11, nil, third), testYWideCaller(4, nil, third)},
 			steps: []testYStep{
-				{release: append(testYWideRelease(0, 6, true), testYWideRelease(1, 10, false)...)},
-				{release: testYWideRelease(1, 10, true)},
+				{release: append(testYWideRelease(0, 5, true), testYWideRelease(1, 2, false)...)},
+				{release: testYWideRelease(0, 3, false)},
 			},
 		}}
 	case "R2":
-		// 25 of 30 calls fail, and 20 of the 30 return in step 1: at
-		// least 15 failures while 10 calls still run. 12 of 16 fail, 15
-		// return in step 1: at least 11 failures while one still runs.
+		// 12 of 13 calls fail, and 12 of the 13 return in step 1: at
+		// least 11 failures while one call still runs.
 		return []testYScenario{{
-			callers: []testYCaller{testYWideCaller(30, nil, func(i int) bool { return i%6 != 5 }),
-				testYWideCaller(16, nil, func(i int) bool { return i%4 != 3 })},
-			steps: []testYStep{{release: append(testYWideRelease(0, 20, false), testYWideRelease(1, 15, true)...)}},
+			callers: []testYCaller{testYWideCaller(13, nil, func(i int) bool { return i != 6 }),
+				testYWideCaller(4, nil, third)},
+			steps: []testYStep{{release: append(testYWideRelease(0, 12, false), testYWideRelease(1, 2, true)...)}},
 		}}
 	case "R3":
-		// Every call fails: 30 and 11 failures.
-		all := func(int) bool { return true }
+		// Every call fails: 11 failures, and 4 more of another caller.
 		return []testYScenario{{
-			callers: []testYCaller{testYWideCaller(30, nil, all), testYWideCaller(11, nil, all)},
-			steps:   []testYStep{{release: append(testYWideRelease(0, 15, false), testYWideRelease(1, 5, true)...)}},
+			callers: []testYCaller{testYWideCaller(11, nil, all), testYWideCaller(4, nil, all)},
+			steps:   []testYStep{{release: append(testYWideRelease(0, 6, false), testYWideRelease(1, 2, true)...)}},
 		}}
 	case "B2":
-		// MaxFailures 15 on 40 inputs, 36 of them failing: step 1 returns
-		// 15 calls, so 11 to 15 failures, which stop nothing; step 2
-		// returns 10 more, at least 6 of them failures: the gather stops
-		// while 15 calls still run. MaxFailures 12 on 20 inputs, 19
-		// failing: 11 or 12 failures in step 1, a stop in step 2.
+		// MaxFailures 11 on 13 inputs, all failing: step 1 returns 11
+		// calls, 11 failures, which stop nothing; the 12th, in step 2,
+		// stops the gather while one call still runs. Another caller,
+		// MaxFailures 1 on 4 inputs, stops at its second failure.
 		return []testYScenario{{
-			callers: []testYCaller{testYWideCaller(40, &Options{MaxFailures: 15}, func(i int) bool { return i%10 != 9 }),
-				testYWideCaller(20, &Options{MaxFailures: 12}, func(i int) bool { return i != 19 })},
+			callers: []testYCaller{testYWideCaller(13, &Options{MaxFailures: 11}, all),
+				testYWideCaller(4, &Options{MaxFailures: 1}, all)},
 			steps: []testYStep{
-				{release: append(testYWideRelease(0, 15, false), testYWideRelease(1, 12, false)...)},
-				{release: append(testYWideRelease(0, 10, true), testYWideRelease(1, 2, true)...)},
+				{release: append(testYWideRelease(0, 11, false), testYWideRelease(1, 1, false)...)},
+				{release: append(testYWideRelease(0, 1, true), testYWideRelease(1, 1, true)...)},
 			},
 		}}
 	}
