@@ -187,17 +187,38 @@ func (s testYScenario) String() string {
 // testYWorth is the value call i of caller c succeeds with: every call's own.
 func testYWorth(c, i int) int { return 1000*(c+1) + 10*i + 7 }
 
+// testYSize bounds a draw: the callers at once, the inputs of each, the
+// releases in one step, and the MaxFailures B2 draws (beside huge ones).
+type testYSize struct {
+	callers, minInputs, maxInputs, releases int
+	maxFailures                             []int
+}
+
+var (
+	// testYSmall: a few inputs each, every one of them in view.
+	testYSmall = testYSize{callers: 3, maxInputs: 6, releases: 3, maxFailures: []int{1, 2, 3}}
+	// testYWide: more inputs than a small limit, buffer or count (10, say)
+	// holds, as a page of twenty prices has.
+	testYWide = testYSize{callers: 2, minInputs: 11, maxInputs: 40, releases: 8,
+		maxFailures: []int{1, 2, 9, 10, 11, 12, 15, 20, 25, 30, 39}}
+)
+
 // testDrawY draws a scenario for req: "R6" draws equal inputs, "B1" and
 // "B2" draw GatherWith with FailFast or MaxFailures; cancels says whether
 // callers cancel (or their deadline passes), before or after a stop; errs
 // is the first of testYErrs the calls fail with.
 func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario {
+	return testDrawYSized(req, cancels, errs, testYSmall)
+}
+
+// testDrawYSized is testDrawY with the sizes of z.
+func testDrawYSized(req string, cancels bool, errs int, z testYSize) func(*rapid.T) testYScenario {
 	return func(r *rapid.T) testYScenario {
 		var s testYScenario
-		callers := rapid.IntRange(1, 3).Draw(r, "callers")
+		callers := rapid.IntRange(1, z.callers).Draw(r, "callers")
 		for c := range callers {
 			var cl testYCaller
-			n := rapid.IntRange(0, 6).Draw(r, fmt.Sprintf("inputs %d", c))
+			n := rapid.IntRange(z.minInputs, z.maxInputs).Draw(r, fmt.Sprintf("inputs %d", c))
 			for i := range n {
 				in := fmt.Sprintf("sku-%d", i+1)
 				if req == "R6" {
@@ -231,7 +252,7 @@ func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario 
 					cl.opt.MaxFailures = rapid.SampledFrom([]int{-1, 1, 2, 3, math.MaxInt}).Draw(r, fmt.Sprintf("max failures %d", c))
 				}
 			case "B2":
-				cl.opt = &Options{MaxFailures: rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("max failures %d", c))}
+				cl.opt = &Options{MaxFailures: rapid.SampledFrom(z.maxFailures).Draw(r, fmt.Sprintf("max failures %d", c))}
 				if rapid.IntRange(0, 3).Draw(r, fmt.Sprintf("huge max failures? %d", c)) == 0 {
 					cl.opt.MaxFailures = rapid.SampledFrom(testHugeMaxFailures).Draw(r, fmt.Sprintf("huge max failures %d", c))
 				}
@@ -244,8 +265,8 @@ func testDrawY(req string, cancels bool, errs int) func(*rapid.T) testYScenario 
 			if cancels && rapid.IntRange(0, 4).Draw(r, fmt.Sprintf("cancel? %d", n)) == 0 {
 				st.cancel = append(st.cancel, rapid.IntRange(0, callers-1).Draw(r, fmt.Sprintf("cancel %d", n)))
 			}
-			for k := range rapid.IntRange(1, 3).Draw(r, fmt.Sprintf("releases %d", n)) {
-				which := rapid.IntRange(0, 6).Draw(r, fmt.Sprintf("release which %d.%d", n, k))
+			for k := range rapid.IntRange(1, z.releases).Draw(r, fmt.Sprintf("releases %d", n)) {
+				which := rapid.IntRange(0, z.maxInputs).Draw(r, fmt.Sprintf("release which %d.%d", n, k))
 				if rapid.Bool().Draw(r, fmt.Sprintf("newest first %d.%d", n, k)) {
 					which = -1 - which
 				}
@@ -475,7 +496,8 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 		if started != len(x.cl.inputs) && !mayStop {
 			k.add("R1", "Gather calls fn once per input, all at the same time, but caller %d's Gather had made %d "+
 				"call(s) for %d inputs %q while none of them could return yet: start every call on its own goroutine "+
-				"before you wait for any", c+1, started, len(x.cl.inputs), x.cl.inputs)
+				"before you wait for any, and limit nothing: no semaphore, no pool of workers, however many the "+
+				"inputs", c+1, started, len(x.cl.inputs), x.cl.inputs)
 			stopAll()
 			testYReport(h, k)
 			return
@@ -544,10 +566,30 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 	for c, x := range runs {
 		testYStepCheck(k, c, x, last, &stopped[c])
 		if !x.c.Returned() {
-			k.add(testYWaitReq(x), "Gather returns once every call has returned, but caller %d's calls had all "+
+			wait := testYWaitReq(x)
+			k.add(wait, "Gather returns once every call has returned, but caller %d's calls had all "+
 				"returned and Gather had not", c+1)
-			stopAll()
+			for _, req := range []string{"R1", k.req} { // R1: no outcome at all
+				if req != wait {
+					k.add(req, "Gather returns one outcome per input once every call has returned, but caller %d's "+
+						"%d calls had all returned and its Gather had not: whatever holds the outcomes until "+
+						"Gather returns needs room for every input, however many (a channel with room for fewer "+
+						"results than inputs, read only after wg.Wait, blocks the calls that finish last)", c+1,
+						len(x.cl.inputs))
+				}
+			}
 			testYReport(h, k)
+			// No Stop: it would report the Gather that never returns once
+			// more, as a deadlock, which the checker shows first, and spend
+			// its time moving the clock. Every call has returned already:
+			// cancel every caller and open every gate, so that the other
+			// callers' Gathers return; the leak check at the end names
+			// what still waits.
+			for _, x := range runs {
+				x.c.Cancel()
+				x.releaseAll()
+			}
+			synctest.Wait()
 			return
 		}
 	}
@@ -693,9 +735,15 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 			req = "R4"
 		}
 		hint := ""
-		if testYTolerates(x) > math.MaxInt32 {
+		switch {
+		case testYTolerates(x) > math.MaxInt32:
 			hint = fmt.Sprintf(" (MaxFailures %d is a valid tolerance, however large: keep it and the failure count "+
 				"an int; int32(opt.MaxFailures) wraps it to %d)", x.cl.opt.MaxFailures, int32(x.cl.opt.MaxFailures))
+		case req == "B2":
+			hint = fmt.Sprintf(" (MaxFailures %d tolerates %d failures, however many that is: stop only once more "+
+				"inputs than that have failed)", x.cl.opt.MaxFailures, x.cl.opt.MaxFailures)
+		case x.cl.opt == nil:
+			hint = ", however many calls fail: Gather never stops early"
 		}
 		k.add(req, "a failure cancels nothing (up to the failures tolerated), but in %s the call for %q saw its "+
 			"ctx end at step %d although the caller did not cancel and %d call(s) had failed: give every call the "+
@@ -727,6 +775,9 @@ func testYOutcomes(k *testYCheck, c int, x *testYRun, stopped int) {
 				"finish in and whether they fail", who, i, o.Input, x.cl.inputs[i], x.cl.inputs)
 			return
 		}
+	}
+	if msg := testSplitKeepsOrder(slices.Clone(out)); msg != "" { // a Split that writes to out is graded elsewhere
+		k.add("R1", "%s (%s's outcomes)", msg, who)
 	}
 	// Equal inputs may get each other's calls: match every outcome with a
 	// call made for its input, one call per outcome (a bipartite matching:
@@ -862,7 +913,8 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 				return ""
 			}
 			return fmt.Sprintf("%s: a call that returns an error matching context.Canceled keeps it (or, after the "+
-				"gather stopped, gets ErrSkipped), but the call for %q returned %q and its outcome's error is %s",
+				"gather stopped, gets ErrSkipped), but the call for %q returned %q and its outcome's error is %s: "+
+				"keep what each call returned; do not replace a real error with ctx.Err() because ctx ended",
 				bonus, in, d.err, testYDescribe(o.Err))
 		case afterStop:
 			if errors.Is(o.Err, ErrSkipped) && !errors.Is(o.Err, context.Canceled) {
@@ -887,10 +939,17 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 				bonus, in, d.err, stopped, testYDescribe(o.Err))
 		}
 		if errors.Is(o.Err, ErrSkipped) {
+			failed := 0 // by the step d returned in
+			for _, e := range x.done {
+				if e.step <= d.step && (e.panic != nil || e.err != nil && (!e.viaCtx || x.cancel[e.step])) {
+					failed++
+				}
+			}
 			return fmt.Sprintf("%s: only a stop of the gather makes an input skipped, but the call for %q failed with "+
-				"%q of its own before any stop or cancel, and its outcome's error is %s: it is a failure like any "+
-				"other (and counts towards the stop); whether a context error is a skip depends on the stop, not on "+
-				"the error or on the caller's ctx", bonus, in, d.err, testYDescribe(o.Err))
+				"%q of its own before any stop or cancel (%d input(s) had failed by then, and the gather tolerates "+
+				"%d), and its outcome's error is %s: it is a failure like any other (and counts towards the stop); "+
+				"whether a context error is a skip depends on the stop, not on the error or on the caller's ctx",
+				bonus, in, d.err, failed, testYTolerates(x), testYDescribe(o.Err))
 		}
 	}
 	if x.cl.opt == nil && d.err != nil && errors.Is(o.Err, ErrSkipped) {

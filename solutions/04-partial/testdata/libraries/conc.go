@@ -1,7 +1,7 @@
 // Library: github.com/sourcegraph/conc v0.3.0
 // GOMAXPROCS: 2
 // Fails: R1 R2 R4 R5 B1 B2
-// Why: conc's iter runs at most GOMAXPROCS calls at once by default, so with 2 of them the third input starts only when a call ends: the calls are not all in flight (R1), and a call that waits for the others never gets to run (R2 R4 R5 B1 B2). At GOMAXPROCS=4 only R1 B1 B2 fail; at 8, more than the tests' inputs, it passes everything.
+// Why: conc's iter runs at most GOMAXPROCS calls at once by default, so with 2 of them the third input starts only when a call ends: the calls are not all in flight (R1), and a call that waits for the others never gets to run (R2 R4 R5 B1 B2). At GOMAXPROCS=4 only R1 B1 B2 fail; at 8, R1 still fails (the tests gather up to 40 inputs at once); at 64, more than the tests' inputs, it passes everything.
 
 // Package partial is the kata's API on github.com/sourcegraph/conc:
 // iter.Map keeps the input order, and panics.Try turns a panic in fn into
