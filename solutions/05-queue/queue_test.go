@@ -486,7 +486,13 @@ func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
 	if !ok {
 		return
 	}
-	accepted, _, _ := p.state()
+	accepted, _, produced := p.state()
+	if !produced {
+		t.Errorf("Run returned while produce was still running: %s while %d consume calls returned at the same "+
+			"instant. Run must return only after produce has returned, on a stop too: call produce on Run's own "+
+			"goroutine, or wait for the goroutine that runs it", stop, consumers-1)
+		return
+	}
 	handed := len(got.All())
 	if stats.Produced == accepted && stats.Consumed == handed && stats.Dropped < accepted-handed {
 		t.Errorf("Stats lost %d accepted item(s), counted neither as Consumed nor as Dropped: %s while %d consume "+
