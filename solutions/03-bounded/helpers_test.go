@@ -210,3 +210,33 @@ func testReturnedEarly(h *katatest.H, c katatest.ErrCall, what, setup string) bo
 		"inside the goroutine it counts, or wg.Wait may run before it", setup, what, err)
 	return true
 }
+
+// testGates is one gate per item for the calls of a scenario: a call waits
+// at its item's gate, and the test opens each gate once, from its own
+// goroutine.
+type testGates struct {
+	gates    []chan struct{}
+	released []bool // per item: the test let its call return
+}
+
+func testNewGates(n int) testGates {
+	g := testGates{gates: make([]chan struct{}, n), released: make([]bool, n)}
+	for i := range g.gates {
+		g.gates[i] = make(chan struct{})
+	}
+	return g
+}
+
+func (g *testGates) release(i int) {
+	if !g.released[i] {
+		g.released[i] = true
+		close(g.gates[i])
+	}
+}
+
+// releaseAll opens every gate.
+func (g *testGates) releaseAll() {
+	for i := range g.gates {
+		g.release(i)
+	}
+}

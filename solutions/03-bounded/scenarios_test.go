@@ -167,21 +167,20 @@ func testDrawX(stops, kinds int) func(*rapid.T) testXScenario {
 
 // testXRun is one ForEach call of a scenario and what its calls did.
 type testXRun struct {
-	c     katatest.ErrCall
-	cl    testXCaller
-	gates []chan struct{}
-	errs  []error // the error each item's call fails with, made once
-	peak  katatest.Peak
+	c  katatest.ErrCall
+	cl testXCaller
+	testGates
+	errs []error // the error each item's call fails with, made once
+	peak katatest.Peak
 
 	mu       sync.Mutex
-	calls    []int   // calls made per item
-	order    []int   // items in the order their calls started
-	returned []bool  // per item: its call has returned
-	viaCtx   []bool  // per item: it returned because its ctx ended
-	got      []error // per item: what its call returned
-	step     []int   // per item: the step in which it returned
-	now      int     // the step being played (0: the start)
-	released []bool
+	calls    []int        // calls made per item
+	order    []int        // items in the order their calls started
+	returned []bool       // per item: its call has returned
+	viaCtx   []bool       // per item: it returned because its ctx ended
+	got      []error      // per item: what its call returned
+	step     []int        // per item: the step in which it returned
+	now      int          // the step being played (0: the start)
 	cancelAt map[int]bool // steps in which the caller cancelled
 
 	// Read by the goroutine that called ForEach right after it returned.
@@ -234,20 +233,6 @@ func (x *testXRun) inFlight() []int {
 	return r
 }
 
-func (x *testXRun) release(i int) {
-	if !x.released[i] {
-		x.released[i] = true
-		close(x.gates[i])
-	}
-}
-
-// releaseAll opens every gate.
-func (x *testXRun) releaseAll() {
-	for i := range x.gates {
-		x.release(i)
-	}
-}
-
 // testXState is what the model keeps per caller between steps.
 type testXState struct {
 	stopStep  int  // the step of the first cancel or call error; -1 none yet
@@ -262,11 +247,10 @@ func testXPlay(h *katatest.H, s testXScenario, req string) {
 	runs := make([]*testXRun, len(s.callers))
 	for c, cl := range s.callers {
 		n := len(cl.items)
-		x := &testXRun{cl: cl, gates: make([]chan struct{}, n), errs: make([]error, n), calls: make([]int, n),
+		x := &testXRun{cl: cl, testGates: testNewGates(n), errs: make([]error, n), calls: make([]int, n),
 			returned: make([]bool, n), viaCtx: make([]bool, n), got: make([]error, n), step: make([]int, n),
-			released: make([]bool, n), cancelAt: map[int]bool{}}
+			cancelAt: map[int]bool{}}
 		for i, it := range cl.items {
-			x.gates[i] = make(chan struct{})
 			if it.fail >= 0 {
 				x.errs[i] = testXErrs[it.fail].make(i)
 			}

@@ -71,14 +71,13 @@ func testDrawL(req string) func(*rapid.T) testLScenario {
 
 // testLRun is the ForEach of a scenario and what its calls did.
 type testLRun struct {
-	gates []chan struct{}
-	peak  katatest.Peak
+	testGates
+	peak katatest.Peak
 
 	mu       sync.Mutex
 	calls    []int
 	running  map[int]bool
 	returned int
-	let      []bool // per item: the test let its call return
 
 	insideAtReturn int // calls running when ForEach returned
 }
@@ -101,21 +100,6 @@ func (x *testLRun) fn(ctx context.Context, i int) error {
 	return nil
 }
 
-func (x *testLRun) release(i int) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if !x.let[i] {
-		x.let[i] = true
-		close(x.gates[i])
-	}
-}
-
-func (x *testLRun) releaseAll() {
-	for i := range x.gates {
-		x.release(i)
-	}
-}
-
 // inFlight lists the items whose call runs, in item order.
 func (x *testLRun) inFlight() []int {
 	x.mu.Lock()
@@ -130,11 +114,7 @@ func (x *testLRun) inFlight() []int {
 }
 
 func testLPlay(h *katatest.H, s testLScenario, req string) {
-	x := &testLRun{gates: make([]chan struct{}, s.n), calls: make([]int, s.n), running: map[int]bool{},
-		let: make([]bool, s.n)}
-	for i := range x.gates {
-		x.gates[i] = make(chan struct{})
-	}
+	x := &testLRun{testGates: testNewGates(s.n), calls: make([]int, s.n), running: map[int]bool{}}
 	h.Own(x.releaseAll)
 	before := runtime.NumGoroutine()
 	c := katatest.StartErr(h, func(ctx context.Context) error {

@@ -274,11 +274,10 @@ func testDrawS(r *rapid.T) testSScenario {
 
 // testSRun is one request of a scenario and what its calls did.
 type testSRun struct {
-	c        katatest.ErrCall
-	items    []testSItem
-	gates    []chan struct{}
-	released []bool
-	peak     *katatest.Peak // shared by every request: the calls in flight on the Bulkhead
+	c     katatest.ErrCall
+	items []testSItem
+	testGates
+	peak *katatest.Peak // shared by every request: the calls in flight on the Bulkhead
 
 	mu      sync.Mutex
 	calls   []int  // per item: how many times fn was called for it
@@ -308,19 +307,6 @@ func (x *testSRun) fn(ctx context.Context, i int) error {
 	x.mu.Unlock()
 	leave()
 	return err
-}
-
-func (x *testSRun) release(i int) {
-	if !x.released[i] {
-		x.released[i] = true
-		close(x.gates[i])
-	}
-}
-
-func (x *testSRun) releaseAll() {
-	for i := range x.gates {
-		x.release(i)
-	}
 }
 
 // testSCompare compares what request r did with the model after a settled
@@ -434,10 +420,9 @@ func testSPlay(h *katatest.H, s testSScenario) {
 		if st.start != nil {
 			for _, items := range st.start {
 				k := len(items)
-				x := &testSRun{items: items, gates: make([]chan struct{}, k), released: make([]bool, k), peak: &peak,
+				x := &testSRun{items: items, testGates: testNewGates(k), peak: &peak,
 					calls: make([]int, k), running: make([]bool, k), errs: make([]error, k)}
 				for i, it := range items {
-					x.gates[i] = make(chan struct{})
 					if it.fail >= 0 {
 						x.errs[i] = testXErrs[it.fail].make(i)
 					}
