@@ -177,26 +177,34 @@ func (g *grader) timeout() time.Duration {
 // test frames. Tests of a requirement that has already failed are not run
 // again, which bounds the time spent on code that hangs everywhere to one
 // timeout per requirement.
+//
+// A test that hangs in a run where another test had already failed runs
+// again by itself before it is blamed: goroutines a failed test left
+// blocked for ever stay in the process, every goroutine dump after that
+// walks them, and the time limit is for the whole run. Only a hang of
+// its own, in a process of its own, is the test's.
 func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[string]TestResult, error) {
 	verdicts := map[string]TestResult{}
 	pending := hid.names
+	var alone []string // tests that hung after another failed, to run again by themselves
 	for len(pending) > 0 {
-		run, e, err := g.runTests(ctx, bin, dir, pending)
+		batch := pending
+		if len(alone) > 0 {
+			batch, alone = alone[:1], alone[1:]
+		}
+		run, e, err := g.runTests(ctx, bin, dir, batch)
 		if err != nil {
 			return nil, err
 		}
 		ok := clean(run, e)
-		for _, name := range pending {
+		for _, name := range batch {
 			if v, done := g.finished(run, e, ok, name, dir); done {
 				verdicts[name] = v
 			}
 		}
 		if ok {
-			same(verdicts, pending, Verdict{Kind: failure.Exit, Message: "the test did not run"})
-			break
-		}
-		blamed := run.Running()
-		if name := run.DiedIn(); len(blamed) == 0 && name != "" {
+			same(verdicts, batch, Verdict{Kind: failure.Exit, Message: "the test did not run"})
+		} else if blamed, name := run.Running(), run.DiedIn(); len(blamed) == 0 && name != "" {
 			// A panic on the test's own goroutine, re-raised once the
 			// test was reported failed (a synctest bubble's deadlock):
 			// that test ended the run, not the ones after it.
@@ -204,15 +212,34 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[s
 		} else if len(blamed) == 0 {
 			// Died outside any test (in init, or between tests): every
 			// test still pending shares the verdict.
-			same(verdicts, pending, g.diedOutsideTests(run, e, dir))
-			break
-		}
-		for _, name := range blamed {
-			verdicts[name] = g.blame(run, e, name, dir)
+			same(verdicts, batch, g.diedOutsideTests(run, e, dir))
+		} else {
+			for _, name := range blamed {
+				v := g.blame(run, e, name, dir)
+				if hang(v) && len(batch) > 1 && failedBefore(run, name) {
+					alone = append(alone, name)
+					continue
+				}
+				g.hung = g.hung || hang(v)
+				verdicts[name] = v
+			}
 		}
 		pending = notRunAfterFailure(verdicts, pending, hid.itemOf)
+		alone = slices.DeleteFunc(alone, func(name string) bool { return !slices.Contains(pending, name) })
 	}
 	return verdicts, nil
+}
+
+func hang(v TestResult) bool { return v.Kind == failure.Timeout || v.Kind == failure.MutexHang }
+
+// failedBefore reports whether a test other than name failed in run.
+func failedBefore(run *teststream.Run, name string) bool {
+	for _, other := range run.Order {
+		if t := run.Tests[other]; other != name && slices.Contains(t.Results, "fail") {
+			return true
+		}
+	}
+	return false
 }
 
 // finished is the verdict of a test the run reported as ended, and
@@ -271,7 +298,7 @@ func (g *grader) diedIn(run *teststream.Run, e exit, name, dir string) TestResul
 // blame is the verdict of test name, running when the process died.
 func (g *grader) blame(run *teststream.Run, e exit, name, dir string) TestResult {
 	v := classifyCrash(run.Tests[name].Output()+run.Output(), dir, e, g.timeout())
-	if hung := v.Kind == failure.Timeout || v.Kind == failure.MutexHang; hung {
+	if v.Kind == failure.Timeout || v.Kind == failure.MutexHang {
 		// A failure reported earlier in the test explains the hang: a
 		// panic the harness recovered (a mutex the panicking code held
 		// stays locked), or a hidden test's own message, which saw the
@@ -293,7 +320,6 @@ func (g *grader) blame(run *teststream.Run, e exit, name, dir string) TestResult
 		}
 		v.Message = who + " panicked: " + strings.TrimPrefix(v.Message, "panic: ")
 	}
-	g.hung = g.hung || v.Kind == failure.Timeout || v.Kind == failure.MutexHang
 	return TestResult{Name: name, Verdict: v, Output: run.Tests[name].Printed()}
 }
 

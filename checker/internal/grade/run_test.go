@@ -37,8 +37,11 @@ func fakeTestBinary(scenario string) int {
 		key, _ = io.ReadAll(f)
 		f.Close()
 	}
-	if scenario == "diesin" {
+	switch scenario {
+	case "diesin":
 		return diesInFirstTest(key)
+	case "slowafterleak", "hangs":
+		return hangsAfterAFailure(key, scenario == "hangs")
 	}
 	seq := 0
 	sign := func(kind, name, result string) {
@@ -89,6 +92,63 @@ func diesInFirstTest(key []byte) int {
 	fmt.Printf("\x16%s\n", receipt.Receipt{Seq: 1, Kind: receipt.End, Name: "-", Result: receipt.EndResult(0, 0)}.Sign(key).Frame())
 	fmt.Print("\x16PASS\n")
 	return 0
+}
+
+// hangsAfterAFailure is a run of hidden tests in which TestR1_A fails and
+// TestR2_B then runs out of time, as it does when TestR1_A left goroutines
+// blocked for ever that slow every dump after it. Run by itself, TestR2_B
+// passes, unless it hangs of its own.
+func hangsAfterAFailure(key []byte, hangs bool) int {
+	var run string
+	for _, a := range os.Args[1:] {
+		if r, ok := strings.CutPrefix(a, "-test.run="); ok {
+			run = r
+		}
+	}
+	seq := 0
+	sign := func(kind, name, result string) {
+		seq++
+		fmt.Printf("\x16%s\n", receipt.Receipt{Seq: seq, Kind: kind, Name: name, Result: result}.Sign(key).Frame())
+	}
+	if strings.Contains(run, "TestR1_A") {
+		fmt.Print("\x16=== RUN   TestR1_A\n    a_test.go:9: 3 goroutines still running\n\x16--- FAIL: TestR1_A (0.00s)\n")
+		sign(receipt.Test, "TestR1_A", "fail")
+	}
+	fmt.Print("\x16=== RUN   TestR2_B\n")
+	if hangs || strings.Contains(run, "TestR1_A") {
+		fmt.Print("panic: test timed out after 5s\n\trunning tests:\n\t\tTestR2_B (5s)\n\n" +
+			"goroutine 7 [running]:\ntesting.(*M).startAlarm.func1()\n\t/go/src/testing/testing.go:2373 +0x1\n")
+		return 2
+	}
+	sign(receipt.Test, "TestR2_B", "pass")
+	fmt.Print("\x16--- PASS: TestR2_B (0.00s)\n")
+	sign(receipt.End, "-", receipt.EndResult(0, 1))
+	fmt.Print("\x16PASS\n")
+	return 0
+}
+
+// A test that runs out of time after another test failed runs again by
+// itself before it is blamed: what the failed test left behind slows the
+// process. A hang of its own, alone, is still its own.
+func TestAHangAfterAFailureRunsAgainAlone(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	hid := hidden{names: []string{"TestR1_A", "TestR2_B"}, itemOf: map[string]string{"TestR1_A": "R1", "TestR2_B": "R2"}}
+	for _, hangs := range []bool{false, true} {
+		scenario := map[bool]string{false: "slowafterleak", true: "hangs"}[hangs]
+		g := &grader{tc: &Toolchain{Env: append(os.Environ(), fakeEnv+"="+scenario)}, opt: DefaultOptions(), pol: policyFor(Target{})}
+		verdicts, err := g.runAll(context.Background(), self, t.TempDir(), hid)
+		require.NoError(t, err)
+		assert.Equal(t, failure.Assertion, verdicts["TestR1_A"].Kind, "%s: %s", scenario, verdicts["TestR1_A"].Message)
+		b := verdicts["TestR2_B"]
+		if hangs {
+			assert.Equal(t, failure.Timeout, b.Kind, "%s: %s", scenario, b.Message)
+			assert.True(t, g.hung, "%s: the hang halves the time of later runs", scenario)
+		} else {
+			assert.Equal(t, failure.Pass, b.Kind, "%s: %s", scenario, b.Message)
+			assert.False(t, g.hung, scenario)
+		}
+	}
 }
 
 // A learner's test that fails and ends the process gets the blame; the
