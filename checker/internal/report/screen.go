@@ -194,7 +194,9 @@ func (t *Screen) briefed(e session.Briefed) {
 // it writes, what it removes, where the learner's files go.
 func (t *Screen) replacing(e session.Replacing) {
 	w, verb := t.Out, "restore"
-	if e.Reset {
+	if e.Reset && e.Planted {
+		fmt.Fprintf(w, "Reset %s to its starting code, the bug hunt planted when this kit was packed:\n", e.Kata)
+	} else if e.Reset {
 		fmt.Fprintf(w, "Reset %s to its stub:\n", e.Kata)
 	} else {
 		verb = "write"

@@ -13,6 +13,7 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/exercise"
 	"gokata/checker/internal/fingerprint"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/pristine"
 	"gokata/checker/internal/record"
@@ -42,6 +43,7 @@ type UsageError = usage.Error
 type Replacing struct {
 	Kata, ID string
 	Reset    bool     // reset; else a bug hunt planted
+	Planted  bool     // reset in a kit whose kata starts as a bug hunt planted when it was packed
 	GivesUp  bool     // a bug hunt on a kata not passed: going ahead counts as giving up on it
 	Write    []string // the files written
 	Remove   []string // the learner's files removed
@@ -98,7 +100,11 @@ func (c *Checkout) Reset(ctx context.Context, k catalog.Kata, force bool) (Reset
 	if ch.None() && len(forget) == 0 {
 		return ResetDone{Nothing: true}, nil
 	}
-	e := Replacing{Reset: true, Forget: forget}
+	packed, err := hunt.ReadPacked(k.Solution)
+	if err != nil {
+		return ResetDone{}, err
+	}
+	e := Replacing{Reset: true, Planted: packed != nil, Forget: forget}
 	if len(forget) > 0 {
 		e.Listed = p.Keeps()
 	}
