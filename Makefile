@@ -23,6 +23,7 @@ MINUTES ?=
 FRESH   ?=
 BUGHUNT ?=
 FILE    ?=
+TEXT    ?=
 PUSH    ?=
 TOKEN   ?=
 CODE    ?=
@@ -42,7 +43,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint decisions solution reset bughunt catch doctor interview scorecard replay regrade report serve pack verify mutant docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint decisions solution reset bughunt catch doctor interview note scorecard replay regrade report serve pack verify mutant docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -85,6 +86,9 @@ doctor: ## first run: check Go, gcc and modules, warm the race build (about a mi
 
 interview: $(CHECKER) ## a timed interview with a record and scorecard: make interview EX=06 NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=clksleep picks it)
 	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh) $(HUNTING)
+
+note: $(CHECKER) ## an interviewer's note for the record of the interview under way, from another terminal: make note EX=06 TEXT="asked about jitter"
+	@$(CHECKER) note $(EX) "$(TEXT)"
 
 scorecard: $(CHECKER) ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
 	@$(CHECKER) scorecard "$(FILE)"

@@ -192,6 +192,7 @@ MINUTES ?=
 FRESH   ?=
 BUGHUNT ?=
 FILE    ?=
+TEXT    ?=
 PUSH    ?=
 TOKEN   ?=
 CODE    ?=
@@ -211,7 +212,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help list check watch hint decisions reset bughunt catch doctor interview scorecard replay regrade report serve
+.PHONY: help list check watch hint decisions reset bughunt catch doctor interview note scorecard replay regrade report serve
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -246,6 +247,9 @@ doctor: ## first run: check Go and gcc, fetch the modules, warm the race build (
 
 interview: ## a timed interview with a record and scorecard: make interview EX=NN NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=name picks it)
 	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh) $(HUNTING)
+
+note: ## an interviewer's note for the record of the interview under way, from another terminal: make note EX=NN TEXT="asked about jitter"
+	@$(CHECKER) note $(EX) "$(TEXT)"
 
 scorecard: ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
 	@$(CHECKER) scorecard "$(FILE)"

@@ -163,6 +163,7 @@ const (
 	KindSolution   = "solution"     // the solution verb first showed the reference
 	KindEnd        = "end"          // Via: done, time-up, stopped
 	KindFinal      = "final"        // the final repeated grade (Record.Final) was made
+	KindNote       = "note"         // the interviewer noted Note (the note verb, in another terminal)
 	// KindStateChanged: the progress state (.kata/state.json) was found
 	// changed by something other than the checker, at a grade or the end;
 	// Via: removed, or rewritten (edited by hand, put back from a copy,
@@ -184,6 +185,7 @@ type Event struct {
 	Hint  int       `json:"hint,omitempty"`
 	Via   string    `json:"via,omitempty"`
 	Grade *Grade    `json:"grade,omitempty"`
+	Note  string    `json:"note,omitempty"`
 	// Seq is the event's place in the record, from 1, and Prev the hash
 	// of what came before it (see the package's hash chain); 0 and "" in
 	// a record written before the chain.

@@ -410,6 +410,8 @@ func eventText(r *Record, e Event) string {
 		return fmt.Sprintf("gave up the bug hunt: `bughunt %s --give-up`", id)
 	case KindSolution:
 		return fmt.Sprintf("the reference shown by `solution %s`", id)
+	case KindNote:
+		return "the interviewer noted: " + e.Note
 	case KindStateChanged:
 		if e.Via == StateRemoved {
 			return "progress state `.kata/state.json` found removed"

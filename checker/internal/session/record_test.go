@@ -61,6 +61,7 @@ func TestInterviewRecord(t *testing.T) {
 		require.NoError(t, p.ReadDecisions(k.Slug, *at(-20 * time.Hour)))
 		require.NoError(t, p.RevealHint(k.Slug, 1, *at(-time.Hour), "hint"))
 		require.NoError(t, p.ShowSolution(k.Slug, *at(-30 * time.Minute), true))
+		require.NoError(t, p.AddNote(k.Slug, "about the candidate before: not this interview's", *at(-10*time.Minute)))
 
 		mock := clock.NewMock()
 		mock.Set(start)
@@ -131,6 +132,8 @@ func TestInterviewRecord(t *testing.T) {
 		mock.Set(start.Add(8 * time.Minute)) // hint 2 again, with the hint verb
 		require.NoError(t, state.Progress{Root: root}.RevealHint(k.Slug, 2, mock.Now(), "hint"))
 		save(9*time.Minute, overflowBug)
+		// The interviewer notes something, in another terminal.
+		require.NoError(t, state.Progress{Root: root}.AddNote(k.Slug, "asked *why* the cap | comes first", start.Add(10*time.Minute)))
 		save(12*time.Minute, breaksR2)
 		save(14*time.Minute, fixedCode)
 		mock.Set(start.Add(15 * time.Minute))
@@ -182,8 +185,9 @@ func TestInterviewRecord(t *testing.T) {
 		assert.Equal(t, []string{
 			"decisions/", "hint/hint", "give-up/solution", // before the start, from the state file
 			"start/", "answered/", "grade/start", "grade/save", "hint/interview", "hint/hint",
-			"grade/save", "grade/save", "grade/save", "end/done", "grade/end", "final/",
+			"grade/save", "note/", "grade/save", "grade/save", "end/done", "grade/end", "final/",
 		}, kinds)
+		assert.Equal(t, "asked *why* the cap | comes first", rec.Events[10].Note, "the note made during the interview, and only that one")
 		assert.Equal(t, 2, rec.Events[7].Hint, "typed hint shows hint 2: hint 1 was read before")
 		gs := rec.Grades()
 		require.Len(t, gs, 6, "1 at the start, 4 saves, 1 unsaved edit at the end")

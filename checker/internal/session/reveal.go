@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/state"
@@ -89,4 +91,29 @@ func (c *Checkout) Solution(k catalog.Kata, giveUp bool) (Reference, error) {
 		ref.Files = append(ref.Files, File{f, data})
 	}
 	return ref, nil
+}
+
+// MaxNote is the longest note, in characters.
+const MaxNote = 300
+
+// Note keeps an interviewer's note on kata k, made now: the record of an
+// interview of k under way lists it at its time (the candidate's screen
+// does not show it). A note is one line of plain text, at most MaxNote
+// characters. It returns when the note was made.
+func (c *Checkout) Note(k catalog.Kata, text string) (time.Time, error) {
+	text = strings.TrimSpace(text)
+	try := fmt.Sprintf(`make note EX=%s TEXT="asked what happens on a cancel"`, k.ID())
+	switch {
+	case text == "":
+		return time.Time{}, &UsageError{Msg: "a note needs its text", Try: try}
+	case !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl):
+		return time.Time{}, &UsageError{Msg: "a note is one line of plain text: this one holds a line break, a tab or another control character", Try: try}
+	case utf8.RuneCountInString(text) > MaxNote:
+		return time.Time{}, &UsageError{Msg: fmt.Sprintf("a note is at most %d characters; this one has %d", MaxNote, utf8.RuneCountInString(text)), Try: try}
+	}
+	now := c.now().Truncate(time.Second)
+	if err := (state.Progress{Root: c.Root}).AddNote(k.Slug, text, now); err != nil {
+		return time.Time{}, err
+	}
+	return now, nil
 }

@@ -82,13 +82,14 @@ func lost(before, now []record.Event) bool {
 // sameFact matches the facts that are f.
 func sameFact(f record.Event) func(record.Event) bool {
 	return func(g record.Event) bool {
-		return g.At.Equal(f.At) && g.Kind == f.Kind && g.Hint == f.Hint && g.Via == f.Via
+		return g.At.Equal(f.At) && g.Kind == f.Kind && g.Hint == f.Hint && g.Via == f.Via && g.Note == f.Note
 	}
 }
 
 // stateFacts are the facts of the state file's progress p that an
 // interview's record takes: every hint shown, the decisions read, a
-// give-up, each bug hunt given up, the reference shown.
+// give-up, each bug hunt given up, the reference shown, the
+// interviewer's notes.
 func stateFacts(p *state.Kata) []record.Event {
 	var out []record.Event
 	for _, h := range p.HintLog {
@@ -112,12 +113,16 @@ func stateFacts(p *state.Kata) []record.Event {
 	if p.SolutionShown != nil {
 		out = append(out, record.Event{At: *p.SolutionShown, Kind: record.KindSolution})
 	}
+	for _, n := range p.Notes {
+		out = append(out, record.Event{At: n.At, Kind: record.KindNote, Note: n.Text})
+	}
 	return out
 }
 
 // mergedEvents are the session's events and the state file's facts it
 // does not hold already, in time order: not this session's own hints,
-// nor a bug hunt given up before it began (perhaps by another candidate),
+// nor a bug hunt given up or a note made before it began (perhaps about
+// another candidate),
 // nor the reference shown by a give-up, which is one event.
 func mergedEvents(iv *Interview, facts []record.Event) []record.Event {
 	events := slices.Clone(iv.Events)
@@ -127,7 +132,7 @@ func mergedEvents(iv *Interview, facts []record.Event) []record.Event {
 			if f.Via == "interview" && !f.At.Before(iv.Start) {
 				continue
 			}
-		case record.KindHuntGaveUp:
+		case record.KindHuntGaveUp, record.KindNote:
 			if f.At.Before(iv.Start) {
 				continue
 			}

@@ -70,6 +70,11 @@ func (p Progress) ShowSolution(slug string, now time.Time, giveUp bool) error {
 	return p.apply(func(s *State) { s.ShowSolution(slug, now, giveUp) })
 }
 
+// AddNote keeps an interviewer's note on the kata, made at now.
+func (p Progress) AddNote(slug, text string, now time.Time) error {
+	return p.apply(func(s *State) { k := s.Kata(slug); k.Notes = append(k.Notes, Note{At: now, Text: text}) })
+}
+
 // Reset starts the kata over (State.Reset).
 func (p Progress) Reset(slug string, now time.Time) error {
 	return p.apply(func(s *State) { s.Reset(slug, now) })
@@ -192,6 +197,13 @@ func (k *Kata) Forgets() []string {
 	}
 	if k.Hunt() != nil {
 		out = append(out, "the bug hunt under way")
+	}
+	switch n := len(k.Notes); n {
+	case 0:
+	case 1:
+		out = append(out, "1 note")
+	default:
+		out = append(out, fmt.Sprintf("%d notes", n))
 	}
 	return out
 }

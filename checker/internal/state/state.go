@@ -147,6 +147,15 @@ type Kata struct {
 	// Catch is the score of the last catch run that ran the learner's
 	// tests; nil: none.
 	Catch *Catch `json:"catch,omitempty"`
+	// Notes are the interviewer's notes on the kata (the note verb), in
+	// order: an interview's record lists those made while it ran.
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is a line an interviewer noted, and when.
+type Note struct {
+	At   time.Time `json:"at"`
+	Text string    `json:"text"`
 }
 
 // Catch is the score of a catch run: the mutants the learner's tests
