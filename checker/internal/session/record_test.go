@@ -61,7 +61,7 @@ func TestInterviewRecord(t *testing.T) {
 		require.NoError(t, p.ReadDecisions(k.Slug, *at(-20 * time.Hour)))
 		require.NoError(t, p.RevealHint(k.Slug, 1, *at(-time.Hour), "hint"))
 		require.NoError(t, p.ShowSolution(k.Slug, *at(-30 * time.Minute), true))
-		require.NoError(t, p.AddNote(k.Slug, "about the candidate before: not this interview's", *at(-10*time.Minute)))
+		require.NoError(t, p.AddNote(k.Slug, "about the candidate before: not this interview's", *at(-10 * time.Minute)))
 
 		mock := clock.NewMock()
 		mock.Set(start)
