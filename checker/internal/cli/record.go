@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"gokata/checker/internal/record"
 	"gokata/checker/internal/session"
 )
 
@@ -31,30 +32,51 @@ var replayVerb = verb{
 	name: "replay", args: "RECORD", section: workshops,
 	summary: "step through an interview's record: each grade's time, its\nverdicts and the code's diff from the grade before",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
-		step := fs.Bool("step", false, "wait for Enter before each grade")
+		step := fs.Bool("step", false, "one grade at a time: Enter for the next, b back, a grade's\nnumber or a time (12:30) to jump, q to quit")
 		return func(c *call) (int, error) {
 			r, err := loadRecord(c)
 			if err != nil {
 				return 0, err
 			}
-			var next func()
 			if *step && c.env.Stdin != nil {
-				in := bufio.NewReader(c.env.Stdin)
-				next = func() {
-					fmt.Fprint(c.env.Stdout, "\n[Enter: the next grade]")
-					if _, err := in.ReadString('\n'); err != nil {
-						next = nil // input ended: the rest without waiting
-					}
-				}
+				stepThrough(c.env, r)
+			} else {
+				r.Replay(c.env.Stdout, nil)
 			}
-			r.Replay(c.env.Stdout, func() {
-				if next != nil {
-					next()
-				}
-			})
 			return recordExit(r), nil
 		}
 	},
+}
+
+// stepThrough shows record r one grade at a time, moving as the lines
+// typed say (record.Navigate); at the end of input it shows the rest.
+func stepThrough(env Env, r *session.Record) {
+	head, pages := r.ReplayPages()
+	fmt.Fprint(env.Stdout, head)
+	in := bufio.NewReader(env.Stdin)
+	cur := 0
+	fmt.Fprint(env.Stdout, pages[cur].Text)
+	for {
+		fmt.Fprintf(env.Stdout, "\n%s ", record.NavigateHelp)
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(env.Stdout)
+			for _, p := range pages[cur+1:] { // input ended: the rest without waiting
+				fmt.Fprint(env.Stdout, p.Text)
+			}
+			return
+		}
+		next, quit, nerr := record.Navigate(pages, cur, line)
+		if quit {
+			return
+		}
+		if nerr != nil {
+			fmt.Fprintf(env.Stdout, "%s\n", nerr)
+			continue
+		}
+		cur = next
+		fmt.Fprintf(env.Stdout, "\n[grade %d of %d]\n%s", cur+1, len(pages), pages[cur].Text)
+	}
 }
 
 // recordExit is the exit code of a verb that showed record r: a record

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/record"
 )
@@ -79,4 +80,62 @@ What changed:
 
 3:30  ended: done typed
 `, b.String())
+}
+
+// The first grade shows the code's diff from the code the interview
+// started from, when the record holds it; a replay moves through the
+// grades as the lines typed say.
+func TestReplayPagesAndNavigate(t *testing.T) {
+	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	grade := func(code string) *record.Grade {
+		return &record.Grade{Required: 0, RequiredTotal: 1, Items: []record.Verdict{{ID: "R1", Kind: "assertion", Runs: 1}}, Code: map[string]string{"retry.go": code}}
+	}
+	r := &record.Record{Schema: 1, Kata: "06-retry", Start: start, Ending: record.Done,
+		StartFiles: map[string]string{"retry.go": "package retry\n"},
+		Events: []record.Event{
+			{At: start, Kind: record.KindStart},
+			{At: start.Add(time.Minute), Kind: record.KindGrade, Via: "start", Grade: grade("package retry\n")},
+			{At: start.Add(2 * time.Minute), Kind: record.KindGrade, Via: "save", Grade: grade("package retry\nfunc Do() {}\n")},
+			{At: start.Add(3 * time.Minute), Kind: record.KindNote, Note: "asked about jitter"},
+			{At: start.Add(5 * time.Minute), Kind: record.KindGrade, Via: "save", Grade: grade("package retry\nfunc Do() { }\n")},
+			{At: start.Add(6 * time.Minute), Kind: record.KindEnd, Via: record.Done},
+		}}
+	_, pages := record.ReplayPages(r)
+	require.Len(t, pages, 3)
+	assert.Contains(t, pages[0].Text, "The code is the stub, unchanged.")
+	assert.Contains(t, pages[2].Text, "3:00  the interviewer noted: asked about jitter", "a note comes with the grade after it")
+	assert.Contains(t, pages[2].Text, "6:00  ended: done typed", "the events after the last grade are on the last page")
+	r.Events[1].Grade = grade("package retry\n// Do.\n")
+	_, pages = record.ReplayPages(r)
+	assert.Contains(t, pages[0].Text, "What changed from the stub:\n\n    --- retry.go\n    +++ retry.go\n    @@ -1 +1,2 @@\n     package retry\n    +// Do.\n")
+
+	for _, c := range []struct {
+		cur        int
+		line       string
+		next       int
+		quit, fail bool
+	}{
+		{0, "\n", 1, false, false},
+		{2, "\n", 2, true, false}, // past the last grade, Enter ends
+		{2, "b\n", 1, false, false},
+		{0, "b", 0, false, false},
+		{0, "3", 2, false, false},
+		{1, "4", 1, false, true},
+		{1, "0", 1, false, true},
+		{0, "2:00", 1, false, false},
+		{0, "4:59", 1, false, false}, // the last grade at or before it
+		{0, "0:10", 0, false, false}, // before the first grade: the first
+		{0, "99:00", 2, false, false},
+		{0, "2:5", 0, false, true},
+		{0, "2:75", 0, false, true},
+		{1, "q", 1, true, false},
+		{1, "\x1b[2J", 1, false, true},
+	} {
+		next, quit, err := record.Navigate(pages, c.cur, c.line)
+		assert.Equal(t, c.next, next, "%q from %d", c.line, c.cur)
+		assert.Equal(t, c.quit, quit, "%q from %d", c.line, c.cur)
+		assert.Equal(t, c.fail, err != nil, "%q from %d: %v", c.line, c.cur, err)
+	}
+	_, _, err := record.Navigate(pages, 0, "\x1b[2J")
+	assert.NotContains(t, err.Error(), "\x1b", "what was typed is quoted, not obeyed")
 }

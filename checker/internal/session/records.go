@@ -80,3 +80,6 @@ func (r *Record) Scorecard() string { return record.Scorecard(r.r, r.ref) }
 
 // Replay writes the record to w grade by grade, calling next before each.
 func (r *Record) Replay(w io.Writer, next func()) { record.Replay(w, r.r, next) }
+
+// ReplayPages is the replay cut into pages, one per grade (record.ReplayPages).
+func (r *Record) ReplayPages() (head string, pages []record.Page) { return record.ReplayPages(r.r) }
