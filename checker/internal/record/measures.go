@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"gokata/checker/internal/tokensim"
 )
@@ -48,8 +47,8 @@ func compared(r *Record, ref Reference) bool {
 	return len(ref) > 0 && r.Hunt == nil
 }
 
-// referenceFlags says which grades' code is CloseToReference: the first
-// such grade of the session, and the final code.
+// referenceFlags says which saved code is CloseToReference: the first
+// such grade or save of the session, and the final code.
 func referenceFlags(r *Record, ref Reference) []string {
 	if !compared(r, ref) {
 		return nil
@@ -66,11 +65,11 @@ func referenceFlags(r *Record, ref Reference) []string {
 	where := fmt.Sprintf(" in tokens to the reference (solutions/%s/)", r.Kata)
 	var first *Event
 	var firstSays string
-	for _, e := range r.Grades() {
+	for _, e := range r.Saves() {
 		if e.Via == "plant" {
 			continue
 		}
-		if s, says := near(e.Grade.Code); s >= CloseToReference {
+		if s, says := near(e.SavedCode()); s >= CloseToReference {
 			first, firstSays = &e, says
 			break
 		}
@@ -81,7 +80,7 @@ func referenceFlags(r *Record, ref Reference) []string {
 	}
 	s, says := near(final.Code)
 	switch {
-	case s >= CloseToReference && first != nil && maps.Equal(first.Grade.Code, final.Code):
+	case s >= CloseToReference && first != nil && maps.Equal(first.SavedCode(), final.Code):
 		return []string{fmt.Sprintf("The final code, first %s, is %s%s.", r.gradedWhen(*first), says, where)}
 	case s >= CloseToReference && first != nil:
 		return []string{
@@ -96,33 +95,37 @@ func referenceFlags(r *Record, ref Reference) []string {
 	return nil
 }
 
-// pasteFlags names each grade whose code added ManyLines lines or more to
-// the code graded before it (Added); the first grade is compared with the
+// pasteFlags names each grade or save whose code added ManyLines lines or
+// more to the code saved before it (Added); the first is compared with the
 // code the interview started from, when the record has it. A bug hunt
 // planted during the session is not the candidate's: its grade is only
 // what the next one is compared with.
 func pasteFlags(r *Record) []string {
 	var flags []string
 	prev := r.StartFiles // nil: not in the record, and the first grade is not compared
-	var prevAt *time.Time
-	for _, e := range r.Grades() {
+	var before *Event
+	for _, e := range r.Saves() {
 		if prev != nil && e.Via != "plant" {
-			if n := Added(prev, e.Grade.Code); n >= ManyLines {
-				flags = append(flags, r.pasteText(e, n, prevAt))
+			if n := Added(prev, e.SavedCode()); n >= ManyLines {
+				flags = append(flags, r.pasteText(e, n, before))
 			}
 		}
-		prev, prevAt = e.Grade.Code, &e.At
+		prev, before = e.SavedCode(), &e
 	}
 	return flags
 }
 
-// pasteText is the flag of grade e, which added n lines to the code
-// graded at prevAt (nil: the code the interview started from).
-func (r *Record) pasteText(e Event, n int, prevAt *time.Time) string {
-	if prevAt == nil {
+// pasteText is the flag of grade or save e, which added n lines to the
+// code of before (nil: the code the interview started from).
+func (r *Record) pasteText(e Event, n int, before *Event) string {
+	if before == nil {
 		return fmt.Sprintf("%s has %d lines more than the %s.", capital(r.gradeName(e)), n, r.startName(false))
 	}
-	return fmt.Sprintf("%s added %d lines at once (since the grade at %s).", capital(r.gradeName(e)), n, ClockText(prevAt.Sub(r.Start)))
+	what := "grade"
+	if before.Kind == KindSave {
+		what = "save"
+	}
+	return fmt.Sprintf("%s added %d lines at once (since the %s at %s).", capital(r.gradeName(e)), n, what, ClockText(before.At.Sub(r.Start)))
 }
 
 // Added counts the lines of the code now that the code before did not

@@ -1,5 +1,5 @@
 // Package record is the written record of an interview: what happened,
-// when, and the code at every grade, kept as JSON beside the Markdown
+// when, and the code at every save, kept as JSON beside the Markdown
 // scorecard rendered from it (Scorecard). A hiring committee reads the
 // scorecard; replay steps through the record; regrade compares its
 // fingerprints with the returned files.
@@ -20,7 +20,8 @@
 //	  "ask": ["…"],                         // its Ask-first questions
 //	  "followUps": "…",                     // WHY.md's "What an interviewer asks next" ("" in an interview kit)
 //	  "startCode": "stub",                  // stub, changed (graded at the start) or unknown (no git history)
-//	  "events": [{"at": "…", "kind": "grade", …, // in time order, see Event
+//	  "events": [{"at": "…", "kind": "grade", …, // in time order, see Event: a grade (with the code it
+//	                                        // read), a save no grade saw (its code), a hint, a note…
 //	              "seq": 1, "prev": "9f2c…"}],   // its place, from 1, and the hash of what came before it
 //	  "final": {…},                         // a Grade: the last code graded repeat × cpu times
 //	                                        // (null when Ctrl-C ended the session)
@@ -164,6 +165,7 @@ const (
 	KindEnd        = "end"          // Via: done, time-up, stopped
 	KindFinal      = "final"        // the final repeated grade (Record.Final) was made
 	KindNote       = "note"         // the interviewer noted Note (the note verb, in another terminal)
+	KindSave       = "save"         // a save no grade saw (a later save came before its grade); Code holds it
 	// KindStateChanged: the progress state (.kata/state.json) was found
 	// changed by something other than the checker, at a grade or the end;
 	// Via: removed, or rewritten (edited by hand, put back from a copy,
@@ -186,6 +188,8 @@ type Event struct {
 	Via   string    `json:"via,omitempty"`
 	Grade *Grade    `json:"grade,omitempty"`
 	Note  string    `json:"note,omitempty"`
+	// Code is the code of a KindSave (file name → content).
+	Code map[string]string `json:"code,omitempty"`
 	// Seq is the event's place in the record, from 1, and Prev the hash
 	// of what came before it (see the package's hash chain); 0 and "" in
 	// a record written before the chain.
@@ -221,19 +225,33 @@ type Verdict struct {
 }
 
 // Files is the graded code as files.
-func (g *Grade) Files() map[string][]byte {
-	m := map[string][]byte{}
-	for n, c := range g.Code {
-		m[n] = []byte(c)
-	}
-	return m
-}
+func (g *Grade) Files() map[string][]byte { return files(g.Code) }
 
 // Grades returns the grades made during the session, in order.
 func (r *Record) Grades() []Event {
+	return r.events(KindGrade)
+}
+
+// Saves are the events that hold the candidate's code, in order: the
+// grades, and the saves that no grade saw (KindSave).
+func (r *Record) Saves() []Event {
+	return r.events(KindGrade, KindSave)
+}
+
+// SavedCode is the code an event holds: a grade's, or a save's; nil for
+// other events.
+func (e Event) SavedCode() map[string]string {
+	if e.Grade != nil {
+		return e.Grade.Code
+	}
+	return e.Code
+}
+
+// events are r's events of the kinds given, in order.
+func (r *Record) events(kinds ...string) []Event {
 	var out []Event
 	for _, e := range r.Events {
-		if e.Kind == KindGrade {
+		if slices.Contains(kinds, e.Kind) {
 			out = append(out, e)
 		}
 	}

@@ -69,6 +69,13 @@ func ReplayPages(r *Record) (head string, pages []Page) {
 		if e.At.Before(r.Start) {
 			when = e.At.Format(DateFormat)
 		}
+		if e.Kind == KindSave && e.Code != nil {
+			cur := files(e.Code)
+			fmt.Fprintf(&page, "\n%s  %s\n", when, eventText(r, e))
+			writeDiff(&page, r, prev, cur, graded)
+			prev, graded = cur, true
+			continue
+		}
 		if e.Grade == nil {
 			fmt.Fprintf(&page, "\n%s  %s\n", when, eventText(r, e))
 			continue
@@ -76,18 +83,7 @@ func ReplayPages(r *Record) (head string, pages []Page) {
 		fmt.Fprintf(&page, "\n── %s · %s ──\n", when, eventText(r, e))
 		writeVerdicts(&page, e.Grade)
 		cur := e.Grade.Files()
-		switch d := mutant.Diff(prev, cur); {
-		case prev == nil:
-			fmt.Fprintf(&page, "\nThe code:\n\n%s", indentCode(d))
-		case d == "" && !graded:
-			fmt.Fprintf(&page, "\nThe code is %s, unchanged.\n", startText(r))
-		case d == "":
-			fmt.Fprintf(&page, "\nThe code did not change.\n")
-		case !graded:
-			fmt.Fprintf(&page, "\nWhat changed from %s:\n\n%s", startText(r), indentCode(d))
-		default:
-			fmt.Fprintf(&page, "\nWhat changed:\n\n%s", indentCode(d))
-		}
+		writeDiff(&page, r, prev, cur, graded)
 		prev, graded = cur, true
 		pages = append(pages, Page{At: e.At.Sub(r.Start), Text: page.String()})
 		page.Reset()
@@ -100,17 +96,40 @@ func ReplayPages(r *Record) (head string, pages []Page) {
 	return head, pages
 }
 
+// writeDiff is what changed from the code before, prev (after the first
+// grade or save: the code the interview started from, or nil when the
+// record does not hold it), to cur.
+func writeDiff(w io.Writer, r *Record, prev, cur map[string][]byte, after bool) {
+	switch d := mutant.Diff(prev, cur); {
+	case prev == nil:
+		fmt.Fprintf(w, "\nThe code:\n\n%s", indentCode(d))
+	case d == "" && !after:
+		fmt.Fprintf(w, "\nThe code is %s, unchanged.\n", startText(r))
+	case d == "":
+		fmt.Fprintf(w, "\nThe code did not change.\n")
+	case !after:
+		fmt.Fprintf(w, "\nWhat changed from %s:\n\n%s", startText(r), indentCode(d))
+	default:
+		fmt.Fprintf(w, "\nWhat changed:\n\n%s", indentCode(d))
+	}
+}
+
 // startFiles is the code the interview started from, nil when the record
 // does not hold it.
 func startFiles(r *Record) map[string][]byte {
 	if len(r.StartFiles) == 0 {
 		return nil
 	}
-	files := map[string][]byte{}
-	for name, code := range r.StartFiles {
-		files[name] = []byte(code)
+	return files(r.StartFiles)
+}
+
+// files is code as bytes.
+func files(code map[string]string) map[string][]byte {
+	out := map[string][]byte{}
+	for name, c := range code {
+		out[name] = []byte(c)
 	}
-	return files
+	return out
 }
 
 // startText names the code the interview started from.

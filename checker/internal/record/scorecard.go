@@ -412,6 +412,8 @@ func eventText(r *Record, e Event) string {
 		return fmt.Sprintf("the reference shown by `solution %s`", id)
 	case KindNote:
 		return "the interviewer noted: " + e.Note
+	case KindSave:
+		return "saved, not graded: a later save came before its grade"
 	case KindStateChanged:
 		if e.Via == StateRemoved {
 			return "progress state `.kata/state.json` found removed"

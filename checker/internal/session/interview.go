@@ -97,6 +97,16 @@ func (iv *Interview) Graded(now time.Time, e Graded, via string) {
 	iv.log(record.Event{At: now, Kind: record.KindGrade, Via: via, Grade: recordGrade(e)})
 }
 
+// Saved takes a save made at, whose code no grade saw: a later save came
+// before its grade.
+func (iv *Interview) Saved(at time.Time, code map[string][]byte) {
+	files := map[string]string{}
+	for n, c := range code {
+		files[n] = string(c)
+	}
+	iv.log(record.Event{At: at, Kind: record.KindSave, Code: files})
+}
+
 // FinalGraded takes the final grade, made at now with repeats at the
 // GOMAXPROCS values cpu.
 func (iv *Interview) FinalGraded(now time.Time, e Graded, cpu string) {
@@ -314,6 +324,21 @@ type interviewer struct {
 	// shown), so that nothing else slips in with those writes, and at
 	// the end.
 	state *stateWatch
+	code  map[string][]byte // the code of the last grade or save recorded
+	// before are the saves the watch saw settle before the grade under
+	// way began (taken by grading); the grade records those it did not
+	// grade.
+	before []savedCode
+	began  time.Time // when the grade under way began (grading); zero: now
+}
+
+// grading takes the saves that settled so far, at the start of a grade
+// of a save: the grade reads the code after them, and it is recorded at
+// this time, when it read the code, for a save that comes while it runs
+// comes after it.
+func (r *interviewer) grading() {
+	r.before = append(r.before, r.g.saves.take()...)
+	r.began = r.Clock.Now()
 }
 
 // RunInterview runs a timed interview: InterviewStarted, a pause for the
@@ -353,7 +378,7 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	grader := *run.Grader
 	grader.Emit, grader.Left = r.graded, func() time.Duration { return r.iv.Left(r.Clock.Now()) }
 	grader.Check = r.beforeGrade(run.Grader.Check)
-	r.g = grading{grader: &grader, poll: run.Poll}
+	r.g = grading{grader: &grader, poll: run.Poll, saves: &saves{now: run.Clock.Now}}
 	if err := r.loop(ctx); err != nil {
 		return nil, err
 	}
@@ -443,6 +468,7 @@ func (r *interviewer) step(ctx context.Context) (over bool, err error) {
 // regrade grades a save; Ctrl-C during the grade ends the interview.
 func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
 	r.via = "save"
+	r.grading()
 	if _, err := r.g.grader.Grade(ctx, r.Kata); err != nil {
 		if ctx.Err() != nil {
 			r.iv.Interrupted()
@@ -460,6 +486,13 @@ func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
 func (r *interviewer) graded(e Event) {
 	if g, ok := e.(Graded); ok {
 		r.stateChanged(r.Clock.Now()) // what the grade wrote
+		for _, s := range r.before {
+			if !sameFiles(s.code, r.code) && !sameFiles(s.code, g.Code) {
+				r.iv.Saved(s.at, s.code) // overtaken by a later save before its grade
+				r.code = s.code
+			}
+		}
+		r.before, r.code = nil, g.Code
 		if r.via == "final" {
 			_, cpu := r.finalRuns()
 			r.iv.FinalGraded(r.Clock.Now(), g, cpu)
@@ -469,7 +502,11 @@ func (r *interviewer) graded(e Event) {
 		if via == "save" && r.plantedNow(g) {
 			via = "plant"
 		}
-		r.iv.Graded(r.Clock.Now(), g, via)
+		at := r.Clock.Now()
+		if !r.began.IsZero() {
+			at, r.began = r.began, time.Time{}
+		}
+		r.iv.Graded(at, g, via)
 	}
 	r.emit(e)
 }
@@ -538,6 +575,7 @@ func (r *interviewer) finish(ctx context.Context) error {
 	r.iv.Ended(r.Clock.Now())
 	if ctx.Err() == nil && r.unsaved() {
 		r.via = "end"
+		r.grading()
 		if _, err := r.g.grader.Grade(ctx, k); err != nil { // the last save, not yet graded
 			return err
 		}

@@ -332,3 +332,78 @@ func TestInterviewStateChanged(t *testing.T) {
 		assert.Equal(t, record.ChainIntact, rec.Chain().State)
 	})
 }
+
+// Saves that come while a grade runs are graded together, as the latest:
+// the record still keeps the code of each one the grade skipped, at its
+// time, and the replay and the measures see it.
+func TestInterviewRecordsOvertakenSaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+		root, k := checkout(t)
+		mock := clock.NewMock()
+		mock.Set(start)
+		g := &session.Grader{Root: root}
+		hold := make(chan struct{}) // closed: grades run through
+		close(hold)
+		holding := make(chan struct{}, 1)
+		session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result {
+			select {
+			case <-hold:
+			default:
+				holding <- struct{}{}
+				<-hold
+			}
+			return result(k, "R1")
+		})
+		lines := make(chan string)
+		var ev events
+		done := make(chan error, 1)
+		go func() {
+			_, err := session.RunInterview(context.Background(), session.InterviewRun{
+				Grader: g, Kata: k, Candidate: "Ada", Minutes: 30, Clock: mock, Lines: lines, Emit: ev.emit,
+			})
+			done <- err
+		}()
+		code := func(n int) string { return fmt.Sprintf("package retry\n\n// version %d\n", n) }
+		save := func(d time.Duration, n int) {
+			synctest.Wait()
+			mock.Set(start.Add(d))
+			require.NoError(t, os.WriteFile(filepath.Join(k.Exercise, "retry.go"), []byte(code(n)), 0o644))
+			time.Sleep(time.Second) // bubble time: the watcher sees the save settle
+			synctest.Wait()
+		}
+		synctest.Wait()
+		lines <- ""
+		save(2*time.Minute, 1)
+		hold = make(chan struct{}) // the next grade waits
+		save(3*time.Minute, 2)
+		<-holding
+		save(4*time.Minute, 3) // both come while version 2 is graded
+		save(5*time.Minute, 4)
+		close(hold)
+		synctest.Wait()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		lines <- "done"
+		require.NoError(t, <-done)
+
+		all := ev.since(0)
+		fin := all[len(all)-1].(session.Finished)
+		rec, err := record.Load(filepath.Join(root, fin.Record))
+		require.NoError(t, err)
+		var got []string
+		for _, e := range rec.Saves() {
+			got = append(got, fmt.Sprintf("%v %s/%s %q", e.At.Sub(start), e.Kind, e.Via, e.SavedCode()["retry.go"]))
+		}
+		assert.Equal(t, []string{
+			fmt.Sprintf("0s grade/start %q", "package retry\n"),
+			fmt.Sprintf("2m0s grade/save %q", code(1)),
+			fmt.Sprintf("3m0s grade/save %q", code(2)), // recorded when it read the code
+			fmt.Sprintf("4m0s save/ %q", code(3)),      // never graded: version 4 came first
+			fmt.Sprintf("5m0s grade/save %q", code(4)),
+		}, got)
+		var replay strings.Builder
+		record.Replay(&replay, rec, nil)
+		assert.Contains(t, replay.String(), "4:00  saved, not graded: a later save came before its grade\n\nWhat changed:\n\n    --- retry.go\n    +++ retry.go\n    @@ -1,3 +1,3 @@\n     package retry\n     \n    -// version 2\n    +// version 3\n")
+	})
+}

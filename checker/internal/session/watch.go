@@ -2,9 +2,11 @@ package session
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/state"
 	"gokata/checker/internal/watch"
@@ -73,17 +75,67 @@ type grading struct {
 	grader  *Grader
 	poll    time.Duration
 	changes <-chan struct{}
+	// saves, when set, gets the code of every settled save, also of one
+	// that a later save overtook before it was graded.
+	saves *saves
 }
 
 // start watches kata k's files and grades it once; stop ends the watch.
 func (g *grading) start(ctx context.Context, k catalog.Kata) (r *grade.Result, stop func(), err error) {
 	wctx, stop := context.WithCancel(ctx)
-	g.changes = watch.Changes(wctx, func() (string, error) { return state.Fingerprint(k.Exercise) }, watch.Options{Poll: g.poll})
+	read := func() (string, error) { return state.Fingerprint(k.Exercise) }
+	opt := watch.Options{Poll: g.poll}
+	if g.saves != nil {
+		var lastFP string // what read saw last, on the watching goroutine
+		var lastCode map[string][]byte
+		read = func() (string, error) {
+			code, fp, err := fingerprint.Read(k.Exercise)
+			if err == nil {
+				lastFP, lastCode = fp, code
+			}
+			return fp, err
+		}
+		opt.Settled = func(fp string) {
+			if fp == lastFP {
+				g.saves.add(lastCode)
+			}
+		}
+	}
+	g.changes = watch.Changes(wctx, read, opt)
 	if r, err = g.grader.Grade(ctx, k); err != nil {
 		stop()
 		return nil, nil, err
 	}
 	return r, stop, nil
+}
+
+// saves are the versions of the code the watch saw settle, each with the
+// time on the session's clock, until taken.
+type saves struct {
+	now  func() time.Time
+	mu   sync.Mutex
+	list []savedCode
+}
+
+type savedCode struct {
+	at   time.Time
+	code map[string][]byte
+}
+
+func (s *saves) add(code map[string][]byte) {
+	at := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, savedCode{at, code})
+}
+
+// take returns the saves not yet taken, oldest first.
+func (s *saves) take() []savedCode {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.list
+	s.list = nil
+	return out
 }
 
 // stopped reports an interrupted session with Stopped; other errors pass

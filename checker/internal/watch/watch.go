@@ -19,6 +19,10 @@ import (
 type Options struct {
 	Poll  time.Duration // how often to look; default 25ms
 	Quiet time.Duration // how long the files must stay unchanged; default 60ms
+	// Settled, when set, is called on the watching goroutine with the
+	// fingerprint of every settled change, also of one whose signal a
+	// pending one absorbs: a record can keep every version saved.
+	Settled func(fingerprint string)
 }
 
 func (o Options) withDefaults() Options {
@@ -69,6 +73,9 @@ func Changes(ctx context.Context, fingerprint func() (string, error), opt Option
 				continue
 			}
 			reported = seen
+			if opt.Settled != nil {
+				opt.Settled(seen)
+			}
 			select {
 			case out <- struct{}{}:
 			default: // one is pending already

@@ -134,3 +134,28 @@ func TestClosedWhenDone(t *testing.T) {
 		assert.False(t, ok)
 	})
 }
+
+// Settled hears every settled change, also those whose signal a pending
+// one absorbs, and no change that did not settle.
+func TestSettledHearsEveryChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		f := &files{fp: "a"}
+		var heard []string // on the watching goroutine; read after it settles
+		o := opt
+		o.Settled = func(fp string) { heard = append(heard, fp) }
+		ch := watch.Changes(ctx, f.fingerprint, o)
+		for _, fp := range []string{"b", "c", "half", "d"} {
+			f.set(fp, nil)
+			if fp == "half" {
+				time.Sleep(opt.Poll) // seen, but changed again before it settled
+				continue
+			}
+			time.Sleep(time.Second)
+		}
+		synctest.Wait()
+		assert.Equal(t, []string{"b", "c", "d"}, heard)
+		assert.Equal(t, 1, signals(ch), "one signal for the three, none received in between")
+	})
+}
