@@ -1558,22 +1558,22 @@ func (s testFanScenario) checkPanic(h *katatest.H, c *testCaller, v testFxView, 
 		return false
 	}
 	if lowest := idx[0]; pe.Index != lowest {
-		when, how := "", "not the first to arrive (a sync.Once)"
+		when, how := "", "Keep each recovered panic in the slot of its element (or the lowest so far, under the lock), "+
+			"not the first to arrive (a sync.Once), and raise the lowest once every call has returned"
 		switch {
 		case v.retStep[pe.Index] < v.retStep[lowest]:
 			when = fmt.Sprintf(" (in[%d] panicked first, at step %d; in[%d] at step %d)", pe.Index, v.retStep[pe.Index],
 				lowest, v.retStep[lowest])
 		case v.retStep[pe.Index] == v.retStep[lowest]:
 			when = fmt.Sprintf(" (at the same instant, step %d)", v.retStep[lowest])
-			how = "comparing with the lowest so far and storing in one critical section: a check under one lock and the " +
-				"store under the next let two panics of the same instant both pass the check, and the higher index " +
-				"overwrite the lower"
+			how = "Keep each recovered panic in the slot of its element, or compare it with the lowest so far and store it " +
+				"in one critical section: a check under one lock and the store under the next let two panics of the same " +
+				"instant both pass the check, and the higher index overwrite the lower. Raise the lowest once every call " +
+				"has returned"
 		}
 		return s.report(h, "B2", "fn panicked for %s%s, and %s raised the panic of in[%d]: when several calls panic, it raises "+
 			"the one with the lowest index, in[%d], whatever order they panicked in, so the crash report does not depend "+
-			"on scheduling. Keep each recovered panic in the slot of its element (or the lowest so far, under the lock), "+
-			"%s, and raise the lowest once every call has returned",
-			testElements(idx), when, s.what(), pe.Index, lowest, how)
+			"on scheduling. %s", testElements(idx), when, s.what(), pe.Index, lowest, how)
 	}
 	e := s.elems[pe.Index]
 	switch e.panic {
