@@ -144,6 +144,7 @@ type testFanScenario struct {
 	// > 0: the caller's ctx has a deadline that far on the mock clock, and
 	// at cancelAt the deadline passes (the clock moves) instead of a cancel.
 	deadline time.Duration
+	big      bool // hundreds of elements (drawBig): described by counts, not element by element
 }
 
 // testWrapReqs grade an error that lost the one fn returned (wrapped with
@@ -194,6 +195,10 @@ func (s testFanScenario) String() string {
 		b.WriteString(", with a ctx whose deadline already passed")
 	}
 	b.WriteString(";")
+	if s.big {
+		s.describeBig(&b)
+		return b.String()
+	}
 	for i, e := range s.elems {
 		fmt.Fprintf(&b, "\n  in[%d]: %s, %s", i, e.describe(), strings.Replace(testReactionNames[e.react], "Map ", what+" ", 1))
 	}
@@ -271,6 +276,12 @@ type testFanDraw struct {
 	finale  bool
 	minCall int  // callers: at least minCall (1 unless set)
 	late    bool // with finale and cancel: calls that ignore the cancel return after it, one at least failing
+	// Hundreds of elements (drawBig): one call fails first, alone or with
+	// a few others, while all the rest are still in flight.
+	big bool
+	// Two to four calls panic at one instant (drawPanicsTogether), each
+	// ignoring its ctx, among calls that succeed or fail before or after.
+	panicsTogether bool
 }
 
 func (d testFanDraw) draw(r *rapid.T) testFanScenario {
@@ -283,6 +294,12 @@ func (d testFanDraw) draw(r *rapid.T) testFanScenario {
 	}
 	if d.finale {
 		return d.drawFinale(r, s)
+	}
+	if d.big {
+		return d.drawBig(r, s)
+	}
+	if d.panicsTogether {
+		return d.drawPanicsTogether(r, s)
 	}
 	s.callers = rapid.IntRange(1, d.maxCall).Draw(r, "callers")
 	if d.deadline {
@@ -1070,6 +1087,9 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 				return false
 			}
 			c.hung = true
+			if s.big {
+				return s.reportBigHang(h, k, v)
+			}
 			s.report(h, "*", "every call of fn had returned by step %d, but %s was still waiting: does it wait for something else?",
 				k, s.what())
 			return false
@@ -1538,16 +1558,22 @@ func (s testFanScenario) checkPanic(h *katatest.H, c *testCaller, v testFxView, 
 		return false
 	}
 	if lowest := idx[0]; pe.Index != lowest {
-		when := ""
-		if v.retStep[pe.Index] < v.retStep[lowest] {
+		when, how := "", "Keep each recovered panic in the slot of its element (or the lowest so far, under the lock), "+
+			"not the first to arrive (a sync.Once), and raise the lowest once every call has returned"
+		switch {
+		case v.retStep[pe.Index] < v.retStep[lowest]:
 			when = fmt.Sprintf(" (in[%d] panicked first, at step %d; in[%d] at step %d)", pe.Index, v.retStep[pe.Index],
 				lowest, v.retStep[lowest])
+		case v.retStep[pe.Index] == v.retStep[lowest]:
+			when = fmt.Sprintf(" (at the same instant, step %d)", v.retStep[lowest])
+			how = "Keep each recovered panic in the slot of its element, or compare it with the lowest so far and store it " +
+				"in one critical section: a check under one lock and the store under the next let two panics of the same " +
+				"instant both pass the check, and the higher index overwrite the lower. Raise the lowest once every call " +
+				"has returned"
 		}
 		return s.report(h, "B2", "fn panicked for %s%s, and %s raised the panic of in[%d]: when several calls panic, it raises "+
 			"the one with the lowest index, in[%d], whatever order they panicked in, so the crash report does not depend "+
-			"on scheduling. Keep each recovered panic in the slot of its element (or the lowest so far, under the lock), "+
-			"not the first to arrive (a sync.Once), and raise the lowest once every call has returned",
-			testElements(idx), when, s.what(), pe.Index, lowest)
+			"on scheduling. %s", testElements(idx), when, s.what(), pe.Index, lowest, how)
 	}
 	e := s.elems[pe.Index]
 	switch e.panic {
