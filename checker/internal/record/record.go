@@ -220,8 +220,11 @@ type Verdict struct {
 	Passed  bool   `json:"passed"`
 	Kind    string `json:"kind"` // as in check --json
 	Message string `json:"message,omitempty"`
-	Runs    int    `json:"runs"`
-	Passes  int    `json:"passes"`
+	// Detail is what the verdict showed below its message: where (the
+	// leaked goroutine's line, the race's two accesses), the scenario.
+	Detail []string `json:"detail,omitempty"`
+	Runs   int      `json:"runs"`
+	Passes int      `json:"passes"`
 }
 
 // Files is the graded code as files.

@@ -213,6 +213,9 @@ func writeVerdicts(w io.Writer, g *Grade) {
 				msg += ": " + v.Message
 			}
 			fmt.Fprintf(w, "  ✘ %s%s %s\n", v.ID, runsOf(v), msg)
+			for _, d := range v.Detail {
+				fmt.Fprintf(w, "      %s\n", d)
+			}
 		}
 	}
 }

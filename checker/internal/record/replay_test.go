@@ -88,7 +88,8 @@ What changed:
 func TestReplayPagesAndNavigate(t *testing.T) {
 	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
 	grade := func(code string) *record.Grade {
-		return &record.Grade{Required: 0, RequiredTotal: 1, Items: []record.Verdict{{ID: "R1", Kind: "assertion", Runs: 1}}, Code: map[string]string{"retry.go": code}}
+		return &record.Grade{Required: 0, RequiredTotal: 1, Code: map[string]string{"retry.go": code}, Items: []record.Verdict{{ID: "R1", Kind: "leak",
+			Message: "goroutines still running after Do returned:", Detail: []string{"chan send (durable) at exercises/06-retry/retry.go:74 Do.func1"}, Runs: 1}}}
 	}
 	r := &record.Record{Schema: 1, Kata: "06-retry", Start: start, Ending: record.Done,
 		StartFiles: map[string]string{"retry.go": "package retry\n"},
@@ -103,6 +104,7 @@ func TestReplayPagesAndNavigate(t *testing.T) {
 	_, pages := record.ReplayPages(r)
 	require.Len(t, pages, 3)
 	assert.Contains(t, pages[0].Text, "The code is the stub, unchanged.")
+	assert.Contains(t, pages[0].Text, "  ✘ R1 leak: goroutines still running after Do returned:\n      chan send (durable) at exercises/06-retry/retry.go:74 Do.func1\n", "what the candidate saw below the message")
 	assert.Contains(t, pages[2].Text, "3:00  the interviewer noted: asked about jitter", "a note comes with the grade after it")
 	assert.Contains(t, pages[2].Text, "6:00  ended: done typed", "the events after the last grade are on the last page")
 	r.Events[1].Grade = grade("package retry\n// Do.\n")

@@ -109,7 +109,7 @@ func recordGrade(e Graded) *record.Grade {
 	}
 	for _, it := range res.Items {
 		g.Items = append(g.Items, record.Verdict{ID: it.ID, Passed: it.Passed(), Kind: string(it.Kind),
-			Message: it.Message, Runs: it.Runs, Passes: it.Passes})
+			Message: it.Message, Detail: it.Detail, Runs: it.Runs, Passes: it.Passes})
 	}
 	for n, c := range e.Code {
 		g.Code[n] = string(c)
