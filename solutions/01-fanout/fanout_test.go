@@ -384,9 +384,10 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 		assert.Equal(t, calls.entered(), calls.cancelled(), "the caller cancelled ctx: the cancel must reach every call of fn")
 		if err == nil && calls.cancelled() == n {
 			t.Errorf("the caller cancelled ctx and all %d calls of fn returned an error wrapping ctx.Err(), but Map returned no "+
-				"error (results %q): the failures of the last calls to return were lost. Record each failure before the call "+
-				"counts itself done (before wg.Done()), not in a goroutine of its own that Map does not wait for, nor in a "+
-				"deferred function that runs after wg.Done() (deferred calls run last-in first-out)", n, out)
+				"error (results %q): their failures were lost. A call that fails with ctx.Err() because the caller cancelled "+
+				"has failed like any other, and Map returns its error, wrapped with its index (do not drop it as noise of the "+
+				"cancel); and record each failure before the call counts itself done (before wg.Done()), not in a goroutine of its own that Map does not "+
+				"wait for, nor in a deferred function that runs after wg.Done() (deferred calls run last-in first-out)", n, out)
 			return
 		}
 		if msg := katatest.LostWrap(err, context.Canceled, `fmt.Errorf("fanout: in[%d]: %w", i, err)`); msg != "" {
