@@ -41,7 +41,7 @@ type testAfterScenario struct {
 	rates    []float64 // one limiter, or a Multi's two
 	bursts   []int
 	idle     time.Duration // NewKeyed's
-	early    []int // one count per limiter, or none
+	early    []int         // one count per limiter, or none
 	start    time.Duration
 	pre      []int // one count per limiter
 	waiters  int
