@@ -27,17 +27,23 @@ const (
 	testAfterKeyed          // Keyed.Wait on one key (B2)
 )
 
-// testAfterScenario: at time 0, Allow is called pre times, then waiters
-// Waits start one after another, each on a goroutine of its own; the clock
-// moves gap; waiter cancel, still waiting, is cancelled, and its goroutine
-// calls Wait again as soon as the cancelled Wait returns, with a deadline
-// deadline away (0: none). Then the clock runs until every Wait is done.
+// testAfterScenario: the limiters are made at time 0, and each limiter's
+// own Allow (a Keyed's on its key) is called early times; the clock moves
+// start (a quiet spell: a bucket full again starts a new anchor with the
+// next token taken); each limiter's own Allow is called pre times, then
+// waiters Waits start one after another, each on
+// a goroutine of its own; the clock moves gap; waiter cancel, still
+// waiting, is cancelled, and its goroutine calls Wait again as soon as the
+// cancelled Wait returns, with a deadline deadline away (0: none). Then
+// the clock runs until every Wait is done.
 type testAfterScenario struct {
 	kind     int
 	rates    []float64 // one limiter, or a Multi's two
 	bursts   []int
 	idle     time.Duration // NewKeyed's
-	pre      int
+	early    []int         // one count per limiter, or none
+	start    time.Duration
+	pre      []int // one count per limiter
 	waiters  int
 	gap      time.Duration
 	cancel   int
@@ -79,8 +85,20 @@ func (s testAfterScenario) String() string {
 			s.rates[0], s.bursts[0], s.idle)
 		target = "k"
 	}
-	fmt.Fprintf(&b, "; %s.Allow() ×%d; Waits #1..#%d start one after another, each on a goroutine of its own",
-		target, s.pre, s.waiters)
+	for i, n := range s.early {
+		if n > 0 {
+			fmt.Fprintf(&b, "; %s ×%d", s.ownAllow(i), n)
+		}
+	}
+	if s.start > 0 {
+		fmt.Fprintf(&b, "; move the clock %v", s.start)
+	}
+	for i, n := range s.pre {
+		if n > 0 {
+			fmt.Fprintf(&b, "; %s ×%d", s.ownAllow(i), n)
+		}
+	}
+	fmt.Fprintf(&b, "; %s.Wait: Waits #1..#%d start one after another, each on a goroutine of its own", target, s.waiters)
 	if s.gap > 0 {
 		fmt.Fprintf(&b, "; move the clock %v", s.gap)
 	}
@@ -99,6 +117,20 @@ func (s testAfterScenario) String() string {
 		"then move the clock until every Wait is done", s.cancel+1, next)
 	return b.String()
 }
+
+// ownAllow names limiter i's own Allow: a Multi's limiters are a and b.
+func (s testAfterScenario) ownAllow(i int) string {
+	switch s.kind {
+	case testAfterMulti:
+		return []string{"a", "b"}[i] + ".Allow()"
+	case testAfterKeyed:
+		return `k.Allow("carol")`
+	}
+	return "l.Allow()"
+}
+
+// at is when the waiting Wait is cancelled.
+func (s testAfterScenario) at() time.Duration { return s.start + s.gap }
 
 func testGCD(a, b time.Duration) time.Duration {
 	for b != 0 {
@@ -194,30 +226,54 @@ type testAfterPlan struct {
 	nextDue  time.Duration
 	keptDue  time.Duration // where the next Wait's token would be due, had the cancel given nothing back
 	probed   []bool        // the probes' Allow answers
+	renewed  []bool        // by limiter: the cancelled Wait started a new anchor there, and its token goes back
+	lostDue  time.Duration // where the next Wait's token would be due, had those tokens not gone back
 }
 
 func (s testAfterScenario) plan() testAfterPlan {
 	var p testAfterPlan
 	m := testNewAfterModel(s)
-	for range s.pre {
-		p.allowed = append(p.allowed, m.allow(-1, 0))
+	for i, n := range s.early {
+		for range n {
+			p.allowed = append(p.allowed, m.allow(i, 0))
+		}
+	}
+	for i, n := range s.pre {
+		for range n {
+			p.allowed = append(p.allowed, m.allow(i, s.start))
+		}
 	}
 	var holds [][]testReservation
-	for range s.waiters {
-		due, h, _ := m.reserve(-1, 0, 0)
+	p.renewed = make([]bool, len(m.bs))
+	for i := range s.waiters {
+		before := m.clone()
+		due, h, _ := m.reserve(-1, s.start, 0)
 		p.dues = append(p.dues, due)
 		holds = append(holds, h)
+		if i == s.cancel {
+			for j := range m.bs {
+				p.renewed[j] = m.bs[j].anchor != before.bs[j].anchor
+			}
+		}
 	}
 	kept := m.clone()
 	p.gaveBack = m.giveBack(holds[s.cancel])
+	for j := range m.bs {
+		p.renewed[j] = p.renewed[j] && m.bs[j].taken < kept.bs[j].taken
+	}
+	// lost gives back only the tokens of the limiters not renewed.
+	lost := kept.clone()
+	lost.giveBack(slices.DeleteFunc(slices.Clone(holds[s.cancel]), func(r testReservation) bool { return p.renewed[r.id] }))
 	for _, pr := range s.probes {
 		if pr.kind == testAllow {
-			p.probed = append(p.probed, m.allow(s.follow, s.gap))
-			kept.allow(s.follow, s.gap)
+			p.probed = append(p.probed, m.allow(s.follow, s.at()))
+			kept.allow(s.follow, s.at())
+			lost.allow(s.follow, s.at())
 		}
 	}
-	p.keptDue, _, _ = kept.reserve(s.follow, s.gap, 0)
-	p.nextDue, _, p.nextOK = m.reserve(s.follow, s.gap, s.deadline)
+	p.keptDue, _, _ = kept.reserve(s.follow, s.at(), 0)
+	p.lostDue, _, _ = lost.reserve(s.follow, s.at(), 0)
+	p.nextDue, _, p.nextOK = m.reserve(s.follow, s.at(), s.deadline)
 	return p
 }
 
@@ -238,27 +294,6 @@ func testDrawAfter(kind int) func(*rapid.T) testAfterScenario {
 		if kind == testAfterMulti {
 			s.follow = rapid.IntRange(-1, 1).Draw(r, "next Wait on (-1: m, 0: a, 1: b)")
 		}
-		// Combine's Allow has tests of its own: a Multi is emptied by its
-		// Waits alone.
-		if kind != testAfterMulti {
-			s.pre = rapid.IntRange(0, slices.Max(s.bursts)+1).Draw(r, "Allow calls")
-		}
-		s.waiters = rapid.IntRange(1, 4).Draw(r, "waiters")
-		// At least one of them waits.
-		for slices.Max(s.plan().dues) == 0 {
-			s.waiters++
-		}
-		var waiting []int
-		for i, due := range s.plan().dues {
-			if due > 0 {
-				waiting = append(waiting, i)
-			}
-		}
-		// Mostly the last to reserve, whose token goes back.
-		s.cancel = waiting[len(waiting)-1]
-		if rapid.IntRange(0, 3).Draw(r, "cancel: 0-2 the last waiter, 3 any") == 3 {
-			s.cancel = rapid.SampledFrom(waiting).Draw(r, "cancelled waiter")
-		}
 		// The calls act at instants where every limiter has a whole number
 		// of tokens back (the intervals are whole milliseconds), so only
 		// what a cancel gives back is under test, not the arithmetic.
@@ -267,7 +302,38 @@ func testDrawAfter(kind int) func(*rapid.T) testAfterScenario {
 			iv := testDue(r, 0, 1)
 			whole = whole / testGCD(whole, iv) * iv
 		}
-		s.gap = whole * time.Duration(rapid.IntRange(0, int((s.plan().dues[s.cancel]-1)/whole)).Draw(r, "clock before the cancel, in whole intervals"))
+		// Half of a Multi's start after a quiet spell: the first token taken
+		// of each limiter then starts a new anchor, later than the one it
+		// had. Only a combined Wait can start one and still wait (for
+		// another limiter's token), so only its cancel has to give back a
+		// token of a new anchor; the quiet spell itself is R2's.
+		if kind == testAfterMulti && rapid.Bool().Draw(r, "a quiet spell first") {
+			for i := range s.rates {
+				s.early = append(s.early, rapid.IntRange(0, s.bursts[i]).Draw(r, "Allow calls before it"))
+			}
+			s.start = whole * time.Duration(rapid.IntRange(1, 2).Draw(r, "quiet spell, in whole intervals"))
+		}
+		// Each limiter's own Allow (Combine's Allow has tests of its own).
+		for i := range s.rates {
+			s.pre = append(s.pre, rapid.IntRange(0, s.bursts[i]+1).Draw(r, "Allow calls"))
+		}
+		s.waiters = rapid.IntRange(1, 4).Draw(r, "waiters")
+		// At least one of them waits.
+		for slices.Max(s.plan().dues) <= s.start {
+			s.waiters++
+		}
+		var waiting []int
+		for i, due := range s.plan().dues {
+			if due > s.start {
+				waiting = append(waiting, i)
+			}
+		}
+		// Mostly the last to reserve, whose token goes back.
+		s.cancel = waiting[len(waiting)-1]
+		if rapid.IntRange(0, 3).Draw(r, "cancel: 0-2 the last waiter, 3 any") == 3 {
+			s.cancel = rapid.SampledFrom(waiting).Draw(r, "cancelled waiter")
+		}
+		s.gap = whole * time.Duration(rapid.IntRange(0, int((s.plan().dues[s.cancel]-1-s.start)/whole)).Draw(r, "clock before the cancel, in whole intervals"))
 		// Calls that answer at once, between the cancelled Wait and the
 		// next Wait: Allow takes a token only if one is due, and a Wait
 		// with a ctx already done takes nothing.
@@ -288,30 +354,44 @@ func (s testAfterScenario) play(h *katatest.H) {
 	// would let work it left for later catch up before the next call.
 	shake.Off()
 	p := s.plan()
-	var allow, probe func() bool
+	var own []func() bool // each limiter's own Allow
+	var probe func() bool
 	var wait, next func(context.Context) error
 	switch s.kind {
 	case testAfterLimiter:
 		l := New(h.Clk, s.rates[0], s.bursts[0])
-		allow, wait, next, probe = l.Allow, l.Wait, l.Wait, l.Allow
+		own, wait, next, probe = []func() bool{l.Allow}, l.Wait, l.Wait, l.Allow
 	case testAfterMulti:
 		a, b := New(h.Clk, s.rates[0], s.bursts[0]), New(h.Clk, s.rates[1], s.bursts[1])
 		m := Combine(a, b)
-		allow, wait, next, probe = m.Allow, m.Wait, m.Wait, m.Allow
+		own, wait, next, probe = []func() bool{a.Allow, b.Allow}, m.Wait, m.Wait, m.Allow
 		if s.follow >= 0 {
 			next, probe = []*Limiter{a, b}[s.follow].Wait, []*Limiter{a, b}[s.follow].Allow
 		}
 	case testAfterKeyed:
 		k := NewKeyed(h.Clk, s.rates[0], s.bursts[0], s.idle)
-		allow = func() bool { return k.Allow("carol") }
+		allow := func() bool { return k.Allow("carol") }
 		wait = func(ctx context.Context) error { return k.Wait(ctx, "carol") }
-		next, probe = wait, allow
+		own, next, probe = []func() bool{allow}, wait, allow
 	}
-	for i, want := range p.allowed {
-		if got := allow(); got != want {
-			h.Errorf("Allow call %d at 0 returned %v, want %v: the bucket starts full, with burst tokens, and Allow "+
-				"takes one if one is due at clk.Now()", i+1, got, want)
-			return
+	pre := p.allowed
+	for _, phase := range []struct {
+		counts []int
+		at     time.Duration
+	}{{s.early, 0}, {s.pre, s.start}} {
+		if phase.at > 0 {
+			h.Advance(phase.at)
+		}
+		for i, n := range phase.counts {
+			for j := range n {
+				if got := own[i](); got != pre[0] {
+					h.Errorf("%s call %d at %v returned %v, want %v: the bucket starts full, with burst tokens, and "+
+						"Allow takes one if one is due at clk.Now(); %s", s.ownAllow(i), j+1, phase.at, got, pre[0],
+						testArithmetic)
+					return
+				}
+				pre = pre[1:]
+			}
 		}
 	}
 	// The waiters; the cancelled one's goroutine calls next as soon as its
@@ -387,9 +467,9 @@ func (s testAfterScenario) play(h *katatest.H) {
 	}
 	// Every Wait whose token is due by now has returned, the others wait.
 	for i, c := range calls {
-		if c.Returned() != (p.dues[i] <= s.gap) {
+		if c.Returned() != (p.dues[i] <= s.at()) {
 			h.Errorf("at %v, Wait #%d had returned: %v, but its token is due at %v: each Wait reserves its own "+
-				"token as it starts and returns exactly when it is due (%s)", s.gap, i+1, c.Returned(), p.dues[i],
+				"token as it starts and returns exactly when it is due (%s)", s.at(), i+1, c.Returned(), p.dues[i],
 				testArithmetic)
 			release()
 			return
@@ -404,13 +484,13 @@ func (s testAfterScenario) play(h *katatest.H) {
 	case <-cancelled:
 	default:
 		h.Errorf("Wait #%d, cancelled at %v while it waited, did not return at once (the mock clock stood still): "+
-			"select on ctx.Done() together with the timer", s.cancel+1, s.gap)
+			"select on ctx.Done() together with the timer", s.cancel+1, s.at())
 		release()
 		return
 	}
 	if err := errs[s.cancel]; !errors.Is(err, context.Canceled) {
 		h.Errorf("Wait #%d, cancelled at %v while it waited, returned %v; want ctx.Err() (%v) itself, at once",
-			s.cancel+1, s.gap, err, ctxErr)
+			s.cancel+1, s.at(), err, ctxErr)
 		release()
 		return
 	}
@@ -433,13 +513,30 @@ func (s testAfterScenario) play(h *katatest.H) {
 	if len(before) > 0 {
 		again = strings.Join(before, ", then ") + ", then " + again
 	}
+	// renewed is a limiter of the next calls on which the cancelled Wait
+	// started a new anchor, its bucket full when it started, and whose
+	// token goes back ("" if none).
+	renewed := ""
+	for _, i := range testNewAfterModel(s).which(s.follow) {
+		if s.kind == testAfterMulti && p.renewed[i] {
+			renewed = []string{"a", "b"}[i]
+			break
+		}
+	}
+	renewedLead := fmt.Sprintf("the token a cancelled combined Wait took of %s was not back when Wait returned, "+
+		"though %s's bucket was full when the Wait started at %v: taking that token started a new anchor on %s, "+
+		"and no call reserved a token of %s after it, so it goes back", renewed, renewed, s.start, renewed, renewed)
+	const renewedRule = "A give-back compares the limiter's anchor and count with those right after the Wait took " +
+		"its token: note them once the due times are computed, when a full bucket has already started its new " +
+		"anchor (noted before that, the old anchor never matches again and the token is lost), and give the token " +
+		"back under the lock before Wait returns"
 	// The calls that answer at once: each answered, and as the README says.
 	select {
 	case <-probed:
 	default:
 		h.Errorf("right after Wait #%d returned from its cancel at %v, its goroutine called %s; one of the calls "+
 			"before the last Wait did not answer at once (the mock clock stood still): Allow never waits, and a Wait "+
-			"with a ctx already done or a deadline too soon fails at once", s.cancel+1, s.gap, again)
+			"with a ctx already done or a deadline too soon fails at once", s.cancel+1, s.at(), again)
 		release()
 		return
 	}
@@ -448,19 +545,25 @@ func (s testAfterScenario) play(h *katatest.H) {
 		out := probeOut[i]
 		switch pr.kind {
 		case testAllow:
+			if !out.allowed && allowed[0] && renewed != "" {
+				h.Errorf("%s. %s.Allow(), called right after it on the same goroutine, answered false. Wait #%d was "+
+					"cancelled at %v while it waited. %s", renewedLead, renewed, s.cancel+1, s.at(), renewedRule)
+				release()
+				return
+			}
 			if !out.allowed && allowed[0] && p.gaveBack {
 				h.Errorf("the token a cancelled Wait gives back was not back when Wait returned: Allow, called right "+
 					"after it on the same goroutine, answered false. Wait #%d was cancelled at %v while it waited (%s), "+
 					"and that token was due by then on the limiter Allow asked. Give the token back under the lock "+
 					"before Wait returns, on the caller's goroutine: never later, and never from a goroutine of its own "+
-					"(Wait starts no goroutines)", s.cancel+1, s.gap, back)
+					"(Wait starts no goroutines)", s.cancel+1, s.at(), back)
 				release()
 				return
 			}
 			if out.allowed != allowed[0] {
 				h.Errorf("Allow, called right after Wait #%d returned from its cancel at %v (%s), answered %v, want %v: "+
 					"a cancelled Wait's token is back (or lost) by the time it returns, and Allow takes a token only "+
-					"if one is due at clk.Now(); %s", s.cancel+1, s.gap, back, out.allowed, allowed[0], testArithmetic)
+					"if one is due at clk.Now(); %s", s.cancel+1, s.at(), back, out.allowed, allowed[0], testArithmetic)
 				release()
 				return
 			}
@@ -486,6 +589,9 @@ func (s testAfterScenario) play(h *katatest.H) {
 		lead := "the Wait called right after a cancelled Wait returned did not get the token the README gives it"
 		rule := "each Wait reserves the next token as it starts; " + testArithmetic
 		switch {
+		case !more && renewed != "" && p.lostDue > p.nextDue:
+			lead, rule = renewedLead+": the caller's next call, made right after it on the same goroutine, did not "+
+				"find it", renewedRule
 		case !more && p.gaveBack:
 			lead = "the token a cancelled Wait gives back was not back when Wait returned: the caller's next call, " +
 				"made right after it on the same goroutine, did not find it"
@@ -507,14 +613,14 @@ func (s testAfterScenario) play(h *katatest.H) {
 				"through on one token"
 		}
 		h.Errorf("%s. Wait #%d was cancelled at %v while it waited (%s); as soon as it returned, its goroutine called "+
-			"%s, which %s. %s", lead, s.cancel+1, s.gap, back, again, fmt.Sprintf(detail, args...), rule)
+			"%s, which %s. %s", lead, s.cancel+1, s.at(), back, again, fmt.Sprintf(detail, args...), rule)
 		release()
 	}
 	switch {
 	case !p.nextOK:
 		if !c.Returned() {
 			fail(true, "was still waiting, although its token is due at %v, at or after its deadline at %v: it must "+
-				"fail at once with ErrWouldExceedDeadline", p.nextDue, s.gap+s.deadline)
+				"fail at once with ErrWouldExceedDeadline", p.nextDue, s.at()+s.deadline)
 			return
 		}
 		if c.Panicked() {
@@ -525,7 +631,7 @@ func (s testAfterScenario) play(h *katatest.H) {
 			release()
 			return
 		}
-	case p.nextDue <= s.gap:
+	case p.nextDue <= s.at():
 		if !c.Returned() {
 			fail(false, "was still waiting, although a token was there (due at %v): it must return nil at once", p.nextDue)
 			return
@@ -545,7 +651,7 @@ func (s testAfterScenario) play(h *katatest.H) {
 		}
 		if errors.Is(nextErr, ErrWouldExceedDeadline) {
 			fail(false, "failed at once with %v, as if its token were due at %v, but it is due at %v, before the "+
-				"deadline at %v: it must wait for it", nextErr, p.keptDue, p.nextDue, s.gap+s.deadline)
+				"deadline at %v: it must wait for it", nextErr, p.keptDue, p.nextDue, s.at()+s.deadline)
 			return
 		}
 		fail(true, "returned %v at once, but its token is due at %v: it must wait for it", nextErr, p.nextDue)
@@ -554,13 +660,13 @@ func (s testAfterScenario) play(h *katatest.H) {
 	// Run the clock: at each due time, 1ns before and at it, exactly the
 	// Waits whose token is due by then have returned.
 	dues := slices.Clone(p.dues)
-	dues[s.cancel] = s.gap // returned from its cancel
+	dues[s.cancel] = s.at() // returned from its cancel
 	if p.nextOK {
 		dues[s.cancel] = p.nextDue
 	}
 	var steps []time.Duration
 	for _, due := range dues {
-		if due > s.gap {
+		if due > s.at() {
 			steps = append(steps, due-1, due)
 		}
 	}
@@ -583,7 +689,7 @@ func (s testAfterScenario) play(h *katatest.H) {
 				h.Errorf("Wait #%d %s, at %v: each Wait reserves its own token as it starts and returns exactly when it "+
 					"is due (%s). Meanwhile Wait #%d was cancelled at %v while it waited (%s), and its goroutine "+
 					"called %s as soon as it returned", i+1, when[c.Returned()], dues[i], testArithmetic,
-					s.cancel+1, s.gap, back, again)
+					s.cancel+1, s.at(), back, again)
 				release()
 			}
 			return
@@ -612,7 +718,31 @@ func TestR5_ExploreTheCallRightAfterACancelFindsTheTokenBack(t *testing.T) {
 	katatest.Explore(t, 10, testDrawAfter(testAfterLimiter), func(h *katatest.H, s testAfterScenario) { s.play(h) })
 }
 
+// testAfterRenewed: combined Waits that start after a quiet spell, when
+// one limiter's bucket is full (the token the Wait takes of it starts a
+// new anchor) and the other's is empty, cancelled while they wait. Nobody
+// reserved after them, so both tokens go back; the next calls find them.
+var testAfterRenewed = []testAfterScenario{
+	// a (4/s), untouched, is full at 1s; b (1/s) emptied at 1s: a.Allow
+	// right after the cancel.
+	{kind: testAfterMulti, rates: []float64{4, 1}, bursts: []int{1, 1}, start: time.Second, pre: []int{0, 1},
+		waiters: 1, follow: 0, probes: []testProbe{{kind: testAllow}}},
+	// a (1/s) emptied at 1s; b (2/s, burst 2), untouched, is full: b.Allow
+	// twice.
+	{kind: testAfterMulti, rates: []float64{1, 2}, bursts: []int{1, 2}, start: time.Second, pre: []int{1, 0},
+		waiters: 1, follow: 1, probes: []testProbe{{kind: testAllow}, {kind: testAllow}}},
+	// a (1/s), untouched, is full at 1s; b (4/s) emptied at 1s: the next
+	// combined Wait is due with b's token, at 1.25s, not with a's at 2s.
+	{kind: testAfterMulti, rates: []float64{1, 4}, bursts: []int{1, 1}, start: time.Second, pre: []int{0, 1},
+		waiters: 1, follow: -1},
+	// a (2/s, burst 2) emptied at 0, full again at 1s; b (1/s) emptied at
+	// 1s: a.Allow twice.
+	{kind: testAfterMulti, rates: []float64{2, 1}, bursts: []int{2, 1}, early: []int{2, 0}, start: time.Second,
+		pre: []int{0, 1}, waiters: 1, follow: 0, probes: []testProbe{{kind: testAllow}, {kind: testAllow}}},
+}
+
 func TestB1_ExploreTheCallRightAfterACancelledCombinedWait(t *testing.T) {
+	katatest.Replay(t, testAfterRenewed, func(h *katatest.H, s testAfterScenario) { s.play(h) })
 	katatest.Explore(t, 8, testDrawAfter(testAfterMulti), func(h *katatest.H, s testAfterScenario) { s.play(h) })
 }
 
