@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"gokata/checker/internal/record"
@@ -69,13 +70,17 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		}
 		var score session.Score
 		score.Required, score.RequiredTotal, score.Bonus, score.BonusTotal = r.Score()
+		passed := map[string]bool{}
+		for _, it := range r.Items {
+			passed[it.ID] = it.Passed()
+		}
 		if o.asJSON {
 			meta := report.Meta{Time: c.env.clock().Now().Truncate(time.Second), Fingerprint: fp}
 			if err := report.JSON(c.env.Stdout, r, meta); err != nil {
 				return 0, err
 			}
 			// The JSON is for programs; what FILE claims goes to stderr, and the exit code says it.
-			if claims != nil && !compare(c.env.Stderr, o.against, f.Kata.Slug, score, claims.Compare(f.Kata.Slug, fp, score)) {
+			if claims != nil && !compare(c.env.Stderr, o.against, f.Kata.Slug, score, claims.Compare(f.Kata.Slug, fp, score, passed)) {
 				mismatch = true
 			}
 			continue
@@ -88,7 +93,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		style.Review = true
 		report.Text(c.env.Stdout, r, style)
 		fmt.Fprintf(c.env.Stdout, "\nFingerprints, to compare with the record or check --json:\n  code   %s\n  tests  %s\n", fp.Code, fp.Tests)
-		if claims != nil && !compare(c.env.Stdout, o.against, f.Kata.Slug, score, claims.Compare(f.Kata.Slug, fp, score)) {
+		if claims != nil && !compare(c.env.Stdout, o.against, f.Kata.Slug, score, claims.Compare(f.Kata.Slug, fp, score, passed)) {
 			mismatch = true
 		}
 	}
@@ -123,9 +128,9 @@ func chainHolds(w io.Writer, file string, c record.Chain) bool {
 	return true
 }
 
-// compare says whether the regraded fingerprints, and the score graded
-// here, are those claimed in file; false when they differ or the file says
-// nothing of the kata.
+// compare says whether the regraded fingerprints, and the score and each
+// item's verdict graded here, are those claimed in file; false when they
+// differ or the file says nothing of the kata.
 func compare(w io.Writer, file, slug string, score session.Score, m session.Match) bool {
 	switch {
 	case !m.Known:
@@ -135,9 +140,11 @@ func compare(w io.Writer, file, slug string, score session.Score, m session.Matc
 		fmt.Fprintf(w, "✔ The same code and the same hidden tests as in %s.\n", file)
 		if !m.SameScore {
 			fmt.Fprintf(w, "✘ But %s claims %s; the same code scores %s here: the file was edited, or a requirement passes only on some runs.\n", file, m.Score, score)
-			return false
 		}
-		return true
+		if len(m.Differ) > 0 {
+			fmt.Fprintf(w, "✘ %s and this grade differ on %s: the file was edited, or a requirement passes only on some runs.\n", file, strings.Join(m.Differ, ", "))
+		}
+		return m.SameScore && len(m.Differ) == 0
 	}
 	if !m.SameCode {
 		fmt.Fprintf(w, "✘ Not the code of %s: it names code %s.\n", file, m.Code)

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gokata/checker/internal/catalog"
@@ -16,6 +18,7 @@ import (
 	"gokata/checker/internal/fingerprint"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/record"
+	"gokata/internal/failure"
 )
 
 // Folder is a returned exercise folder and the kata it is.
@@ -107,7 +110,10 @@ func (g *Grader) Regrade(ctx context.Context, f Folder, private string) (*grade.
 type Claims struct {
 	Fingerprints map[string]fingerprint.Pair
 	Scores       map[string]Score // the score the file claims for each kata
-	Chain        *record.Chain    // nil for check --json output, which has none
+	// Passed is, for each kata, whether the file claims each item passed
+	// (by its id); none for a file that does not list its items.
+	Passed map[string]map[string]bool
+	Chain  *record.Chain // nil for check --json output, which has none
 }
 
 // Score is a grade's score: requirements and bonus passed, of how many.
@@ -141,16 +147,24 @@ func ReadClaims(path string) (*Claims, error) {
 		}
 		c := rec.Chain()
 		score := Score{Required: g.Required, RequiredTotal: g.RequiredTotal, Bonus: g.Bonus, BonusTotal: g.BonusTotal}
+		passed := map[string]bool{}
+		for _, v := range g.Items {
+			passed[v.ID] = v.Passed
+		}
 		return &Claims{Fingerprints: map[string]fingerprint.Pair{rec.Kata: g.Fingerprint},
-			Scores: map[string]Score{rec.Kata: score}, Chain: &c}, nil
+			Scores: map[string]Score{rec.Kata: score}, Passed: map[string]map[string]bool{rec.Kata: passed}, Chain: &c}, nil
 	}
-	out := &Claims{Fingerprints: map[string]fingerprint.Pair{}, Scores: map[string]Score{}}
+	out := &Claims{Fingerprints: map[string]fingerprint.Pair{}, Scores: map[string]Score{}, Passed: map[string]map[string]bool{}}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for dec.More() {
 		var g struct {
 			Kata        string           `json:"kata"`
 			Fingerprint fingerprint.Pair `json:"fingerprint"`
 			Score       Score            `json:"score"`
+			Items       []struct {
+				ID   string `json:"id"`
+				Kind string `json:"kind"`
+			} `json:"items"`
 		}
 		if err := dec.Decode(&g); err != nil {
 			return nil, fmt.Errorf("neither an interview record nor check --json output: %s", escape.Line(err.Error()))
@@ -160,6 +174,11 @@ func ReadClaims(path string) (*Claims, error) {
 		}
 		out.Fingerprints[g.Kata] = g.Fingerprint
 		out.Scores[g.Kata] = g.Score
+		passed := map[string]bool{}
+		for _, it := range g.Items {
+			passed[it.ID] = it.Kind == string(failure.Pass)
+		}
+		out.Passed[g.Kata] = passed
 	}
 	return out, nil
 }
@@ -171,15 +190,28 @@ type Match struct {
 	Code, Tests         string // what it claims, made safe to print
 	SameScore           bool   // it claims the score found
 	Score               Score  // the score it claims
+	// Differ are the items it claims passed that fail here, or the other
+	// way round: "R3 (✔ there, ✘ here)", made safe to print.
+	Differ []string
 }
 
-// Compare compares fp, found for kata slug, with what the file claims.
-// What the file names is shown, never obeyed, for anyone can write one:
-// Code and Tests are made safe to print (escape.Line).
-func (c *Claims) Compare(slug string, fp fingerprint.Pair, score Score) Match {
+// Compare compares fp and score, found for kata slug, and whether each
+// item passed here, with what the file claims. What the file names is
+// shown, never obeyed, for anyone can write one: Code and Tests are made
+// safe to print (escape.Line).
+func (c *Claims) Compare(slug string, fp fingerprint.Pair, score Score, passed map[string]bool) Match {
 	want, ok := c.Fingerprints[slug]
 	claimed := c.Scores[slug]
-	return Match{Known: ok, SameCode: want.Code == fp.Code, SameTests: want.Tests == fp.Tests,
+	m := Match{Known: ok, SameCode: want.Code == fp.Code, SameTests: want.Tests == fp.Tests,
 		Code: escape.Line(want.Code), Tests: escape.Line(want.Tests),
 		SameScore: claimed == score, Score: claimed}
+	mark := map[bool]string{true: "✔", false: "✘"}
+	ids := slices.Sorted(maps.Keys(c.Passed[slug]))
+	for _, id := range ids {
+		there := c.Passed[slug][id]
+		if here, ok := passed[id]; ok && here != there {
+			m.Differ = append(m.Differ, fmt.Sprintf("%s (%s there, %s here)", escape.Line(id), mark[there], mark[here]))
+		}
+	}
+	return m
 }
