@@ -56,6 +56,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	}
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, screen(c.env, report.Style{}))
 	code, mismatch := ExitPass, false
+	var rows []summaryRow // a whole kit's: one per kata, for the summary at the end
 	for i, f := range folders {
 		private, err := c.env.scratch.Dir()
 		if err != nil {
@@ -93,9 +94,14 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		style.Review = true
 		report.Text(c.env.Stdout, r, style)
 		fmt.Fprintf(c.env.Stdout, "\nFingerprints, to compare with the record or check --json:\n  code   %s\n  tests  %s\n", fp.Code, fp.Tests)
+		row := summaryRow{kata: f.Kata.Slug, score: score, passed: r.Passed(), same: true}
 		if claims != nil && !compare(c.env.Stdout, o.against, f.Kata.Slug, score, claims.Compare(f.Kata.Slug, fp, score, passed)) {
-			mismatch = true
+			mismatch, row.same = true, false
 		}
+		rows = append(rows, row)
+	}
+	if len(rows) > 1 {
+		writeSummary(c.env.Stdout, rows, o.against)
 	}
 	if claims != nil && claims.Chain != nil {
 		w := c.env.Stdout
@@ -110,6 +116,32 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		return ExitMismatch, nil // what FILE claims weighs more than a grade that fell short
 	}
 	return code, nil
+}
+
+// summaryRow is one kata of a whole kit's regrade.
+type summaryRow struct {
+	kata   string
+	score  session.Score
+	passed bool
+	same   bool // what --against claims for it holds (true without --against)
+}
+
+// writeSummary ends a whole kit's regrade with a line per kata: its
+// score, and whether it matches what file (--against) claims.
+func writeSummary(w io.Writer, rows []summaryRow, file string) {
+	fmt.Fprintf(w, "\nSummary of the kit (%d katas):\n", len(rows))
+	for _, r := range rows {
+		mark := map[bool]string{true: "✔", false: "✘"}[r.passed]
+		against := ""
+		switch {
+		case file == "":
+		case r.same:
+			against = "  as " + file + " claims"
+		default:
+			against = "  ✘ not as " + file + " claims (see above)"
+		}
+		fmt.Fprintf(w, "  %s %-20s %s%s\n", mark, r.kata, r.score, against)
+	}
 }
 
 // chainHolds says what the hash chain of the record in file says; false
