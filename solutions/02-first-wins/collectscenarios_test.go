@@ -44,12 +44,21 @@ type testCollectReplica struct {
 	at      time.Duration // when it answers
 	kind    int
 	honours bool // gives up when its ctx is done
+	// races: it answers at the very instant the timeout or the cancel ends
+	// Collect (collectscenariosrace_test.go), its answer already on its way
+	// (it ignores its ctx); the README does not order the two.
+	races bool
 }
 
 type testCollectScenario struct {
 	timeout time.Duration // <= 0: none
 	cancel  time.Duration // when the caller cancels; 0: never
 	reps    []testCollectReplica
+	// With racing replicas: cancelBy is i+1 when replica i cancels the
+	// caller's ctx as it answers, 0 when the test does; answersFirst
+	// releases the racing answers just before the end, not just after.
+	cancelBy     int
+	answersFirst bool
 }
 
 // What ends Collect.
@@ -63,7 +72,7 @@ const (
 func (s testCollectScenario) end() (at time.Duration, why int) {
 	at, why = 0, testCollectAll
 	for _, r := range s.reps {
-		if !r.answers {
+		if !r.answers || r.races { // a racing answer comes with the timeout or the cancel
 			at = -1
 			break
 		}
@@ -92,11 +101,12 @@ func (s testCollectScenario) endText() string {
 	return fmt.Sprintf("the last replica answers at %v", at)
 }
 
-// answered: replica i answered before Collect returned.
+// answered: replica i answered before Collect returned. A racing replica
+// did not: it answers as Collect returns, and may be missing.
 func (s testCollectScenario) answered(i int) bool {
 	at, _ := s.end()
 	r := s.reps[i]
-	return r.answers && (at < 0 || r.at <= at)
+	return r.answers && !r.races && (at < 0 || r.at <= at)
 }
 
 func (s testCollectScenario) value(i int) string {
@@ -135,18 +145,35 @@ func (s testCollectScenario) String() string {
 	b.WriteString(";")
 	for i, r := range s.reps {
 		when := "answers only after Collect returned"
-		if r.answers {
+		if r.races {
+			rp := s.reply(i)
+			when = fmt.Sprintf("answers (%q, %v) at the very instant %s, its answer already on its way", rp.Value, rp.Err, s.endText())
+			if s.cancelBy == i+1 {
+				when += " (the caller cancels as this answer comes back)"
+			}
+		} else if r.answers {
 			rp := s.reply(i)
 			when = fmt.Sprintf("answers (%q, %v) at %v", rp.Value, rp.Err, r.at)
 		}
 		ctx := "ignores its ctx"
-		if r.honours {
+		if r.honours && !r.races {
 			ctx = "honours its ctx"
 		}
 		fmt.Fprintf(&b, "\n  replica %d: %s; %s", i, when, ctx)
 	}
 	at, _ := s.end()
 	fmt.Fprintf(&b, "\n  by the README: Collect returns at %v, when %s", at, s.endText())
+	if slices.ContainsFunc(s.reps, func(r testCollectReplica) bool { return r.races }) {
+		first := "just after"
+		switch {
+		case s.cancelBy > 0:
+			first = "as"
+		case s.answersFirst:
+			first = "just before"
+		}
+		fmt.Fprintf(&b, "; the racing answers come %s it, in the same instant: each of their Replies may be "+
+			"the answer or a missing one, but once Collect has returned the slice must not change", first)
+	}
 	return b.String()
 }
 
@@ -340,6 +367,14 @@ func (s testCollectScenario) checkReplies(h *katatest.H, replies, got []Reply[st
 			continue
 		}
 		what := fmt.Sprintf("replica %d had not answered when Collect returned at %v (%s)", i, endAt, s.endText())
+		if r.races {
+			want := replies[i]
+			if g.Value == want.Value && g.Err == want.Err {
+				continue // its answer made it in: as good as missing
+			}
+			what = fmt.Sprintf("replica %d answered (%q, %v) at the very instant Collect returned at %v (%s), "+
+				"and its Reply is not exactly that answer, so it must be a missing one", i, want.Value, want.Err, endAt, s.endText())
+		}
 		if g.Value != "" {
 			h.Errorf("Collect returned Reply{%q, %v}: %s, so its Value must be the zero value", g.Value, g.Err, what)
 			return false
