@@ -81,13 +81,13 @@ func (s testLatePuts) heldAfterStop() int {
 func (s testLatePuts) stop() string {
 	switch s.ending {
 	case testLateCancelFirst:
-		return "the caller's cancel, while produce still ran,"
+		return "the caller's cancel while produce still ran"
 	case testLateFailFirst:
-		return fmt.Sprintf("a consume call that failed with %s while produce still ran", testFailures[s.fail].how)
+		return fmt.Sprintf("a consume call that failed (with %s) while produce still ran", testFailures[s.fail].how)
 	case testLateEndThenCancel:
-		return "the caller's cancel, during the drain,"
+		return "the caller's cancel during the drain"
 	case testLateEndThenFail:
-		return fmt.Sprintf("a consume call that failed with %s during the drain", testFailures[s.fail].how)
+		return fmt.Sprintf("a consume call that failed (with %s) during the drain", testFailures[s.fail].how)
 	}
 	return ""
 }
@@ -132,8 +132,11 @@ func (s testLatePuts) String() string {
 				who = append(who, fmt.Sprintf("goroutine %d puts %s", g+1, testItems(testLateItem(g, 1), p.puts)))
 			}
 		}
-		if len(who) > 0 {
+		switch {
+		case len(who) > 1:
 			line("%s, at once: %s", s.when(phase), strings.Join(who, "; "))
+		case len(who) == 1:
+			line("%s: %s", s.when(phase), who[0])
 		}
 	}
 	stop := func() {
@@ -151,7 +154,11 @@ func (s testLatePuts) String() string {
 			line("produce waits on its ctx for the next record")
 		}
 		stop()
-		line("produce returns ctx.Err()")
+		if s.blocked {
+			line("that put returns ctx.Err(), and produce returns it")
+		} else {
+			line("produce returns ctx.Err()")
+		}
 		latePuts(testLateStopped)
 	case s.ending == testLateEnds:
 		line("produce returns %s", testProduceErrors[s.produceErr].how)
@@ -342,7 +349,8 @@ func (s testLatePuts) play(h *katatest.H) {
 		mu.Lock()
 		defer mu.Unlock()
 		after := s.when(phase)
-		if s.stopped() && phase != testLateDraining {
+		stopped := s.stopped() && phase != testLateDraining
+		if stopped {
 			after = fmt.Sprintf("%s (the run was stopped by %s)", after, s.stop())
 		}
 		for g, p := range s.putters {
@@ -362,11 +370,12 @@ func (s testLatePuts) play(h *katatest.H) {
 						"accepts nothing; a late put must return ErrClosed every time (check the closed mark before "+
 						"the send)", after)
 					return false
-				case !errors.Is(res.err, ErrClosed) && s.stopped() && phase != testLateDraining:
-					h.Errorf("a put made after produce returned must return ErrClosed, on a stopped run too: %s, "+
-						"put(%d) returned %s. ctx.Err() is for the puts made while produce still runs; once produce "+
-						"has returned, every put says so with ErrClosed, whatever stopped the run: check the closed "+
-						"mark in put before the stop", after, res.item, testDescribe(res.err))
+				case !errors.Is(res.err, ErrClosed) && stopped:
+					h.Errorf("a put made after produce returned must return ErrClosed, on a stopped run too: the run "+
+						"was stopped by %s, and put(%d), made %s, returned %s. ctx.Err() is for the puts made while "+
+						"produce still runs; once produce has returned, every put says so with ErrClosed, whatever "+
+						"stopped the run: check the closed mark in put before the stop", s.stop(), res.item,
+						s.when(phase), testDescribe(res.err))
 					return false
 				case !errors.Is(res.err, ErrClosed):
 					h.Errorf("a put made after produce returned must return ErrClosed: %s, put(%d) returned %s",
