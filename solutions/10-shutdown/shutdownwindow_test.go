@@ -349,16 +349,21 @@ func testPlayWindow(h *katatest.H, s testWindowScenario) {
 		r, _ := subs[i].Result()
 		why := ""
 		if j := i - s.before; j >= 0 && j < len(pauses) && pauses[j].looked.Load() {
-			why = fmt.Sprintf(" It was called before Shutdown began, and paused at its first look at its ctx (as a "+
-				"goroutine can be descheduled at any point) until t=%v; it returned nil at t=%v, Shutdown at t=%v.",
-				pauses[j].endedAt, r.at, fin.at)
+			why = fmt.Sprintf(" The Submit of %s was called before Shutdown began, and paused at its first look at "+
+				"its ctx (as a goroutine can be descheduled at any point) until t=%v; it returned nil at t=%v, "+
+				"Shutdown at t=%v.", id, pauses[j].endedAt, r.at, fin.at)
 		}
-		h.Errorf("accepted jobs lost: Submit returned nil for %s, yet handle never ran for it, and Shutdown, "+
+		which, it := id, "it"
+		if len(lost) > 1 {
+			which = strings.Join(lost[:len(lost)-1], ", ") + " and " + lost[len(lost)-1]
+			it = "them"
+		}
+		h.Errorf("accepted jobs lost: Submit returned nil for %s, yet handle never ran for %s, and Shutdown, "+
 			"without a deadline, returned %s with a Report of %d abandoned and %d dropped jobs.%s A Submit that "+
 			"returned nil has handed its job over, and the drain handles it before Shutdown returns: a Submit past "+
 			"its check of intake may still put its job in the queue after Shutdown began, so Shutdown must wait for "+
 			"those Submits (count them under the lock of the check) before it decides that the queue is empty, and "+
-			"a Submit that resumes after intake stopped must refuse its job", strings.Join(lost, ", "), testErrText(fin.err),
+			"a Submit that resumes after intake stopped must refuse its job", which, it, testErrText(fin.err),
 			len(fin.rep.Abandoned), len(fin.rep.Dropped), why)
 		return
 	}
