@@ -400,5 +400,5 @@ func testCount(ids []string, id string) int {
 }
 
 func TestR2_ExploreASubmitPausedPastItsCheckIsHandedOver(t *testing.T) {
-	katatest.Explore(t, 20, testDrawWindow, testPlayWindow)
+	katatest.Explore(t, 16, testDrawWindow, testPlayWindow)
 }
