@@ -202,12 +202,13 @@ func testFPlay(ctx context.Context, q testFRequest) (out testFOutcome) {
 
 // testFRequests is how many requests a scenario makes, and testFRepeats
 // how many scenarios the test plays. A loop that looks at ctx, then tries
-// for the slot and prefers its shed, showed in one request in 35 to 40
+// for the slot and prefers its shed, showed in about one request in 40
 // under the seeds whose points yield half the time, one in 80 under those
 // that yield three times in four, and almost never under those that yield
-// every time; the first failure came after 110 requests on average (at
-// GOMAXPROCS 1, 2 and 4 alike), after 750 at most in 900 runs, and this
-// many misses it about once in a few million runs.
+// every time. Over 1200 runs (GOMAXPROCS 1, 2 and 4 alike) its first
+// failure came after 110 requests on average and 860 at most, and 7
+// scenarios in 10 missed it: forty of them miss it about once in a
+// million runs.
 const testFRequests, testFRepeats = 40, 40
 
 func TestB2_AFailureBeforeTheShedStaysTheFirstError(t *testing.T) {
