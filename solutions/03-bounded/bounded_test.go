@@ -170,8 +170,8 @@ func testNothingStartsAfterTheFirstError(h *katatest.H) bool {
 	synctest.Wait()
 	if n := w.started(); n > 2 {
 		t.Errorf("%d calls of fn started after the first error (limit 2, 8 items; item %d failed while item %d ran): "+
-			"after a call fails nothing new may start; stop the loop at the first error, and "+testRandomHint,
-			n-2, r[0], r[1])
+			"after a call fails nothing new may start; stop the loop at the first error, record the error and "+
+			"cancel before you give the slot back, and "+testRandomHint, n-2, r[0], r[1])
 		c.Stop()
 		return false
 	}
