@@ -175,6 +175,14 @@ func ownGoroutine() (id, bubble int) {
 	return hs[0].id, hs[0].bubble
 }
 
+// Goroutines is how many goroutines are in the test's bubble now, the
+// test body's own included. Unlike runtime.NumGoroutine it counts no
+// goroutine of the runtime, of the harness outside the bubble, or left
+// behind by an earlier test (goroutines a mutant left blocked, say), so a
+// test that bounds how many goroutines the code starts cannot fail a
+// correct design because of them.
+func (h *H) Goroutines() int { return len(bubbleGoroutines(h.bubble)) }
+
 // bubbleGoroutines returns the ids of the goroutines in bubble (none for
 // bubble 0, outside any bubble).
 func bubbleGoroutines(bubble int) map[int]bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -62,5 +63,28 @@ func TestSettleReportsMutexHeldAcrossAWait(t *testing.T) {
 		rw.Unlock()
 		assert.Nil(t, h.Settle())
 		assert.True(t, reader.Returned())
+	})
+}
+
+// Goroutines counts the bubble's goroutines only: not one blocked outside
+// it, as a goroutine an earlier test left behind is.
+func TestGoroutinesCountsTheBubbleOnly(t *testing.T) {
+	outside := make(chan struct{})
+	defer close(outside)
+	for range 20 {
+		go func() { <-outside }()
+	}
+	Run(t, func(h *H) {
+		before := h.Goroutines()
+		assert.Positive(t, before, "the test body's own goroutine is in the bubble")
+		stop := make(chan struct{})
+		for range 3 {
+			go func() { <-stop }()
+		}
+		synctest.Wait()
+		assert.Equal(t, before+3, h.Goroutines())
+		close(stop)
+		synctest.Wait()
+		assert.Equal(t, before, h.Goroutines())
 	})
 }

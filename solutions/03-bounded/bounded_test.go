@@ -442,14 +442,14 @@ func TestR6_GoroutinesGrowWithLimitNotWithItems(t *testing.T) {
 			defer peak.Enter()()
 			return gate.Hold(ctx)
 		}
-		before := runtime.NumGoroutine()
+		before := h.Goroutines()
 		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(n), limit, fn) })
 		if c.Broken() {
 			return
 		}
 		// Every goroutine is blocked now: limit calls at the gate, the
 		// rest of ForEach waiting for a slot.
-		extra := runtime.NumGoroutine() - before
+		extra := h.Goroutines() - before
 		if extra > limit+slack {
 			t.Errorf("%d items, limit %d: %d goroutines were alive while %d calls ran; want at most limit + %d: "+
 				"take a slot before you start a goroutine (or run min(limit, len(items)) workers), not one goroutine per item "+

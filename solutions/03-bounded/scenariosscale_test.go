@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	mrand "math/rand/v2"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -116,7 +115,7 @@ func (x *testLRun) inFlight() []int {
 func testLPlay(h *katatest.H, s testLScenario, req string) {
 	x := &testLRun{testGates: testNewGates(s.n), calls: make([]int, s.n), running: map[int]bool{}}
 	h.Own(x.releaseAll)
-	before := runtime.NumGoroutine()
+	before := h.Goroutines()
 	c := katatest.StartErr(h, func(ctx context.Context) error {
 		err := ForEach(ctx, testItems(s.n), s.limit, x.fn)
 		x.insideAtReturn = x.peak.Now() // read at once: no settle orders this after the calls
@@ -154,7 +153,7 @@ func testLPlay(h *katatest.H, s testLScenario, req string) {
 				return
 			}
 		case "R6":
-			if extra := runtime.NumGoroutine() - before; running > 0 && extra > s.limit+testLSlack {
+			if extra := h.Goroutines() - before; running > 0 && extra > s.limit+testLSlack {
 				h.Errorf("R6: at most limit goroutines run calls, plus a constant few, but with limit %d and %d items "+
 					"%d goroutines were alive %s, while %d calls ran: never more goroutines than the limit — take a "+
 					"slot before you start a goroutine, or run min(limit, len(items)) workers, not more workers than "+
