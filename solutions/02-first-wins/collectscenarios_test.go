@@ -212,37 +212,67 @@ func testDrawCollect(r *rapid.T) testCollectScenario {
 	return s
 }
 
-func (s testCollectScenario) play(h *katatest.H) {
+// testCollectFakes are a scenario's replicas: each holds at its gate until
+// the test releases it (on its ctx if it honours it), then answers its
+// reply, or "too late" if it never answers; a racing one (rep.races)
+// answers whatever its ctx says once released, after cancelling the
+// caller if it is the one that does (cancel).
+type testCollectFakes struct {
+	gates   []*katatest.Gate
+	calls   []testCall
+	replies []Reply[string] // made once: a Reply's Err must be the very value its replica returned
+	mu      sync.Mutex
+	ctxs    []context.Context // the ctx each replica got
+}
+
+func (s testCollectScenario) fakes(h *katatest.H, cancel func()) *testCollectFakes {
 	n := len(s.reps)
-	gates := make([]*katatest.Gate, n)
-	calls := make([]testCall, n)
-	replies := make([]Reply[string], n) // made once: a Reply's Err must be the very value its replica returned
+	f := &testCollectFakes{gates: make([]*katatest.Gate, n), calls: make([]testCall, n),
+		replies: make([]Reply[string], n), ctxs: make([]context.Context, n)}
 	for i := range s.reps {
-		replies[i] = s.reply(i)
+		f.replies[i] = s.reply(i)
 	}
-	var mu sync.Mutex
-	ctxs := make([]context.Context, n) // the ctx each replica got
 	for i, rep := range s.reps {
-		gates[i] = h.Gate()
-		calls[i] = func(ctx context.Context) (string, error) {
-			mu.Lock()
-			ctxs[i] = ctx
-			mu.Unlock()
+		f.gates[i] = h.Gate()
+		f.calls[i] = func(ctx context.Context) (string, error) {
+			f.mu.Lock()
+			f.ctxs[i] = ctx
+			f.mu.Unlock()
+			if rep.races {
+				_ = f.gates[i].Hold(context.Background()) // its answer is on its way: it comes whatever ctx says
+				if s.cancelBy == i+1 {
+					cancel() // the caller gives up as this answer comes back
+				}
+				return f.replies[i].Value, f.replies[i].Err
+			}
 			if !rep.answers || rep.at > 0 {
 				hold := context.Background()
 				if rep.honours {
 					hold = ctx
 				}
-				if err := gates[i].Hold(hold); err != nil {
+				if err := f.gates[i].Hold(hold); err != nil {
 					return "", fmt.Errorf("gave up: %w", err)
 				}
 			}
 			if !rep.answers {
 				return "late " + s.value(i), errors.New("too late")
 			}
-			return replies[i].Value, replies[i].Err
+			return f.replies[i].Value, f.replies[i].Err
 		}
 	}
+	return f
+}
+
+// live is the ctx each replica got, nil for one not called.
+func (f *testCollectFakes) live() []context.Context {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ctxs)
+}
+
+func (s testCollectScenario) play(h *katatest.H) {
+	f := s.fakes(h, nil)
+	gates, calls, replies := f.gates, f.calls, f.replies
 	c := katatest.Start(h, func(ctx context.Context) ([]Reply[string], error) {
 		return Collect(ctx, h.Clk, s.timeout, calls...), nil
 	})
@@ -291,10 +321,7 @@ func (s testCollectScenario) play(h *katatest.H) {
 		katatest.Unwind(h, c)
 		return
 	}
-	mu.Lock()
-	live := slices.Clone(ctxs)
-	mu.Unlock()
-	for i, ctx := range live {
+	for i, ctx := range f.live() {
 		if ctx != nil && !s.answered(i) && ctx.Err() == nil {
 			how := "honours"
 			if !s.reps[i].honours {

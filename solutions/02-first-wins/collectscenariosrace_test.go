@@ -13,10 +13,8 @@ package firstwins
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -79,44 +77,9 @@ func testDrawCollectRace(r *rapid.T) testCollectScenario {
 }
 
 func (s testCollectScenario) playRace(h *katatest.H) {
-	n := len(s.reps)
-	gates := make([]*katatest.Gate, n)
-	calls := make([]testCall, n)
-	replies := make([]Reply[string], n)
-	for i := range s.reps {
-		replies[i] = s.reply(i)
-	}
-	var mu sync.Mutex
-	ctxs := make([]context.Context, n)
 	var c *katatest.Call[[]Reply[string]] // set before any gate opens
-	for i, rep := range s.reps {
-		gates[i] = h.Gate()
-		calls[i] = func(ctx context.Context) (string, error) {
-			mu.Lock()
-			ctxs[i] = ctx
-			mu.Unlock()
-			if rep.races {
-				_ = gates[i].Hold(context.Background()) // its answer is on its way: it comes whatever ctx says
-				if s.cancelBy == i+1 {
-					c.Cancel() // the caller gives up as this answer comes back
-				}
-				return replies[i].Value, replies[i].Err
-			}
-			if !rep.answers || rep.at > 0 {
-				hold := context.Background()
-				if rep.honours {
-					hold = ctx
-				}
-				if err := gates[i].Hold(hold); err != nil {
-					return "", fmt.Errorf("gave up: %w", err)
-				}
-			}
-			if !rep.answers {
-				return "late " + s.value(i), errors.New("too late")
-			}
-			return replies[i].Value, replies[i].Err
-		}
-	}
+	f := s.fakes(h, func() { c.Cancel() })
+	gates, calls, replies := f.gates, f.calls, f.replies
 	var before []Reply[string] // the slice as Collect returned it, read at once
 	c = katatest.Start(h, func(ctx context.Context) ([]Reply[string], error) {
 		got := Collect(ctx, h.Clk, s.timeout, calls...)
@@ -199,9 +162,7 @@ func (s testCollectScenario) playRace(h *katatest.H) {
 		katatest.Unwind(h, c)
 		return
 	}
-	mu.Lock()
-	live := slices.Clone(ctxs)
-	mu.Unlock()
+	live := f.live()
 	for i, ctx := range live {
 		if ctx != nil && !s.answered(i) && !s.reps[i].races && ctx.Err() == nil {
 			h.Errorf("Collect returned at %v (%s), but the ctx of replica %d, still running, was never "+

@@ -266,32 +266,15 @@ func TestInterviewStateChanged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
 		root, k := checkout(t)
-		mock := clock.NewMock()
-		mock.Set(start)
 		g := &session.Grader{Root: root}
 		session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result { return result(k, "R1") })
-		lines := make(chan string)
-		var ev events
-		done := make(chan error, 1)
-		go func() {
-			_, err := session.RunInterview(context.Background(), session.InterviewRun{
-				Grader: g, Kata: k, Candidate: "Ada", Minutes: 30, Clock: mock, Lines: lines, Emit: ev.emit,
-			})
-			done <- err
-		}()
+		iv := startInterview(g, k, start)
 		statePath := state.Path(root)
-		save := func(d time.Duration) {
-			synctest.Wait()
-			mock.Set(start.Add(d))
-			code := fmt.Sprintf("package retry\n\n// at %v\n", d)
-			require.NoError(t, os.WriteFile(filepath.Join(k.Exercise, "retry.go"), []byte(code), 0o644))
-			time.Sleep(time.Second) // bubble time: the watcher sees the save settle
-			synctest.Wait()
-		}
+		save := func(d time.Duration) { iv.save(t, d, fmt.Sprintf("package retry\n\n// at %v\n", d)) }
 		synctest.Wait()
-		lines <- ""
-		mock.Set(start.Add(3 * time.Minute)) // another terminal: the checker writes
-		require.NoError(t, state.Progress{Root: root}.ShowSolution(k.Slug, mock.Now(), true))
+		iv.lines <- ""
+		iv.mock.Set(start.Add(3 * time.Minute)) // another terminal: the checker writes
+		require.NoError(t, state.Progress{Root: root}.ShowSolution(k.Slug, iv.mock.Now(), true))
 		save(4 * time.Minute)
 		require.NoError(t, os.Remove(statePath))
 		save(6 * time.Minute)
@@ -301,18 +284,13 @@ func TestInterviewStateChanged(t *testing.T) {
 		require.NotEqual(t, string(data), edited)
 		require.NoError(t, os.WriteFile(statePath, []byte(edited), 0o644))
 		save(8 * time.Minute)
-		mock.Set(start.Add(9 * time.Minute))
-		lines <- "hint"
+		iv.mock.Set(start.Add(9 * time.Minute))
+		iv.lines <- "hint"
 		synctest.Wait()
-		require.NoError(t, state.Progress{Root: root}.Reset(k.Slug, mock.Now()))
+		require.NoError(t, state.Progress{Root: root}.Reset(k.Slug, iv.mock.Now()))
 		save(10 * time.Minute)
-		lines <- "done"
-		require.NoError(t, <-done)
+		rec := iv.finish(t)
 
-		all := ev.since(0)
-		fin := all[len(all)-1].(session.Finished)
-		rec, err := record.Load(filepath.Join(root, fin.Record))
-		require.NoError(t, err)
 		var got []string
 		for _, e := range rec.Events {
 			if e.Kind == record.KindStateChanged || e.Kind == record.KindGaveUp || e.Kind == record.KindHint {
@@ -340,8 +318,6 @@ func TestInterviewRecordsOvertakenSaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
 		root, k := checkout(t)
-		mock := clock.NewMock()
-		mock.Set(start)
 		g := &session.Grader{Root: root}
 		hold := make(chan struct{}) // closed: grades run through
 		close(hold)
@@ -355,42 +331,22 @@ func TestInterviewRecordsOvertakenSaves(t *testing.T) {
 			}
 			return result(k, "R1")
 		})
-		lines := make(chan string)
-		var ev events
-		done := make(chan error, 1)
-		go func() {
-			_, err := session.RunInterview(context.Background(), session.InterviewRun{
-				Grader: g, Kata: k, Candidate: "Ada", Minutes: 30, Clock: mock, Lines: lines, Emit: ev.emit,
-			})
-			done <- err
-		}()
+		iv := startInterview(g, k, start)
 		code := func(n int) string { return fmt.Sprintf("package retry\n\n// version %d\n", n) }
-		save := func(d time.Duration, n int) {
-			synctest.Wait()
-			mock.Set(start.Add(d))
-			require.NoError(t, os.WriteFile(filepath.Join(k.Exercise, "retry.go"), []byte(code(n)), 0o644))
-			time.Sleep(time.Second) // bubble time: the watcher sees the save settle
-			synctest.Wait()
-		}
 		synctest.Wait()
-		lines <- ""
-		save(2*time.Minute, 1)
+		iv.lines <- ""
+		iv.save(t, 2*time.Minute, code(1))
 		hold = make(chan struct{}) // the next grade waits
-		save(3*time.Minute, 2)
+		iv.save(t, 3*time.Minute, code(2))
 		<-holding
-		save(4*time.Minute, 3) // both come while version 2 is graded
-		save(5*time.Minute, 4)
+		iv.save(t, 4*time.Minute, code(3)) // both come while version 2 is graded
+		iv.save(t, 5*time.Minute, code(4))
 		close(hold)
 		synctest.Wait()
 		time.Sleep(time.Second)
 		synctest.Wait()
-		lines <- "done"
-		require.NoError(t, <-done)
+		rec := iv.finish(t)
 
-		all := ev.since(0)
-		fin := all[len(all)-1].(session.Finished)
-		rec, err := record.Load(filepath.Join(root, fin.Record))
-		require.NoError(t, err)
 		var got []string
 		for _, e := range rec.Saves() {
 			got = append(got, fmt.Sprintf("%v %s/%s %q", e.At.Sub(start), e.Kind, e.Via, e.SavedCode()["retry.go"]))
@@ -406,4 +362,49 @@ func TestInterviewRecordsOvertakenSaves(t *testing.T) {
 		record.Replay(&replay, rec, nil)
 		assert.Contains(t, replay.String(), "4:00  saved, not graded: a later save came before its grade\n\nWhat changed:\n\n    --- retry.go\n    +++ retry.go\n    @@ -1,3 +1,3 @@\n     package retry\n     \n    -// version 2\n    +// version 3\n")
 	})
+}
+
+// testInterview is a 30-minute interview of Ada on kata k, run in the
+// test's bubble on a mock clock set at start.
+type testInterview struct {
+	lines chan string
+	ev    events
+	done  chan error
+	mock  *clock.Mock
+	start time.Time
+	k     catalog.Kata
+	root  string
+}
+
+func startInterview(g *session.Grader, k catalog.Kata, start time.Time) *testInterview {
+	iv := &testInterview{lines: make(chan string), done: make(chan error, 1), mock: clock.NewMock(), start: start, k: k, root: g.Root}
+	iv.mock.Set(start)
+	go func() {
+		_, err := session.RunInterview(context.Background(), session.InterviewRun{
+			Grader: g, Kata: k, Candidate: "Ada", Minutes: 30, Clock: iv.mock, Lines: iv.lines, Emit: iv.ev.emit,
+		})
+		iv.done <- err
+	}()
+	return iv
+}
+
+// save writes code at d into the interview and lets the watcher see it
+// settle.
+func (iv *testInterview) save(t *testing.T, d time.Duration, code string) {
+	synctest.Wait()
+	iv.mock.Set(iv.start.Add(d))
+	require.NoError(t, os.WriteFile(filepath.Join(iv.k.Exercise, "retry.go"), []byte(code), 0o644))
+	time.Sleep(time.Second) // bubble time: the watcher sees the save settle
+	synctest.Wait()
+}
+
+// finish types done and returns the record the interview wrote.
+func (iv *testInterview) finish(t *testing.T) *record.Record {
+	iv.lines <- "done"
+	require.NoError(t, <-iv.done)
+	all := iv.ev.since(0)
+	fin := all[len(all)-1].(session.Finished)
+	rec, err := record.Load(filepath.Join(iv.root, fin.Record))
+	require.NoError(t, err)
+	return rec
 }
