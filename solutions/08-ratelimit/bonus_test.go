@@ -167,7 +167,9 @@ func (c *testFreezeClock) freeze() (thaw func()) {
 
 // testHoldsWhileWaiting reports whether m.Allow, waiting for a (held by a
 // call of a.Allow frozen in clk.Now), already holds b: whether a call of
-// b.Allow then waits too, though it did not before m.Allow began.
+// b.Allow then waits too, though it did not before m.Allow began, while
+// a Multi over two other limiters does not (Multis that all take one
+// lock first cannot hold a limiter each).
 func testHoldsWhileWaiting(h *katatest.H, clk *testFreezeClock, m *Multi, a, b *Limiter) (holds, ok bool) {
 	allow := func(l interface{ Allow() bool }) *katatest.Call[bool] {
 		return katatest.Go(h, func() (bool, error) { return l.Allow(), nil })
@@ -184,6 +186,17 @@ func testHoldsWhileWaiting(h *katatest.H, clk *testFreezeClock, m *Multi, a, b *
 		h.Settle()
 		holds = !probe.Returned()
 		calls = append(calls, probe)
+		if holds {
+			// Holding b while waiting for a deadlocks with a Multi that
+			// takes them the other way round, unless every Multi call
+			// first takes one lock of its own: then no two Multis ever
+			// hold a limiter each, and a Multi over two other limiters
+			// waits too.
+			other := allow(Combine(New(h.Clk, 10, 100), New(h.Clk, 10, 100)))
+			h.Settle()
+			holds = other.Returned()
+			calls = append(calls, other)
+		}
 	}
 	thaw()
 	if stuck := h.Settle(); stuck != nil {
