@@ -21,9 +21,10 @@ const settleRounds = 10000
 // the test body's goroutine.
 //
 // A goroutine waiting to lock a sync.Mutex or sync.RWMutex is not durably
-// blocked, so when code holds a mutex while it waits for the clock or a
-// channel, the goroutines queued on that mutex make synctest.Wait (and
-// H.Advance) wait forever. Settle notices that state instead: every other
+// blocked (nor is one waiting on a channel made outside the bubble, such
+// as a package-level channel used as a lock), so when code holds a mutex
+// while it waits for the clock or a channel, the goroutines queued on that
+// mutex make synctest.Wait (and H.Advance) wait forever. Settle notices that state instead: every other
 // goroutine is either durably blocked or waiting for a mutex, so nothing
 // can change until the test acts. It then returns one line per goroutine
 // waiting for the mutex, with the learner's line, and the test should
@@ -200,8 +201,20 @@ func bubbleGoroutines(bubble int) map[int]bool {
 	return ids
 }
 
+// onMutexState reports whether a goroutine of the bubble in this state
+// is blocked, but not durably: waiting for a sync.Mutex or RWMutex, or on
+// a channel made outside the bubble (a package-level channel used as a
+// lock, say), which synctest cannot tell will never be ready.
 func onMutexState(state []byte) bool {
-	return bytes.HasPrefix(state, []byte("sync.Mutex.")) || bytes.HasPrefix(state, []byte("sync.RWMutex."))
+	if bytes.HasPrefix(state, []byte("sync.Mutex.")) || bytes.HasPrefix(state, []byte("sync.RWMutex.")) {
+		return true
+	}
+	for _, op := range []string{"chan send", "chan receive", "select"} {
+		if bytes.HasPrefix(state, []byte(op)) && !bytes.HasSuffix(state, []byte("(durable)")) {
+			return true
+		}
+	}
+	return false
 }
 
 // idleElsewhere reports whether a goroutine the dump shows outside any

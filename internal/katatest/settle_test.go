@@ -88,3 +88,23 @@ func TestGoroutinesCountsTheBubbleOnly(t *testing.T) {
 		assert.Equal(t, before, h.Goroutines())
 	})
 }
+
+// A goroutine waiting on a channel made outside the bubble (a package-level
+// lock) is blocked, not busy: Settle names it instead of hanging.
+func TestSettleReportsAWaitOnAChannelFromOutside(t *testing.T) {
+	lock := make(chan struct{}, 1) // made outside the bubble
+	lock <- struct{}{}
+	Run(t, func(h *H) {
+		done := make(chan struct{})
+		go func() {
+			lock <- struct{}{} // held: waits, not durably
+			<-lock
+			close(done)
+		}()
+		stuck := h.Settle()
+		require.Len(t, stuck, 1)
+		assert.Contains(t, stuck[0], "chan send")
+		<-lock // the holder lets go
+		<-done
+	})
+}
