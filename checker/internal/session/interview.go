@@ -332,6 +332,18 @@ type interviewer struct {
 	began  time.Time // when the grade under way began (grading); zero: now
 }
 
+// logSaves records the saves taken before the grade of graded that no
+// grade saw: overtaken by a later save before their grade.
+func (r *interviewer) logSaves(graded map[string][]byte) {
+	for _, s := range r.before {
+		if !sameFiles(s.code, r.code) && !sameFiles(s.code, graded) {
+			r.iv.Saved(s.at, s.code)
+			r.code = s.code
+		}
+	}
+	r.before = nil
+}
+
 // grading takes the saves that settled so far, at the start of a grade
 // of a save: the grade reads the code after them, and it is recorded at
 // this time, when it read the code, for a save that comes while it runs
@@ -486,13 +498,8 @@ func (r *interviewer) regrade(ctx context.Context) (over bool, err error) {
 func (r *interviewer) graded(e Event) {
 	if g, ok := e.(Graded); ok {
 		r.stateChanged(r.Clock.Now()) // what the grade wrote
-		for _, s := range r.before {
-			if !sameFiles(s.code, r.code) && !sameFiles(s.code, g.Code) {
-				r.iv.Saved(s.at, s.code) // overtaken by a later save before its grade
-				r.code = s.code
-			}
-		}
-		r.before, r.code = nil, g.Code
+		r.logSaves(g.Code)
+		r.code = g.Code
 		if r.via == "final" {
 			_, cpu := r.finalRuns()
 			r.iv.FinalGraded(r.Clock.Now(), g, cpu)
