@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -251,4 +252,114 @@ func TestR6_ExploreEveryPauseDrawsAFreshR(t *testing.T) {
 		{base: 10 * time.Millisecond, jitter: 0.5, rs: rs, fails: []int{3}},
 		{base: 7 * time.Millisecond, mult: 2, jitter: 1, spare: 1, rs: rs, fails: []int{2, 3}},
 	}, func(h *katatest.H, s testFreshR) { s.play(h) })
+}
+
+// Explored R6, continued: with Rand nil, r comes from math/rand/v2's
+// Float64, so calls of Do that start at the same instant still spread
+// out. A generator made per call and seeded from the clock (or from a
+// fixed seed) draws the same r sequence in every call that starts at the
+// same reading: their pauses match to the nanosecond, the lockstep jitter
+// is there to break.
+type testNilRand struct {
+	base     time.Duration
+	mult     float64
+	maxDelay time.Duration // 0, or far enough above BaseDelay that the first two pauses are never capped
+	jitter   float64       // as given: clamped to [0, 1], at least 0.1
+	at       time.Duration // every call starts this far past the epoch on its clock
+	fails    []int         // per call of Do: how many attempts fail (at least 2) before one succeeds
+}
+
+func (s testNilRand) attempts() int { return slices.Max(s.fails) + 1 }
+
+func (s testNilRand) String() string {
+	var calls []string
+	for i, f := range s.fails {
+		calls = append(calls, fmt.Sprintf("call %d fails %d time(s), then succeeds", i+1, f))
+	}
+	return fmt.Sprintf("Policy{MaxAttempts: %d, BaseDelay: %v, Multiplier: %v, MaxDelay: %v, Jitter: %v, Rand: nil}, "+
+		"shared by %d calls of Do at once, each on a mock clock of its own, all started at %v past the epoch; %s",
+		s.attempts(), s.base, s.mult, s.maxDelay, s.jitter, len(s.fails), s.at, strings.Join(calls, "; "))
+}
+
+func testDrawNilRand(r *rapid.T) testNilRand {
+	var s testNilRand
+	s.base = rapid.SampledFrom([]time.Duration{10 * time.Millisecond, 50 * time.Millisecond,
+		100*time.Millisecond + 3, time.Second}).Draw(r, "BaseDelay")
+	s.mult = rapid.SampledFrom([]float64{0, 1.5, 2}).Draw(r, "Multiplier")
+	if rapid.Bool().Draw(r, "MaxDelay set") {
+		// The second pause is at most BaseDelay·2·(1 + 1): never capped.
+		s.maxDelay = s.base * time.Duration(rapid.IntRange(8, 16).Draw(r, "MaxDelay/BaseDelay"))
+	}
+	s.jitter = rapid.SampledFrom([]float64{0.1, 0.2, 0.5, 1, 2}).Draw(r, "Jitter")
+	s.at = rapid.SampledFrom([]time.Duration{0, time.Millisecond, 90 * time.Minute}).Draw(r, "start")
+	s.fails = rapid.SliceOfN(rapid.IntRange(2, 3), 2, 5).Draw(r, "failures per call")
+	return s
+}
+
+func (s testNilRand) play(h *katatest.H) {
+	p := Policy{MaxAttempts: s.attempts(), BaseDelay: s.base, Multiplier: s.mult, MaxDelay: s.maxDelay, Jitter: s.jitter}
+	clks := make([]*katatest.Clock, len(s.fails))
+	ops := make([]*testOp, len(s.fails))
+	calls := make([]*katatest.Call[string], len(s.fails))
+	for i, f := range s.fails {
+		clk := katatest.NewClock()
+		clk.Add(s.at)
+		op := &testOp{errs: testErrors(f), clk: clk}
+		clks[i], ops[i] = clk, op
+		calls[i] = katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, clk, p, op.call) })
+	}
+	for _, c := range calls {
+		if c.Broken() {
+			katatest.Unwind(h, calls...)
+			return
+		}
+	}
+	// Each clock has one call of Do on it: moving it to its last timer
+	// ends that call's pause exactly when it is due.
+	for range slices.Max(s.fails) {
+		synctest.Wait()
+		for _, clk := range clks {
+			clk.WaitForAllTimers()
+		}
+	}
+	synctest.Wait()
+	for i, c := range calls {
+		if !c.Returned() {
+			h.Errorf("call %d of Do was still running after its clock had reached each of its %d pauses "+
+				"(its op was called %d time(s)): wait on a timer from clk for each pause", i+1, s.fails[i], ops[i].Calls())
+			katatest.Unwind(h, calls...)
+			return
+		}
+	}
+	for i, c := range calls {
+		v, err, ok := c.Finish("Do")
+		if !ok {
+			return
+		}
+		if made := ops[i].Calls(); v != "ok" || err != nil || made != s.fails[i]+1 {
+			h.Errorf("call %d of Do: attempt %d succeeds, after %d failures, and MaxAttempts is %d; Do returned (%q, %v) "+
+				"after %d attempt(s)", i+1, s.fails[i]+1, s.fails[i], s.attempts(), v, err, made)
+			return
+		}
+	}
+	// The first two pauses are never capped, and r spreads each over at
+	// least 2·0.1·10ms = 2,000,000 whole nanoseconds: two calls drawing
+	// from math/rand/v2 match in both about once in 10¹² runs.
+	for i := range calls {
+		for j := range i {
+			a1, a2 := ops[j].waited(1), ops[j].waited(2)
+			if b1, b2 := ops[i].waited(1), ops[i].waited(2); a1 == b1 && a2 == b2 {
+				h.Errorf("calls of Do without a Rand back off in lockstep: calls %d and %d started at the same "+
+					"instant on their clocks and both paused exactly %v, then %v, to the nanosecond; with Rand nil, "+
+					"r comes from math/rand/v2's Float64, so clients that fail together still spread out. Call "+
+					"rand.Float64 for each pause, not a generator made per call and seeded from the clock or a "+
+					"fixed seed", j+1, i+1, a1, a2)
+				return
+			}
+		}
+	}
+}
+
+func TestR6_ExploreCallsWithoutRandSpreadOut(t *testing.T) {
+	katatest.Explore(t, 20, testDrawNilRand, func(h *katatest.H, s testNilRand) { s.play(h) })
 }
