@@ -29,6 +29,8 @@ TOKEN   ?=
 CODE    ?=
 ADDR    ?=
 KATAS   ?=
+WITNESS ?=
+WITNESS_TOKEN ?=
 CHECKER := bin/checker
 # BUGHUNT=1 starts a bug hunt with a random mistake, BUGHUNT=clksleep
 # with that one (NAME= is the candidate's name in an interview).
@@ -37,6 +39,10 @@ HUNTING  = $(if $(BUGHUNT),--bughunt $(if $(filter-out 1,$(BUGHUNT)),--pick "$(B
 # (make serve), CODE= with the participant's join code if the room has
 # codes; the token and the code go in the environment, not on the command line.
 PUSHING  = $(if $(PUSH),KATA_PUSH="$(PUSH)") $(if $(TOKEN),KATA_TOKEN="$(TOKEN)") $(if $(NAME),KATA_NAME="$(NAME)") $(if $(CODE),KATA_CODE="$(CODE)")
+# WITNESS= and WITNESS_TOKEN= name the interviewer's witness (make serve
+# prints both): an interview sends it each event as it happens, and a
+# scorecard compares the record with its copy.
+WITNESSING = $(if $(WITNESS),KATA_WITNESS="$(WITNESS)") $(if $(WITNESS_TOKEN),KATA_WITNESS_TOKEN="$(WITNESS_TOKEN)")
 
 export GOFLAGS     := -mod=readonly
 export GOTOOLCHAIN := local
@@ -84,14 +90,14 @@ doctor: ## first run: check Go, gcc and modules, warm the race build (about a mi
 	@$(GO) build -o $(CHECKER) ./checker
 	@$(CHECKER) doctor
 
-interview: $(CHECKER) ## a timed interview with a record and scorecard: make interview EX=06 NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=clksleep picks it)
-	@$(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh) $(HUNTING)
+interview: $(CHECKER) ## a timed interview with a record and scorecard: make interview EX=06 NAME=Ada (MINUTES=25; REPEAT=20 runs of the final grade; FRESH=1 resets the kata first; BUGHUNT=1 starts from a planted mistake, BUGHUNT=clksleep picks it; WITNESS=URL WITNESS_TOKEN=T sends it to a witness)
+	@$(WITNESSING) $(CHECKER) interview $(EX) $(if $(NAME),--name "$(NAME)") $(if $(MINUTES),--minutes=$(MINUTES)) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(FRESH),--fresh) $(HUNTING)
 
 note: $(CHECKER) ## an interviewer's note for the record of the interview under way, from another terminal: make note EX=06 TEXT="asked about jitter"
 	@$(CHECKER) note $(EX) "$(TEXT)"
 
-scorecard: $(CHECKER) ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json
-	@$(CHECKER) scorecard "$(FILE)"
+scorecard: $(CHECKER) ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json (WITNESS=URL WITNESS_TOKEN=T, or WITNESS=DIR of make serve: compared with the witness's copy)
+	@$(if $(WITNESS_TOKEN),KATA_WITNESS_TOKEN="$(WITNESS_TOKEN)") $(CHECKER) scorecard $(if $(WITNESS),--witness "$(WITNESS)") "$(FILE)"
 
 replay: $(CHECKER) ## step through an interview's record, grade by grade: make replay FILE=.kata/interviews/X.json
 	@$(CHECKER) replay --step "$(FILE)"
@@ -102,7 +108,7 @@ regrade: $(CHECKER) ## grade returned work with the real hidden tests, with fing
 report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)
 
-serve: $(CHECKER) ## the live room board for a workshop: make serve (ADDR=:8080 DIR=.kata/room TOKEN=… KATAS=01,06; Ctrl-C stops)
+serve: $(CHECKER) ## the live room board for a workshop, and the witness of interviews: make serve (ADDR=:8080 DIR=.kata/room TOKEN=… KATAS=01,06; Ctrl-C stops)
 	@$(CHECKER) serve $(if $(ADDR),--addr "$(ADDR)") $(if $(DIR),--dir "$(DIR)") $(if $(TOKEN),--token "$(TOKEN)") $(if $(KATAS),--katas "$(KATAS)")
 
 # OS and ARCH count only on make's command line: Windows sets OS in the

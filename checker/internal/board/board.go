@@ -14,6 +14,8 @@
 //	                  is taken off the board (room.Control)
 //	POST /admin/drop  {"participant": NAME, "kata": SLUG}, with the admin
 //	                  token: their grades so far on the kata are dropped
+//	/witness/…        interviews' witness copies (package witness), when
+//	                  Config.Witness is set: checker serve sets it
 //
 // A push is checked before anything is kept: the token (compared in
 // constant time; 401), the size (MaxBody; 413), then the grade against
@@ -109,6 +111,9 @@ type Config struct {
 	// connects, and per line of the file skipped on replay. Never the token.
 	Log io.Writer
 	Now func() time.Time // nil: time.Now
+	// Witness, when set, serves /witness/ (package witness): the copies
+	// interviews send as they happen.
+	Witness http.Handler
 }
 
 // Server is one room's board. Its methods are safe for concurrent use.
@@ -295,6 +300,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /push", s.push)
 	mux.HandleFunc("POST /admin/hide", s.control(room.Hide))
 	mux.HandleFunc("POST /admin/drop", s.control(room.Drop))
+	if s.cfg.Witness != nil {
+		mux.Handle("/witness/", s.cfg.Witness)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", s.csp)

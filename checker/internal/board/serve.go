@@ -17,6 +17,7 @@ import (
 
 	"gokata/checker/internal/room"
 	"gokata/checker/internal/usage"
+	"gokata/checker/internal/witness"
 )
 
 // UsageError is a request that cannot be done as made (usage.Error).
@@ -45,6 +46,10 @@ type ServeConfig struct {
 	MaxStored, MaxData     ByteSize
 }
 
+// WitnessDir is where, in the room's directory, the witness keeps its
+// rooms: one per interview.
+const WitnessDir = "witness"
+
 // tokenRE is what a token may be: a word participants can type.
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~-]{8,100}$`)
 
@@ -66,7 +71,11 @@ func Serve(ctx context.Context, cfg ServeConfig, out, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b, err := Open(Config{Catalog: cfg.Catalog, Katas: agenda, Dir: cfg.Dir, Token: cfg.Token, AdminToken: cfg.AdminToken, Codes: codes, Log: log,
+	wit, err := witness.NewServer(filepath.Join(cfg.Dir, WitnessDir), cfg.Token, cfg.AdminToken, nil, log)
+	if err != nil {
+		return &UsageError{Msg: "open the witness's rooms: " + err.Error(), Try: ""}
+	}
+	b, err := Open(Config{Witness: wit.Handler(), Catalog: cfg.Catalog, Katas: agenda, Dir: cfg.Dir, Token: cfg.Token, AdminToken: cfg.AdminToken, Codes: codes, Log: log,
 		VerifiedOnly: cfg.VerifiedOnly, QuietAfter: cfg.QuietAfter, StuckAfter: cfg.StuckAfter,
 		MaxPushes: cfg.MaxPushes, MaxStored: int64(cfg.MaxStored), MaxData: int64(cfg.MaxData)})
 	if err != nil {
@@ -80,6 +89,8 @@ func Serve(ctx context.Context, cfg ServeConfig, out, log io.Writer) error {
 	defer l.Close()
 	base := "http://" + net.JoinHostPort(boardHost(cfg.Addr), fmt.Sprint(l.Addr().(*net.TCPAddr).Port))
 	cfg.banner(out, base, short(agenda[0].Slug), codes != nil, b)
+	fmt.Fprintf(out, "An interview sends this server its witness copy with:\n  make interview EX=%s WITNESS=%s WITNESS_TOKEN=%s\n", short(agenda[0].Slug), base, cfg.Token)
+	fmt.Fprintf(out, "and its scorecard compares with it: checker scorecard RECORD --witness %s/\n", rel(cfg.WorkDir, wit.Dir()))
 	if err := b.Serve(ctx, l); err != nil {
 		return err
 	}

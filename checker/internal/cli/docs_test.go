@@ -297,7 +297,7 @@ func loadKnown(t *testing.T, root string) known {
 	for _, m := range regexp.MustCompile(`(?m)^([a-z]+):`).FindAllStringSubmatch(string(data), -1) {
 		k.targets = append(k.targets, m[1])
 	}
-	for _, m := range regexp.MustCompile(`(?m)^([A-Z]+)\s*[?:]?=`).FindAllStringSubmatch(string(data), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^([A-Z][A-Z_]*)\s*[?:]?=`).FindAllStringSubmatch(string(data), -1) {
 		k.vars = append(k.vars, m[1])
 	}
 	k.usage = run(t, root, "help").stdout

@@ -26,11 +26,12 @@ var interviewVerb = verb{
 		poll := pollFlag(fs)
 		bughunt := fs.Bool("bughunt", false, "a bug-hunt interview: plant a real mistake in a working solution\n(your .go files are kept in .kata/backup), give its bug report, and\ntime the fix")
 		pick := fs.String("pick", "", "with --bughunt, plant the mutant `NAME` instead of a random one")
+		wf := defineWitness(fs, "send every event of the record, as it happens, to the interviewer's\nwitness at `URL` (checker serve prints it; default $KATA_WITNESS)")
 		return func(c *call) (int, error) {
 			if *pick != "" && !*bughunt {
 				return 0, &usageError{Msg: "--pick names the mistake of a bug hunt: add --bughunt", Try: "checker interview " + nextMark + " --bughunt --pick=" + *pick}
 			}
-			return interview(c, interviewOptions{*name, *out, *minutes, *poll, *fresh, *interviewer, *bughunt, *pick})
+			return interview(c, interviewOptions{*name, *out, *minutes, *poll, *fresh, *interviewer, *bughunt, *pick, wf})
 		}
 	},
 }
@@ -43,6 +44,7 @@ type interviewOptions struct {
 	interviewer bool
 	bughunt     bool   // plant a bug hunt before the clock starts
 	pick        string // its mutant; "" for a random one
+	witness     witnessFlags
 }
 
 // interview runs a kata as a timed interview: the story, a pause for the
@@ -63,6 +65,17 @@ func interview(c *call, o interviewOptions) (int, error) {
 	packed, err := huntRequest(c, o)
 	if err != nil {
 		return 0, err
+	}
+	wit, err := dialWitness(c, o.witness, o.name)
+	if err != nil {
+		return 0, err
+	}
+	var witnessed session.Witness
+	if wit != nil {
+		defer wit.Close()
+		witnessed = wit
+		w := wit.Where()
+		fmt.Fprintf(env.Stdout, "A witness keeps its own copy of this interview as it happens: room %s at %s.\n\n", w.Room, w.URL)
 	}
 	if o.fresh {
 		if code, err := reset(ctx, cat, k, true, env); err != nil || code != ExitPass {
@@ -89,6 +102,7 @@ func interview(c *call, o interviewOptions) (int, error) {
 		Grader: grader(tc, cat.Root, each, env, t), Kata: k, Candidate: o.name, Minutes: o.minutes, Out: o.out,
 		KeptBack: env.interviewKit(), Kit: hasPacked(), Repeat: c.opt.Repeat, CPU: c.opt.CPU, Stub: checkout(cat.Root, env).Stub(ctx, k),
 		Clock: env.clock(), Poll: o.poll, Lines: readLines(env.Stdin), Emit: t.Show, Hunt: planted,
+		Witness: witnessed,
 	})
 	switch {
 	case ctx.Err() != nil:

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/cli"
+	"gokata/checker/internal/record"
 )
 
 // An interview on a fake clock: the story and the ask-first pause, the
@@ -162,4 +164,64 @@ func TestInterviewBugHunt(t *testing.T) {
 	rec := read(t, filepath.Join(dir, "card.json"))
 	assert.Contains(t, rec, `"startCode": "stub"`, "the interview started from the planted code")
 	assert.Contains(t, rec, `+\tt := clk.Timer(d)`, "the diff is the candidate's fix")
+}
+
+// An interview with a witness, end to end: the interviewer's checker
+// serve opens a room, the interview sends it every event as it happens
+// and its record at the end, and the scorecard compares the record with
+// the witness's copy, read from the server or from its file: it agrees,
+// until the record is changed, even with its hash chain computed again.
+// A witness that cannot be reached stops the interview before it begins.
+func TestInterviewWithAWitness(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
+	dir := checkout(t)
+	room := filepath.Join(t.TempDir(), "room")
+	srv := start(t, dir, cli.Env{}, "serve", "--addr", "127.0.0.1:0", "--token", "interviews-2030", "--admin-token", "interviewer-only", "--dir", room)
+	srv.out.await(t, 0, "Ctrl-C stops the board.\n")
+	m := regexp.MustCompile(`make interview EX=01 WITNESS=(http://127\.0\.0\.1:\d+) WITNESS_TOKEN=interviews-2030\n`).FindStringSubmatch(srv.out.String())
+	require.NotNil(t, m, srv.out.String())
+	base := m[1]
+
+	clk := clock.NewMock() // not moved: the witness stamps the real time
+	clk.Set(time.Now())
+	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--name", "Ada", "--out", "ada.md", "--repeat=1", "--poll=10ms", "--color=never",
+		"--witness", base, "--witness-token", "interviews-2030")
+	at := iv.out.await(t, 0, "A witness keeps its own copy of this interview as it happens: room ")
+	at = iv.out.await(t, at, "Press Enter when they have answered")
+	iv.typeLine(t, "")
+	at = iv.out.await(t, at, "Score: 0/7 required")
+	iv.typeLine(t, "done")
+	assert.Equal(t, cli.ExitFail, iv.wait(t))
+	iv.out.await(t, at, "The witness has it too: room ")
+	srv.errb.await(t, 0, "got its record")
+	assert.Empty(t, iv.errb.String())
+
+	recPath := filepath.Join(dir, "ada.json")
+	card := runEnv(t, dir, cli.Env{}, "scorecard", recPath, "--witness", base, "--witness-token", "interviewer-only")
+	assert.Equal(t, cli.ExitPass, card.code, card.stdout+card.stderr)
+	assert.Regexp(t, `(?m)^\*\*Witness:\*\* ✔ the record matches the copy the witness kept as it happened: its \d+ events, and the record it got at the end\.$`, card.stdout)
+	fromFile := run(t, dir, "scorecard", recPath, "--witness", filepath.Join(room, "witness"))
+	assert.Equal(t, card.stdout, fromFile.stdout, "the server's own file says the same")
+	plain := run(t, dir, "scorecard", recPath)
+	assert.Regexp(t, `(?m)^\*\*Witness:\*\* room [a-z0-9]+ at `+regexp.QuoteMeta(base)+` kept a copy as it happened; compare with it: `, plain.stdout)
+	wrong := run(t, dir, "scorecard", recPath, "--witness", base, "--witness-token", "interviews-2030")
+	assert.Equal(t, cli.ExitUsage, wrong.code, "with an admin token, only it reads the copies")
+	assert.Contains(t, wrong.stderr, "the witness answered 401")
+
+	rec, err := record.Load(recPath)
+	require.NoError(t, err)
+	rec.Final.Passed, rec.Final.Required = true, 7
+	require.NoError(t, record.Save(recPath, rec)) // the chain computed again
+	forged := run(t, dir, "scorecard", recPath, "--witness", filepath.Join(room, "witness"))
+	assert.Equal(t, cli.ExitMismatch, forged.code)
+	assert.Contains(t, forged.stdout, "**Record:** hash chain intact")
+	assert.Contains(t, forged.stdout, "**Witness:** ✘ the record differs from the copy the witness kept as it happened:\n\n- The record's \"final\" differs from the record the witness got at the end.\n")
+	assert.Contains(t, forged.stdout, "- ⚠ The record differs from its witness's copy")
+	assert.Equal(t, cli.ExitPass, srv.stop(t))
+
+	gone := run(t, dir, "interview", "06", "--witness", base, "--witness-token", "interviews-2030")
+	assert.Equal(t, cli.ExitUsage, gone.code)
+	assert.Contains(t, gone.stderr, "checker: the witness: connection refused: is the interviewer's checker serve running, at that address and port?")
+	noToken := run(t, dir, "interview", "06", "--witness", base)
+	assert.Contains(t, noToken.stderr, "--witness needs the token checker serve printed")
 }

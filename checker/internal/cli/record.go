@@ -14,11 +14,21 @@ import (
 var scorecardVerb = verb{
 	name: "scorecard", args: "RECORD", section: workshops,
 	summary: "print the Markdown scorecard of an interview's record (the .json\nbeside the scorecard), e.g. after filling in its rubric",
-	setup: func(*flag.FlagSet) func(*call) (int, error) {
+	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
+		wf := defineWitness(fs, "compare the record with the copy the interview's witness kept:\nits server's `URL` (checker serve's), or the room's .jsonl there")
 		return func(c *call) (int, error) {
 			r, err := loadRecord(c)
 			if err != nil {
 				return 0, err
+			}
+			if *wf.url != "" {
+				cp, err := witnessCopy(c, wf, r)
+				if err != nil {
+					return 0, err
+				}
+				if err := r.Witness(cp); err != nil {
+					return 0, &usageError{Msg: c.args[0] + ": " + err.Error(), Try: ""}
+				}
 			}
 			fmt.Fprint(c.env.Stdout, r.Scorecard())
 			return recordExit(r), nil
@@ -80,9 +90,10 @@ func stepThrough(env Env, r *session.Record) {
 }
 
 // recordExit is the exit code of a verb that showed record r: a record
-// changed since the interview wrote it is not the record it claims to be.
+// changed since the interview wrote it, or unlike its witness's copy, is
+// not the record it claims to be.
 func recordExit(r *session.Record) int {
-	if r.Changed() {
+	if r.Differs() {
 		return ExitMismatch
 	}
 	return ExitPass

@@ -10,7 +10,7 @@ import (
 
 var serveVerb = verb{
 	name: "serve", section: workshops, needs: needCatalog,
-	summary: "the live room board: participants' checks push their grades\n(check --push), and the board shows the room grid as it changes",
+	summary: "the live room board: participants' checks push their grades\n(check --push), and the board shows the room grid as it changes;\nand the witness that keeps a copy of each interview (interview --witness)",
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		cfg := board.ServeConfig{MaxStored: board.DefaultMaxStored, MaxData: board.DefaultMaxData}
 		fs.StringVar(&cfg.Addr, "addr", ":8080", "listen on `host:port`")

@@ -31,13 +31,13 @@ var headerKeys = []string{"schema", "kata", "title", "candidate", "minutes", "st
 	"items", "hints", "ask", "followUps", "startCode", "hunt"}
 
 // endKeys are the parts written at the end, which the Seal covers.
-var endKeys = []string{"end", "ending", "final", "diff"}
+var endKeys = []string{"end", "ending", "final", "diff", "witness"}
 
 // Seal closes a record's chain.
 type Seal struct {
 	Events int    `json:"events"` // how many events the chain holds
 	Last   string `json:"last"`   // the hash of the last event (of the header when there is none)
-	Sum    string `json:"sum"`    // the SHA-256 of events, last and the end: end, ending, final, diff
+	Sum    string `json:"sum"`    // the SHA-256 of events, last and the end: end, ending, final, diff, witness
 }
 
 // ChainState is what a record's chain says of it.
@@ -102,7 +102,7 @@ func (r *Record) seal() error {
 		if err != nil {
 			return err
 		}
-		if h, err = hashRaw(data); err != nil {
+		if h, err = HashJSON(data); err != nil {
 			return err
 		}
 	}
@@ -161,7 +161,7 @@ func Verify(data []byte) Chain {
 	changedAt := func(n int) Chain {
 		c := Chain{State: ChainChanged, Event: n}
 		if n <= len(raws) {
-			c.What = eventWhat(raws[n-1], start)
+			c.What = EventWhat(raws[n-1], start)
 		}
 		return c
 	}
@@ -183,7 +183,7 @@ func Verify(data []byte) Chain {
 		case l.Seq != n:
 			return changedAt(n)
 		}
-		if h, err = hashRaw(raw); err != nil {
+		if h, err = HashJSON(raw); err != nil {
 			return changedAt(i + 1)
 		}
 	}
@@ -219,7 +219,7 @@ func unchained(raws []json.RawMessage, start time.Time) Chain {
 			At time.Time `json:"at"`
 		}
 		if json.Unmarshal(raw, &e) == nil && e.At.Before(last) {
-			return Chain{State: ChainChanged, Event: i + 1, What: eventWhat(raw, start) + ", before the event ahead of it"}
+			return Chain{State: ChainChanged, Event: i + 1, What: EventWhat(raw, start) + ", before the event ahead of it"}
 		}
 		last = e.At
 	}
@@ -269,8 +269,9 @@ func hashKeys(top map[string]json.RawMessage, keys []string, extra map[string]an
 	return hashValue(m)
 }
 
-// hashRaw is the hash of the canonical form of JSON data.
-func hashRaw(data []byte) (string, error) {
+// HashJSON is the hex SHA-256 of the canonical form of JSON data: its
+// keys sorted, its spacing removed.
+func HashJSON(data []byte) (string, error) {
 	v, err := generic(data)
 	if err != nil {
 		return "", err
@@ -304,9 +305,9 @@ func startOf(top map[string]json.RawMessage) time.Time {
 	return t
 }
 
-// eventWhat is an event's kind and time ("grade at 3:10"), as far as
+// EventWhat is an event's kind and time ("grade at 3:10"), as far as
 // they can be read; "" when neither can.
-func eventWhat(raw json.RawMessage, start time.Time) string {
+func EventWhat(raw json.RawMessage, start time.Time) string {
 	var e struct {
 		At   time.Time `json:"at"`
 		Kind string    `json:"kind"`

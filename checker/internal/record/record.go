@@ -32,6 +32,8 @@
 //	                                        // (omitted when unknown)
 //	  "copy": "repository"                  // where it ran: repository (a clone, solutions/ on disk) or kit
 //	                                        // (a candidate kit); omitted in older records
+//	  "witness": {"url": "http://…", "room": "…", "unsent": 0}, // the server that saw it happen
+//	                                        // (omitted when none did), see package witness
 //	  "seal": {"events": 14, "last": "…", "sum": "…"} // closes the hash chain, see Seal
 //	}
 //
@@ -45,7 +47,7 @@
 // minutes, start, keptBack, race, noRace, items, hints, ask, followUps,
 // startCode and hunt. The seal holds the number of events and the hash
 // of the last, and sum covers those and what the interview wrote at its
-// end: end, ending, final and diff. The rubric is not covered: the
+// end: end, ending, final, diff and witness. The rubric is not covered: the
 // interviewer fills it in afterwards. Verify finds the first part that
 // no longer matches. The chain has no secret, so it shows an edit by
 // hand, not a forgery that computes every hash again. A record without
@@ -126,11 +128,33 @@ type Record struct {
 	// repository, with solutions/ on disk) or CopyKit (a candidate
 	// kit); "" in records made before it was recorded.
 	Copy string `json:"copy,omitempty"`
+	// Witness is where a witness kept a copy of the interview as it
+	// happened (package witness); nil when none did.
+	Witness *Witness `json:"witness,omitempty"`
 	// Seal closes the hash chain (Save); nil in a record written before
 	// the chain.
 	Seal *Seal `json:"seal,omitempty"`
 
 	chain *Chain // the chain's verdict, when the record was read or written
+	// Witnessed is what a comparison with the witness's copy found; nil
+	// when none was made.
+	Witnessed *Witnessed `json:"-"`
+}
+
+// Witnessed is what the record's comparison with its witness's copy
+// found (package witness).
+type Witnessed struct {
+	Events      int      // in the witness's copy
+	Differences []string // none: they agree
+}
+
+// Witness is the interviewer's server that got each event as it was
+// logged, and the record when it was written.
+type Witness struct {
+	URL  string `json:"url"`
+	Room string `json:"room"`
+	// Unsent is how many events did not reach it during the interview.
+	Unsent int `json:"unsent,omitempty"`
 }
 
 // Hunt is a bug-hunt interview's planted mistake, and when it was fixed.
@@ -430,6 +454,9 @@ func (r *Record) escaped(f func(string) string) *Record {
 		panic(fmt.Sprintf("record: a record does not survive a copy through JSON: %v", err))
 	}
 	c.chain = r.chain
+	if w := r.Witnessed; w != nil {
+		c.Witnessed = &Witnessed{Events: w.Events, Differences: slices.Clone(w.Differences)}
+	}
 	mapStrings(reflect.ValueOf(c).Elem(), f)
 	return c
 }

@@ -31,7 +31,7 @@ func Scorecard(r *Record, ref Reference) string {
 	var b strings.Builder
 	id, _, _ := strings.Cut(r.Kata, "-")
 	fmt.Fprintf(&b, "# Interview scorecard · %s · %s\n\n", escape.Inline(id), escape.Inline(r.Title))
-	writeChain(&b, r.Chain())
+	writeChain(&b, r)
 	writeFlags(&b, r, flags, compared(r, ref))
 	writeFacts(&b, r, id)
 	writeTimeline(&b, r)
@@ -67,8 +67,9 @@ func (r *Record) checked() *Record {
 }
 
 // writeChain is the scorecard's first word: what the hash chain says,
-// and that no witness saw the interview.
-func writeChain(b *strings.Builder, c Chain) {
+// and what the witness does.
+func writeChain(b *strings.Builder, r *Record) {
+	c := r.Chain()
 	switch c.State {
 	case ChainIntact:
 		fmt.Fprintf(b, "**Record:** %s; only a witness can vouch for it (the chain has no secret: it shows an edit by hand, not a forgery that computes every hash again).\n\n", escape.Inline(c.String()))
@@ -77,7 +78,21 @@ func writeChain(b *strings.Builder, c Chain) {
 	default:
 		fmt.Fprintf(b, "**Record:** %s.\n\n", escape.Inline(c.String()))
 	}
-	fmt.Fprintf(b, "**Witness:** none saw this interview.\n\n")
+	w, got := r.Witness, r.Witnessed
+	switch {
+	case got != nil && len(got.Differences) > 0:
+		fmt.Fprintf(b, "**Witness:** ✘ the record differs from the copy the witness kept as it happened:\n\n")
+		for _, d := range got.Differences {
+			fmt.Fprintf(b, "- %s\n", escape.Inline(d))
+		}
+		fmt.Fprintln(b)
+	case got != nil:
+		fmt.Fprintf(b, "**Witness:** ✔ the record matches the copy the witness kept as it happened: its %d events, and the record it got at the end.\n\n", got.Events)
+	case w != nil:
+		fmt.Fprintf(b, "**Witness:** room %s at %s kept a copy as it happened; compare with it: `checker scorecard RECORD --witness %s`.\n\n", escape.Inline(w.Room), escape.Inline(w.URL), escape.Inline(w.URL))
+	default:
+		fmt.Fprintf(b, "**Witness:** none saw this interview.\n\n")
+	}
 }
 
 // last is the grade the scorecard judges: the final repeated one, else
@@ -102,6 +117,9 @@ func Flags(r *Record, ref Reference) []string {
 	var flags []string
 	if c := r.Chain(); c.Changed() {
 		flags = append(flags, fmt.Sprintf("The record is not as the interview wrote it: %s. This scorecard shows it as it is now; regrade the candidate's files to know their score.", c))
+	}
+	if w := r.Witnessed; w != nil && len(w.Differences) > 0 {
+		flags = append(flags, fmt.Sprintf("The record differs from its witness's copy (%s): trust the witness's copy, not this scorecard.", count(len(w.Differences), "difference")))
 	}
 	id, _, _ := strings.Cut(r.Kata, "-")
 	var before []string

@@ -167,6 +167,9 @@ func (t *Screen) finished(e session.Finished) {
 		fmt.Fprintf(w, "\n%s", e.Scorecard)
 	}
 	fmt.Fprintf(w, "\nThe record of this interview is in %s, its scorecard in %s.\n", e.Record, e.Saved)
+	if e.Witness != "" {
+		fmt.Fprintf(w, "The witness has it too: %s.\n", e.Witness)
+	}
 }
 
 // briefed shows what the ask-first pause reveals.

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,8 @@ type Interview struct {
 	Hunt      *Planted
 	HuntFixed *time.Duration
 
-	notices []time.Duration // countdown notices not yet given, longest first
+	notices []time.Duration    // countdown notices not yet given, longest first
+	logged  func(record.Event) // called with each event logged; nil: none
 }
 
 // countdownNotices are the times left at which the countdown is announced.
@@ -116,7 +118,12 @@ func (iv *Interview) FinalGraded(now time.Time, e Graded, cpu string) {
 	iv.log(record.Event{At: now, Kind: record.KindFinal, Grade: g})
 }
 
-func (iv *Interview) log(e record.Event) { iv.Events = append(iv.Events, e) }
+func (iv *Interview) log(e record.Event) {
+	iv.Events = append(iv.Events, e)
+	if iv.logged != nil {
+		iv.logged(e)
+	}
+}
 
 // Tick is the clock's event at now: whether the countdown is announced
 // now (every notice reached is given once), and how long until the next
@@ -264,6 +271,9 @@ type Finished struct {
 	Scorecard string
 	Saved     string // the scorecard
 	Record    string // the record (JSON)
+	// Witness is where the witness keeps its copy ("room R at URL"),
+	// "" with no witness or when it did not get the record.
+	Witness string
 }
 
 func (InterviewStarted) event() {}
@@ -301,7 +311,28 @@ type InterviewRun struct {
 	// Hunt, when set, makes it a bug-hunt interview: the code planted in
 	// the exercise stands in for the stub.
 	Hunt *Planted
+	// Witness, when set, gets every event of the record as it is logged
+	// and the record when it is written.
+	Witness Witness
 }
+
+// Witness is the interviewer's server, which keeps its own copy of an
+// interview as it happens (witness.Client).
+type Witness interface {
+	// Event sends e without waiting.
+	Event(e record.Event)
+	// Flush waits, at most wait, until every event is sent or given up
+	// on: unsent did not reach the witness, err says why.
+	Flush(wait time.Duration) (unsent int, err error)
+	// End sends the record as written, and waits for it.
+	End(record []byte) error
+	// Where is the witness and the room, for the record.
+	Where() record.Witness
+}
+
+// witnessWait bounds how long the end of an interview waits for the
+// events not sent yet.
+const witnessWait = 20 * time.Second
 
 // DefaultRepeat is how many times the final grade runs every test at each
 // GOMAXPROCS value: 20 × 1,2,4 is 60 runs, enough that a scenario that
@@ -330,6 +361,9 @@ type interviewer struct {
 	// grade.
 	before []savedCode
 	began  time.Time // when the grade under way began (grading); zero: now
+	// factsSent is how many of the state's facts were looked at for the
+	// witness.
+	factsSent int
 }
 
 // logSaves records the saves taken before the grade of graded that no
@@ -367,6 +401,10 @@ func RunInterview(ctx context.Context, run InterviewRun) (*Interview, error) {
 	r.state.look()
 	r.iv = NewInterview(k, run.Candidate, run.Clock.Now(), time.Duration(run.Minutes)*time.Minute)
 	r.iv.KeptBack = run.KeptBack
+	if run.Witness != nil {
+		r.iv.logged = run.Witness.Event
+		r.iv.logged(r.iv.Events[0]) // the start
+	}
 	if run.Hunt != nil {
 		r.iv.Hunt, r.Stub = run.Hunt, run.Hunt.Files
 	}
@@ -594,6 +632,9 @@ func (r *interviewer) finish(ctx context.Context) error {
 	}
 	r.stateChanged(r.Clock.Now())
 	rec := r.toRecord(r.state.facts)
+	if r.Witness != nil {
+		rec.Witness = r.flushWitness()
+	}
 	path := r.Out
 	if path == "" {
 		name := r.iv.Start.Format("20060102-150405") + "-" + k.Slug
@@ -613,6 +654,9 @@ func (r *interviewer) finish(ctx context.Context) error {
 		return err
 	}
 	f := Finished{Ending: r.iv.Ending, Scorecard: card, Saved: rel(root, path), Record: rel(root, record.Path(path))}
+	if r.Witness != nil {
+		f.Witness = r.endWitness(record.Path(path))
+	}
 	last := r.iv.Last
 	if r.iv.Final != nil {
 		last, f.Runs = r.iv.Final, max(r.iv.Final.Runs, 1)
@@ -624,6 +668,33 @@ func (r *interviewer) finish(ctx context.Context) error {
 	}
 	r.emit(f)
 	return ctx.Err()
+}
+
+// flushWitness waits for the events not sent to the witness yet, and is
+// what the record says of it.
+func (r *interviewer) flushWitness() *record.Witness {
+	unsent, err := r.Witness.Flush(witnessWait)
+	w := r.Witness.Where()
+	w.Unsent = unsent
+	if unsent > 0 {
+		r.emit(Warning{fmt.Sprintf("%d events did not reach the witness at %s: %v", unsent, w.URL, err)})
+	}
+	return &w
+}
+
+// endWitness sends the record at path to the witness: where it keeps it,
+// "" when it did not get it.
+func (r *interviewer) endWitness(path string) string {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = r.Witness.End(data)
+	}
+	w := r.Witness.Where()
+	if err != nil {
+		r.emit(Warning{fmt.Sprintf("the witness at %s did not get the record: %v", w.URL, err)})
+		return ""
+	}
+	return fmt.Sprintf("room %s at %s", w.Room, w.URL)
 }
 
 // finalGrade grades the last code again, every test Repeat times at each

@@ -2,9 +2,11 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -21,6 +23,7 @@ import (
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/session"
 	"gokata/checker/internal/state"
+	"gokata/checker/internal/witness"
 	"gokata/internal/failure"
 )
 
@@ -364,6 +367,98 @@ func TestInterviewRecordsOvertakenSaves(t *testing.T) {
 	})
 }
 
+// An interview with a witness sends it every event its record holds, the
+// facts of the progress state included (a hint read with the hint verb
+// the day before and during the interview, a note, the decisions), each
+// when it is logged or found, and the record as written: the witness's
+// copy then agrees with the record, and an edit of the record does not.
+func TestInterviewSendsItsWitnessEveryEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+		root, k := checkout(t)
+		p := state.Progress{Root: root}
+		require.NoError(t, p.RevealHint(k.Slug, 1, start.Add(-time.Hour), "hint"))
+		require.NoError(t, p.AddNote(k.Slug, "about the candidate before", start.Add(-10*time.Minute)))
+		g := &session.Grader{Root: root}
+		session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result { return result(k, "R1") })
+		w := &fakeWitness{}
+		iv := startWitnessed(g, k, start, w)
+		w.now = iv.mock.Now
+		synctest.Wait()
+		iv.lines <- ""
+		iv.save(t, 2*time.Minute, "package retry\n\n// one\n")
+		require.NoError(t, p.RevealHint(k.Slug, 2, start.Add(3*time.Minute), "hint"))
+		require.NoError(t, p.AddNote(k.Slug, "asked about jitter", start.Add(4*time.Minute)))
+		iv.save(t, 5*time.Minute, "package retry\n\n// two\n")
+		iv.lines <- "hint"
+		rec := iv.finish(t)
+
+		require.NotNil(t, rec.Witness)
+		assert.Equal(t, record.Witness{URL: "http://witness.test", Room: "room000001"}, *rec.Witness)
+		kinds := func(es []record.Event) (out []string) {
+			for _, e := range es {
+				out = append(out, e.Kind+"/"+e.Via+e.Note)
+			}
+			slices.Sort(out)
+			return out
+		}
+		var got []record.Event
+		for _, r := range w.copy.Events {
+			var e record.Event
+			require.NoError(t, json.Unmarshal(r.Raw, &e))
+			got = append(got, e)
+		}
+		assert.Equal(t, kinds(rec.Events), kinds(got), "the witness got every event of the record")
+		assert.Contains(t, kinds(got), "note/asked about jitter")
+		assert.NotContains(t, kinds(got), "note/about the candidate before", "a note from before the interview is not in its record")
+
+		path := record.Path(filepath.Join(iv.root, iv.lastFinished().Saved))
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		diffs, err := witness.Compare(data, &w.copy)
+		require.NoError(t, err)
+		assert.Empty(t, diffs)
+
+		edited := strings.Replace(string(data), "asked about jitter", "asked about jitter and backoff", 1)
+		diffs, err = witness.Compare([]byte(edited), &w.copy)
+		require.NoError(t, err)
+		t.Log(strings.Join(diffs, "\n"))
+		assert.NotEmpty(t, diffs)
+	})
+}
+
+// fakeWitness keeps what an interview sends it, each event stamped with
+// the interview's clock, as a witness's copy.
+type fakeWitness struct {
+	now  func() time.Time
+	copy witness.Copy
+}
+
+func (w *fakeWitness) Event(e record.Event) {
+	raw, _ := json.Marshal(e)
+	if w.copy.Room == "" {
+		w.copy = witness.Copy{Room: "room000001", Open: witness.Open{Kata: "06-retry", Candidate: "Ada"}, Opened: w.now()}
+	}
+	w.copy.Events = append(w.copy.Events, witness.Received{At: w.now(), Raw: raw})
+}
+
+func (w *fakeWitness) Flush(time.Duration) (int, error) { return 0, nil }
+
+func (w *fakeWitness) End(data []byte) error {
+	w.copy.Record, w.copy.RecordedAt = data, w.now()
+	return nil
+}
+
+func (w *fakeWitness) Where() record.Witness {
+	return record.Witness{URL: "http://witness.test", Room: "room000001"}
+}
+
+// lastFinished is the Finished the interview ended with.
+func (iv *testInterview) lastFinished() session.Finished {
+	all := iv.ev.since(0)
+	return all[len(all)-1].(session.Finished)
+}
+
 // testInterview is a 30-minute interview of Ada on kata k, run in the
 // test's bubble on a mock clock set at start.
 type testInterview struct {
@@ -377,11 +472,17 @@ type testInterview struct {
 }
 
 func startInterview(g *session.Grader, k catalog.Kata, start time.Time) *testInterview {
+	return startWitnessed(g, k, start, nil)
+}
+
+// startWitnessed is startInterview with a witness, w (nil: none).
+func startWitnessed(g *session.Grader, k catalog.Kata, start time.Time, w session.Witness) *testInterview {
 	iv := &testInterview{lines: make(chan string), done: make(chan error, 1), mock: clock.NewMock(), start: start, k: k, root: g.Root}
 	iv.mock.Set(start)
 	go func() {
 		_, err := session.RunInterview(context.Background(), session.InterviewRun{
 			Grader: g, Kata: k, Candidate: "Ada", Minutes: 30, Clock: iv.mock, Lines: iv.lines, Emit: iv.ev.emit,
+			Witness: w,
 		})
 		iv.done <- err
 	}()
@@ -402,9 +503,7 @@ func (iv *testInterview) save(t *testing.T, d time.Duration, code string) {
 func (iv *testInterview) finish(t *testing.T) *record.Record {
 	iv.lines <- "done"
 	require.NoError(t, <-iv.done)
-	all := iv.ev.since(0)
-	fin := all[len(all)-1].(session.Finished)
-	rec, err := record.Load(filepath.Join(iv.root, fin.Record))
+	rec, err := record.Load(filepath.Join(iv.root, iv.lastFinished().Record))
 	require.NoError(t, err)
 	return rec
 }

@@ -11,14 +11,16 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/mutant"
 	"gokata/checker/internal/record"
+	"gokata/checker/internal/witness"
 )
 
 // Record is an interview's record as an interviewer reads it again after
 // the interview: its scorecard, or a replay grade by grade. ref is the
 // kata's reference in the checkout it is read in, nil when there is none.
 type Record struct {
-	r   *record.Record
-	ref record.Reference
+	r    *record.Record
+	ref  record.Reference
+	data []byte // as read from its file
 }
 
 // OpenRecord reads the record at path (relative to dir), and the kata's
@@ -29,7 +31,11 @@ func OpenRecord(dir, path string) (*Record, error) {
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(dir, path)
 	}
-	r, err := record.Load(abs)
+	data, err := record.Read(abs)
+	var r *record.Record
+	if err == nil {
+		r, err = record.Parse(data)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &UsageError{Msg: fmt.Sprintf("%s does not exist", path), Try: "ls .kata/interviews"}
@@ -40,7 +46,33 @@ func OpenRecord(dir, path string) (*Record, error) {
 	if root, err := catalog.FindRoot(dir); err == nil {
 		ref = referenceOnDisk(root, r.Kata)
 	}
-	return &Record{r, ref}, nil
+	return &Record{r, ref, data}, nil
+}
+
+// Witness compares the record with c, its witness's copy: the scorecard
+// then says what the comparison found.
+func (r *Record) Witness(c *witness.Copy) error {
+	diffs, err := witness.Compare(r.data, c)
+	if err != nil {
+		return err
+	}
+	r.r.Witnessed = &record.Witnessed{Events: len(c.Events), Differences: diffs}
+	return nil
+}
+
+// WitnessRoom is where the record says a witness kept its copy: "" when
+// it names none.
+func (r *Record) WitnessRoom() (url, room string) {
+	if w := r.r.Witness; w != nil {
+		return w.URL, w.Room
+	}
+	return "", ""
+}
+
+// Differs reports whether the record is not as the interview wrote it:
+// its hash chain is broken, or it differs from its witness's copy.
+func (r *Record) Differs() bool {
+	return r.r.Chain().Changed() || (r.r.Witnessed != nil && len(r.r.Witnessed.Differences) > 0)
 }
 
 // referenceOnDisk is the reference solution of kata slug in the checkout at
@@ -69,10 +101,6 @@ func referenceOnDisk(root, slug string) record.Reference {
 	}
 	return nil
 }
-
-// Changed reports whether the record is not as the interview wrote it,
-// as far as its hash chain can tell.
-func (r *Record) Changed() bool { return r.r.Chain().Changed() }
 
 // Scorecard is the record's Markdown scorecard, with the rubric as the
 // interviewer filled it in.

@@ -127,30 +127,42 @@ func stateFacts(p *state.Kata) []record.Event {
 func mergedEvents(iv *Interview, facts []record.Event) []record.Event {
 	events := slices.Clone(iv.Events)
 	for _, f := range facts {
-		switch f.Kind {
-		case record.KindHint:
-			if f.Via == "interview" && !f.At.Before(iv.Start) {
-				continue
-			}
-		case record.KindHuntGaveUp, record.KindNote:
-			if f.At.Before(iv.Start) {
-				continue
-			}
-		case record.KindSolution:
-			if slices.ContainsFunc(facts, func(g record.Event) bool { return g.Kind == record.KindGaveUp && g.At.Equal(f.At) }) {
-				continue
-			}
+		if kept(iv, facts, f) {
+			events = append(events, f)
 		}
-		events = append(events, f)
 	}
 	slices.SortStableFunc(events, func(a, b record.Event) int { return a.At.Compare(b.At) })
 	return events
 }
 
+// kept reports whether the record takes fact f, one of facts.
+func kept(iv *Interview, facts []record.Event, f record.Event) bool {
+	switch f.Kind {
+	case record.KindHint:
+		return f.Via != "interview" || f.At.Before(iv.Start)
+	case record.KindHuntGaveUp, record.KindNote:
+		return !f.At.Before(iv.Start)
+	case record.KindSolution:
+		return !slices.ContainsFunc(facts, func(g record.Event) bool { return g.Kind == record.KindGaveUp && g.At.Equal(f.At) })
+	}
+	return true
+}
+
 // stateChanged logs, at now, how the state file changed since the last
 // look if not by the checker alone.
+// With a witness, it sends the facts the record takes that this look
+// found first.
 func (r *interviewer) stateChanged(now time.Time) {
 	if via := r.state.look(); via != "" {
 		r.iv.StateChanged(now, via)
 	}
+	if r.Witness == nil {
+		return
+	}
+	for _, f := range r.state.facts[r.factsSent:] {
+		if kept(r.iv, r.state.facts, f) {
+			r.Witness.Event(f)
+		}
+	}
+	r.factsSent = len(r.state.facts)
 }
