@@ -24,6 +24,7 @@ FRESH   ?=
 BUGHUNT ?=
 FILE    ?=
 TEXT    ?=
+Q       ?=
 PUSH    ?=
 TOKEN   ?=
 CODE    ?=
@@ -49,7 +50,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help check list watch hint decisions solution reset bughunt catch doctor interview note scorecard replay regrade report serve pack verify mutant docs test bench stress mutate $(CHECKER)
+.PHONY: help check list watch hint decisions solution reset bughunt catch doctor interview note asked scorecard replay regrade report serve pack verify mutant docs test bench stress mutate $(CHECKER)
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -95,6 +96,9 @@ interview: $(CHECKER) ## a timed interview with a record and scorecard: make int
 
 note: $(CHECKER) ## an interviewer's note for the record of the interview under way, from another terminal: make note EX=06 TEXT="asked about jitter"
 	@$(CHECKER) note $(EX) "$(TEXT)"
+
+asked: $(CHECKER) ## tick the Ask-first questions the candidate asked, from another terminal: make asked EX=06 Q=1,3 (TEXT="…" notes another question they asked; neither lists them)
+	@$(CHECKER) asked $(EX) $(Q) $(if $(TEXT),"$(TEXT)")
 
 scorecard: $(CHECKER) ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json (WITNESS=URL WITNESS_TOKEN=T, or WITNESS=DIR of make serve: compared with the witness's copy)
 	@$(if $(WITNESS_TOKEN),KATA_WITNESS_TOKEN="$(WITNESS_TOKEN)") $(CHECKER) scorecard $(if $(WITNESS),--witness "$(WITNESS)") "$(FILE)"

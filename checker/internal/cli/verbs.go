@@ -74,7 +74,7 @@ var verbs []verb
 func init() {
 	verbs = []verb{
 		listVerb, checkVerb, watchVerb, hintVerb, decisionsVerb, solutionVerb, resetVerb, bughuntVerb, catchVerb, helpVerb,
-		interviewVerb, noteVerb, scorecardVerb, replayVerb, regradeVerb, reportVerb, serveVerb, packVerb, doctorVerb,
+		interviewVerb, noteVerb, askedVerb, scorecardVerb, replayVerb, regradeVerb, reportVerb, serveVerb, packVerb, doctorVerb,
 		verifyVerb, mutantVerb,
 	}
 }

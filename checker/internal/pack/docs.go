@@ -193,6 +193,7 @@ FRESH   ?=
 BUGHUNT ?=
 FILE    ?=
 TEXT    ?=
+Q       ?=
 PUSH    ?=
 TOKEN   ?=
 CODE    ?=
@@ -218,7 +219,7 @@ export GOTOOLCHAIN := local
 export GORACE      := atexit_sleep_ms=0
 
 .DEFAULT_GOAL := help
-.PHONY: help list check watch hint decisions reset bughunt catch doctor interview note scorecard replay regrade report serve
+.PHONY: help list check watch hint decisions reset bughunt catch doctor interview note asked scorecard replay regrade report serve
 
 help: ## list the targets
 	@echo "Go concurrency katas"
@@ -256,6 +257,9 @@ interview: ## a timed interview with a record and scorecard: make interview EX=N
 
 note: ## an interviewer's note for the record of the interview under way, from another terminal: make note EX=NN TEXT="asked about jitter"
 	@$(CHECKER) note $(EX) "$(TEXT)"
+
+asked: ## tick the Ask-first questions the candidate asked, from another terminal: make asked EX=NN Q=1,3 (TEXT="…" notes another question they asked; neither lists them)
+	@$(CHECKER) asked $(EX) $(Q) $(if $(TEXT),"$(TEXT)")
 
 scorecard: ## an interview's scorecard, rendered again from its record: make scorecard FILE=.kata/interviews/X.json (WITNESS=URL WITNESS_TOKEN=T, or WITNESS=DIR of make serve: compared with the witness's copy)
 	@$(if $(WITNESS_TOKEN),KATA_WITNESS_TOKEN="$(WITNESS_TOKEN)") $(CHECKER) scorecard $(if $(WITNESS),--witness "$(WITNESS)") "$(FILE)"

@@ -189,6 +189,7 @@ const (
 	KindEnd        = "end"          // Via: done, time-up, stopped
 	KindFinal      = "final"        // the final repeated grade (Record.Final) was made
 	KindNote       = "note"         // the interviewer noted Note (the note verb, in another terminal)
+	KindAsked      = "asked"        // the interviewer ticked Ask-first question Question as asked (the asked verb), or Note: another question the candidate asked
 	KindSave       = "save"         // a save no grade saw (a later save came before its grade); Code holds it
 	// KindStateChanged: the progress state (.kata/state.json) was found
 	// changed by something other than the checker, at a grade or the end;
@@ -212,6 +213,9 @@ type Event struct {
 	Via   string    `json:"via,omitempty"`
 	Grade *Grade    `json:"grade,omitempty"`
 	Note  string    `json:"note,omitempty"`
+	// Question is the Ask-first question (from 1) of a KindAsked; 0: the
+	// candidate asked another, Note.
+	Question int `json:"question,omitempty"`
 	// Code is the code of a KindSave (file name → content).
 	Code map[string]string `json:"code,omitempty"`
 	// Seq is the event's place in the record, from 1, and Prev the hash

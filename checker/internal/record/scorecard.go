@@ -43,10 +43,7 @@ func Scorecard(r *Record, ref Reference) string {
 		}
 		writeCode(&b, r, final)
 	}
-	fmt.Fprintf(&b, "\n## Did the candidate ask first?\n\nTick what they asked before coding (or found out by asking later):\n\n")
-	for _, q := range r.Ask {
-		fmt.Fprintf(&b, "- [ ] %s\n", escape.Inline(q))
-	}
+	writeAsked(&b, r)
 	fmt.Fprintf(&b, "\n## Follow-up questions\n\n")
 	if r.FollowUps != "" {
 		fmt.Fprintf(&b, "%s\n", escape.Markdown(r.FollowUps))
@@ -92,6 +89,49 @@ func writeChain(b *strings.Builder, r *Record) {
 		fmt.Fprintf(b, "**Witness:** room %s at %s kept a copy as it happened; compare with it: `checker scorecard RECORD --witness %s`.\n\n", escape.Inline(w.Room), escape.Inline(w.URL), escape.Inline(w.URL))
 	default:
 		fmt.Fprintf(b, "**Witness:** none saw this interview.\n\n")
+	}
+}
+
+// writeAsked is the Ask-first questions, ticked as the interviewer ticked
+// them during the interview (the asked verb), each with its time and
+// whether it came before the decisions were shown, then the other
+// questions noted; unticked, for the interviewer to tick, when none was.
+func writeAsked(b *strings.Builder, r *Record) {
+	fmt.Fprintf(b, "\n## Did the candidate ask first?\n\n")
+	asked := r.events(KindAsked)
+	if len(asked) == 0 {
+		fmt.Fprintf(b, "Tick what they asked before coding (or found out by asking later):\n\n")
+	} else {
+		id, _, _ := strings.Cut(r.Kata, "-")
+		fmt.Fprintf(b, "As ticked during the interview with `asked %s`:\n\n", escape.Inline(id))
+	}
+	answered := time.Time{}
+	if as := r.events(KindAnswered); len(as) > 0 {
+		answered = as[0].At
+	}
+	when := func(e Event) string {
+		s := "at " + ClockText(e.At.Sub(r.Start))
+		switch {
+		case answered.IsZero():
+		case e.At.Before(answered):
+			s += ", before the decisions were shown"
+		default:
+			s += ", after the decisions were shown"
+		}
+		return s
+	}
+	for i, q := range r.Ask {
+		j := slices.IndexFunc(asked, func(e Event) bool { return e.Question == i+1 })
+		if j < 0 {
+			fmt.Fprintf(b, "- [ ] %s\n", escape.Inline(q))
+			continue
+		}
+		fmt.Fprintf(b, "- [x] %s (%s)\n", escape.Inline(q), when(asked[j]))
+	}
+	for _, e := range asked {
+		if e.Question == 0 {
+			fmt.Fprintf(b, "- [x] Also asked: %s (%s)\n", escape.Inline(e.Note), when(e))
+		}
 	}
 }
 
@@ -430,6 +470,11 @@ func eventText(r *Record, e Event) string {
 		return fmt.Sprintf("the reference shown by `solution %s`", id)
 	case KindNote:
 		return "the interviewer noted: " + e.Note
+	case KindAsked:
+		if e.Question > 0 && e.Question <= len(r.Ask) {
+			return fmt.Sprintf("the candidate asked Ask-first question %d: %s", e.Question, r.Ask[e.Question-1])
+		}
+		return "the candidate asked: " + e.Note
 	case KindSave:
 		return "saved, not graded: a later save came before its grade"
 	case KindStateChanged:

@@ -427,6 +427,38 @@ func TestInterviewSendsItsWitnessEveryEvent(t *testing.T) {
 	})
 }
 
+// The questions the interviewer ticked in another terminal during the
+// interview (asked) are in its record at their times, and the scorecard
+// ticks them off the Ask-first questions, saying whether each came before
+// the decisions were shown; ticks made before the interview are not its.
+func TestInterviewTicksTheQuestionsAsked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+		root, k := checkout(t)
+		k.Ask = []string{"How many attempts?", "What may a cancel interrupt?", "Is the pause capped?"}
+		p := state.Progress{Root: root}
+		require.NoError(t, p.AddAsked(k.Slug, []state.Asked{{At: start.Add(-time.Hour), Question: 3}}))
+		g := &session.Grader{Root: root}
+		session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result { return result(k, "R1") })
+		iv := startInterview(g, k, start)
+		synctest.Wait()
+		require.NoError(t, p.AddAsked(k.Slug, []state.Asked{{At: start.Add(time.Minute), Question: 2}}))
+		iv.mock.Set(start.Add(2 * time.Minute))
+		iv.lines <- ""
+		require.NoError(t, p.AddAsked(k.Slug, []state.Asked{{At: start.Add(3 * time.Minute), Text: "what if op panics?"}}))
+		iv.save(t, 4*time.Minute, "package retry\n\n// one\n")
+		rec := iv.finish(t)
+
+		card := record.Scorecard(rec, nil)
+		assert.Contains(t, card, "As ticked during the interview with `asked 06`:\n\n"+
+			"- [ ] How many attempts?\n"+
+			"- [x] What may a cancel interrupt? (at 1:00, before the decisions were shown)\n"+
+			"- [ ] Is the pause capped?\n"+
+			"- [x] Also asked: what if op panics? (at 3:00, after the decisions were shown)\n")
+		assert.Contains(t, card, "the candidate asked Ask-first question 2: What may a cancel interrupt?")
+	})
+}
+
 // fakeWitness keeps what an interview sends it, each event stamped with
 // the interview's clock, as a witness's copy.
 type fakeWitness struct {

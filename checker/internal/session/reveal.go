@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -93,6 +94,56 @@ func (c *Checkout) Solution(k catalog.Kata, giveUp bool) (Reference, error) {
 	return ref, nil
 }
 
+// checkLine checks text, what ("a note"), as one line of plain text of at
+// most MaxNote characters; try is what to run instead.
+func checkLine(what, text, try string) error {
+	switch {
+	case text == "":
+		return &UsageError{Msg: what + " needs its text", Try: try}
+	case !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl):
+		return &UsageError{Msg: what + " is one line of plain text: this one holds a line break, a tab or another control character", Try: try}
+	case utf8.RuneCountInString(text) > MaxNote:
+		return &UsageError{Msg: fmt.Sprintf("%s is at most %d characters; this one has %d", what, MaxNote, utf8.RuneCountInString(text)), Try: try}
+	}
+	return nil
+}
+
+// Asked ticks the questions the candidate asked about kata k, now: each
+// of args is an Ask-first question's number ("2", or "1,3"), or, when
+// they are not all numbers, args are the words of another question. The
+// record of an interview of k under way lists them at their time.
+func (c *Checkout) Asked(k catalog.Kata, args []string) (time.Time, []state.Asked, error) {
+	now := c.now().Truncate(time.Second)
+	var asked []state.Asked
+	for _, a := range args {
+		for _, f := range strings.FieldsFunc(a, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				asked = nil
+				break
+			}
+			if n < 1 || n > len(k.Ask) {
+				return time.Time{}, nil, &UsageError{Msg: fmt.Sprintf("%s has Ask-first questions 1 to %d; there is no question %d", k.Slug, len(k.Ask), n), Try: fmt.Sprintf("make asked EX=%s (lists them)", k.ID())}
+			}
+			asked = append(asked, state.Asked{At: now, Question: n})
+		}
+		if asked == nil {
+			break
+		}
+	}
+	if asked == nil {
+		text := strings.TrimSpace(strings.Join(args, " "))
+		if err := checkLine("a question", text, fmt.Sprintf(`make asked EX=%s Q=2, or TEXT="what if op panics?"`, k.ID())); err != nil {
+			return time.Time{}, nil, err
+		}
+		asked = []state.Asked{{At: now, Text: text}}
+	}
+	if err := (state.Progress{Root: c.Root}).AddAsked(k.Slug, asked); err != nil {
+		return time.Time{}, nil, err
+	}
+	return now, asked, nil
+}
+
 // MaxNote is the longest note, in characters.
 const MaxNote = 300
 
@@ -102,14 +153,8 @@ const MaxNote = 300
 // characters. It returns when the note was made.
 func (c *Checkout) Note(k catalog.Kata, text string) (time.Time, error) {
 	text = strings.TrimSpace(text)
-	try := fmt.Sprintf(`make note EX=%s TEXT="asked what happens on a cancel"`, k.ID())
-	switch {
-	case text == "":
-		return time.Time{}, &UsageError{Msg: "a note needs its text", Try: try}
-	case !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl):
-		return time.Time{}, &UsageError{Msg: "a note is one line of plain text: this one holds a line break, a tab or another control character", Try: try}
-	case utf8.RuneCountInString(text) > MaxNote:
-		return time.Time{}, &UsageError{Msg: fmt.Sprintf("a note is at most %d characters; this one has %d", MaxNote, utf8.RuneCountInString(text)), Try: try}
+	if err := checkLine("a note", text, fmt.Sprintf(`make note EX=%s TEXT="asked what happens on a cancel"`, k.ID())); err != nil {
+		return time.Time{}, err
 	}
 	now := c.now().Truncate(time.Second)
 	if err := (state.Progress{Root: c.Root}).AddNote(k.Slug, text, now); err != nil {

@@ -82,7 +82,7 @@ func lost(before, now []record.Event) bool {
 // sameFact matches the facts that are f.
 func sameFact(f record.Event) func(record.Event) bool {
 	return func(g record.Event) bool {
-		return g.At.Equal(f.At) && g.Kind == f.Kind && g.Hint == f.Hint && g.Via == f.Via && g.Note == f.Note
+		return g.At.Equal(f.At) && g.Kind == f.Kind && g.Hint == f.Hint && g.Via == f.Via && g.Note == f.Note && g.Question == f.Question
 	}
 }
 
@@ -116,6 +116,9 @@ func stateFacts(p *state.Kata) []record.Event {
 	for _, n := range p.Notes {
 		out = append(out, record.Event{At: n.At, Kind: record.KindNote, Note: n.Text})
 	}
+	for _, a := range p.Asked {
+		out = append(out, record.Event{At: a.At, Kind: record.KindAsked, Question: a.Question, Note: a.Text})
+	}
 	return out
 }
 
@@ -140,7 +143,7 @@ func kept(iv *Interview, facts []record.Event, f record.Event) bool {
 	switch f.Kind {
 	case record.KindHint:
 		return f.Via != "interview" || f.At.Before(iv.Start)
-	case record.KindHuntGaveUp, record.KindNote:
+	case record.KindHuntGaveUp, record.KindNote, record.KindAsked:
 		return !f.At.Before(iv.Start)
 	case record.KindSolution:
 		return !slices.ContainsFunc(facts, func(g record.Event) bool { return g.Kind == record.KindGaveUp && g.At.Equal(f.At) })

@@ -70,6 +70,12 @@ func (p Progress) ShowSolution(slug string, now time.Time, giveUp bool) error {
 	return p.apply(func(s *State) { s.ShowSolution(slug, now, giveUp) })
 }
 
+// AddAsked keeps the questions the candidate asked about the kata, ticked
+// at now.
+func (p Progress) AddAsked(slug string, asked []Asked) error {
+	return p.apply(func(s *State) { k := s.Kata(slug); k.Asked = append(k.Asked, asked...) })
+}
+
 // AddNote keeps an interviewer's note on the kata, made at now.
 func (p Progress) AddNote(slug, text string, now time.Time) error {
 	return p.apply(func(s *State) { k := s.Kata(slug); k.Notes = append(k.Notes, Note{At: now, Text: text}) })
@@ -204,6 +210,13 @@ func (k *Kata) Forgets() []string {
 		out = append(out, "1 note")
 	default:
 		out = append(out, fmt.Sprintf("%d notes", n))
+	}
+	switch n := len(k.Asked); n {
+	case 0:
+	case 1:
+		out = append(out, "1 question ticked")
+	default:
+		out = append(out, fmt.Sprintf("%d questions ticked", n))
 	}
 	return out
 }

@@ -150,6 +150,18 @@ type Kata struct {
 	// Notes are the interviewer's notes on the kata (the note verb), in
 	// order: an interview's record lists those made while it ran.
 	Notes []Note `json:"notes,omitempty"`
+	// Asked are the questions the interviewer ticked as asked by the
+	// candidate (the asked verb), in order: an interview's record lists
+	// those ticked while it ran.
+	Asked []Asked `json:"asked,omitempty"`
+}
+
+// Asked is a question the candidate asked, as the interviewer ticked it:
+// the kata's Ask-first question Question (from 1), or another one, Text.
+type Asked struct {
+	At       time.Time `json:"at"`
+	Question int       `json:"question,omitempty"`
+	Text     string    `json:"text,omitempty"`
 }
 
 // Note is a line an interviewer noted, and when.

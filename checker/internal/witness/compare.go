@@ -225,7 +225,7 @@ func live(e record.Event) bool {
 	switch e.Kind {
 	case record.KindHint:
 		return e.Via == "interview"
-	case record.KindDecisions, record.KindGaveUp, record.KindHuntGaveUp, record.KindSolution, record.KindNote:
+	case record.KindDecisions, record.KindGaveUp, record.KindHuntGaveUp, record.KindSolution, record.KindNote, record.KindAsked:
 		return false
 	}
 	return true
