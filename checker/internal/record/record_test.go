@@ -80,6 +80,33 @@ func TestScorecardRubricAndFlags(t *testing.T) {
 	assert.Contains(t, empty, "Fill in `rubric` in the record's JSON (level 1 to 4, notes, recommendation), then render this again")
 }
 
+// The final grade's table says, for every item, how many of its runs
+// passed of those that finished, and how many of the runs asked for never
+// ran when a hang or a crash ended them; an item that never ran has no
+// runs to count.
+func TestScorecardRunsOfEveryItem(t *testing.T) {
+	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	final := &record.Grade{RequiredTotal: 4, Runs: 60, CPU: "1,2,4", Items: []record.Verdict{
+		{ID: "R1", Passed: true, Kind: "pass", Runs: 60, Passes: 60},
+		{ID: "R2", Kind: "assertion", Runs: 60, Passes: 57},
+		{ID: "R3", Kind: "deadlock", Runs: 1, Passes: 0},
+		{ID: "R4", Kind: "exit"},
+	}}
+	r := &record.Record{Schema: 1, Kata: "06-retry", Title: "Retry", Minutes: 30, Start: start, End: start.Add(7 * time.Minute),
+		Ending: record.Done, Race: true, StartCode: record.StartStub, Rubric: record.NewRubric(), Final: final,
+		Items: []record.Item{{ID: "R1", Text: "one"}, {ID: "R2", Text: "two"}, {ID: "R3", Text: "three"}, {ID: "R4", Text: "four"}},
+		Events: []record.Event{{At: start, Kind: record.KindStart}, {At: start.Add(7 * time.Minute), Kind: record.KindFinal, Grade: final}}}
+	data := record.Scorecard(r, nil)
+	for _, want := range []string{
+		"| ✔ | **R1** one |  | 60 of 60 | pass |\n",
+		"| ✘ | **R2** two |  | 57 of 60 | assertion |\n",
+		"| ✘ | **R3** three |  | 0 of 1 (59 more asked for never ran: a hang or a crash ends the runs) | deadlock |\n",
+		"| ✘ | **R4** four |  | none of 60 finished: a hang or a crash ends the runs | exit |\n",
+	} {
+		assert.Contains(t, data, want)
+	}
+}
+
 // A bug-hunt interview started from the planted code, not the stub; a
 // hunt planted or given up by hand is named for what it was, never as
 // solution --give-up, and a hunt's code planted mid-session is no save.

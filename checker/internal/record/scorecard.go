@@ -8,6 +8,7 @@ import (
 
 	"gokata/checker/internal/escape"
 	"gokata/checker/internal/tokensim"
+	"gokata/internal/failure"
 )
 
 // DateFormat shows a moment on the scorecard, with its zone.
@@ -581,11 +582,33 @@ func itemTable(b *strings.Builder, r *Record, g *Grade, title string, bonus bool
 		if at, ok := first[it.ID]; ok {
 			when = ClockText(at)
 		}
-		runs := ""
-		if v.Runs > 0 {
-			runs = fmt.Sprintf("%d of %d", v.Passes, v.Runs)
-		}
-		fmt.Fprintf(b, "| %s | **%s** %s | %s | %s | %s |\n", mark, escape.Cell(it.ID), escape.Cell(it.Text), when, runs, escape.Cell(verdict))
+		fmt.Fprintf(b, "| %s | **%s** %s | %s | %s | %s |\n", mark, escape.Cell(it.ID), escape.Cell(it.Text), when, runsCell(v, g), escape.Cell(verdict))
+	}
+}
+
+// runsCell is how many runs of item v passed of those that finished, and,
+// when fewer finished than g asked for, how many never ran: a run that
+// hangs or crashes the test process ends the runs after it.
+func runsCell(v Verdict, g *Grade) string {
+	switch {
+	case v.Runs > 0 && v.Runs < g.Runs:
+		return fmt.Sprintf("%d of %d (%d more asked for never ran: a hang or a crash ends the runs)", v.Passes, v.Runs, g.Runs-v.Runs)
+	case v.Runs > 0:
+		return fmt.Sprintf("%d of %d", v.Passes, v.Runs)
+	case g.Runs > 1 && runKinds[v.Kind]:
+		return fmt.Sprintf("none of %d finished: a hang or a crash ends the runs", g.Runs)
+	}
+	return ""
+}
+
+// runKinds are the verdicts of code that ran: the others (not built,
+// refused, not run) had no runs to count.
+var runKinds = map[string]bool{}
+
+func init() {
+	for _, k := range []failure.Kind{failure.Assertion, failure.Panic, failure.Race, failure.Leak, failure.Deadlock,
+		failure.MutexHang, failure.Timeout, failure.RealClock, failure.Exit, failure.Unproven} {
+		runKinds[string(k)] = true
 	}
 }
 
