@@ -94,7 +94,7 @@ func TestScorecardRunsOfEveryItem(t *testing.T) {
 	}}
 	r := &record.Record{Schema: 1, Kata: "06-retry", Title: "Retry", Minutes: 30, Start: start, End: start.Add(7 * time.Minute),
 		Ending: record.Done, Race: true, StartCode: record.StartStub, Rubric: record.NewRubric(), Final: final,
-		Items: []record.Item{{ID: "R1", Text: "one"}, {ID: "R2", Text: "two"}, {ID: "R3", Text: "three"}, {ID: "R4", Text: "four"}},
+		Items:  []record.Item{{ID: "R1", Text: "one"}, {ID: "R2", Text: "two"}, {ID: "R3", Text: "three"}, {ID: "R4", Text: "four"}},
 		Events: []record.Event{{At: start, Kind: record.KindStart}, {At: start.Add(7 * time.Minute), Kind: record.KindFinal, Grade: final}}}
 	data := record.Scorecard(r, nil)
 	for _, want := range []string{
