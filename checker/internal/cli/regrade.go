@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"gokata/checker/internal/escape"
+	"gokata/checker/internal/pack"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/report"
 	"gokata/checker/internal/session"
@@ -24,6 +29,7 @@ var regradeVerb = verb{
 		var o regradeOptions
 		fs.BoolVar(&o.asJSON, "json", false, "print the grade as JSON, as check --json does")
 		fs.StringVar(&o.against, "against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json; exit 4\nwhen they differ, or when the record was changed since it was\nwritten")
+		fs.StringVar(&o.packed, "packed", "", "name the files of the returned kit that differ from what was\npacked, by the kit's manifest `FILE` (pack writes it beside the kit:\nKIT.manifest.json); the exercises' .go files are the candidate's work")
 		colorFlag(fs)
 		timeoutFlag(fs)
 		fs.Int("repeat", session.DefaultRepeat, "run every test `N` times at each --cpu value, as an\ninterview's final grade does")
@@ -37,6 +43,7 @@ var regradeVerb = verb{
 type regradeOptions struct {
 	asJSON  bool
 	against string // a record or a check --json whose fingerprints to compare
+	packed  string // the kit's manifest, to name the files that changed
 }
 
 func regrade(c *call, o regradeOptions) (int, error) {
@@ -53,6 +60,12 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	folders, err := session.Returned(c.cat, absPath(c.env.Dir, c.args[0]), c.args[0])
 	if err != nil {
 		return 0, err
+	}
+	var changes []pack.Change
+	if o.packed != "" {
+		if changes, err = packedChanges(absPath(c.env.Dir, o.packed), absPath(c.env.Dir, c.args[0])); err != nil {
+			return 0, &usageError{Msg: fmt.Sprintf("--packed=%s: %v", o.packed, err), Try: ""}
+		}
 	}
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, screen(c.env, report.Style{}))
 	code, mismatch := ExitPass, false
@@ -103,6 +116,13 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	if len(rows) > 1 {
 		writeSummary(c.env.Stdout, rows, o.against)
 	}
+	if o.packed != "" {
+		w := c.env.Stdout
+		if o.asJSON {
+			w = c.env.Stderr
+		}
+		writeChanges(w, changes, o.packed)
+	}
 	if claims != nil && claims.Chain != nil {
 		w := c.env.Stdout
 		if o.asJSON {
@@ -116,6 +136,40 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		return ExitMismatch, nil // what FILE claims weighs more than a grade that fell short
 	}
 	return code, nil
+}
+
+// packedChanges are the files of the returned kit at dir (the kit, or one
+// of its exercises/NN-slug folders) that differ from the manifest at path.
+func packedChanges(path, dir string) ([]pack.Change, error) {
+	m, err := pack.ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	root, prefix := dir, ""
+	if fi, err := os.Stat(filepath.Join(dir, "exercises")); err != nil || !fi.IsDir() {
+		if filepath.Base(filepath.Dir(dir)) != "exercises" {
+			return nil, errors.New("it names the files of a whole kit: give the returned kit, or one of its exercises/NN-slug folders")
+		}
+		root, prefix = filepath.Dir(filepath.Dir(dir)), "exercises/"+filepath.Base(dir)+"/"
+	}
+	return m.Differences(root, prefix)
+}
+
+// writeChanges names the kit files that differ from what was packed
+// (manifest, --packed).
+func writeChanges(w io.Writer, changes []pack.Change, manifest string) {
+	if len(changes) == 0 {
+		fmt.Fprintf(w, "\n✔ Every file of the kit is as packed (%s), the exercises' .go files aside: they are the candidate's work.\n", manifest)
+		return
+	}
+	files := fmt.Sprintf("%d files of the kit differ", len(changes))
+	if len(changes) == 1 {
+		files = "1 file of the kit differs"
+	}
+	fmt.Fprintf(w, "\n⚠ %s from what was packed (%s); the exercises' .go files, the candidate's work, are not listed:\n", files, manifest)
+	for _, ch := range changes {
+		fmt.Fprintf(w, "  %-8s %s\n", ch.How, escape.Line(ch.Path))
+	}
 }
 
 // summaryRow is one kata of a whole kit's regrade.

@@ -49,6 +49,7 @@ func Make(ctx context.Context, kit Kit, vars []string, stdout, stderr io.Writer)
 	fmt.Fprintf(stdout, "Kit ready in %s: %d katas, %s with their hidden tests inside.\n", kit.Out, len(kit.Katas), kit.Binary())
 	fmt.Fprintf(stdout, "It runs on %s, where the candidate needs Go and a C compiler;\n", PlatformName(kit.Platform()))
 	fmt.Fprintln(stdout, "the hidden tests are out of sight in the binary, not secret.")
+	fmt.Fprintf(stdout, "What each file held is in %s, outside the kit: regrade --packed names what changed.\n", kit.ManifestFile())
 	if kit.Interview {
 		fmt.Fprintln(stdout, "An interview kit: the READMEs keep the Decisions back; interview and decisions NN show them.")
 		fmt.Fprintln(stdout, "It carries no reference solution and no known mistake, not even inside its checker.")

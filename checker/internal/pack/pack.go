@@ -46,6 +46,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"gokata/checker/internal/bundle"
 	"gokata/checker/internal/catalog"
@@ -124,7 +125,8 @@ var ErrNotEmpty = errors.New("the kit's directory is not empty")
 // to is there already; Build never overwrites.
 var ErrAnswersExist = errors.New("the answers file is there already")
 
-// Build writes the kit, and with Bughunt its AnswersFile.
+// Build writes the kit, its ManifestFile, and with Bughunt its
+// AnswersFile.
 func Build(ctx context.Context, kit Kit) error {
 	if err := mustBeEmpty(kit.Out); err != nil {
 		return err
@@ -199,6 +201,9 @@ func Build(ctx context.Context, kit Kit) error {
 	}
 	if err := kit.commit(ctx); err != nil {
 		return err
+	}
+	if err := kit.writeManifest(time.Now().UTC().Truncate(time.Second)); err != nil {
+		return fmt.Errorf("the kit's manifest: %w", err)
 	}
 	if len(hunts) == 0 {
 		return nil
