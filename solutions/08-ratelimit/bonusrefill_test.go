@@ -164,8 +164,8 @@ func (s testRefillScenario) play(h *katatest.H) {
 	for i, c := range calls {
 		if !c.Returned() {
 			h.Errorf("%s, called at %v, was still waiting, but fast had been full again since %v (all %d tokens "+
-				"taken since its anchor back): its token was there, so it must return nil at once. The scenario: %s",
-				map[bool]string{false: "fast.Allow", true: "fast.Wait"}[s.calls[i]], at, s.full(), s.pos, s)
+				"taken since its anchor back): its token was there, so it must return nil at once",
+				map[bool]string{false: "fast.Allow", true: "fast.Wait"}[s.calls[i]], at, s.full(), s.pos)
 			release()
 			return
 		}
@@ -208,18 +208,16 @@ func (s testRefillScenario) play(h *katatest.H) {
 	switch {
 	case got > want:
 		h.Errorf("a cancelled combined Wait gave back a token of fast that had already come back: right after the "+
-			"cancel, fast.Allow() let %d calls through at %v, one more than the %d left. The combined Wait took "+
+			"cancel, fast.Allow() let %d call(s) through at %v, want %d. The combined Wait took "+
 			"fast's token %d since its anchor at 0 and waited for slow's token, due at %v; at %v fast was full again "+
 			"(that token back with the others, the time it sat full lost), so its next token started a new anchor, "+
 			"and %d call(s) on fast alone took tokens from it before the cancel at %v. A cancel gives a token back "+
 			"only if it is still the last one taken since the same anchor: compare the anchor as well as the count "+
-			"(the count of a new anchor can match the old one), or the bucket holds more than burst tokens. "+
-			"The scenario: %s", got, at, want, s.pos, s.slowDue(), s.full(), len(s.calls), at, s)
+			"(the count of a new anchor can match the old one), or the bucket holds more than burst tokens", got, at, want, s.pos, s.slowDue(), s.full(), len(s.calls), at)
 	case got < want:
-		h.Errorf("right after a cancelled combined Wait, fast.Allow() let %d calls through at %v, want %d: fast "+
+		h.Errorf("right after a cancelled combined Wait, fast.Allow() let %d call(s) through at %v, want %d: fast "+
 			"was full again at %v and only %d call(s) on it alone had taken tokens since, so it has burst (%d) "+
-			"minus those; a cancel never takes a token. The scenario: %s",
-			got, at, want, s.full(), len(s.calls), s.fastBurst, s)
+			"minus those; a cancel never takes a token", got, at, want, s.full(), len(s.calls), s.fastBurst)
 	}
 }
 
