@@ -382,8 +382,7 @@ func TestInterviewSendsItsWitnessEveryEvent(t *testing.T) {
 		g := &session.Grader{Root: root}
 		session.FakeGrades(g, func(context.Context, catalog.Kata) *grade.Result { return result(k, "R1") })
 		w := &fakeWitness{}
-		iv := startWitnessed(g, k, start, w)
-		w.now = iv.mock.Now
+		iv := startWitnessed(g, k, start, func(m *clock.Mock) session.Witness { w.now = m.Now; return w })
 		synctest.Wait()
 		iv.lines <- ""
 		iv.save(t, 2*time.Minute, "package retry\n\n// one\n")
@@ -422,7 +421,6 @@ func TestInterviewSendsItsWitnessEveryEvent(t *testing.T) {
 		edited := strings.Replace(string(data), "asked about jitter", "asked about jitter and backoff", 1)
 		diffs, err = witness.Compare([]byte(edited), &w.copy)
 		require.NoError(t, err)
-		t.Log(strings.Join(diffs, "\n"))
 		assert.NotEmpty(t, diffs)
 	})
 }
@@ -507,10 +505,15 @@ func startInterview(g *session.Grader, k catalog.Kata, start time.Time) *testInt
 	return startWitnessed(g, k, start, nil)
 }
 
-// startWitnessed is startInterview with a witness, w (nil: none).
-func startWitnessed(g *session.Grader, k catalog.Kata, start time.Time, w session.Witness) *testInterview {
+// startWitnessed is startInterview with the witness that witness makes on
+// the interview's clock (nil: none).
+func startWitnessed(g *session.Grader, k catalog.Kata, start time.Time, witness func(*clock.Mock) session.Witness) *testInterview {
 	iv := &testInterview{lines: make(chan string), done: make(chan error, 1), mock: clock.NewMock(), start: start, k: k, root: g.Root}
 	iv.mock.Set(start)
+	var w session.Witness
+	if witness != nil {
+		w = witness(iv.mock)
+	}
 	go func() {
 		_, err := session.RunInterview(context.Background(), session.InterviewRun{
 			Grader: g, Kata: k, Candidate: "Ada", Minutes: 30, Clock: iv.mock, Lines: iv.lines, Emit: iv.ev.emit,
