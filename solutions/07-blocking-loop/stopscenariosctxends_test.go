@@ -156,6 +156,10 @@ func (s testCtxEnd) play(h *katatest.H) {
 		return cache.Run(runCtx)
 	})
 	m := <-ready
+	defer func() { // whatever happened, every lookup and Run can end
+		run.Cancel()
+		be.releaseAll()
+	}()
 	var gets []*katatest.Call[string]
 	for i := range s.misses {
 		gets = append(gets, katatest.Start(h, func(ctx context.Context) (string, error) { return cache.Get(ctx, key(i)) }))
