@@ -83,6 +83,9 @@ func witnessCopy(c *call, f witnessFlags, r *session.Record) (*witness.Copy, err
 		if room == "" {
 			return nil, &usageError{Msg: "the record names no witness room: give the room's .jsonl itself", Try: "checker " + c.verb + " " + c.args[0] + " --witness .kata/room/witness/ROOM.jsonl"}
 		}
+		if !witness.RoomRE.MatchString(room) {
+			return nil, &usageError{Msg: fmt.Sprintf("the record names the witness room %q, which is no room's name: give the room's .jsonl itself", room), Try: ""}
+		}
 		path = filepath.Join(path, room+".jsonl")
 		fi, err = os.Stat(path)
 	}
