@@ -217,6 +217,11 @@ func TestInterviewWithAWitness(t *testing.T) {
 	assert.Contains(t, forged.stdout, "**Record:** hash chain intact")
 	assert.Contains(t, forged.stdout, "**Witness:** ✘ the record differs from the copy the witness kept as it happened:\n\n- The record's \"final\" differs from the record the witness got at the end.\n")
 	assert.Contains(t, forged.stdout, "- ⚠ The record differs from its witness's copy")
+	rec.Witness.Room = "../../../etc/passwd"
+	require.NoError(t, record.Save(recPath, rec))
+	outside := run(t, dir, "scorecard", recPath, "--witness", filepath.Join(room, "witness"))
+	assert.Equal(t, cli.ExitUsage, outside.code)
+	assert.Contains(t, outside.stderr, `the record names the witness room "../../../etc/passwd", which is no room's name`)
 	assert.Equal(t, cli.ExitPass, srv.stop(t))
 
 	gone := run(t, dir, "interview", "06", "--witness", base, "--witness-token", "interviews-2030")
