@@ -59,14 +59,14 @@ help: ## list the targets
 $(CHECKER):
 	@$(GO) build -o $(CHECKER) ./checker
 
-check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates; SEED=S replays a failure's scenarios; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board)
-	@$(PUSHING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(SEED),--seed=$(SEED)) $(if $(V),-v)
+check: $(CHECKER) ## grade a kata: make check EX=06 (every kata without EX; REPEAT=20 for pass rates; SEED=S replays a failure's scenarios; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board; WITNESS=URL WITNESS_TOKEN=T to a take-home's witness)
+	@$(PUSHING) $(WITNESSING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(SEED),--seed=$(SEED)) $(if $(V),-v)
 
 list: $(CHECKER) ## the katas and where you stand
 	@$(CHECKER) list
 
-watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops; V=1 shows what your code printed; PUSH= TOKEN= as for check)
-	@$(PUSHING) $(CHECKER) watch $(EX) $(if $(V),-v)
+watch: $(CHECKER) ## grade again on every save: make watch EX=06 (Ctrl-C stops; V=1 shows what your code printed; PUSH= TOKEN= WITNESS= WITNESS_TOKEN= as for check)
+	@$(PUSHING) $(WITNESSING) $(CHECKER) watch $(EX) $(if $(V),-v)
 
 hint: $(CHECKER) ## the next hint: make hint EX=06 (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
@@ -106,8 +106,8 @@ scorecard: $(CHECKER) ## an interview's scorecard, rendered again from its recor
 replay: $(CHECKER) ## step through an interview's record, grade by grade: make replay FILE=.kata/interviews/X.json
 	@$(CHECKER) replay --step "$(FILE)"
 
-regrade: $(CHECKER) ## grade returned work with the real hidden tests, with fingerprints: make regrade DIR=../returned/exercises/06-retry
-	@$(CHECKER) regrade "$(DIR)"
+regrade: $(CHECKER) ## grade returned work with the real hidden tests, with fingerprints: make regrade DIR=../returned/exercises/06-retry (WITNESS=URL WITNESS_TOKEN=T, or WITNESS=DIR of make serve: did a take-home's witness see that code graded)
+	@$(if $(WITNESS_TOKEN),KATA_WITNESS_TOKEN="$(WITNESS_TOKEN)") $(CHECKER) regrade $(if $(WITNESS),--witness "$(WITNESS)") "$(DIR)"
 
 report: $(CHECKER) ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)

@@ -217,6 +217,7 @@ var checkVerb = verb{
 		seedFlag(fs)
 		o.verbose = verboseFlag(fs)
 		o.push = definePush(fs)
+		o.witness = defineWitness(fs, "send each grade, with the code it graded, to the interviewer's\nwitness at `URL`, as a take-home asks (default $KATA_WITNESS)")
 		return func(c *call) (int, error) { return check(c, o) }
 	},
 }
@@ -228,6 +229,7 @@ type checkOptions struct {
 	name    *string
 	verbose *bool
 	push    pushFlags
+	witness witnessFlags
 }
 
 func check(c *call, o checkOptions) (int, error) {
@@ -237,6 +239,11 @@ func check(c *call, o checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	wit, err := newGradeWitness(c, o.witness, *o.name)
+	if err != nil {
+		return 0, err
+	}
+	defer wit.close()
 	meta := report.Meta{Participant: *o.name}
 	if o.asJSON {
 		meta.Participant = participant(c, *o.name, false)
@@ -273,6 +280,7 @@ func check(c *call, o checkOptions) (int, error) {
 			}
 		}
 		p.push(r, meta)
+		wit.show("check", graded)
 	}
 	if len(results) > 1 && !o.asJSON {
 		summary(c.ctx, c.cat, results, style, c.env)

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -229,4 +230,46 @@ func TestInterviewWithAWitness(t *testing.T) {
 	assert.Contains(t, gone.stderr, "checker: the witness: connection refused: is the interviewer's checker serve running, at that address and port?")
 	noToken := run(t, dir, "interview", "06", "--witness", base)
 	assert.Contains(t, noToken.stderr, "--witness needs the token checker serve printed")
+}
+
+// A take-home with a witness: every check sends its grade, with the code,
+// to one room per kata, kept in .kata so that later checks use it; the
+// regrade of the returned work says whether the witness saw that very
+// code graded.
+func TestTakeHomeWithAWitness(t *testing.T) {
+	t.Parallel() // each grades in a checkout of its own
+	dir := checkout(t)
+	room := filepath.Join(t.TempDir(), "room")
+	srv := start(t, dir, cli.Env{}, "serve", "--addr", "127.0.0.1:0", "--token", "takehome-2030", "--dir", room)
+	srv.out.await(t, 0, "Ctrl-C stops the board.\n")
+	m := regexp.MustCompile(`WITNESS=(http://127\.0\.0\.1:\d+) `).FindStringSubmatch(srv.out.String())
+	require.NotNil(t, m, srv.out.String())
+	base := m[1]
+
+	for range 2 {
+		ck := run(t, dir, "check", "06", "--name", "Ada", "--witness", base, "--witness-token", "takehome-2030")
+		assert.Equal(t, cli.ExitFail, ck.code, "the stub")
+		assert.NotContains(t, ck.stderr, "witness", "every grade reached it")
+	}
+	rooms, err := os.ReadFile(filepath.Join(dir, ".kata", "witness.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(rooms), `"06-retry"`)
+	entries, err := os.ReadDir(filepath.Join(room, "witness"))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "both checks went to one room")
+
+	folder := filepath.Join(dir, "exercises", "06-retry")
+	same := run(t, dir, "regrade", "--repeat=1", "--witness", base, "--witness-token", "takehome-2030", folder)
+	assert.Equal(t, cli.ExitFail, same.code)
+	assert.Regexp(t, `(?m)^  ✔ 06-retry: the returned code is the code its last witnessed grade graded \(0/7 required\), of 2 grades from `, same.stdout)
+
+	stub := filepath.Join(folder, "retry.go")
+	write(t, stub, read(t, stub)+"\n// edited after the last check\n")
+	edited := run(t, dir, "regrade", "--repeat=1", "--witness", filepath.Join(room, "witness"), folder)
+	assert.Regexp(t, `(?m)^  ⚠ 06-retry: the returned code was never graded while the witness listened: its last grade \(0/7 required, at .*, of 2\) was of other code$`, edited.stdout)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, ".kata", "witness.json")))
+	none := run(t, dir, "regrade", "--repeat=1", "--witness", filepath.Join(room, "witness"), folder)
+	assert.Contains(t, none.stdout, "  ⚠ 06-retry: the returned kit names no witness room")
+	assert.Equal(t, cli.ExitPass, srv.stop(t))
 }

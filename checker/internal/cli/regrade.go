@@ -30,6 +30,7 @@ var regradeVerb = verb{
 		fs.BoolVar(&o.asJSON, "json", false, "print the grade as JSON, as check --json does")
 		fs.StringVar(&o.against, "against", "", "compare the fingerprints with those in `FILE`: an interview's\nrecord (its final grade), or the candidate's check --json; exit 4\nwhen they differ, or when the record was changed since it was\nwritten")
 		fs.StringVar(&o.packed, "packed", "", "name the files of the returned kit that differ from what was\npacked, by the kit's manifest `FILE` (pack writes it beside the kit:\nKIT.manifest.json); the exercises' .go files are the candidate's work")
+		o.witness = defineWitness(fs, "say whether the witness of a take-home saw the returned code\ngraded: its server's `URL`, or the server's directory of rooms")
 		colorFlag(fs)
 		timeoutFlag(fs)
 		fs.Int("repeat", session.DefaultRepeat, "run every test `N` times at each --cpu value, as an\ninterview's final grade does")
@@ -44,6 +45,7 @@ type regradeOptions struct {
 	asJSON  bool
 	against string // a record or a check --json whose fingerprints to compare
 	packed  string // the kit's manifest, to name the files that changed
+	witness witnessFlags
 }
 
 func regrade(c *call, o regradeOptions) (int, error) {
@@ -70,6 +72,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	g := grader(c.tc, c.cat.Root, c.opt, c.env, screen(c.env, report.Style{}))
 	code, mismatch := ExitPass, false
 	var rows []summaryRow // a whole kit's: one per kata, for the summary at the end
+	var seen []regraded   // for the witness
 	for i, f := range folders {
 		private, err := c.env.scratch.Dir()
 		if err != nil {
@@ -82,6 +85,7 @@ func regrade(c *call, o regradeOptions) (int, error) {
 		if !r.Passed() {
 			code = ExitFail
 		}
+		seen = append(seen, regraded{f.Kata.Slug, fp.Code})
 		var score session.Score
 		score.Required, score.RequiredTotal, score.Bonus, score.BonusTotal = r.Score()
 		passed := map[string]bool{}
@@ -116,11 +120,16 @@ func regrade(c *call, o regradeOptions) (int, error) {
 	if len(rows) > 1 {
 		writeSummary(c.env.Stdout, rows, o.against)
 	}
-	if o.packed != "" {
-		w := c.env.Stdout
-		if o.asJSON {
-			w = c.env.Stderr
+	w := c.env.Stdout // the JSON is for programs: these go to stderr
+	if o.asJSON {
+		w = c.env.Stderr
+	}
+	if *o.witness.url != "" {
+		if err := witnessedGrades(c, w, o.witness, absPath(c.env.Dir, c.args[0]), seen); err != nil {
+			return 0, err
 		}
+	}
+	if o.packed != "" {
 		writeChanges(w, changes, o.packed)
 	}
 	if claims != nil && claims.Chain != nil {

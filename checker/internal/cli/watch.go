@@ -17,7 +17,8 @@ var watchVerb = verb{
 	setup: func(fs *flag.FlagSet) func(*call) (int, error) {
 		colorFlag(fs)
 		timeoutFlag(fs)
-		o := watchOptions{poll: pollFlag(fs), verbose: verboseFlag(fs), name: nameFlag(fs), push: definePush(fs)}
+		o := watchOptions{poll: pollFlag(fs), verbose: verboseFlag(fs), name: nameFlag(fs), push: definePush(fs),
+			witness: defineWitness(fs, "send each grade, with the code it graded, to the interviewer's\nwitness at `URL`, as a take-home asks (default $KATA_WITNESS)")}
 		return func(c *call) (int, error) { return watchKata(c, o) }
 	},
 }
@@ -29,6 +30,7 @@ type watchOptions struct {
 	verbose *bool
 	name    *string
 	push    pushFlags
+	witness witnessFlags
 }
 
 // watchKata grades a kata, then grades it again each time the learner
@@ -40,6 +42,11 @@ func watchKata(c *call, o watchOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	wit, err := newGradeWitness(c, o.witness, *o.name)
+	if err != nil {
+		return 0, err
+	}
+	defer wit.close()
 	style := c.style
 	style.Verbose, style.Verb = *o.verbose, "watch"
 	var k catalog.Kata
@@ -57,8 +64,14 @@ func watchKata(c *call, o watchOptions) (int, error) {
 	}
 	t := screen(env, style)
 	g := grader(tc, cat.Root, c.opt, env, t)
-	if p != nil { // each grade, once drawn, goes to the room board
-		g.Emit = func(e session.Event) { t.Show(e); p.show(e) }
+	if p != nil || wit != nil { // each grade, once drawn, goes to the room board and the witness
+		g.Emit = func(e session.Event) {
+			t.Show(e)
+			if p != nil {
+				p.show(e)
+			}
+			wit.show("watch", e)
+		}
 	}
 	w := &session.Watch{Grader: g, Catalog: cat, Poll: *o.poll, Lines: readLines(env.Stdin), Emit: t.Show}
 	return stopped(ctx, w.Run(ctx, k))

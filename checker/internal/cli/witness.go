@@ -4,11 +4,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
+	"gokata/checker/internal/escape"
+	"gokata/checker/internal/record"
 	"gokata/checker/internal/session"
 	"gokata/checker/internal/witness"
 )
@@ -107,6 +112,176 @@ func witnessCopy(c *call, f witnessFlags, r *session.Record) (*witness.Copy, err
 	cp, err := witness.ReadCopy(strings.TrimSuffix(filepath.Base(path), ".jsonl"), file)
 	if err != nil {
 		return nil, &usageError{Msg: fmt.Sprintf("--witness %s: %v", source, err), Try: ""}
+	}
+	return cp, nil
+}
+
+// gradeWitness sends each grade of check and watch to the witness the
+// flags or the environment name, as a take-home kit's checks do: one room
+// per kata, opened at its first grade and kept in .kata/witness.json so
+// that later checks go to the same room.
+type gradeWitness struct {
+	c                 *call
+	base, token, name string
+
+	mu      sync.Mutex
+	rooms   *witness.Rooms
+	clients map[string]*witness.Client // by kata slug
+	failed  map[string]bool            // a room that could not be opened: said once
+}
+
+// newGradeWitness reads the flags or the environment; nil when they name
+// no witness.
+func newGradeWitness(c *call, f witnessFlags, name string) (*gradeWitness, error) {
+	base := *f.url
+	if base == "" {
+		base = c.env.get("KATA_WITNESS")
+	}
+	token := f.tokenOr(c)
+	try := "checker " + c.verb + " --witness http://HOST:8080 --witness-token TOKEN"
+	switch {
+	case base == "" && *f.token != "":
+		return nil, &usageError{Msg: "--witness-token is the witness's token: name the witness too (--witness URL)", Try: try}
+	case base == "":
+		return nil, nil
+	case token == "":
+		return nil, &usageError{Msg: "--witness needs the token the interviewer gave: --witness-token (or KATA_WITNESS_TOKEN)", Try: try}
+	}
+	rooms, err := witness.ReadRooms(c.cat.Root)
+	if err != nil {
+		return nil, &usageError{Msg: "the witness: " + err.Error(), Try: ""}
+	}
+	if rooms.URL != base { // another witness: its rooms are not this one's
+		rooms = &witness.Rooms{URL: base, Rooms: map[string]witness.Room{}}
+	}
+	return &gradeWitness{c: c, base: base, token: token, name: participant(c, name, true), rooms: rooms,
+		clients: map[string]*witness.Client{}, failed: map[string]bool{}}, nil
+}
+
+// show sends the grade of a Graded event, made by via.
+func (w *gradeWitness) show(via string, e session.Event) {
+	g, ok := e.(session.Graded)
+	if w == nil || !ok || g.Result == nil {
+		return
+	}
+	slug := g.Result.Kata.Slug
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cl := w.clients[slug]
+	if cl == nil {
+		if w.failed[slug] {
+			return
+		}
+		if r, ok := w.rooms.Rooms[slug]; ok {
+			cl = witness.Resume(w.base, r.Room, r.Token)
+		} else {
+			var err error
+			if cl, err = witness.Dial(w.c.ctx, w.base, w.token, witness.Open{Kata: slug, Candidate: w.name}); err != nil {
+				w.failed[slug] = true
+				fmt.Fprintf(w.c.env.Stderr, "checker: grades of %s not sent to the witness at %s: %v\n", slug, w.base, err)
+				return
+			}
+			w.rooms.Rooms[slug] = witness.Room{Room: cl.Where().Room, Token: cl.Token()}
+			if err := w.rooms.Save(w.c.cat.Root); err != nil {
+				fmt.Fprintf(w.c.env.Stderr, "checker: the witness's room not kept in .kata: %v\n", err)
+			}
+		}
+		w.clients[slug] = cl
+	}
+	cl.Event(session.GradeEvent(w.c.env.clock().Now(), via, g))
+}
+
+// close waits a little for the grades not sent yet, and says how many
+// never reached the witness.
+func (w *gradeWitness) close() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for slug, cl := range w.clients {
+		if unsent, err := cl.Flush(10 * time.Second); unsent > 0 {
+			fmt.Fprintf(w.c.env.Stderr, "checker: %d grades of %s not sent to the witness at %s: %v\n", unsent, slug, w.base, err)
+		}
+		cl.Close()
+	}
+}
+
+// witnessedGrades says, for each returned folder regraded, what the
+// take-home's witness saw of it: whether the returned code is the code it
+// last saw graded. The rooms are those the returned kit's .kata/ names.
+func witnessedGrades(c *call, w io.Writer, f witnessFlags, dir string, graded []regraded) error {
+	root := dir
+	if fi, err := os.Stat(filepath.Join(dir, "exercises")); err != nil || !fi.IsDir() {
+		root = filepath.Dir(filepath.Dir(dir))
+	}
+	rooms, err := witness.ReadRooms(root)
+	if err != nil {
+		return &usageError{Msg: "--witness: the returned kit's " + err.Error(), Try: ""}
+	}
+	fmt.Fprintf(w, "\nWhat the witness saw of the candidate's checks:\n")
+	for _, g := range graded {
+		r, ok := rooms.Rooms[g.slug]
+		if !ok {
+			fmt.Fprintf(w, "  ⚠ %s: the returned kit names no witness room: its checks were not sent to a witness, or .kata/%s was removed\n", g.slug, witness.RoomsFile)
+			continue
+		}
+		cp, err := takeHomeCopy(c, f, r.Room)
+		if err != nil {
+			return err
+		}
+		seen := cp.Grades()
+		switch {
+		case cp.Open.Kata != g.slug:
+			fmt.Fprintf(w, "  ⚠ %s: the returned kit names room %s, which was opened for %s\n", g.slug, cp.Room, escape.Line(cp.Open.Kata))
+		case seen == nil:
+			fmt.Fprintf(w, "  ⚠ %s: room %s has no grade\n", g.slug, cp.Room)
+		case seen.Grade.Fingerprint.Code == g.code:
+			fmt.Fprintf(w, "  ✔ %s: the returned code is the code its last witnessed grade graded (%s), of %d grades from %s to %s\n",
+				g.slug, scoreOf(seen.Grade), seen.Grades, seen.First.Format(record.DateFormat), seen.Last.Format(record.DateFormat))
+		default:
+			fmt.Fprintf(w, "  ⚠ %s: the returned code was never graded while the witness listened: its last grade (%s, at %s, of %d) was of other code\n",
+				g.slug, scoreOf(seen.Grade), seen.Last.Format(record.DateFormat), seen.Grades)
+		}
+	}
+	return nil
+}
+
+// regraded is one folder's regrade, for witnessedGrades.
+type regraded struct{ slug, code string }
+
+// scoreOf is a witnessed grade's score in a few words.
+func scoreOf(g *record.Grade) string {
+	return fmt.Sprintf("%d/%d required", g.Required, g.RequiredTotal)
+}
+
+// takeHomeCopy reads room's copy from the witness the flags name: its
+// server, or the server's directory of rooms.
+func takeHomeCopy(c *call, f witnessFlags, room string) (*witness.Copy, error) {
+	source := *f.url
+	if strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://") {
+		token := f.tokenOr(c)
+		if token == "" {
+			return nil, &usageError{Msg: "reading the witness's copy needs the token checker serve printed (its admin token, if it has one): --witness-token", Try: ""}
+		}
+		cp, err := witness.Fetch(c.ctx, source, room, token)
+		if err != nil {
+			return nil, &usageError{Msg: err.Error(), Try: ""}
+		}
+		return cp, nil
+	}
+	if !witness.RoomRE.MatchString(room) {
+		return nil, &usageError{Msg: fmt.Sprintf("the returned kit names the witness room %q, which is no room's name", room), Try: ""}
+	}
+	path := filepath.Join(absPath(c.env.Dir, source), room+".jsonl")
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, &usageError{Msg: "--witness: " + err.Error(), Try: ""}
+	}
+	defer file.Close()
+	cp, err := witness.ReadCopy(room, io.LimitReader(file, witness.MaxRoomSize))
+	if err != nil {
+		return nil, &usageError{Msg: fmt.Sprintf("--witness: room %s: %v", room, err), Try: ""}
 	}
 	return cp, nil
 }

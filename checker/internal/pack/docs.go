@@ -228,11 +228,11 @@ help: ## list the targets
 list: ## the katas and where you stand
 	@$(CHECKER) list
 
-check: ## grade a kata: make check EX=NN (every kata without EX; REPEAT=20 for pass rates; SEED=S replays a failure's scenarios; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board)
-	@$(PUSHING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(SEED),--seed=$(SEED)) $(if $(V),-v)
+check: ## grade a kata: make check EX=NN (every kata without EX; REPEAT=20 for pass rates; SEED=S replays a failure's scenarios; V=1 shows what your code printed; PUSH=URL TOKEN=T NAME=… to a room board; WITNESS=URL WITNESS_TOKEN=T to a take-home's witness)
+	@$(PUSHING) $(WITNESSING) $(CHECKER) check $(EX) $(if $(REPEAT),--repeat=$(REPEAT)) $(if $(SEED),--seed=$(SEED)) $(if $(V),-v)
 
-watch: ## grade again on every save: make watch EX=NN (Ctrl-C stops; V=1 shows what your code printed; PUSH= TOKEN= as for check)
-	@$(PUSHING) $(CHECKER) watch $(EX) $(if $(V),-v)
+watch: ## grade again on every save: make watch EX=NN (Ctrl-C stops; V=1 shows what your code printed; PUSH= TOKEN= WITNESS= WITNESS_TOKEN= as for check)
+	@$(PUSHING) $(WITNESSING) $(CHECKER) watch $(EX) $(if $(V),-v)
 
 hint: ## the next hint: make hint EX=NN (N=1 to read the first again)
 	@$(CHECKER) hint $(EX) $(N)
@@ -267,8 +267,8 @@ scorecard: ## an interview's scorecard, rendered again from its record: make sco
 replay: ## step through an interview's record, grade by grade: make replay FILE=.kata/interviews/X.json
 	@$(CHECKER) replay --step "$(FILE)"
 
-regrade: ## grade returned work with the real hidden tests, with fingerprints: make regrade DIR=../returned/exercises/NN-name
-	@$(CHECKER) regrade "$(DIR)"
+regrade: ## grade returned work with the real hidden tests, with fingerprints: make regrade DIR=../returned/exercises/NN-name (WITNESS=URL WITNESS_TOKEN=T, or WITNESS=DIR of make serve: did a take-home's witness see that code graded)
+	@$(if $(WITNESS_TOKEN),KATA_WITNESS_TOKEN="$(WITNESS_TOKEN)") $(CHECKER) regrade $(if $(WITNESS),--witness "$(WITNESS)") "$(DIR)"
 
 report: ## workshop room grid from participants' JSON: make report DIR=results
 	@$(CHECKER) report $(DIR)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"time"
 
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/mutant"
@@ -91,6 +92,12 @@ func lastCode(rec *record.Record) map[string][]byte {
 
 func sameFiles(a, b map[string][]byte) bool {
 	return maps.EqualFunc(a, b, bytes.Equal)
+}
+
+// GradeEvent is grade e, made at at because of via ("check", "watch"), as
+// a record's event: what a take-home kit's checks send their witness.
+func GradeEvent(at time.Time, via string, e Graded) record.Event {
+	return record.Event{At: at, Kind: record.KindGrade, Via: via, Grade: recordGrade(e)}
 }
 
 // recordGrade is a grade as the record keeps it.

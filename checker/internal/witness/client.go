@@ -74,6 +74,9 @@ func Dial(ctx context.Context, base, token string, o Open) (*Client, error) {
 	return c, nil
 }
 
+// Token is the room's token, for a later Resume.
+func (c *Client) Token() string { return c.token }
+
 // Where is the witness and the room, for the record.
 func (c *Client) Where() record.Witness { return record.Witness{URL: c.base, Room: c.room} }
 
@@ -235,4 +238,13 @@ func Fetch(ctx context.Context, base, room, token string) (*Copy, error) {
 		return nil, fmt.Errorf("the witness answered %d: %s", resp.StatusCode, escape.Line(strings.TrimSpace(reason)))
 	}
 	return ReadCopy(room, http.MaxBytesReader(nil, resp.Body, MaxRoomSize))
+}
+
+// Resume is a client for a room opened before (by an earlier check of
+// the same kit, say), with its token.
+func Resume(base, room, token string) *Client {
+	c := &Client{base: strings.TrimSuffix(base, "/"), room: room, token: token}
+	c.wake = sync.NewCond(&c.mu)
+	go c.send()
+	return c
 }

@@ -233,3 +233,29 @@ func live(e record.Event) bool {
 
 // quote is s in quotes, escaped.
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// Graded is what a take-home's witness saw of one kata: how many grades
+// came, the first and the last, and the last one's grade.
+type Graded struct {
+	Grades      int
+	First, Last time.Time // as the witness stamped them
+	Grade       *record.Grade
+}
+
+// Grades is what the copy holds of the grades sent to it: nil when none.
+// An event that is not a grade, or cannot be read, is skipped.
+func (c *Copy) Grades() *Graded {
+	var g *Graded
+	for _, r := range c.Events {
+		var e record.Event
+		if json.Unmarshal(r.Raw, &e) != nil || e.Kind != record.KindGrade || e.Grade == nil {
+			continue
+		}
+		if g == nil {
+			g = &Graded{First: r.At}
+		}
+		g.Grades++
+		g.Last, g.Grade = r.At, e.Grade
+	}
+	return g
+}
