@@ -229,7 +229,7 @@ func TestInterviewWithAWitness(t *testing.T) {
 	assert.Equal(t, cli.ExitUsage, gone.code)
 	assert.Contains(t, gone.stderr, "checker: the witness: connection refused: is the interviewer's checker serve running, at that address and port?")
 	noToken := run(t, dir, "interview", "06", "--witness", base)
-	assert.Contains(t, noToken.stderr, "--witness needs the token checker serve printed")
+	assert.Contains(t, noToken.stderr, "--witness needs the witness's token, as checker serve printed it")
 }
 
 // A take-home with a witness: every check sends its grade, with the code,

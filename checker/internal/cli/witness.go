@@ -35,24 +35,32 @@ func (f witnessFlags) tokenOr(c *call) string {
 	return c.env.get("KATA_WITNESS_TOKEN")
 }
 
+// named is the witness the flags or the environment name, and its token;
+// "" when they name none. A token without a witness, or a witness without
+// its token, is a usage error.
+func (f witnessFlags) named(c *call) (base, token string, err error) {
+	base, token = *f.url, f.tokenOr(c)
+	if base == "" {
+		base = c.env.get("KATA_WITNESS")
+	}
+	try := "checker " + c.verb + " --witness http://HOST:8080 --witness-token TOKEN"
+	switch {
+	case base == "" && *f.token != "":
+		return "", "", &usageError{Msg: "--witness-token is the witness's token: name the witness too (--witness URL)", Try: try}
+	case base != "" && token == "":
+		return "", "", &usageError{Msg: "--witness needs the witness's token, as checker serve printed it (the interviewer gives it): --witness-token, or KATA_WITNESS_TOKEN", Try: try}
+	}
+	return base, token, nil
+}
+
 // dialWitness opens a room for the interview of o on the witness the
 // flags or the environment name; nil when they name none. A witness
 // that cannot be reached stops the interview before it begins: asked
 // for, it must see all of it.
 func dialWitness(c *call, f witnessFlags, candidate string) (*witness.Client, error) {
-	base := *f.url
-	if base == "" {
-		base = c.env.get("KATA_WITNESS")
-	}
-	token := f.tokenOr(c)
-	try := "checker interview " + c.kata.ID() + " --witness http://HOST:8080 --witness-token TOKEN"
-	switch {
-	case base == "" && *f.token != "":
-		return nil, &usageError{Msg: "--witness-token is the witness's token: name the witness too (--witness URL)", Try: try}
-	case base == "":
-		return nil, nil
-	case token == "":
-		return nil, &usageError{Msg: "--witness needs the token checker serve printed: --witness-token (or KATA_WITNESS_TOKEN)", Try: try}
+	base, token, err := f.named(c)
+	if err != nil || base == "" {
+		return nil, err
 	}
 	w, err := witness.Dial(c.ctx, base, token, witness.Open{Kata: c.kata.Slug, Candidate: candidate})
 	if err != nil {
@@ -68,19 +76,11 @@ func witnessCopy(c *call, f witnessFlags, r *session.Record) (*witness.Copy, err
 	source := *f.url
 	_, room := r.WitnessRoom()
 	try := "checker " + c.verb + " " + c.args[0] + " --witness http://HOST:8080 --witness-token TOKEN"
-	if strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://") {
-		token := f.tokenOr(c)
-		switch {
-		case room == "":
+	if isURL(source) {
+		if room == "" {
 			return nil, &usageError{Msg: "the record names no witness room: the interview ran without --witness", Try: ""}
-		case token == "":
-			return nil, &usageError{Msg: "reading the witness's copy needs the token checker serve printed (its admin token, if it has one): --witness-token", Try: try}
 		}
-		cp, err := witness.Fetch(c.ctx, source, room, token)
-		if err != nil {
-			return nil, &usageError{Msg: err.Error(), Try: ""}
-		}
-		return cp, nil
+		return fetchCopy(c, f, source, room)
 	}
 	path := absPath(c.env.Dir, source)
 	fi, err := os.Stat(path)
@@ -133,19 +133,9 @@ type gradeWitness struct {
 // newGradeWitness reads the flags or the environment; nil when they name
 // no witness.
 func newGradeWitness(c *call, f witnessFlags, name string) (*gradeWitness, error) {
-	base := *f.url
-	if base == "" {
-		base = c.env.get("KATA_WITNESS")
-	}
-	token := f.tokenOr(c)
-	try := "checker " + c.verb + " --witness http://HOST:8080 --witness-token TOKEN"
-	switch {
-	case base == "" && *f.token != "":
-		return nil, &usageError{Msg: "--witness-token is the witness's token: name the witness too (--witness URL)", Try: try}
-	case base == "":
-		return nil, nil
-	case token == "":
-		return nil, &usageError{Msg: "--witness needs the token the interviewer gave: --witness-token (or KATA_WITNESS_TOKEN)", Try: try}
+	base, token, err := f.named(c)
+	if err != nil || base == "" {
+		return nil, err
 	}
 	rooms, err := witness.ReadRooms(c.cat.Root)
 	if err != nil {
@@ -259,16 +249,8 @@ func scoreOf(g *record.Grade) string {
 // server, or the server's directory of rooms.
 func takeHomeCopy(c *call, f witnessFlags, room string) (*witness.Copy, error) {
 	source := *f.url
-	if strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://") {
-		token := f.tokenOr(c)
-		if token == "" {
-			return nil, &usageError{Msg: "reading the witness's copy needs the token checker serve printed (its admin token, if it has one): --witness-token", Try: ""}
-		}
-		cp, err := witness.Fetch(c.ctx, source, room, token)
-		if err != nil {
-			return nil, &usageError{Msg: err.Error(), Try: ""}
-		}
-		return cp, nil
+	if isURL(source) {
+		return fetchCopy(c, f, source, room)
 	}
 	if !witness.RoomRE.MatchString(room) {
 		return nil, &usageError{Msg: fmt.Sprintf("the returned kit names the witness room %q, which is no room's name", room), Try: ""}
@@ -282,6 +264,26 @@ func takeHomeCopy(c *call, f witnessFlags, room string) (*witness.Copy, error) {
 	cp, err := witness.ReadCopy(room, io.LimitReader(file, witness.MaxRoomSize))
 	if err != nil {
 		return nil, &usageError{Msg: fmt.Sprintf("--witness: room %s: %v", room, err), Try: ""}
+	}
+	return cp, nil
+}
+
+// isURL reports whether a --witness names a server rather than its files.
+func isURL(source string) bool {
+	return strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://")
+}
+
+// fetchCopy reads room's copy from the witness's server at base, with the
+// token the flags or the environment give.
+func fetchCopy(c *call, f witnessFlags, base, room string) (*witness.Copy, error) {
+	token := f.tokenOr(c)
+	if token == "" {
+		return nil, &usageError{Msg: "reading the witness's copy needs the token checker serve printed (its admin token, if it has one): --witness-token",
+			Try: "checker " + c.verb + " " + strings.Join(c.args, " ") + " --witness " + base + " --witness-token TOKEN"}
+	}
+	cp, err := witness.Fetch(c.ctx, base, room, token)
+	if err != nil {
+		return nil, &usageError{Msg: err.Error(), Try: ""}
 	}
 	return cp, nil
 }
