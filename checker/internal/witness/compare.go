@@ -20,7 +20,8 @@ const (
 
 // Compare lists where a record, data as read from its file, differs from
 // the witness's copy c, first the worst; none: they agree. A record that
-// cannot be read is an error.
+// cannot be read is an error. The differences quote what the record and
+// the copy say, as they say it: escape them before they reach a terminal.
 func Compare(data []byte, c *Copy) ([]string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
