@@ -107,6 +107,27 @@ func TestScorecardRunsOfEveryItem(t *testing.T) {
 	}
 }
 
+// What a comparison with the witness found heads the scorecard, and is
+// flagged first thing to check; a difference that quotes escape
+// sequences from a hostile record reaches the terminal escaped.
+func TestScorecardWitness(t *testing.T) {
+	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	r := &record.Record{Schema: 1, Kata: "06-retry", Title: "Retry", Minutes: 30, Start: start, End: start.Add(7 * time.Minute),
+		Ending: record.Done, Race: true, StartCode: record.StartStub, Rubric: record.NewRubric(),
+		Events: []record.Event{{At: start, Kind: record.KindStart}}}
+	assert.Contains(t, record.Scorecard(r, nil), "**Witness:** none saw this interview.\n")
+	r.Witness = &record.Witness{URL: "http://10.0.0.2:8080", Room: "abcdefabcdef"}
+	assert.Contains(t, record.Scorecard(r, nil), "**Witness:** room abcdefabcdef at http://10.0.0.2:8080 kept a copy as it happened; compare with it: `checker scorecard RECORD --witness http://10.0.0.2:8080`.\n")
+	r.Witnessed = &record.Witnessed{Events: 1}
+	assert.Contains(t, record.Scorecard(r, nil), "**Witness:** ✔ the record matches the copy the witness kept as it happened: its 1 event, and the record it got at the end.\n")
+	r.Witnessed.Differences = []string{"Event 1 (st\x1b[31mart at 0:00) was changed after the witness got it."}
+	card := record.Scorecard(r, nil)
+	assert.Contains(t, card, "**Witness:** ✘ the record differs from the copy the witness kept as it happened:\n\n- Event 1 (st")
+	assert.Contains(t, card, "- ⚠ The record differs from its witness's copy (1 difference): trust the witness's copy, not this scorecard.")
+	assert.NotContains(t, card, "\x1b")
+	assert.Equal(t, "Event 1 (st\x1b[31mart at 0:00) was changed after the witness got it.", r.Witnessed.Differences[0], "escaping works on a copy")
+}
+
 // A bug-hunt interview started from the planted code, not the stub; a
 // hunt planted or given up by hand is named for what it was, never as
 // solution --give-up, and a hunt's code planted mid-session is no save.

@@ -85,7 +85,7 @@ func writeChain(b *strings.Builder, r *Record) {
 		}
 		fmt.Fprintln(b)
 	case got != nil:
-		fmt.Fprintf(b, "**Witness:** ✔ the record matches the copy the witness kept as it happened: its %d events, and the record it got at the end.\n\n", got.Events)
+		fmt.Fprintf(b, "**Witness:** ✔ the record matches the copy the witness kept as it happened: its %s, and the record it got at the end.\n\n", count(got.Events, "event"))
 	case w != nil:
 		fmt.Fprintf(b, "**Witness:** room %s at %s kept a copy as it happened; compare with it: `checker scorecard RECORD --witness %s`.\n\n", escape.Inline(w.Room), escape.Inline(w.URL), escape.Inline(w.URL))
 	default:
