@@ -101,7 +101,9 @@ func TestB1_OutcomesLeaveTheWindow(t *testing.T) {
 			return
 		}
 		h.Advance(10 * time.Second)
-		if !r.run(nil, "a successful probe") ||
+		if !r.wantHalfOpenAtEnd("3 failures opened the breaker with OpenTimeout 10s; 10s later", "a breaker is half-open from "+
+			"exactly OpenTimeout after the failure that opened it") ||
+			!r.run(nil, "a successful probe") ||
 			!r.wantState(Closed, "after a successful probe with HalfOpenMaxRequests 1", "one successful probe closes the breaker") ||
 			!r.fails(1, "a failure after closing") {
 			return
@@ -126,7 +128,7 @@ func TestB2_RetryAfterKeepsTheBreakerOpenLonger(t *testing.T) {
 				return false
 			}
 			h.Advance(1)
-			return r.wantState(HalfOpen, fmt.Sprintf("%s; %v later", situation, d), hint)
+			return r.wantHalfOpenAtEnd(fmt.Sprintf("%s; %v later", situation, d), hint)
 		}
 
 		r := testNew(h, Settings{MaxFailures: 2, OpenTimeout: timeout})

@@ -433,7 +433,7 @@ func TestR5_ResultsFromAnEarlierGenerationChangeNothing(t *testing.T) {
 			return
 		}
 		h.Advance(timeout - 5*time.Second)
-		if !r.wantState(HalfOpen, "opened at t=0s with OpenTimeout 10s; a call let through while it was closed "+
+		if !r.wantHalfOpenAtEnd("opened at t=0s with OpenTimeout 10s; a call let through while it was closed "+
 			"failed at t=5s; now t=10s", "that old call must not reopen the breaker or restart its open period: "+hint) {
 			return
 		}

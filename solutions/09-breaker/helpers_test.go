@@ -255,6 +255,30 @@ func (r *testRig) wantState(want State, situation, hint string) bool {
 	return true
 }
 
+// wantHalfOpenAtEnd checks, at exactly the end of an open period, that
+// State() is half-open. A breaker still open then, but half-open one
+// nanosecond later, ends its open periods a moment late: that is R3's
+// mistake, reported as R3's precondition whatever item the test grades, so
+// that the message does not blame the item's own rule.
+func (r *testRig) wantHalfOpenAtEnd(situation, hint string) bool {
+	r.h.T.Helper()
+	got := r.b.State()
+	if got == HalfOpen {
+		return true
+	}
+	if got == Open {
+		r.h.Advance(1)
+		if r.b.State() == HalfOpen {
+			r.h.T.Errorf("precondition (R3): %s: State() was open at the very instant the open period ended, and "+
+				"half-open only 1ns later: it is half-open from exactly the end of the open period (compare clk.Now() "+
+				"with !Before(end), not After)", situation)
+			return false
+		}
+	}
+	r.h.T.Errorf("%s: State() was %v; want %v — %s", situation, got, HalfOpen, hint)
+	return false
+}
+
 // wantChanges checks every transition OnStateChange has seen so far.
 func (r *testRig) wantChanges(situation, hint string, want ...testChange) bool {
 	r.h.T.Helper()

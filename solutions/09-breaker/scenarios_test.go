@@ -250,6 +250,10 @@ type testModel struct {
 	openUntil  time.Duration
 	openedFrom State // the state the breaker opened from: Closed (a trip) or HalfOpen (a failed probe)
 	openedAt   time.Duration
+	// endedAt is the instant the last open period ended, if the breaker
+	// turned half-open at exactly that instant (edged)
+	endedAt time.Duration
+	edged   bool
 	// what the failure that opened the breaker carried (bonus B2)
 	openedMarked bool
 	openedRA     time.Duration
@@ -355,6 +359,7 @@ func (m *testModel) set(to State) {
 
 func (m *testModel) expire() {
 	if m.state == Open && m.now >= m.openUntil {
+		m.edged, m.endedAt = m.now == m.openUntil, m.now
 		m.set(HalfOpen)
 	}
 }
@@ -763,6 +768,7 @@ func (p *testPlayer) call(st testStep, where string) {
 func (p *testPlayer) check(where string, got testCallResult, out testOutcome, rej error) {
 	p.h.Helper()
 	switch {
+	case rej != ErrOpen && !got.ran && !got.panicked && errors.Is(got.err, ErrOpen) && p.lateEnd(where):
 	case rej == ErrOpen && got.ran && p.miscounted(Closed) != "":
 		p.fail("%s: %s: Do let the next call through (fn ran); want an error matching ErrOpen — %s",
 			where, p.miscounted(Closed), p.countRule())
@@ -1003,6 +1009,28 @@ func (p *testPlayer) checkHooks(where string, before, seenAtReturn int, g string
 	}
 }
 
+// lateEnd is for a breaker that acted as open (ErrOpen, or State() open)
+// at the very instant its open period ended, where the README has it
+// half-open: if one nanosecond later State() is half-open, the breaker ends
+// its open periods a moment late. That is R3's mistake, and a precondition
+// of the other items: it is named as such, rather than in the terms of the
+// item under test, which would blame something else. True if reported. R3
+// says it in its own words.
+func (p *testPlayer) lateEnd(where string) bool {
+	m := p.m
+	if p.req == "R3" || !m.edged || m.endedAt != m.now {
+		return false
+	}
+	p.h.Advance(1)
+	if st, ok := p.stateNow(); !ok || st != HalfOpen {
+		return false
+	}
+	p.fail("precondition (R3): %s: the breaker was still open at t=%v, the very instant its open period ended (opened at "+
+		"t=%v for %v), and half-open only 1ns later: it is half-open from exactly the end of the open period "+
+		"(compare clk.Now() with !Before(end), not After)", where, m.now, m.openedAt, m.openUntil-m.openedAt)
+	return true
+}
+
 // stateNow asks State, for a message only: ok is false if it did not
 // return (the scenario has failed already).
 func (p *testPlayer) stateNow() (State, bool) {
@@ -1034,6 +1062,9 @@ func (p *testPlayer) state(where string) {
 		return
 	}
 	if got := res.caught.(State); got != want && got != p.m.state {
+		if got == Open && p.lateEnd(where) {
+			return
+		}
 		if miss := p.miscounted(got); miss != "" {
 			p.fail("%s: %s: State() was %v; want %v — %s", where, miss, got, want, p.countRule())
 			return
@@ -1211,6 +1242,9 @@ func (p *testPlayer) hold(n int, where string) {
 	}
 	if ran+rejected != n {
 		p.fail("%s: %d of %d calls neither ran fn nor returned: Do never waits — it lets a call through or rejects it at once", where, n-ran-rejected, n)
+		return
+	}
+	if ran < wantRan && errors.Is(rejErr, ErrOpen) && p.lateEnd(where) {
 		return
 	}
 	if ran != wantRan {
