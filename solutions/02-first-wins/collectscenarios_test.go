@@ -25,6 +25,7 @@ import (
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
+	"gokata/internal/katatest/shake"
 )
 
 // What a replica answers.
@@ -235,6 +236,10 @@ func (s testCollectScenario) fakes(h *katatest.H, cancel func()) *testCollectFak
 	for i, rep := range s.reps {
 		f.gates[i] = h.Gate()
 		f.calls[i] = func(ctx context.Context) (string, error) {
+			// Yield on the way in and out (when the schedule is shaken), so
+			// an answer lands anywhere in what Collect does meanwhile.
+			shake.Point()
+			defer shake.Point()
 			f.mu.Lock()
 			f.ctxs[i] = ctx
 			f.mu.Unlock()
