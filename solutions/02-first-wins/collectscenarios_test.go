@@ -25,6 +25,7 @@ import (
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
+	"gokata/internal/katatest/shake"
 )
 
 // What a replica answers.
@@ -235,6 +236,10 @@ func (s testCollectScenario) fakes(h *katatest.H, cancel func()) *testCollectFak
 	for i, rep := range s.reps {
 		f.gates[i] = h.Gate()
 		f.calls[i] = func(ctx context.Context) (string, error) {
+			// Yield on the way in and out (when the schedule is shaken), so
+			// an answer lands anywhere in what Collect does meanwhile.
+			shake.Point()
+			defer shake.Point()
 			f.mu.Lock()
 			f.ctxs[i] = ctx
 			f.mu.Unlock()
@@ -279,6 +284,9 @@ func (s testCollectScenario) play(h *katatest.H) {
 	if c.Broken() {
 		return
 	}
+	// The scenario's instants count from when Collect was called (a test may
+	// play several rounds in one bubble).
+	base := h.Elapsed()
 	endAt, why := s.end()
 	instants := []time.Duration{0, endAt}
 	for _, r := range s.reps {
@@ -288,8 +296,8 @@ func (s testCollectScenario) play(h *katatest.H) {
 	}
 	slices.Sort(instants)
 	for _, t := range slices.Compact(instants) {
-		if t > h.Elapsed() {
-			h.Advance(t - h.Elapsed())
+		if now := h.Elapsed() - base; t > now {
+			h.Advance(t - now)
 		}
 		for i, r := range s.reps {
 			if r.answers && r.at == t && t > 0 {
@@ -309,9 +317,17 @@ func (s testCollectScenario) play(h *katatest.H) {
 			return
 		}
 		if t == endAt && !c.Returned() {
+			lost := ""
+			if why == testCollectAll {
+				lost = "; if Collect does return once the answers are all in, the last one's wake-up was lost: " +
+					"an answer that lands between Collect's check of what is missing and its wait must still wake " +
+					"it (a non-blocking send to a Collect not yet waiting, or a signal sent before the wait, is " +
+					"lost). Receive the answers themselves from a channel buffered for all of them, in one select " +
+					"with the timeout and ctx.Done()"
+			}
 			h.Errorf("Collect was still waiting at %v, when %s: return as soon as every replica has answered, "+
 				"the timeout passes on clk or ctx is done, whichever comes first, and drop the answers that come "+
-				"later", t, s.endText())
+				"later%s", t, s.endText(), lost)
 			katatest.Unwind(h, c)
 			return
 		}
