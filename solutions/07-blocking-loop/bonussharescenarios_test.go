@@ -338,13 +338,9 @@ func (s testShareScenario) play(h *katatest.H) {
 // abandon lets every caller still waiting for fl give up, then starts n
 // Gets of its key, and checks that they joined fl, which goes on: no new
 // lookup started, and Stats counts the lookups running and queued as
-// before.
+// once they left.
 func (p *testSharePlay) abandon(fl *testShareFlight, n int, when string) bool {
 	h := p.h
-	before, ok := p.stats()
-	if !ok {
-		return false // the loop does not answer: other items say more
-	}
 	for _, g := range fl.callers {
 		if !g.left && !g.call.Returned() {
 			g.left = true
@@ -354,6 +350,10 @@ func (p *testSharePlay) abandon(fl *testShareFlight, n int, when string) bool {
 	synctest.Wait() // what the callers get is R3's
 	if !p.check(when) {
 		return false
+	}
+	before, ok := p.stats()
+	if !ok {
+		return false // the loop does not answer: other items say more
 	}
 	keys := make([]string, n)
 	for i := range keys {
@@ -378,7 +378,7 @@ func (p *testSharePlay) abandon(fl *testShareFlight, n int, when string) bool {
 	if after.InFlight != before.InFlight || after.Queued != before.Queued {
 		h.Errorf("a new Get of %q queued or started a second lookup of it after every caller of its first lookup "+
 			"gave up, while that lookup still ran or waited in the queue (%s): Stats showed InFlight %d, Queued %d "+
-			"before the callers left and InFlight %d, Queued %d once %d new Get(s) of %q arrived, with no lookup "+
+			"once the callers had left and InFlight %d, Queued %d once %d new Get(s) of %q arrived, with no lookup "+
 			"answering in between. A caller who gives up leaves its lookup going on, and that lookup is still the "+
 			"key's lookup, running or queued, until it answers: a miss for the key joins it. Don't forget a key's "+
 			"lookup when its last caller leaves", fl.key, when, before.InFlight, before.Queued, after.InFlight,
