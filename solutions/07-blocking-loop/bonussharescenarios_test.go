@@ -337,8 +337,8 @@ func (s testShareScenario) play(h *katatest.H) {
 
 // abandon lets every caller still waiting for fl give up, then starts n
 // Gets of its key, and checks that they joined fl, which goes on: no new
-// lookup started, and Stats counts the lookups running and queued as
-// once they left.
+// lookup started, and Stats counts as many lookups running and queued as
+// it did once they had left.
 func (p *testSharePlay) abandon(fl *testShareFlight, n int, when string) bool {
 	h := p.h
 	for _, g := range fl.callers {
