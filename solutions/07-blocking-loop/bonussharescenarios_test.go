@@ -7,7 +7,9 @@ package blockingloop
 // up meanwhile, at any MaxInFlight and whichever running lookup answers
 // first. Every caller still waiting gets that lookup's one result, the same
 // for all of them, and a key gets a new lookup only for a Get that arrives
-// once the last one is over (a failed lookup is not stored).
+// once the last one is over (a failed lookup is not stored). A lookup whose
+// callers all gave up goes on, running or queued: it is still the key's
+// lookup, and the next misses for the key join it.
 
 import (
 	"context"
@@ -95,15 +97,17 @@ func (b *testShareBackend) releaseAll() {
 }
 
 const (
-	testShareGets   = iota // Gets, those of one key at once
-	testShareAnswer        // a running lookup answers
-	testShareLeave         // a waiting caller gives up
+	testShareGets    = iota // Gets, those of one key at once
+	testShareAnswer         // a running lookup answers
+	testShareLeave          // a waiting caller gives up
+	testShareAbandon        // every caller of one lookup gives up, then new Gets of its key arrive
 )
 
 type testShareStep struct {
 	kind int
 	keys []string // testShareGets
-	pick int      // testShareAnswer: among the running lookups, oldest first; testShareLeave: among the waiting callers
+	pick int      // testShareAnswer: among the running lookups, oldest first; testShareLeave: among the waiting callers; testShareAbandon: among the keys whose lookup runs or waits
+	gets int      // testShareAbandon: how many new Gets of the key arrive
 }
 
 type testShareScenario struct {
@@ -146,6 +150,10 @@ func (s testShareScenario) String() string {
 			fmt.Fprintf(&b, "running lookup number %d (oldest first, modulo those running) answers", st.pick)
 		case testShareLeave:
 			fmt.Fprintf(&b, "the caller of waiting Get number %d (oldest first, modulo those waiting) gives up", st.pick)
+		case testShareAbandon:
+			fmt.Fprintf(&b, "among the keys whose lookup runs or waits in the queue (EUR, GBP, \"\" in that order), "+
+				"number %d (modulo their count): every caller still waiting for it gives up, then %d new Get(s) of "+
+				"that key arrive, each from its own goroutine, at once", st.pick, st.gets)
 		}
 	}
 	b.WriteString("\n  every lookup left answers, oldest first")
@@ -166,10 +174,13 @@ func testDrawShare(r *rapid.T) testShareScenario {
 	n := rapid.IntRange(2, 9).Draw(r, "steps")
 	for range n {
 		st := testShareStep{kind: rapid.SampledFrom([]int{testShareGets, testShareGets, testShareAnswer, testShareAnswer,
-			testShareLeave}).Draw(r, "step")}
+			testShareLeave, testShareAbandon}).Draw(r, "step")}
 		switch st.kind {
 		case testShareGets:
 			st.keys = rapid.SliceOfN(key, 1, 5).Draw(r, "keys")
+		case testShareAbandon:
+			st.pick = rapid.IntRange(0, 2).Draw(r, "pick")
+			st.gets = rapid.IntRange(1, 3).Draw(r, "gets")
 		default:
 			st.pick = rapid.IntRange(0, 5).Draw(r, "pick")
 		}
@@ -195,6 +206,32 @@ var testShareFixed = testShareScenario{
 		{kind: testShareGets, keys: []string{"GBP", ""}},
 		{kind: testShareAnswer},
 		{kind: testShareGets, keys: []string{"GBP", "EUR"}},
+	},
+}
+
+// testShareAbandonFixed are the cases of a lookup whose callers all gave up
+// that a draw could miss: a Get of its key arrives while it runs with a
+// slot free, while it waits in the queue, and while it runs with no slot
+// free.
+var testShareAbandonFixed = []testShareScenario{
+	{
+		maxInFlight: 2,
+		spec:        map[string]testKeySpec{},
+		steps: []testShareStep{
+			{kind: testShareGets, keys: []string{"EUR", "EUR"}},
+			{kind: testShareAbandon, gets: 2},
+		},
+	},
+	{
+		maxInFlight: 1,
+		spec:        map[string]testKeySpec{"GBP": {empty: true}},
+		steps: []testShareStep{
+			{kind: testShareGets, keys: []string{"EUR"}},
+			{kind: testShareGets, keys: []string{"GBP", "GBP"}},
+			{kind: testShareAbandon, pick: 1, gets: 1},
+			{kind: testShareAbandon, pick: 0, gets: 2},
+			{kind: testShareAnswer},
+		},
 	},
 }
 
@@ -266,6 +303,19 @@ func (s testShareScenario) play(h *katatest.H) {
 			g.left = true
 			g.call.Cancel()
 			synctest.Wait() // what the caller gets is R3's
+		case testShareAbandon:
+			var open []*testShareFlight
+			for _, k := range testShareKeys {
+				if fl := p.open[k]; fl != nil {
+					open = append(open, fl)
+				}
+			}
+			if len(open) == 0 {
+				continue
+			}
+			if !p.abandon(open[st.pick%len(open)], st.gets, when) {
+				return
+			}
 		}
 		if !p.check(when) {
 			return
@@ -283,6 +333,73 @@ func (s testShareScenario) play(h *katatest.H) {
 	}
 	run.Cancel()
 	synctest.Wait() // a Run that does not return is R5's
+}
+
+// abandon lets every caller still waiting for fl give up, then starts n
+// Gets of its key, and checks that they joined fl, which goes on: no new
+// lookup started, and Stats counts as many lookups running and queued as
+// it did once they had left.
+func (p *testSharePlay) abandon(fl *testShareFlight, n int, when string) bool {
+	h := p.h
+	for _, g := range fl.callers {
+		if !g.left && !g.call.Returned() {
+			g.left = true
+			g.call.Cancel()
+		}
+	}
+	synctest.Wait() // what the callers get is R3's
+	if !p.check(when) {
+		return false
+	}
+	before, ok := p.stats()
+	if !ok {
+		return false // the loop does not answer: other items say more
+	}
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fl.key
+	}
+	p.getAll(keys)
+	if p.open[fl.key] != fl {
+		return false // the model lost it: check says more
+	}
+	if got, want := p.be.calls(fl.key), p.lookups[fl.key]; got > want {
+		h.Errorf("a new Get of %q started a second lookup of it after every caller of its first lookup gave up, "+
+			"while that lookup still ran (%s): %d lookup(s) of %q, want %d. A caller who gives up leaves its lookup "+
+			"going on, and that lookup is still the key's lookup, running or queued, until it answers: a miss for "+
+			"the key joins it. Don't forget a key's lookup when its last caller leaves", fl.key, when, got, fl.key,
+			want)
+		return false
+	}
+	after, ok := p.stats()
+	if !ok {
+		return false
+	}
+	if after.InFlight != before.InFlight || after.Queued != before.Queued {
+		h.Errorf("a new Get of %q queued or started a second lookup of it after every caller of its first lookup "+
+			"gave up, while that lookup still ran or waited in the queue (%s): Stats showed InFlight %d, Queued %d "+
+			"once the callers had left and InFlight %d, Queued %d once %d new Get(s) of %q arrived, with no lookup "+
+			"answering in between. A caller who gives up leaves its lookup going on, and that lookup is still the "+
+			"key's lookup, running or queued, until it answers: a miss for the key joins it. Don't forget a key's "+
+			"lookup when its last caller leaves", fl.key, when, before.InFlight, before.Queued, after.InFlight,
+			after.Queued, n, fl.key)
+		return false
+	}
+	return true
+}
+
+// stats returns what Stats says now, and false if the loop does not answer
+// (a loop stuck elsewhere is another item's failure).
+func (p *testSharePlay) stats() (Stats, bool) {
+	st := katatest.Start(p.h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
+	synctest.Wait()
+	if !st.Returned() {
+		st.Cancel()
+		synctest.Wait()
+		return Stats{}, false
+	}
+	s, err := st.Result()
+	return s, err == nil
 }
 
 // running returns the lookups that started and have not answered, oldest
@@ -330,15 +447,8 @@ func (p *testSharePlay) getAll(keys []string) {
 // loopFree reports whether the loop answers Stats: a loop stuck elsewhere
 // (on a caller who left, say) is another item's failure.
 func (p *testSharePlay) loopFree() bool {
-	st := katatest.Start(p.h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
-	synctest.Wait()
-	if !st.Returned() {
-		st.Cancel()
-		synctest.Wait()
-		return false
-	}
-	_, err := st.Result()
-	return err == nil
+	_, ok := p.stats()
+	return ok
 }
 
 // waiting returns fl's callers who have not given up, and how many of them
@@ -461,5 +571,6 @@ func (p *testSharePlay) check(when string) bool {
 
 func TestB1_ExploreSharedLookupsAnswerEveryCallerWhateverTheyReturn(t *testing.T) {
 	katatest.Run(t, testShareFixed.play)
+	katatest.Replay(t, testShareAbandonFixed, func(h *katatest.H, s testShareScenario) { s.play(h) })
 	katatest.Explore(t, 12, testDrawShare, func(h *katatest.H, s testShareScenario) { s.play(h) })
 }

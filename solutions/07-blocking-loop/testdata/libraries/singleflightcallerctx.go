@@ -1,6 +1,6 @@
 // Library: golang.org/x/sync v0.22.0
-// Fails: R3 R5 B2
-// Why: singleflight.Do the way most code calls it, with the caller's ctx captured: the first caller's cancel cancels the lookup every caller shares (R3); the lookup does not see Run's ctx, and Do cannot be told to stop waiting, so a caller waits out the lookup when the cache stops (R5) and when its own ctx ends while the lookup ignores it (B2).
+// Fails: R3 R5 B1 B2
+// Why: singleflight.Do the way most code calls it, with the caller's ctx captured: the first caller's cancel cancels the lookup every caller shares (R3), so once every caller of a lookup gave up the next miss for the key calls the backend again instead of joining it (B1); the lookup does not see Run's ctx, and Do cannot be told to stop waiting, so a caller waits out the lookup when the cache stops (R5) and when its own ctx ends while the lookup ignores it (B2).
 
 package blockingloop
 
