@@ -246,7 +246,11 @@ func TestTakeHomeWithAWitness(t *testing.T) {
 	require.NotNil(t, m, srv.out.String())
 	base := m[1]
 
-	for range 2 {
+	for i := range 2 {
+		if i == 1 {
+			hint := run(t, dir, "hint", "06")
+			require.Equal(t, cli.ExitPass, hint.code, hint.stderr)
+		}
 		ck := run(t, dir, "check", "06", "--name", "Ada", "--witness", base, "--witness-token", "takehome-2030")
 		assert.Equal(t, cli.ExitFail, ck.code, "the stub")
 		assert.NotContains(t, ck.stderr, "witness", "every grade reached it")
@@ -262,6 +266,7 @@ func TestTakeHomeWithAWitness(t *testing.T) {
 	same := run(t, dir, "regrade", "--repeat=1", "--witness", base, "--witness-token", "takehome-2030", folder)
 	assert.Equal(t, cli.ExitFail, same.code)
 	assert.Regexp(t, `(?m)^  ✔ 06-retry: the returned code is the code its last witnessed grade graded \(0/7 required\), of 2 grades from `, same.stdout)
+	assert.Regexp(t, `(?m)^  ✔ 06-retry: .*\n      hint 1 read at `, same.stdout, "what the progress state held at the next check went to the witness too")
 
 	stub := filepath.Join(folder, "retry.go")
 	write(t, stub, read(t, stub)+"\n// edited after the last check\n")

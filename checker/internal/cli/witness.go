@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"gokata/checker/internal/escape"
 	"gokata/checker/internal/record"
 	"gokata/checker/internal/session"
+	"gokata/checker/internal/state"
 	"gokata/checker/internal/witness"
 )
 
@@ -179,6 +182,32 @@ func (w *gradeWitness) show(via string, e session.Event) {
 		w.clients[slug] = cl
 	}
 	cl.Event(session.GradeEvent(w.c.env.clock().Now(), via, g))
+	w.sendFacts(slug, cl)
+}
+
+// sendFacts sends what the progress state holds of kata slug that the
+// room has not had yet, each at its own time: hints read, the decisions
+// read, a give-up, a bug hunt given up, the reference shown.
+func (w *gradeWitness) sendFacts(slug string, cl *witness.Client) {
+	p, err := (state.Progress{Root: w.c.cat.Root}).Read()
+	if err != nil {
+		return
+	}
+	r := w.rooms.Rooms[slug]
+	sent := len(r.Sent)
+	for _, f := range session.StateFacts(p.Kata(slug)) {
+		if k := witness.FactKey(f); !slices.Contains(r.Sent, k) {
+			cl.Event(f)
+			r.Sent = append(r.Sent, k)
+		}
+	}
+	if len(r.Sent) == sent {
+		return
+	}
+	w.rooms.Rooms[slug] = r
+	if err := w.rooms.Save(w.c.cat.Root); err != nil {
+		fmt.Fprintf(w.c.env.Stderr, "checker: the witness's room not kept in .kata: %v\n", err)
+	}
 }
 
 // close waits a little for the grades not sent yet, and says how many
@@ -233,6 +262,7 @@ func witnessedGrades(c *call, w io.Writer, f witnessFlags, dir string, graded []
 			fmt.Fprintf(w, "  ⚠ %s: the returned code was never graded while the witness listened: its last grade (%s, at %s, of %d) was of other code\n",
 				g.slug, scoreOf(seen.Grade), seen.Last.Format(record.DateFormat), seen.Grades)
 		}
+		writeFacts(w, cp)
 	}
 	return nil
 }
@@ -286,4 +316,21 @@ func fetchCopy(c *call, f witnessFlags, base, room string) (*witness.Copy, error
 		return nil, &usageError{Msg: err.Error(), Try: ""}
 	}
 	return cp, nil
+}
+
+// writeFacts lists what else the witness saw of a take-home's kata: the
+// hints, the decisions, a give-up…, each at its own time.
+func writeFacts(w io.Writer, cp *witness.Copy) {
+	for _, r := range cp.Events {
+		var e record.Event
+		if json.Unmarshal(r.Raw, &e) != nil || e.Kind == record.KindGrade {
+			continue
+		}
+		what := map[string]string{record.KindHint: fmt.Sprintf("hint %d read", e.Hint), record.KindDecisions: "the decisions read",
+			record.KindGaveUp: "gave up", record.KindHuntGaveUp: "gave the bug hunt up", record.KindSolution: "the reference shown"}[e.Kind]
+		if what == "" {
+			continue
+		}
+		fmt.Fprintf(w, "      %s at %s\n", what, e.At.Format(record.DateFormat))
+	}
 }

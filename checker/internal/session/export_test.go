@@ -40,5 +40,5 @@ func PlantedDuring(k catalog.Kata, hunt *Planted, gs ...Graded) []bool {
 // MergedEvents is mergedEvents: interview iv's events with the facts of
 // the state file's progress p.
 func MergedEvents(iv *Interview, p *state.Kata) []record.Event {
-	return mergedEvents(iv, stateFacts(p))
+	return mergedEvents(iv, StateFacts(p))
 }

@@ -33,7 +33,7 @@ func (w *stateWatch) look() (via string) {
 	cur := state.Look(w.root)
 	var facts []record.Event
 	if cur.State != nil {
-		facts = stateFacts(cur.State.Kata(w.slug))
+		facts = StateFacts(cur.State.Kata(w.slug))
 	}
 	if w.looked {
 		via = changedBy(w.last, cur, lost(w.lastFacts, facts))
@@ -86,11 +86,11 @@ func sameFact(f record.Event) func(record.Event) bool {
 	}
 }
 
-// stateFacts are the facts of the state file's progress p that an
+// StateFacts are the facts of the state file's progress p that an
 // interview's record takes: every hint shown, the decisions read, a
 // give-up, each bug hunt given up, the reference shown, the
 // interviewer's notes.
-func stateFacts(p *state.Kata) []record.Event {
+func StateFacts(p *state.Kata) []record.Event {
 	var out []record.Event
 	for _, h := range p.HintLog {
 		out = append(out, record.Event{At: h.At, Kind: record.KindHint, Hint: h.N, Via: h.Via})

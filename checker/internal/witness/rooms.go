@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
+
+	"gokata/checker/internal/record"
 )
 
 // Rooms are the rooms a take-home kit's checks send their grades to, one
@@ -17,10 +20,17 @@ type Rooms struct {
 	Rooms map[string]Room `json:"rooms"` // by kata slug
 }
 
-// Room is one room and its token.
+// Room is one room and its token, and the facts of the progress state
+// sent to it so far (hints read, a give-up…), each as FactKey says.
 type Room struct {
-	Room  string `json:"room"`
-	Token string `json:"token"`
+	Room  string   `json:"room"`
+	Token string   `json:"token"`
+	Sent  []string `json:"sent,omitempty"`
+}
+
+// FactKey names a fact of the progress state, to send it once.
+func FactKey(e record.Event) string {
+	return fmt.Sprintf("%s %s %d %d %s %s", e.Kind, e.At.UTC().Format(time.RFC3339Nano), e.Hint, e.Question, e.Via, e.Note)
 }
 
 // RoomsFile is where, in a checkout's .kata/, its Rooms are kept.
