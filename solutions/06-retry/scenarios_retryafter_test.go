@@ -704,3 +704,164 @@ func TestB2_ExploreRetryAfterOfAnyLengthSetsThePauseAndRestarts(t *testing.T) {
 		{base: 10 * ms, attempts: 3, rejects: true, steps: []testRAStep{ra(5 * ms), plain, ra(7 * ms)}},
 	}, func(h *katatest.H, s testRetryAfterRun) { s.play(h) })
 }
+
+// Explored B2, continued: several calls of Do at once (clients throttled
+// by different servers), sharing one Policy, each told by its own
+// Retry-After errors how long to wait. A Retry-After belongs to the call
+// whose op returned it: every call pauses exactly its own d. Each call
+// gets a clock of its own, so that nothing but the Policy is shared and
+// nothing orders the calls: whatever Do keeps behind the Policy (a
+// package-level errors.As target, say) is used by every call at once, and
+// the race detector sees it. Every call's first attempt fails with a
+// Retry-After of its own, so the calls look for their marks at the same
+// moment.
+type testRACallers struct {
+	run   testRetryAfterRun // the shared Policy; steps unused
+	steps [][]testRAStep    // per call: how each attempt fails before one succeeds
+}
+
+func (s testRACallers) attempts() int {
+	n := 0
+	for _, st := range s.steps {
+		n = max(n, len(st)+1)
+	}
+	return n
+}
+
+// call is s.run with the steps of call i.
+func (s testRACallers) call(i int) testRetryAfterRun {
+	r := s.run
+	r.steps, r.attempts = s.steps[i], s.attempts()
+	return r
+}
+
+func (s testRACallers) String() string {
+	var calls []string
+	for i, steps := range s.steps {
+		var fails []string
+		for _, st := range steps {
+			fails = append(fails, st.String())
+		}
+		calls = append(calls, fmt.Sprintf("call %d fails with %s, then succeeds", i+1, strings.Join(fails, ", ")))
+	}
+	return fmt.Sprintf("Policy{MaxAttempts: %d, BaseDelay: %v, Multiplier: %v, MaxDelay: %v, Jitter: %v, Rand: %v}, "+
+		"shared by %d calls of Do at once, each on a mock clock of its own; %s",
+		s.attempts(), s.run.base, s.run.mult, s.run.maxDelay, s.run.jitter, s.run.r, len(s.steps),
+		strings.Join(calls, "; "))
+}
+
+func testDrawRACallers(r *rapid.T) testRACallers {
+	var s testRACallers
+	s.run.base = rapid.SampledFrom([]time.Duration{0, 1, time.Millisecond, 7 * time.Millisecond}).Draw(r, "BaseDelay")
+	s.run.mult = rapid.SampledFrom([]float64{0, 1.5, 3}).Draw(r, "Multiplier")
+	if rapid.Bool().Draw(r, "MaxDelay set") && s.run.base > 0 {
+		s.run.maxDelay = s.run.base * time.Duration(rapid.IntRange(1, 4).Draw(r, "MaxDelay/BaseDelay"))
+	}
+	s.run.jitter = rapid.SampledFrom([]float64{0, 0.5}).Draw(r, "Jitter")
+	s.run.r = rapid.SampledFrom([]float64{0, 0.25, testRMax}).Draw(r, "Rand")
+	// The first Retry-After of each call is one no other call has, and
+	// never a pause of 0, so that a call pausing another's d shows.
+	firsts := rapid.Permutation([]time.Duration{1, time.Millisecond, 3 * time.Millisecond, 13 * time.Millisecond,
+		40 * time.Millisecond, time.Second, 24 * time.Hour}).Draw(r, "first Retry-After of each call")
+	later := []time.Duration{0, -1, 1, 2 * time.Millisecond, 13 * time.Millisecond, 24 * time.Hour}
+	callers := rapid.IntRange(2, 4).Draw(r, "calls")
+	for i := range callers {
+		steps := []testRAStep{{after: true, d: firsts[i],
+			wrap: rapid.IntRange(0, len(testRAWraps)-1).Draw(r, fmt.Sprintf("call %d attempt 1 mark", i+1))}}
+		for k := range rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("call %d more failures", i+1)) {
+			var st testRAStep
+			at := fmt.Sprintf("call %d attempt %d", i+1, k+2)
+			if st.after = rapid.Bool().Draw(r, at+" Retry-After"); st.after {
+				st.d = rapid.SampledFrom(later).Draw(r, at+" d")
+				st.wrap = rapid.IntRange(0, len(testRAWraps)-1).Draw(r, at+" mark")
+			} else {
+				st.kind = rapid.IntRange(0, len(testFailureKinds)-1).Draw(r, at+" kind")
+			}
+			steps = append(steps, st)
+		}
+		s.steps = append(s.steps, steps)
+	}
+	return s
+}
+
+func (s testRACallers) play(h *katatest.H) {
+	r := s.run
+	p := Policy{MaxAttempts: s.attempts(), BaseDelay: r.base, Multiplier: r.mult, MaxDelay: r.maxDelay,
+		Jitter: r.jitter, Rand: func() float64 { return r.r }}
+	clks := make([]*katatest.Clock, len(s.steps))
+	ops := make([]*testOp, len(s.steps))
+	calls := make([]*katatest.Call[string], len(s.steps))
+	for i, steps := range s.steps {
+		errs := make([]error, len(steps))
+		for n, st := range steps {
+			errs[n] = st.err(n + 1)
+		}
+		clk := katatest.NewClock()
+		op := &testOp{errs: errs, clk: clk}
+		clks[i], ops[i] = clk, op
+		calls[i] = katatest.Start(h, func(ctx context.Context) (v string, err error) {
+			katatest.AtFreshDepth(func() { v, err = Do(ctx, clk, p, op.call) })
+			return v, err
+		})
+	}
+	for _, c := range calls {
+		if c.Broken() {
+			katatest.Unwind(h, calls...)
+			return
+		}
+	}
+	// Each clock has one call of Do on it: moving it to its last timer
+	// ends that call's pause, whatever its length, and the op records
+	// when the next attempt came.
+	for range s.attempts() {
+		synctest.Wait()
+		for _, clk := range clks {
+			clk.WaitForAllTimers()
+		}
+	}
+	synctest.Wait()
+	for i, c := range calls {
+		if !c.Returned() {
+			h.Errorf("call %d of Do was still running after its clock had reached each of its pauses (its op was "+
+				"called %d time(s), and attempt %d succeeds): wait on a timer from clk for each pause",
+				i+1, ops[i].Calls(), len(s.steps[i])+1)
+			katatest.Unwind(h, calls...)
+			return
+		}
+	}
+	for i, c := range calls {
+		v, err, ok := c.Finish("Do")
+		if !ok {
+			return
+		}
+		if made := ops[i].Calls(); v != "ok" || err != nil || made != len(s.steps[i])+1 {
+			h.Errorf("call %d of Do: attempt %d succeeds, after %d failures, and MaxAttempts is %d; Do returned "+
+				"(%q, %v) after %d attempt(s)", i+1, len(s.steps[i])+1, len(s.steps[i]), s.attempts(), v, err, made)
+			return
+		}
+	}
+	for i := range calls {
+		pauses, _ := s.call(i).model()
+		for n, want := range pauses {
+			if got := ops[i].waited(n + 1); !testNear(got, want.want, want.tol) {
+				mine := ""
+				if st := s.steps[i][n]; st.after {
+					for j, other := range s.steps {
+						if j != i && slices.ContainsFunc(other, func(o testRAStep) bool { return o.after && o.d == got }) {
+							mine = fmt.Sprintf("; %v is a Retry-After of call %d", got, j+1)
+							break
+						}
+					}
+				}
+				h.Errorf("call %d of Do paused %v after attempt %d, while other calls of Do ran at once; want %v: "+
+					"%s. Each call's Retry-After is its own%s: keep what errors.As finds in a variable of the call, "+
+					"never in one shared by every call of Do", i+1, got, n+1, want.want, want.why, mine)
+				return
+			}
+		}
+	}
+}
+
+func TestB2_ExploreConcurrentCallsEachPauseTheirOwnRetryAfter(t *testing.T) {
+	katatest.Explore(t, 15, testDrawRACallers, func(h *katatest.H, s testRACallers) { s.play(h) })
+}
