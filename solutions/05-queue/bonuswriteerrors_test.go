@@ -153,13 +153,21 @@ func (s testFlushFailure) play(h *katatest.H) {
 	mu.Lock()
 	defer mu.Unlock()
 	if failed == nil {
-		h.Errorf("produce put items 1…%d and returned, and nothing stopped RunBatches, yet item %d was never handed "+
-			"to consume: every accepted item is consumed, what is left in a batch by the final flush", next-1, s.fail)
+		h.Errorf("produce put items 1…%d and returned %s, and nothing stopped RunBatches, yet item %d was never "+
+			"handed to consume: every accepted item is consumed, what is left in a batch by the final flush (an error "+
+			"of produce stops nothing)", next-1, testDescribe(perr), s.fail)
 		return
 	}
 	which := "a batch flushed before produce returned (by Size or by its timer)"
 	if final {
 		which = "the final flush, once produce had returned and the queue was empty"
+	}
+	if !errors.Is(err, failed) && perr != nil && (err == perr || errors.Is(err, perr)) {
+		h.Errorf("consume failed on the batch %v, handed to it by %s, with %s, yet RunBatches returned what produce "+
+			"returned, %s: an error of produce stops nothing, and a consumer error, even a later one, is the one Run "+
+			"returns; keep produce's error aside and return it only if no consumer failed and nothing was cancelled",
+			batch, which, testDescribe(failed), testDescribe(err))
+		return
 	}
 	if !errors.Is(err, failed) {
 		h.Errorf("consume failed on the batch %v, handed to it by %s, with %s, yet RunBatches returned %s: a consumer "+
