@@ -1,6 +1,6 @@
 // Library: golang.org/x/sync v0.22.0
-// Fails: R2 R3 R4 B2
-// Why: as errgroup.go, a producer error cancels the group and drops the accepted items (R2); besides, a select on the channel and ctx.Done() picks at random when both are ready, so after a cancel, a consumer error or the drain deadline the consumers still take queued items and puts with room still succeed (R3 R4 B2).
+// Fails: R2 R3 R4 B1 B2
+// Why: as errgroup.go, a producer error cancels the group and drops the accepted items (R2), and is returned in place of a consumer error of the final flush of RunBatches (B1); besides, a select on the channel and ctx.Done() picks at random when both are ready, so after a cancel, a consumer error or the drain deadline the consumers still take queued items and puts with room still succeed (R3 R4 B2).
 
 // Package queue is errgroup.go with the consumers and put as most code
 // writes them: a select on the channel and ctx.Done(), with no ctx.Err()
