@@ -128,6 +128,27 @@ func TestScorecardWitness(t *testing.T) {
 	assert.Equal(t, "Event 1 (st\x1b[31mart at 0:00) was changed after the witness got it.", r.Witnessed.Differences[0], "escaping works on a copy")
 }
 
+// The times the rubric's notes cite are listed with the record's event
+// nearest to each, so that a committee can check a note against the
+// record.
+func TestScorecardRubricCitesEventsByTime(t *testing.T) {
+	start := time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC)
+	grade := &record.Grade{Required: 1, RequiredTotal: 1, Passed: true, Runs: 1, Items: []record.Verdict{{ID: "R1", Passed: true, Kind: "pass", Runs: 1, Passes: 1}}}
+	r := &record.Record{Schema: 1, Kata: "06-retry", Title: "Retry", Minutes: 30, Start: start, End: start.Add(20 * time.Minute),
+		Ending: record.Done, Race: true, StartCode: record.StartStub, Rubric: record.NewRubric(), Ask: []string{"How many attempts?"},
+		Items: []record.Item{{ID: "R1", Text: "retries"}},
+		Events: []record.Event{{At: start, Kind: record.KindStart},
+			{At: start.Add(70 * time.Second), Kind: record.KindAsked, Question: 1},
+			{At: start.Add(12*time.Minute + 28*time.Second), Kind: record.KindGrade, Via: "save", Grade: grade}}}
+	r.Rubric.Competencies[0].Notes = "asked about attempts at 1:05"
+	r.Rubric.Notes = "the fix at 12:30 was clean; nothing at 18:00"
+	card := record.Scorecard(r, nil)
+	assert.Contains(t, card, "**Times the notes cite, with the record's event nearest to each:**\n\n"+
+		"- 1:05: the candidate asked Ask-first question 1: How many attempts? (at 1:10)\n"+
+		"- 12:30: saved: 1 of 1 (at 12:28)\n"+
+		"- 18:00: no event of the record within a minute of it\n")
+}
+
 // A bug-hunt interview started from the planted code, not the stub; a
 // hunt planted or given up by hand is named for what it was, never as
 // solution --give-up, and a hunt's code planted mid-session is no save.

@@ -2,8 +2,11 @@ package record
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"gokata/checker/internal/escape"
 )
@@ -115,7 +118,8 @@ func (r Rubric) check() error {
 // writeRubric is the scorecard's rubric: what is left to fill in, if
 // anything, each competency's level (or a blank to fill), its notes, and
 // the scale.
-func writeRubric(b *strings.Builder, r Rubric) {
+func writeRubric(b *strings.Builder, rec *Record) {
+	r := rec.Rubric
 	fmt.Fprintf(b, "\n## Rubric\n\n")
 	switch left := r.unfilled(); {
 	case len(left) == len(competencies)+1:
@@ -136,14 +140,15 @@ func writeRubric(b *strings.Builder, r Rubric) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |\n", c.Name, level, escape.Cell(notes))
 	}
-	rec := r.Recommendation
-	if rec == "" {
-		rec = "_ (" + strings.Join(recommendations, ", ") + ")"
+	verdict := r.Recommendation
+	if verdict == "" {
+		verdict = "_ (" + strings.Join(recommendations, ", ") + ")"
 	}
-	fmt.Fprintf(b, "\n**Recommendation:** %s\n", rec)
+	fmt.Fprintf(b, "\n**Recommendation:** %s\n", verdict)
 	if r.Notes != "" {
 		fmt.Fprintf(b, "\n%s\n", escape.Markdown(r.Notes))
 	}
+	writeCited(b, rec)
 	fmt.Fprintf(b, "\nThe scale:\n\n")
 	for _, c := range competencies {
 		fmt.Fprintf(b, "- **%s.**", c.Name)
@@ -151,5 +156,48 @@ func writeRubric(b *strings.Builder, r Rubric) {
 			fmt.Fprintf(b, " %d %s: %s.", i+1, levels[i], l)
 		}
 		fmt.Fprintln(b)
+	}
+}
+
+// citedRE is a time into the interview as the rubric's notes cite it:
+// "12:30", "1:05".
+var citedRE = regexp.MustCompile(`\b(\d{1,3}):([0-5]\d)\b`)
+
+// writeCited lists each time the rubric's notes cite ("asked about the
+// cap at 3:10") with the event of the timeline nearest to it, within a
+// minute, so that a reader can check the note against the record.
+func writeCited(b *strings.Builder, rec *Record) {
+	texts := []string{rec.Rubric.Notes}
+	for _, a := range rec.Rubric.Competencies {
+		texts = append(texts, a.Notes)
+	}
+	var cited []time.Duration
+	for _, t := range texts {
+		for _, m := range citedRE.FindAllStringSubmatch(t, -1) {
+			mins, _ := strconv.Atoi(m[1])
+			secs, _ := strconv.Atoi(m[2])
+			if d := time.Duration(mins)*time.Minute + time.Duration(secs)*time.Second; !slices.Contains(cited, d) {
+				cited = append(cited, d)
+			}
+		}
+	}
+	if len(cited) == 0 {
+		return
+	}
+	slices.Sort(cited)
+	fmt.Fprintf(b, "\n**Times the notes cite, with the record's event nearest to each:**\n\n")
+	for _, d := range cited {
+		best, found := Event{}, false
+		for _, e := range rec.Events {
+			at := e.At.Sub(rec.Start)
+			if gap := (at - d).Abs(); gap <= time.Minute && (!found || gap < (best.At.Sub(rec.Start)-d).Abs()) {
+				best, found = e, true
+			}
+		}
+		if !found {
+			fmt.Fprintf(b, "- %s: no event of the record within a minute of it\n", ClockText(d))
+			continue
+		}
+		fmt.Fprintf(b, "- %s: %s (at %s)\n", ClockText(d), escape.Inline(eventText(rec, best)), ClockText(best.At.Sub(rec.Start)))
 	}
 }

@@ -51,7 +51,7 @@ func Scorecard(r *Record, ref Reference) string {
 	} else {
 		fmt.Fprintf(&b, "This copy has no solutions/%s/WHY.md.\n", escape.Inline(r.Kata))
 	}
-	writeRubric(&b, r.Rubric)
+	writeRubric(&b, r)
 	return b.String()
 }
 
