@@ -246,10 +246,13 @@ func TestTakeHomeWithAWitness(t *testing.T) {
 	require.NotNil(t, m, srv.out.String())
 	base := m[1]
 
-	for i := range 2 {
-		if i == 1 {
+	for i := range 3 {
+		switch i {
+		case 1:
 			hint := run(t, dir, "hint", "06")
 			require.Equal(t, cli.ExitPass, hint.code, hint.stderr)
+		case 2: // the hint read is forgotten (a reset, or the file deleted): the witness hears of it at the next check
+			require.NoError(t, os.Remove(filepath.Join(dir, ".kata", "state.json")))
 		}
 		ck := run(t, dir, "check", "06", "--name", "Ada", "--witness", base, "--witness-token", "takehome-2030")
 		assert.Equal(t, cli.ExitFail, ck.code, "the stub")
@@ -260,18 +263,19 @@ func TestTakeHomeWithAWitness(t *testing.T) {
 	assert.Contains(t, string(rooms), `"06-retry"`)
 	entries, err := os.ReadDir(filepath.Join(room, "witness"))
 	require.NoError(t, err)
-	assert.Len(t, entries, 1, "both checks went to one room")
+	assert.Len(t, entries, 1, "every check went to one room")
 
 	folder := filepath.Join(dir, "exercises", "06-retry")
 	same := run(t, dir, "regrade", "--repeat=1", "--witness", base, "--witness-token", "takehome-2030", folder)
 	assert.Equal(t, cli.ExitFail, same.code)
-	assert.Regexp(t, `(?m)^  ✔ 06-retry: the returned code is the code its last witnessed grade graded \(0/7 required\), of 2 grades from `, same.stdout)
-	assert.Regexp(t, `(?m)^  ✔ 06-retry: .*\n      hint 1 read at `, same.stdout, "what the progress state held at the next check went to the witness too")
+	assert.Regexp(t, `(?m)^  ✔ 06-retry: the returned code is the code its last witnessed grade graded \(0/7 required\), of 3 grades from `, same.stdout)
+	assert.Regexp(t, `(?m)^  ✔ 06-retry: .*\n      hint 1 read at .*\n      ⚠ progress found reset or edited: what it held before is gone at `, same.stdout,
+		"what the progress state held at the next check went to the witness too, and that it was gone at the one after")
 
 	stub := filepath.Join(folder, "retry.go")
 	write(t, stub, read(t, stub)+"\n// edited after the last check\n")
 	edited := run(t, dir, "regrade", "--repeat=1", "--witness", filepath.Join(room, "witness"), folder)
-	assert.Regexp(t, `(?m)^  ⚠ 06-retry: the returned code was never graded while the witness listened: its last grade \(0/7 required, at .*, of 2\) was of other code$`, edited.stdout)
+	assert.Regexp(t, `(?m)^  ⚠ 06-retry: the returned code was never graded while the witness listened: its last grade \(0/7 required, at .*, of 3\) was of other code$`, edited.stdout)
 
 	require.NoError(t, os.Remove(filepath.Join(dir, ".kata", "witness.json")))
 	none := run(t, dir, "regrade", "--repeat=1", "--witness", filepath.Join(room, "witness"), folder)

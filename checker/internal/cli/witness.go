@@ -187,21 +187,32 @@ func (w *gradeWitness) show(via string, e session.Event) {
 
 // sendFacts sends what the progress state holds of kata slug that the
 // room has not had yet, each at its own time: hints read, the decisions
-// read, a give-up, a bug hunt given up, the reference shown.
+// read, a give-up, a bug hunt given up, the reference shown. A fact sent
+// before that the state no longer holds was taken out of it, by a reset
+// or by hand: that is sent too, as the state found rewritten now.
 func (w *gradeWitness) sendFacts(slug string, cl *witness.Client) {
 	p, err := (state.Progress{Root: w.c.cat.Root}).Read()
 	if err != nil {
 		return
 	}
 	r := w.rooms.Rooms[slug]
-	sent := len(r.Sent)
+	var now []string
+	for _, f := range session.StateFacts(p.Kata(slug)) {
+		now = append(now, witness.FactKey(f))
+	}
+	kept := slices.DeleteFunc(slices.Clone(r.Sent), func(k string) bool { return !slices.Contains(now, k) })
+	changed := len(kept) != len(r.Sent)
+	if changed {
+		cl.Event(record.Event{At: w.c.env.clock().Now(), Kind: record.KindStateChanged, Via: record.StateRewritten})
+	}
+	r.Sent = kept
 	for _, f := range session.StateFacts(p.Kata(slug)) {
 		if k := witness.FactKey(f); !slices.Contains(r.Sent, k) {
 			cl.Event(f)
-			r.Sent = append(r.Sent, k)
+			r.Sent, changed = append(r.Sent, k), true
 		}
 	}
-	if len(r.Sent) == sent {
+	if !changed {
 		return
 	}
 	w.rooms.Rooms[slug] = r
@@ -327,7 +338,8 @@ func writeFacts(w io.Writer, cp *witness.Copy) {
 			continue
 		}
 		what := map[string]string{record.KindHint: fmt.Sprintf("hint %d read", e.Hint), record.KindDecisions: "the decisions read",
-			record.KindGaveUp: "gave up", record.KindHuntGaveUp: "gave the bug hunt up", record.KindSolution: "the reference shown"}[e.Kind]
+			record.KindGaveUp: "gave up", record.KindHuntGaveUp: "gave the bug hunt up", record.KindSolution: "the reference shown",
+			record.KindStateChanged: "⚠ progress found reset or edited: what it held before is gone"}[e.Kind]
 		if what == "" {
 			continue
 		}
