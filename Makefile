@@ -117,8 +117,8 @@ serve: $(CHECKER) ## the live room board for a workshop, and the witness of inte
 
 # OS and ARCH count only on make's command line: Windows sets OS in the
 # environment of every program.
-pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; INTERVIEW=1 keeps the decisions back and carries no answer; with it BUGHUNT=1 starts each kata as a bug hunt, BUGHUNT=clksleep with that mistake, LEVEL=reasoning at that level; OS=darwin ARCH=arm64 for a Mac)
-	@$(CHECKER) pack --out "$(OUT)" $(if $(INTERVIEW),--interview) $(HUNTING) $(if $(LEVEL),--level "$(LEVEL)") $(if $(filter command line,$(origin OS)),--os "$(OS)") $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)") $(EX)
+pack: $(CHECKER) ## candidate kit without solutions: make pack OUT=../kit (EX=06 for one kata; INTERVIEW=1 keeps the decisions back and carries no answer; with it BUGHUNT=1 starts each kata as a bug hunt, BUGHUNT=clksleep with that mistake, LEVEL=reasoning at that level; OS=darwin ARCH=arm64 for a Mac; WITNESS=URL WITNESS_TOKEN=T: every check of the kit goes to your witness)
+	@$(CHECKER) pack --out "$(OUT)" $(if $(WITNESS),--witness "$(WITNESS)" --witness-token "$(WITNESS_TOKEN)") $(if $(INTERVIEW),--interview) $(HUNTING) $(if $(LEVEL),--level "$(LEVEL)") $(if $(filter command line,$(origin OS)),--os "$(OS)") $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)") $(EX)
 
 verify: $(CHECKER) ## maintainers: stubs fail, references pass, mutants are caught
 	@$(CHECKER) verify

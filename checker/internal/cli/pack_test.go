@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"gokata/checker/internal/catalog"
+	"gokata/checker/internal/cli"
 	"gokata/checker/internal/verify"
 )
 
@@ -293,4 +294,23 @@ func unstamped(grade string) string {
 	grade = gradeTimeRE.ReplaceAllString(grade, "")
 	grade = scenarioRE.ReplaceAllString(grade, `"the scenario: S"`)
 	return seedRE.ReplaceAllString(grade, "seed S")
+}
+
+// pack's witness flags go together and must be a plain address and
+// token, since they are written into the kit's Makefile.
+func TestPackWitnessUsage(t *testing.T) {
+	dir := checkout(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--witness", "http://10.0.0.2:8080"}, "--witness and --witness-token go together"},
+		{[]string{"--witness-token", "takehome-2030"}, "--witness and --witness-token go together"},
+		{[]string{"--witness", "10.0.0.2:8080", "--witness-token", "t"}, `--witness "10.0.0.2:8080" is not a witness's address`},
+		{[]string{"--witness", "http://10.0.0.2:8080", "--witness-token", "a$(rm)"}, "must be a plain address and token"},
+	} {
+		r := run(t, dir, append([]string{"pack", "--out", filepath.Join(t.TempDir(), "kit")}, append(tc.args, "06")...)...)
+		assert.Equal(t, cli.ExitUsage, r.code, tc.args)
+		assert.Contains(t, r.stderr, tc.want, tc.args)
+	}
 }

@@ -36,7 +36,7 @@ Go 1.25 or newer and a C compiler for the race detector (` + compilerFor(kit.Pla
 Run ` + "`make doctor`" + ` once: it checks both, fetches the Go modules and warms
 the build, which takes about a minute the first time; after that a check
 takes about a second.
-` + windowsSection(kit) + `
+` + windowsSection(kit) + witnessSection(kit) + `
 ## The loop
 
 | command | what it does |
@@ -152,6 +152,10 @@ In Git Bash with make installed, the make commands work as shown.
 func makefile(kit Kit) string {
 	text := strings.ReplaceAll(makefileTemplate, "EX=NN", "EX="+firstKata(kit.Katas))
 	text = strings.ReplaceAll(text, "exercises/NN-name", "exercises/"+firstSlug(kit.Katas))
+	if kit.Witness != "" {
+		text = strings.Replace(text, "WITNESS ?=\n", "WITNESS ?= "+kit.Witness+"\n", 1)
+		text = strings.Replace(text, "WITNESS_TOKEN ?=\n", "WITNESS_TOKEN ?= "+kit.WitnessToken+"\n", 1)
+	}
 	return strings.ReplaceAll(text, "CHECKER := bin/checker", "CHECKER := "+kit.Binary())
 }
 
@@ -276,3 +280,18 @@ report: ## workshop room grid from participants' JSON: make report DIR=results
 serve: ## the live room board for a workshop, and the witness of interviews: make serve (ADDR=:8080 DIR=.kata/room TOKEN=… KATAS=01,06; Ctrl-C stops)
 	@$(CHECKER) serve $(if $(ADDR),--addr "$(ADDR)") $(if $(DIR),--dir "$(DIR)") $(if $(TOKEN),--token "$(TOKEN)") $(if $(KATAS),--katas "$(KATAS)")
 `
+
+// witnessSection tells the candidate that the kit's checks are sent to
+// the interviewer's witness, when it was packed with one.
+func witnessSection(kit Kit) string {
+	if kit.Witness == "" {
+		return ""
+	}
+	return `
+## Your checks are shared
+
+Every ` + "`make check`" + ` and ` + "`make watch`" + ` sends its grade, with the code it
+graded, to your interviewer's server at ` + kit.Witness + ` (` + "`WITNESS`" + ` in the
+Makefile), and with it the hints you read. Nothing else leaves your machine.
+`
+}

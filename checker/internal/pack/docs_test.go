@@ -38,3 +38,17 @@ func TestKitDocsNameTheSystem(t *testing.T) {
 	odd := Kit{Katas: katas, OS: "freebsd", Arch: "riscv64"}
 	assert.Contains(t, readme(odd), "`bin/checker` runs on freebsd/riscv64;")
 }
+
+// A take-home kit packed with a witness sends every check there: its
+// Makefile names the witness by default, and its README tells the
+// candidate so. Without one, neither does.
+func TestKitWithAWitness(t *testing.T) {
+	katas := []catalog.Kata{{Num: 6, Slug: "06-retry", Meta: catalog.Meta{Title: "Retry"}}}
+	plain := Kit{Katas: katas}
+	assert.Contains(t, makefile(plain), "\nWITNESS ?=\nWITNESS_TOKEN ?=\n")
+	assert.NotContains(t, readme(plain), "Your checks are shared")
+
+	kit := Kit{Katas: katas, Witness: "http://10.0.0.2:8080", WitnessToken: "takehome-2030"}
+	assert.Contains(t, makefile(kit), "\nWITNESS ?= http://10.0.0.2:8080\nWITNESS_TOKEN ?= takehome-2030\n")
+	assert.Contains(t, readme(kit), "## Your checks are shared\n\nEvery `make check` and `make watch` sends its grade, with the code it\ngraded, to your interviewer's server at http://10.0.0.2:8080")
+}

@@ -76,6 +76,11 @@ type Kit struct {
 	Pick    string
 	Level   hunt.Level
 
+	// Witness and WitnessToken, when set, are the interviewer's witness
+	// (checker serve): the kit's Makefile sends every check and watch
+	// there, and its README says so.
+	Witness, WitnessToken string
+
 	// The system the kit's checker runs on (GOOS and GOARCH values, as
 	// `go tool dist list` prints them); empty: this machine's.
 	OS, Arch string
