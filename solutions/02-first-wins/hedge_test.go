@@ -841,6 +841,9 @@ func (s testHedgeScenario) checkResult(h *katatest.H, m testHedgeModel, run *tes
 		if !errors.Is(got.err, run.errs[i]) {
 			if msg := katatest.LostWrap(got.err, run.errs[i], `fmt.Errorf("replica %d: %w", i, err)`); msg != "" {
 				h.Errorf("Hedge returned %q %s: %s", got.err, when, msg)
+			} else if fw := s.failsWith(i); fw != "" {
+				h.Errorf("replica %d failed%s yet Hedge returned %q %s, which does not match its error: the "+
+					"error carries every failure so far (errors.Join keeps them all)", i, fw, got.err, when)
 			} else {
 				h.Errorf("Hedge returned %q %s, which does not match the error of replica %d, which failed "+
 					"before: the error carries every failure so far (errors.Join keeps them all)", got.err, when, i)
