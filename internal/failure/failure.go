@@ -38,6 +38,11 @@ const (
 	NotRun         Kind = "not-run"         // skipped: its requirement had already failed in another test
 )
 
+// HangHint starts a line a hidden test writes before a step that may hang
+// (katatest's H.IfItHangs): what a hang there would mean. It is not a
+// failure: the checker shows the last one only when the test hangs.
+const HangHint = "[if it hangs] "
+
 // Tag returns the marker the harness puts before a failure message.
 func Tag(k Kind) string { return "[" + string(k) + "] " }
 

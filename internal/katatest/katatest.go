@@ -209,6 +209,16 @@ func (h *H) Errorf(format string, args ...any) { h.rep.Helper(); h.rep.Errorf(fo
 // Logf adds a line to the test's output.
 func (h *H) Logf(format string, args ...any) { h.rep.Helper(); h.rep.Logf(format, args...) }
 
+// IfItHangs says, before a step that a wrong design may never finish (a
+// loop in proportion to a huge limit), what a hang there means. The
+// checker shows it only if the test hangs after it, and then instead of
+// the bare hang; a test that fails otherwise is explained by its own
+// message.
+func (h *H) IfItHangs(format string, args ...any) {
+	h.rep.Helper()
+	h.rep.Logf("%s%s", failure.HangHint, fmt.Sprintf(format, args...))
+}
+
 // Helper is here for testify, which calls it. It cannot mark its caller
 // as a helper (testing marks the function that calls T.Helper itself): a
 // hidden test's own helper calls h.T.Helper().

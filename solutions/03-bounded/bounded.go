@@ -85,25 +85,40 @@ func ForEachWeighted[T any](ctx context.Context, items []T, capacity int, weight
 	if capacity < 1 {
 		return fmt.Errorf("%w (got capacity %d)", ErrInvalidLimit, capacity)
 	}
-	sem := make(chan struct{}, capacity) // one token per unit of weight
-	give := func(n int) {
-		for range n {
-			<-sem
-		}
-	}
+	var (
+		mu   sync.Mutex
+		free = capacity // units not held by a call in flight
+	)
+	// room holds one wake-up: a call that gives units back leaves it there
+	// if the loop is not waiting yet, so the loop cannot miss it.
+	room := make(chan struct{}, 1)
 	return run(ctx, items, fn, func(ctx context.Context, item T) (func(), error) {
 		w := min(max(weight(item), 1), capacity)
-		// Taking the tokens one by one cannot deadlock: only run's loop
-		// takes them, so no other taker holds a part of what it needs.
-		for got := range w {
+		release := func() {
+			mu.Lock()
+			free += w
+			mu.Unlock()
 			select {
-			case sem <- struct{}{}:
+			case room <- struct{}{}:
+			default: // a wake-up is already waiting
+			}
+		}
+		for {
+			// Compare with what is free, not used+w with capacity: with a
+			// capacity near math.MaxInt that sum overflows and "fits".
+			mu.Lock()
+			if w <= free {
+				free -= w
+				mu.Unlock()
+				return release, nil
+			}
+			mu.Unlock()
+			select {
+			case <-room:
 			case <-ctx.Done():
-				give(got)
 				return nil, ctx.Err()
 			}
 		}
-		return func() { give(w) }, nil
 	})
 }
 

@@ -40,7 +40,7 @@ func TestR1_AHugeLimitRunsEveryItemAtOnce(t *testing.T) {
 		const n = 4
 		for k, limit := range testHugeLimits {
 			name := testLimitName(limit)
-			h.Logf("ForEach(ctx, %d items, limit %s, fn) must start the %d calls at once; if it hangs here, it "+
+			h.IfItHangs("ForEach(ctx, %d items, limit %s, fn) hung instead of starting the %d calls at once: it "+
 				"spends time in proportion to the limit: %s", n, name, n, testProportionalHint)
 			w := testNewWork(n)
 			c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(n), limit, w.call) })
@@ -74,8 +74,8 @@ func TestR2_AHugeLimitProcessesEveryItemOnce(t *testing.T) {
 		const n = 50
 		for k, limit := range testHugeLimits {
 			name := testLimitName(limit)
-			h.Logf("ForEach(ctx, %d items, limit %s, fn), every call returning at once, must return nil; if it "+
-				"hangs here, it spends time in proportion to the limit: %s", n, name, testProportionalHint)
+			h.IfItHangs("ForEach(ctx, %d items, limit %s, fn) hung, although every call returns at once: it "+
+				"spends time in proportion to the limit: %s", n, name, testProportionalHint)
 			w := testNewWork(n)
 			w.openAll()
 			c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(n), limit, w.call) })
@@ -116,12 +116,18 @@ func TestB1_AHugeCapacityAndExtremeWeights(t *testing.T) {
 			// Extreme weights on a small capacity: math.MaxInt counts as the
 			// capacity (that item runs alone), math.MinInt as 1.
 			{3, []int{math.MaxInt, math.MinInt, math.MinInt, math.MaxInt}, 1},
+			// Heavy items on a huge capacity: the weights in flight add up
+			// to more than math.MaxInt can hold, so a sum overflows.
+			{math.MaxInt, []int{math.MaxInt/2 + 1, math.MaxInt/2 + 1, 1}, 1},
+			{math.MaxInt, []int{math.MaxInt, 1}, 1},
+			{math.MaxInt, []int{1 << 61, 1 << 61, 1 << 61, math.MaxInt}, 3},
+			{1 << 40, []int{1 << 39, 1 << 39, 1}, 2},
 		}
 		for k, tc := range cases {
 			name := testLimitName(tc.capacity)
-			h.Logf("ForEachWeighted(ctx, weights %v, capacity %s, weight, fn): if it hangs here, it spends time in "+
-				"proportion to the capacity or to a weight: nothing may (a channel filled with capacity tokens, "+
-				"weight tokens taken one by one); count the units in use under a lock", tc.weights, name)
+			h.IfItHangs("ForEachWeighted(ctx, weights %v, capacity %s, weight, fn) hung: it spends time in "+
+				"proportion to the capacity or to a weight, and nothing may (a channel filled with capacity "+
+				"tokens, weight tokens taken one by one): count the units in use under a lock", tc.weights, name)
 			w := testNewWork(len(tc.weights))
 			weight := func(i int) int { return tc.weights[i] }
 			c := katatest.StartErr(h, func(ctx context.Context) error {
@@ -135,10 +141,17 @@ func TestB1_AHugeCapacityAndExtremeWeights(t *testing.T) {
 					w.openAll()
 					return
 				}
-				h.Errorf("capacity %s, weights %v: %d calls were running once ForEachWeighted got going; want %d: "+
-					"a weight below 1 counts as 1 and one above capacity as capacity (clamp before you add, so no sum "+
-					"overflows), and a huge capacity is valid: %s", name, tc.weights, got, tc.together,
-					testProportionalHint)
+				if got > tc.together && tc.capacity > math.MaxInt/2 {
+					h.Errorf("capacity %s, weights %v: %d calls were running at once; want %d: their weights add up "+
+						"to more than the capacity. Near math.MaxInt a sum such as used+w overflows and wraps "+
+						"negative, so it seems to fit: compare w with what is free (capacity-used), which cannot "+
+						"overflow", name, tc.weights, got, tc.together)
+				} else {
+					h.Errorf("capacity %s, weights %v: %d calls were running once ForEachWeighted got going; want "+
+						"%d: a weight below 1 counts as 1 and one above capacity as capacity (clamp before you add, "+
+						"so no sum overflows), and a huge capacity is valid: %s", name, tc.weights, got, tc.together,
+						testProportionalHint)
+				}
 				c.Stop()
 				return
 			}
@@ -169,8 +182,8 @@ func TestB2_AHugeLimitShedsNothing(t *testing.T) {
 		const n = 4
 		for k, limit := range testHugeLimits {
 			name := testLimitName(limit)
-			h.Logf("NewBulkhead(%s), then TryForEach with %d items, must start the %d calls at once; if it hangs "+
-				"here, it spends time in proportion to the limit: %s", name, n, n, testProportionalHint)
+			h.IfItHangs("NewBulkhead(%s), then TryForEach with %d items, hung instead of starting the %d calls at "+
+				"once: it spends time in proportion to the limit: %s", name, n, n, testProportionalHint)
 			b, err := NewBulkhead(limit)
 			if err != nil || b == nil {
 				h.Errorf("NewBulkhead(%s) returned %v, %v: any limit of 1 or more is valid", name, b, err)

@@ -65,8 +65,31 @@ func blockVerdict(b []string) Verdict {
 // logBlocks splits test output into its t.Log/t.Error messages: the first
 // line without the "file_test.go:NN: " prefix, then the continuation lines.
 // A message may follow what the code printed without a newline, on the
-// same line.
+// same line. Hang hints (failure.HangHint) are left out: they explain only
+// a hang (lastHangHint).
 func logBlocks(out string) [][]string {
+	var blocks [][]string
+	for _, b := range allLogBlocks(out) {
+		if !strings.HasPrefix(b[0], failure.HangHint) {
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
+}
+
+// lastHangHint is the last hang hint in a test's output, without its
+// marker: what the step the test hung in was waiting for.
+func lastHangHint(out string) (string, bool) {
+	bs := allLogBlocks(out)
+	for i := len(bs) - 1; i >= 0; i-- {
+		if hint, ok := strings.CutPrefix(bs[i][0], failure.HangHint); ok {
+			return hint, true
+		}
+	}
+	return "", false
+}
+
+func allLogBlocks(out string) [][]string {
 	var blocks [][]string
 	for _, line := range strings.Split(out, "\n") {
 		if n := len(blocks); n > 0 && strings.HasPrefix(line, "        ") {

@@ -122,3 +122,19 @@ func TestClassifyGoldenHeader(t *testing.T) {
 	assert.Equal(t, failure.Timeout, v.Kind, "a run the watchdog killed is a timeout whatever it printed")
 	assert.Contains(t, v.Message, "3s", "the message names the limit")
 }
+
+// TestLastHangHint: the hint that explains a hang is the last one the test
+// wrote, the step it hung in; a test that wrote none has none.
+func TestLastHangHint(t *testing.T) {
+	out := "=== RUN   TestR1_X\n" +
+		"    x_test.go:10: " + failure.HangHint + "step one hung\n" +
+		"    x_test.go:11: an ordinary log line\n" +
+		"    x_test.go:10: " + failure.HangHint + "step two hung\n" +
+		"        its second line\n"
+	hint, ok := lastHangHint(out)
+	assert.True(t, ok)
+	assert.Equal(t, "step two hung", hint)
+	assert.Len(t, logBlocks(out), 1, "a hang hint is not a message of the test")
+	_, ok = lastHangHint("=== RUN   TestR1_X\n    x_test.go:11: an ordinary log line\n")
+	assert.False(t, ok)
+}

@@ -310,6 +310,10 @@ func (g *grader) blame(run *teststream.Run, e exit, name, dir string) TestResult
 		if first.Kind == failure.Panic || first.Kind == failure.NotImplemented || said {
 			first.Detail = append(slices.Clip(first.Detail), "then the test hung: "+v.Message)
 			v = first
+		} else if hint, ok := lastHangHint(out); ok && !g.pol.ownTests {
+			// The hidden test said what a hang at this step means.
+			v.Detail = append([]string{v.Message}, v.Detail...)
+			v.Message = hint
 		}
 	} else if v.Kind == failure.Panic {
 		// The harness recovers panics on the goroutines it runs,

@@ -82,7 +82,7 @@ func ForEachWeighted[T any](parent context.Context, items []T, capacity int, wei
 	var wg sync.WaitGroup
 	for _, item := range items {
 		w := min(max(weight(item), 1), capacity)
-		for used+w > capacity && ctx.Err() == nil {
+		for w > capacity-used && ctx.Err() == nil {
 			select {
 			case r := <-returned:
 				used -= r

@@ -105,14 +105,14 @@ func run[T any](parent context.Context, s *slots, items []T, weight func(T) int,
 	for _, item := range items {
 		w := weight(item)
 		s.mu.Lock()
-		for !try && ctx.Err() == nil && s.used+w > s.cap {
+		for !try && ctx.Err() == nil && w > s.cap-s.used {
 			s.cond.Wait()
 		}
 		if ctx.Err() != nil { // a cancel or a failure: start nothing more
 			s.mu.Unlock()
 			break
 		}
-		if s.used+w > s.cap { // TryForEach: every slot is busy, shed
+		if w > s.cap-s.used { // TryForEach: every slot is busy, shed
 			if first == nil {
 				first = fmt.Errorf("%w: all %d slots in use", ErrBusy, s.cap)
 				cancel()

@@ -86,7 +86,7 @@ func run[T any](parent context.Context, items []T, capacity int, weight func(T) 
 	for i, item := range items {
 		w := min(max(weight(item), 1), capacity)
 		e.mu.Lock()
-		for e.used+w > capacity && ctx.Err() == nil {
+		for w > capacity-e.used && ctx.Err() == nil {
 			e.room.Wait()
 		}
 		if ctx.Err() != nil {

@@ -100,7 +100,7 @@ func ForEachWeighted[T any](parent context.Context, items []T, capacity int, wei
 	fits := func(w int) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if load+w > capacity {
+		if w > capacity-load {
 			return false
 		}
 		load += w
