@@ -1679,6 +1679,15 @@ func TestR4_ExploreAFailureOrCancelWhileMapIsStillStartingCalls(t *testing.T) {
 	katatest.Explore(t, 8, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
 
+func TestR3_ExploreAFailureWhileMapIsStillStartingCalls(t *testing.T) {
+	// A long input whose first calls may fail at once: the first failure
+	// comes while Map is still starting the rest, and must cancel the
+	// calls started after it too (their ctx is done as they start).
+	d := testFanDraw{focus: "R3", rush: true, minN: 12, maxN: 40, maxCall: 1,
+		reacts: []int{testWrapsCtx, testReturnsCtx}}
+	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+}
+
 func TestR5_ExploreCancelReachesEveryCall(t *testing.T) {
 	// A ctx already done (cancelled, or past its deadline), or an empty input.
 	d := testFanDraw{focus: "R5", minN: 1, maxN: 6, maxCall: 2, pre: true, onlyPre: true, reacts: []int{testWrapsCtx}}

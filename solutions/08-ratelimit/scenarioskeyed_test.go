@@ -31,8 +31,9 @@ var testKeys = func() []string {
 }()
 
 type testKeyedOp struct {
-	wait bool
-	key  int // index in testKeys
+	wait     bool
+	deadline bool // a Wait whose ctx has a deadline half a token interval away
+	key      int  // index in testKeys
 }
 
 // The clock moves by whole token intervals, at rates whose interval is a
@@ -68,6 +69,9 @@ func (s testKeyedScenario) String() string {
 			names := make([]string, len(ops))
 			for k, op := range ops {
 				names[k] = fmt.Sprintf("%s(%q)", map[bool]string{true: "Wait", false: "Allow"}[op.wait], testKeys[op.key])
+				if op.deadline {
+					names[k] = fmt.Sprintf("Wait(ctx with a deadline %v away, %q)", interval/2, testKeys[op.key])
+				}
 			}
 			fmt.Fprintf(&b, " [%d: %s]", g+1, strings.Join(names, ", "))
 		}
@@ -100,6 +104,9 @@ func testDrawKeyed(r *rapid.T) testKeyedScenario {
 				ops[k].key = rapid.IntRange(0, keys-1).Draw(r, "key")
 			}
 			ops[len(ops)-1].wait = rapid.IntRange(0, 2).Draw(r, "Wait 1 in 3") == 0
+			// A deadline half an interval away: the token is there now, or
+			// it is too late (every token is due on a whole interval).
+			ops[len(ops)-1].deadline = ops[len(ops)-1].wait && rapid.IntRange(0, 2).Draw(r, "deadline 1 in 3") == 0
 			bt.callers = append(bt.callers, ops)
 		}
 		bt.advance = rapid.IntRange(0, s.burst+1).Draw(r, "advance intervals")
@@ -205,6 +212,18 @@ func testKeyedModel(r float64, burst int, orphans bool) porcupine.Model {
 				}
 				return next
 			}
+			if in.op.deadline {
+				// Returns at once: with the token there now, nil; else a
+				// deadline too soon, taking nothing.
+				ok := due <= in.now
+				if ok {
+					b.taken++
+				}
+				if out.atOnce && ((ok && out.err == nil) || (!ok && errors.Is(out.err, ErrWouldExceedDeadline))) {
+					next = append(next, st)
+				}
+				return next
+			}
 			b.taken++
 			switch {
 			case out.cancelled:
@@ -239,11 +258,15 @@ func testKeyedModel(r float64, burst int, orphans bool) porcupine.Model {
 				return fmt.Sprintf("at %v Wait #%d (%q) → was still waiting at %v when cancelled, returned %v", in.now,
 					in.id, key, out.cancelAt, out.err)
 			}
-			if out.atOnce {
-				return fmt.Sprintf("at %v Wait #%d (%q) → returned %v at once", in.now, in.id, key, out.err)
+			wait := fmt.Sprintf("Wait #%d (%q)", in.id, key)
+			if in.op.deadline {
+				wait = fmt.Sprintf("Wait #%d (%q, its ctx's deadline half a token interval away)", in.id, key)
 			}
-			return fmt.Sprintf("at %v Wait #%d (%q) → returned %v while the clock moved from %v to %v", in.now, in.id,
-				key, out.err, out.lo, out.hi)
+			if out.atOnce {
+				return fmt.Sprintf("at %v %s → returned %v at once", in.now, wait, out.err)
+			}
+			return fmt.Sprintf("at %v %s → returned %v while the clock moved from %v to %v", in.now, wait, out.err,
+				out.lo, out.hi)
 		},
 	}
 	return nm.ToModel()
@@ -264,8 +287,9 @@ func (s testKeyedScenario) play(h *katatest.H) {
 	release := func() { katatest.Unwind(h, all...) }
 	settled := func(what string) bool {
 		if stuck := h.Settle(); stuck != nil {
-			h.Errorf("%s: calls were stuck on a mutex of the Keyed while a Wait waited for its token: hold a lock "+
-				"only to find the key's bucket and do its arithmetic, never while waiting. Stuck:\n\t%s", what,
+			h.Errorf("%s: calls were stuck on a mutex of the Keyed: a lock held while a Wait waits for its token, "+
+				"or never unlocked on some way out (an early return for an error). Hold a lock only to find the "+
+				"key's bucket and do its arithmetic, and unlock it on every path. Stuck:\n\t%s", what,
 				strings.Join(stuck, "\n\t"))
 			release()
 			return false
@@ -324,9 +348,14 @@ func (s testKeyedScenario) play(h *katatest.H) {
 				for i, op := range ops {
 					ret := hi.Call(bi*10+g, ins[i])
 					katatest.AtFreshDepth(func() {
-						if op.wait {
+						switch {
+						case op.deadline:
+							dctx, stop := h.Clk.WithTimeout(ctx, half)
+							out[i].err = k.Wait(dctx, testKeys[op.key])
+							stop()
+						case op.wait:
 							out[i].err = k.Wait(ctx, testKeys[op.key])
-						} else {
+						default:
 							out[i].allowed = k.Allow(testKeys[op.key])
 						}
 					})

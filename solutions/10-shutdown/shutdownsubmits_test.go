@@ -247,7 +247,13 @@ func testRJobs(set uint8) string {
 	return strings.Join(ids, " ")
 }
 
-func testPlayRace(h *katatest.H, s testRaceScenario) {
+func testPlayRace(h *katatest.H, s testRaceScenario) { testPlayRaceFor(h, s, false) }
+
+// testPlayRaceR1 plays a scenario for R1 alone: at no moment may more
+// accepted jobs be in the service than its workers and queue hold.
+func testPlayRaceR1(h *katatest.H, s testRaceScenario) { testPlayRaceFor(h, s, true) }
+
+func testPlayRaceFor(h *katatest.H, s testRaceScenario, r1 bool) {
 	hi := &katatest.History{}
 	client := len(s.subs) + 2 // the workers, as one client
 	handle := func(ctx context.Context, j Job) error {
@@ -392,6 +398,17 @@ func testPlayRace(h *katatest.H, s testRaceScenario) {
 	}
 	model := testRaceModel(s)
 	ops := hi.Operations()
+	if r1 {
+		if most, job := testRaceMostInside(ops); most > s.workers+s.queue {
+			h.Errorf("%d accepted jobs were in the service at once once the Submit of job-%d returned nil (each "+
+				"Submit had returned nil and its handle had not returned), but %d worker(s) and a queue of %d hold only %d: a Submit that "+
+				"waited for room took a place that was not there. When one place frees, every Submit waiting on a "+
+				"full queue may be woken (a Broadcast, a closed channel, a cancel): each must check for room again "+
+				"before it takes one (a for loop around Cond.Wait, not an if). The scenario:\n%s", most, job,
+				s.workers, s.queue, s.workers+s.queue, s)
+		}
+		return
+	}
 	if porcupine.CheckOperations(model, ops) {
 		h.Linearizable(model, hi, "Submit, Shutdown and handle")
 		return
@@ -407,6 +424,50 @@ func testPlayRace(h *katatest.H, s testRaceScenario) {
 	h.Errorf("%s.\nSubmit, Shutdown and handle, running at once, gave answers that no order of the README's steps "+
 		"explains, each placed between its start and its return; the calls:\n%s",
 		testRaceVerdict(model, ops), strings.Join(lines, "\n"))
+}
+
+// testRaceMostInside is the largest number of accepted jobs in the service
+// at once, in the order the calls returned: a Submit that returned nil
+// counts until its handle returns. A worker frees its place before a
+// waiting Submit can take it, so a correct service never has more inside
+// than its workers and queue hold.
+func testRaceMostInside(ops []porcupine.Operation) (most, job int) {
+	ops = slices.Clone(ops)
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return int(a.Return - b.Return) })
+	inside := 0
+	for _, op := range ops {
+		switch in := op.Input.(type) {
+		case testRSubmit:
+			if op.Output.(testRSubOut).kind == "nil" {
+				inside++
+				if inside > most {
+					most, job = inside, in.job
+				}
+			}
+		case testREnd:
+			inside--
+		}
+	}
+	return most, job
+}
+
+// testFixedOverfull are scenarios every run of R1 plays besides the
+// explored ones: Submits waiting on a full queue (or, with queue 0, for a
+// busy worker) when one place frees, or when one of them gives up.
+var testFixedOverfull = []testRaceScenario{
+	{workers: 1, queue: 1, shutAt: 3, grace: -1, second: -1, subs: []testRaceSub{
+		{cancel: -1, dur: 2}, {cancel: -1, dur: 2}, {cancel: -1, dur: 2}, {cancel: -1, dur: 2}}},
+	{workers: 1, queue: 0, shutAt: 3, grace: -1, second: -1, subs: []testRaceSub{
+		{cancel: -1, dur: 2}, {cancel: -1, dur: 2}, {cancel: -1, dur: 2}}},
+	{workers: 1, queue: 1, shutAt: 3, grace: -1, second: -1, subs: []testRaceSub{
+		{cancel: -1, dur: 3}, {cancel: -1, dur: 3}, {cancel: 1, dur: 1}, {cancel: -1, dur: 1}}},
+}
+
+func TestR1_ExploreSubmitsWaitingOnAFullQueueTakeOnePlaceEach(t *testing.T) {
+	for _, s := range testFixedOverfull {
+		katatest.Run(t, func(h *katatest.H) { testPlayRaceR1(h, s) })
+	}
+	katatest.Explore(t, 6, testDrawRace, testPlayRaceR1)
 }
 
 // testRHalf is the half tick the mock clock is at.
