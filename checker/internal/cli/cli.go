@@ -297,6 +297,7 @@ var verifyVerb = verb{
 		fs.Int("repeat", 1, "run each mutant `N` times at each --cpu value: it must be\ncaught in every run")
 		o := verifyOptions{cpu: cpuFlag(fs)}
 		fs.IntVar(&o.repeatCorrect, "repeat-correct", 0, "run references and alternatives `N` times instead, e.g. 50")
+		fs.StringVar(&o.only, "mutant", "", "check only the mutants `NAME[,NAME...]` of the one kata named,\nwith its stub and reference, while you write them")
 		return func(c *call) (int, error) { return verifyKatas(c, o) }
 	},
 }
@@ -305,7 +306,8 @@ var verifyVerb = verb{
 // call's grade.Options, for the mutants).
 type verifyOptions struct {
 	cpu           *string
-	repeatCorrect int // runs of references and alternatives; 0: as the mutants
+	repeatCorrect int    // runs of references and alternatives; 0: as the mutants
+	only          string // --mutant: the mutants to check, comma-separated
 }
 
 func verifyKatas(c *call, o verifyOptions) (int, error) {
@@ -316,11 +318,19 @@ func verifyKatas(c *call, o verifyOptions) (int, error) {
 			return 0, err
 		}
 	}
+	vo := verify.Options{Mutants: c.opt, Correct: correct}
+	if o.only != "" {
+		if len(c.katas) != 1 || len(c.args) != 1 {
+			return 0, &usageError{Msg: "--mutant needs the one kata its mutants belong to",
+				Try: "checker verify 06 --mutant clksleep"}
+		}
+		vo.Only = strings.Split(o.only, ",")
+	}
 	if !c.tc.Race {
 		fmt.Fprintf(c.env.Stderr, "checker: verifying without the race detector: %s\n", c.tc.NoRace)
 	}
 	start := time.Now()
-	ok, err := verify.Run(c.ctx, c.tc, c.cat.Root, c.katas, verify.Options{Mutants: c.opt, Correct: correct}, c.env.Stdout)
+	ok, err := verify.Run(c.ctx, c.tc, c.cat.Root, c.katas, vo, c.env.Stdout)
 	if err != nil {
 		return 0, err
 	}

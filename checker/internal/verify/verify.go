@@ -224,6 +224,11 @@ type line struct {
 type Options struct {
 	Mutants grade.Options // for the stubs and the mutants
 	Correct grade.Options // for the references and the alternatives
+	// Only, when set, names the mutants to check (of the one kata given),
+	// besides the metadata, the stub and the reference: no alternative,
+	// no library adapter, no other mutant. A name that is no mutant of
+	// the kata is a failed line.
+	Only []string
 }
 
 // Run verifies the katas and writes what it checked to w. It returns
@@ -299,11 +304,22 @@ func (p *plan) kata(i int, k catalog.Kata) error {
 	if err != nil {
 		return err
 	}
-	if err := p.alternatives(i, k); err != nil {
+	if p.opt.Only != nil {
+		for _, name := range p.opt.Only {
+			if !slices.ContainsFunc(ms, func(m Mutant) bool { return m.Name == name }) {
+				p.add(i, line{false, fmt.Sprintf("--mutant %s: %s has no mutant of that name (testdata/mutants/%s%s)",
+					name, k.Slug, name, mutant.Ext)})
+			}
+		}
+		ms = slices.DeleteFunc(ms, func(m Mutant) bool { return !slices.Contains(p.opt.Only, m.Name) })
+	} else if err := p.alternatives(i, k); err != nil {
 		return err
 	}
 	for _, m := range ms {
 		p.jobs = append(p.jobs, job{i, m.Name, func() (line, error) { return mutantLine(ctx, tc, root, suite, m, opt, sc) }})
+	}
+	if p.opt.Only != nil {
+		return nil
 	}
 	as, err := Adapters(k)
 	if err != nil {
