@@ -523,11 +523,12 @@ func (s testSharedScenario) verdict(h *katatest.H, ops []porcupine.Operation) {
 		merged = append(merged, op)
 	}
 	if porcupine.CheckOperations(testSharedModel(s, true), merged) {
-		h.Errorf("a cancelled Wait of a Multi kept the tokens of all its limiters because a later call had reserved "+
-			"a token after it on one of them: the limiters nobody reserved on after it lost a token, and their next "+
-			"callers were refused or waited an interval more. A cancel gives back each limiter's token under the "+
-			"rule for one: limiter by limiter, the token goes back unless a call reserved a token of that limiter "+
-			"after it.\nThe calls:\n%s", strings.Join(lines, "\n"))
+		h.Errorf("a cancelled Wait of a Multi had not given back, by the time it returned, the tokens of the "+
+			"limiters nobody reserved on after it (it kept them all because a later call reserved on one of them, "+
+			"or gave them back only later): their next callers were refused or waited an interval more. A cancel "+
+			"gives back each limiter's token under the rule for one, before Wait returns: limiter by limiter, the "+
+			"token goes back unless a call reserved a token of that limiter after it.\nThe calls:\n%s",
+			strings.Join(lines, "\n"))
 		return
 	}
 	// A Multi's Allow that answered true, split into a check and a take of
