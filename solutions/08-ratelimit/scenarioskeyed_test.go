@@ -474,6 +474,13 @@ var testFixedKeyed = []testKeyedScenario{
 		{cancels: []int{0}, after: true, callers: [][]testKeyedOp{{{key: 1}}, {{key: 1}, {key: 1}}}, advance: 1},
 		{callers: [][]testKeyedOp{{{}}, {{key: 1}}}},
 	}},
+	// A Wait whose deadline is too soon fails at once, taking nothing; the
+	// calls after it, on its key and on another, go on as before.
+	{r: 10, burst: 1, batches: []testKeyedBatch{
+		{callers: [][]testKeyedOp{{{}, {wait: true, deadline: true}}}},
+		{callers: [][]testKeyedOp{{{}}, {{key: 1}}}, advance: 1},
+		{callers: [][]testKeyedOp{{{}}}},
+	}},
 }
 
 // testEveryKey: n goroutines each call Allow once on every key, each
@@ -502,5 +509,6 @@ func TestB2_ExploreConcurrentCallsWhileKeysAreForgotten(t *testing.T) {
 	katatest.Repeat(t, 32, func(h *katatest.H) { testFixedKeyed[0].play(h) })
 	katatest.Run(t, func(h *katatest.H) { testFixedKeyed[1].play(h) })
 	katatest.Repeat(t, 3, func(h *katatest.H) { testFixedKeyed[2].play(h) })
+	katatest.Run(t, func(h *katatest.H) { testFixedKeyed[3].play(h) })
 	katatest.Explore(t, 4, testDrawKeyed, func(h *katatest.H, s testKeyedScenario) { s.play(h) })
 }
