@@ -65,15 +65,15 @@ func (s testCancelRace) play(h *katatest.H) {
 	iv := testDue(s.r, 0, 1) // the token after the burst; the faster limiter of a Multi is due by then
 	for i := range s.burst {
 		if !allow() {
-			h.Errorf("%s: Allow #%d at 0s returned false; a new limiter starts full", s, i+1)
+			h.Errorf("Allow #%d at 0s returned false; a new limiter starts full\nThe scenario: %s", i+1, s)
 			return
 		}
 	}
 	w1 := katatest.StartErr(h, wait)
 	h.Settle()
 	if w1.Returned() {
-		h.Errorf("%s: Wait #1 returned at once (%v) on an empty bucket; it waits for the token due at %v", s,
-			w1.Err(), iv)
+		h.Errorf("Wait #1 returned at once (%v) on an empty bucket; it waits for the token due at %v\n"+
+			"The scenario: %s", w1.Err(), iv, s)
 		return
 	}
 	start := make(chan struct{})
@@ -81,12 +81,13 @@ func (s testCancelRace) play(h *katatest.H) {
 	canceller := katatest.Go(h, func() (struct{}, error) { <-start; w1.Cancel(); return struct{}{}, nil })
 	close(start)
 	h.Settle()
-	if !w1.Returns("%s: Wait #1 was cancelled but did not return at once", s) {
+	if !w1.Returns("Wait #1 was cancelled but did not return at once\nThe scenario: %s", s) {
 		w2.Stop()
 		return
 	}
 	if err := w1.Err(); !errors.Is(err, context.Canceled) {
-		h.Errorf("%s: cancelled while it waited, Wait #1 returned %v; want ctx.Err() (context.Canceled)", s, err)
+		h.Errorf("cancelled while it waited, Wait #1 returned %v; want ctx.Err() (context.Canceled)\n"+
+			"The scenario: %s", err, s)
 		w2.Stop()
 		return
 	}
@@ -105,8 +106,8 @@ func (s testCancelRace) play(h *katatest.H) {
 				continue
 			}
 			if err := c.Err(); err != nil {
-				h.Errorf("%s: Wait #%d returned %v at %v; nothing cancelled it, so it returns nil when its "+
-					"token is due", s, i, err, h.Elapsed())
+				h.Errorf("Wait #%d returned %v at %v; nothing cancelled it, so it returns nil when its "+
+					"token is due\nThe scenario: %s", i, err, h.Elapsed(), s)
 				w2.Stop()
 				w3.Stop()
 				return
@@ -115,23 +116,23 @@ func (s testCancelRace) play(h *katatest.H) {
 		}
 	}
 	if len(at) < 2 {
-		h.Errorf("%s: by %v, Wait #2 and Wait #3 had not both returned (returned at: %v); the tokens they "+
-			"reserved are due by %v", s, h.Elapsed(), at, 3*iv)
+		h.Errorf("by %v, Wait #2 and Wait #3 had not both returned (returned at: %v); the tokens they "+
+			"reserved are due by %v\nThe scenario: %s", h.Elapsed(), at, 3*iv, s)
 		w2.Stop()
 		w3.Stop()
 		return
 	}
 	if at[2] == at[3] {
-		h.Errorf("%s: Wait #2 and Wait #3 both returned at %v, two calls on one token: Wait #2 reserved while "+
+		h.Errorf("Wait #2 and Wait #3 both returned at %v, two calls on one token: Wait #2 reserved while "+
 			"the cancelled Wait #1 was giving its token back, and that token was handed out again. Deciding "+
 			"\"nobody reserved after me\" and giving the token back must happen in one critical section, "+
-			"under the lock that reserving takes", s, at[2])
+			"under the lock that reserving takes\nThe scenario: %s", at[2], s)
 		return
 	}
 	if want := [][2]time.Duration{{iv, 2 * iv}, {2 * iv, 3 * iv}}; !slices.Contains(want, [2]time.Duration{at[2], at[3]}) {
-		h.Errorf("%s: Wait #2 returned at %v and Wait #3 at %v; want %v and %v (the cancel gave Wait #1's "+
+		h.Errorf("Wait #2 returned at %v and Wait #3 at %v; want %v and %v (the cancel gave Wait #1's "+
 			"token back before Wait #2 reserved), or %v and %v (Wait #2 reserved first, so Wait #1's token "+
-			"is lost)", s, at[2], at[3], iv, 2*iv, 2*iv, 3*iv)
+			"is lost)\nThe scenario: %s", at[2], at[3], iv, 2*iv, 2*iv, 3*iv, s)
 	}
 }
 
