@@ -38,6 +38,7 @@ import (
 //     checker verb and flags that `checker help` documents, and an EX= kata
 //     must exist.
 func TestDocs(t *testing.T) {
+	t.Parallel() // beside TestScripts: the guides start while the last scripts run
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)
 	guides, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))

@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	t.Parallel() // beside TestDocs: the slots stay full to the end
 	root, err := catalog.FindRoot(".")
 	if err != nil {
 		t.Fatal(err)
