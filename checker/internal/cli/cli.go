@@ -322,7 +322,7 @@ func verifyKatas(c *call, o verifyOptions) (int, error) {
 	if o.only != "" {
 		if len(c.katas) != 1 || len(c.args) != 1 {
 			return 0, &usageError{Msg: "--mutant needs the one kata its mutants belong to",
-				Try: "checker verify 06 --mutant clksleep"}
+				Try: "checker verify 06 --mutant NAME"}
 		}
 		vo.Only = strings.Split(o.only, ",")
 	}
