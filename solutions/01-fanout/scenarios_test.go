@@ -562,11 +562,13 @@ type testFx struct {
 	retStep []int
 	retErr  []error
 	viaCtx  []bool // it returned because its ctx was done
+	panicG  []int  // the goroutine each element panicked on
 }
 
 func testNewFx(h *katatest.H, s *testFanScenario, caller int) *testFx {
 	f := &testFx{s: s, caller: caller, ctxs: make([]context.Context, s.n), state: make([]int, s.n),
-		calls: make([]int, s.n), retStep: make([]int, s.n), retErr: make([]error, s.n), viaCtx: make([]bool, s.n)}
+		calls: make([]int, s.n), retStep: make([]int, s.n), retErr: make([]error, s.n), viaCtx: make([]bool, s.n),
+		panicG: make([]int, s.n)}
 	if s.n > 0 || !s.nilIn {
 		f.in = make([]int, s.n)
 	}
@@ -667,6 +669,12 @@ func (f *testFx) fn(ctx context.Context, v int) (out string, err error) {
 	if e.react == testChecksLate && ctx.Err() != nil {
 		panicked, via = false, true
 		return "", fmt.Errorf("price lookup #%d: %w", v, ctx.Err())
+	}
+	if e.panic >= 0 {
+		g := katatest.Goroutine()
+		f.mu.Lock()
+		f.panicG[i] = g
+		f.mu.Unlock()
 	}
 	switch e.panic {
 	case testPanicString, testPanicError, testPanicNested, testPanicNestedWrapped:
@@ -1594,6 +1602,16 @@ func (s testFanScenario) checkPanic(h *katatest.H, c *testCaller, v testFxView, 
 	if !strings.Contains(string(pe.Stack), "(*testFx).fn") {
 		s.report(h, "B2", "PanicError.Stack must be the stack of the goroutine that panicked (debug.Stack() inside the "+
 			"recover), which shows the line of fn that failed; it does not show fn")
+		return false
+	}
+	c.f.mu.Lock()
+	g := c.f.panicG[pe.Index]
+	c.f.mu.Unlock()
+	if head := fmt.Sprintf("goroutine %d [", g); g > 0 && !strings.HasPrefix(string(pe.Stack), head) {
+		first, _, _ := strings.Cut(string(pe.Stack), "\n")
+		s.report(h, "B2", "fn for in[%d] panicked on goroutine %d, but its PanicError.Stack begins %q: the stack of "+
+			"another goroutine. Each recover must keep a stack of its own (debug.Stack() returns a new slice); a "+
+			"buffer shared by the calls is overwritten by the next panic", pe.Index, g, first)
 		return false
 	}
 	return true

@@ -333,6 +333,55 @@ func TestB2_RequestsRaceForTheLastSlot(t *testing.T) {
 	})
 }
 
+func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
+	// A bulkhead of one slot, held by request X's call. Request A tries it
+	// as X's call returns; request B tries it right after X's TryForEach
+	// returned, so X's slot is free again by then. A, if it came before
+	// the slot was back, is shed; then B must get the slot. Shedding both
+	// means B saw a slot in use that nobody held: a claim that counts
+	// itself first and gives the count back when it overshot (an atomic
+	// add, then a subtract) makes every other request see the slot busy
+	// in between. A few instructions wide: the scenario is repeated.
+	katatest.Repeat(t, 24, func(h *katatest.H) {
+		b, err := NewBulkhead(1)
+		if !assert.NoError(t, err, "NewBulkhead(1)") {
+			return
+		}
+		gate, hold := katatest.NewGate(), katatest.NewGate()
+		x := katatest.StartErr(h, func(ctx context.Context) error {
+			return TryForEach(ctx, b, testItems(1), func(ctx context.Context, _ int) error { return gate.Hold(ctx) })
+		})
+		if x.Broken() {
+			gate.Release()
+			return
+		}
+		start := make(chan struct{})
+		fn := func(ctx context.Context, _ int) error { return hold.Hold(ctx) }
+		a := katatest.StartErr(h, func(ctx context.Context) error { <-start; return TryForEach(ctx, b, testItems(1), fn) })
+		bb := katatest.StartErr(h, func(ctx context.Context) error {
+			<-start
+			<-x.Done() // X's TryForEach returned: its slot is free
+			return TryForEach(ctx, b, testItems(1), fn)
+		})
+		close(start)
+		gate.Release()
+		h.Settle()
+		aShed := a.Returned() && errors.Is(a.Err(), ErrBusy)
+		bShed := bb.Returned() && errors.Is(bb.Err(), ErrBusy)
+		if aShed && bShed {
+			t.Errorf("a bulkhead of 1 slot: request B started after request X had returned, so X's slot was free, and " +
+				"request A, which raced X's return, was shed too, so it never held the slot; B must get it, but it " +
+				"was shed with ErrBusy as well. A claim that failed still looked like a slot in use: take a slot in " +
+				"one step that changes nothing when it fails (a select with a default case on the send, or " +
+				"CompareAndSwap), not an add that a subtract undoes")
+		}
+		hold.Release()
+		for name, c := range map[string]katatest.ErrCall{"X": x, "A": a, "B": bb} {
+			c.Returns("every call returned, but TryForEach of request %s did not", name)
+		}
+	})
+}
+
 func TestB2_ASheddingRequestWaitsForItsCallsInFlight(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		b, err := NewBulkhead(2)
