@@ -334,14 +334,16 @@ func TestB2_RequestsRaceForTheLastSlot(t *testing.T) {
 }
 
 func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
-	// A bulkhead of one slot, held by request X's call. Request A tries it
-	// as X's call returns; request B tries it right after X's TryForEach
-	// returned, so X's slot is free again by then. A, if it came before
-	// the slot was back, is shed; then B must get the slot. Shedding both
-	// means B saw a slot in use that nobody held: a claim that counts
-	// itself first and gives the count back when it overshot (an atomic
-	// add, then a subtract) makes every other request see the slot busy
-	// in between. A few instructions wide: the scenario is repeated.
+	// A bulkhead of one slot, held by request X's call. Six requests try
+	// it as X's call returns; request B tries it right after X's
+	// TryForEach returned, so X's slot is free again by then. Whoever
+	// came before the slot was back is shed; the first claim after it gets
+	// the slot. Shedding them all, B included, means B saw a slot in use
+	// that nobody held: a claim that counts itself first and gives the
+	// count back when it overshot (an atomic add, then a subtract) makes
+	// every other request see the slot busy in between. A few
+	// instructions wide: many claims, and the scenario is repeated.
+	const racers = 6
 	katatest.Repeat(t, 24, func(h *katatest.H) {
 		b, err := NewBulkhead(1)
 		if !assert.NoError(t, err, "NewBulkhead(1)") {
@@ -357,8 +359,14 @@ func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
 		}
 		start := make(chan struct{})
 		fn := func(ctx context.Context, _ int) error { return hold.Hold(ctx) }
-		a := katatest.StartErr(h, func(ctx context.Context) error { <-start; return TryForEach(ctx, b, testItems(1), fn) })
-		bb := katatest.StartErr(h, func(ctx context.Context) error {
+		calls := map[string]katatest.ErrCall{"X": x}
+		for i := range racers {
+			calls[fmt.Sprint("R", i+1)] = katatest.StartErr(h, func(ctx context.Context) error {
+				<-start
+				return TryForEach(ctx, b, testItems(1), fn)
+			})
+		}
+		calls["B"] = katatest.StartErr(h, func(ctx context.Context) error {
 			<-start
 			<-x.Done() // X's TryForEach returned: its slot is free
 			return TryForEach(ctx, b, testItems(1), fn)
@@ -366,17 +374,21 @@ func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
 		close(start)
 		gate.Release()
 		h.Settle()
-		aShed := a.Returned() && errors.Is(a.Err(), ErrBusy)
-		bShed := bb.Returned() && errors.Is(bb.Err(), ErrBusy)
-		if aShed && bShed {
-			t.Errorf("a bulkhead of 1 slot: request B started after request X had returned, so X's slot was free, and " +
-				"request A, which raced X's return, was shed too, so it never held the slot; B must get it, but it " +
-				"was shed with ErrBusy as well. A claim that failed still looked like a slot in use: take a slot in " +
-				"one step that changes nothing when it fails (a select with a default case on the send, or " +
-				"CompareAndSwap), not an add that a subtract undoes")
+		shed := 0
+		for name, c := range calls {
+			if name != "X" && c.Returned() && errors.Is(c.Err(), ErrBusy) {
+				shed++
+			}
+		}
+		if shed == racers+1 {
+			t.Errorf("a bulkhead of 1 slot: request B started after request X had returned, so X's slot was free, " +
+				"and the %d requests that raced X's return were all shed, so none of them held the slot; B must get " +
+				"it, but it was shed with ErrBusy as well. A claim that failed still looked like a slot in use: take " +
+				"a slot in one step that changes nothing when it fails (a select with a default case on the send, " +
+				"or CompareAndSwap), not an add that a subtract undoes", racers)
 		}
 		hold.Release()
-		for name, c := range map[string]katatest.ErrCall{"X": x, "A": a, "B": bb} {
+		for name, c := range calls {
 			c.Returns("every call returned, but TryForEach of request %s did not", name)
 		}
 	})
