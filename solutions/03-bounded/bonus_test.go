@@ -334,7 +334,7 @@ func TestB2_RequestsRaceForTheLastSlot(t *testing.T) {
 }
 
 func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
-	// A bulkhead of one slot, held by request X's call. Six requests try
+	// A bulkhead of one slot, held by request X's call. Ten requests try
 	// it as X's call returns; request B tries it right after X's
 	// TryForEach returned, so X's slot is free again by then. Whoever
 	// came before the slot was back is shed; the first claim after it gets
@@ -343,8 +343,8 @@ func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
 	// count back when it overshot (an atomic add, then a subtract) makes
 	// every other request see the slot busy in between. A few
 	// instructions wide: many claims, and the scenario is repeated.
-	const racers = 6
-	katatest.Repeat(t, 24, func(h *katatest.H) {
+	const racers = 10
+	katatest.Repeat(t, 48, func(h *katatest.H) {
 		b, err := NewBulkhead(1)
 		if !assert.NoError(t, err, "NewBulkhead(1)") {
 			return
@@ -381,10 +381,10 @@ func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
 			}
 		}
 		if shed == racers+1 {
-			t.Errorf("a bulkhead of 1 slot: request B started after request X had returned, so X's slot was free, " +
-				"and the %d requests that raced X's return were all shed, so none of them held the slot; B must get " +
-				"it, but it was shed with ErrBusy as well. A claim that failed still looked like a slot in use: take " +
-				"a slot in one step that changes nothing when it fails (a select with a default case on the send, " +
+			t.Errorf("a bulkhead of 1 slot: request B started after request X had returned, so X's slot was free, "+
+				"and the %d requests that raced X's return were all shed, so none of them held the slot; B must get "+
+				"it, but it was shed with ErrBusy as well. A claim that failed still looked like a slot in use: take "+
+				"a slot in one step that changes nothing when it fails (a select with a default case on the send, "+
 				"or CompareAndSwap), not an add that a subtract undoes", racers)
 		}
 		hold.Release()
