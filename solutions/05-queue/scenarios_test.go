@@ -65,6 +65,12 @@ var testProduceErrors = []struct {
 	{"a plain error", func() error { return errors.New("read orders: line 7: bad quantity") }},
 	{"a *storeError", func() error { return &testStoreError{item: 0, code: 400} }},
 	{"an error wrapping io.ErrUnexpectedEOF", func() error { return fmt.Errorf("read orders: %w", io.ErrUnexpectedEOF) }},
+	// Context errors of produce's own, not Run's: its own read timeout,
+	// its source closed. Nobody cancelled Run: they stop nothing either.
+	{"an error wrapping context.DeadlineExceeded (its own read timeout, not a cancel of Run)",
+		func() error { return fmt.Errorf("read orders: %w", context.DeadlineExceeded) }},
+	{"an error wrapping context.Canceled (its source was closed, not a cancel of Run)",
+		func() error { return fmt.Errorf("read orders: source closed: %w", context.Canceled) }},
 }
 
 // testRelease lets one held consume call return.
@@ -704,7 +710,7 @@ func (r *testFlowRun) settled(call *katatest.Call[Stats], stopped bool) bool {
 	case f.req == "R2" && call.Returned() && (finished < started || started < accepted):
 		h.Errorf("Run returned while %d consume call(s) still ran and %d accepted item(s) were not yet handed to "+
 			"consume: when produce returns, the consumers drain the queue and Run returns after the last consume "+
-			"returned", started-finished, accepted-started)
+			"returned%s", started-finished, accepted-started, testOwnCtxError(r.produceErr))
 		return false
 	}
 	return true
@@ -742,7 +748,7 @@ func (r *testFlowRun) check(stats Stats, err error) {
 				"returned %s", testDescribe(want), testDescribe(err))
 		case !slices.Equal(testSorted(accepted), testSorted(items)):
 			h.Errorf("when produce returns, every accepted item is consumed exactly once; the puts that returned nil "+
-				"were %v, consume got %v", testSorted(accepted), testSorted(items))
+				"were %v, consume got %v%s", testSorted(accepted), testSorted(items), testOwnCtxError(want))
 		case stats != Stats{Produced: len(accepted), Consumed: len(items)}:
 			h.Errorf("a complete drain of %d accepted items: Stats must be %+v; Run returned %+v",
 				len(accepted), Stats{Produced: len(accepted), Consumed: len(items)}, stats)
@@ -845,6 +851,17 @@ func (r *testFlowRun) firstStop() testFirst {
 		first.want = "ctx.Err(), context.Canceled (a consumer error that came after the cancel does not count)"
 	}
 	return first
+}
+
+// testOwnCtxError explains a drain cut short after produce returned an
+// error of its own that matches a context error: that is no cancel.
+func testOwnCtxError(perr error) string {
+	if !errors.Is(perr, context.Canceled) && !errors.Is(perr, context.DeadlineExceeded) {
+		return ""
+	}
+	return fmt.Sprintf(". produce returned %q, an error of its own that matches a context error; Run's ctx was "+
+		"not cancelled and no consumer failed, so it stops nothing: look at ctx.Err(), not at produce's error, "+
+		"to tell a cancel", perr)
 }
 
 // testDescribe names an error for a message: its text, type and chain.
