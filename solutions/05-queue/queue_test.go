@@ -57,8 +57,19 @@ func TestR2_DrainsEveryAcceptedItemBeforeReturning(t *testing.T) {
 }
 
 func TestR2_ProducerErrorStillDrains(t *testing.T) {
+	// Any error of produce's, those that match a context error of its own
+	// (its own read timeout, its source closed) too: nobody cancelled Run.
+	for _, errSource := range []error{
+		errors.New("read records: unexpected EOF"),
+		fmt.Errorf("read records: %w", context.DeadlineExceeded),
+		fmt.Errorf("read records: source closed: %w", context.Canceled),
+	} {
+		testProducerErrorStillDrains(t, errSource)
+	}
+}
+
+func testProducerErrorStillDrains(t *testing.T, errSource error) {
 	katatest.Run(t, func(h *katatest.H) {
-		errSource := errors.New("read records: unexpected EOF")
 		gate := katatest.NewGate()
 		c := &testConsumer{gate: gate}
 		fail := make(chan struct{})
@@ -81,13 +92,15 @@ func TestR2_ProducerErrorStillDrains(t *testing.T) {
 		synctest.Wait()
 		switch {
 		case gate.Cancelled() > 0:
-			t.Errorf("produce failed after 3 puts, and Run then cancelled %d consume calls: the 3 accepted items "+
-				"must still be consumed; a producer error ends production like a normal return, only a cancel "+
-				"or a consumer error stops the consumers", gate.Cancelled())
+			t.Errorf("produce failed after 3 puts with %q, and Run then cancelled %d consume calls: the 3 accepted "+
+				"items must still be consumed; a producer error ends production like a normal return, only a "+
+				"cancel of Run's ctx or a consumer error stops the consumers%s", errSource, gate.Cancelled(),
+				testOwnCtxError(errSource))
 		case call.Returned():
-			t.Errorf("produce failed after 3 puts, and Run returned while consume calls were still running: " +
-				"a producer error ends production like a normal return, so the consumers drain the queue and " +
-				"Run waits for every one of them (sync.WaitGroup) before it returns")
+			t.Errorf("produce failed after 3 puts with %q, and Run returned while consume calls were still "+
+				"running: a producer error ends production like a normal return, so the consumers drain the queue "+
+				"and Run waits for every one of them (sync.WaitGroup) before it returns%s", errSource,
+				testOwnCtxError(errSource))
 		}
 		if t.Failed() {
 			call.Stop()
