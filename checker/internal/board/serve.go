@@ -88,9 +88,9 @@ func Serve(ctx context.Context, cfg ServeConfig, out, log io.Writer) error {
 	}
 	defer l.Close()
 	base := "http://" + net.JoinHostPort(boardHost(cfg.Addr), fmt.Sprint(l.Addr().(*net.TCPAddr).Port))
-	cfg.banner(out, base, short(agenda[0].Slug), codes != nil, b)
-	fmt.Fprintf(out, "An interview sends this server its witness copy with:\n  make interview EX=%s WITNESS=%s WITNESS_TOKEN=%s\n", short(agenda[0].Slug), base, cfg.Token)
-	fmt.Fprintf(out, "and its scorecard compares with it: checker scorecard RECORD --witness %s/\n", rel(cfg.WorkDir, wit.Dir()))
+	witnessing := fmt.Sprintf("An interview sends this server its witness copy with:\n  make interview EX=%s WITNESS=%s WITNESS_TOKEN=%s\n", short(agenda[0].Slug), base, cfg.Token) +
+		fmt.Sprintf("and its scorecard compares with it: checker scorecard RECORD --witness %s/\n", rel(cfg.WorkDir, wit.Dir()))
+	cfg.banner(out, base, short(agenda[0].Slug), codes != nil, b, witnessing)
 	if err := b.Serve(ctx, l); err != nil {
 		return err
 	}
@@ -174,7 +174,10 @@ func (cfg *ServeConfig) readCodes() (map[string]string, error) {
 // banner tells the facilitator where the board is, what participants
 // type to push to it (first shows the agenda's first kata), and where
 // the room is kept.
-func (cfg *ServeConfig) banner(out io.Writer, base, first string, codes bool, b *Server) {
+// banner says where the board is and how to push to it, then witnessing,
+// and ends with the line "… Ctrl-C stops the board.": once that line is
+// out, the whole banner is.
+func (cfg *ServeConfig) banner(out io.Writer, base, first string, codes bool, b *Server, witnessing string) {
 	fmt.Fprintf(out, "Room board: %s/\n", base)
 	fmt.Fprintf(out, "Participants type this once in their kata checkout's shell, so that every\nmake check and make watch pushes its grade:\n")
 	code, makeCode := "", ""
@@ -187,6 +190,7 @@ func (cfg *ServeConfig) banner(out io.Writer, base, first string, codes bool, b 
 	if cfg.AdminToken != "" {
 		fmt.Fprintf(out, "Your controls: POST %s/admin/hide and /admin/drop with the admin token.\n", base)
 	}
+	io.WriteString(out, witnessing)
 	who := fmt.Sprintf("%d participants", b.Participants())
 	if b.Participants() == 1 {
 		who = "1 participant"
