@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -342,9 +343,15 @@ func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
 	// that nobody held: a claim that counts itself first and gives the
 	// count back when it overshot (an atomic add, then a subtract) makes
 	// every other request see the slot busy in between. A few
-	// instructions wide: many claims, and the scenario is repeated.
+	// instructions wide: shaken, it shows in about one repetition of 20,
+	// so the scenario is repeated 400 times (a few tenths of a second).
+	//
+	// A slot given back after TryForEach returned sheds B too. Only a
+	// racer still inside TryForEach while B claims can hide the slot, so
+	// B shed while none was inside is that mistake; with one inside, the
+	// test cannot tell which of the two it was and names both.
 	const racers = 10
-	katatest.Repeat(t, 48, func(h *katatest.H) {
+	katatest.Repeat(t, 400, func(h *katatest.H) {
 		b, err := NewBulkhead(1)
 		if !assert.NoError(t, err, "NewBulkhead(1)") {
 			return
@@ -359,16 +366,30 @@ func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
 		}
 		start := make(chan struct{})
 		fn := func(ctx context.Context, _ int) error { return hold.Hold(ctx) }
+		// Whether B's TryForEach and a racer's overlapped: whichever of
+		// the two began later sees the other inside.
+		var inside atomic.Int32 // racers inside TryForEach
+		var bInside, overlapped atomic.Bool
 		calls := map[string]katatest.ErrCall{"X": x}
 		for i := range racers {
 			calls[fmt.Sprint("R", i+1)] = katatest.StartErr(h, func(ctx context.Context) error {
 				<-start
+				inside.Add(1)
+				defer inside.Add(-1)
+				if bInside.Load() {
+					overlapped.Store(true)
+				}
 				return TryForEach(ctx, b, testItems(1), fn)
 			})
 		}
 		calls["B"] = katatest.StartErr(h, func(ctx context.Context) error {
 			<-start
 			<-x.Done() // X's TryForEach returned: its slot is free
+			bInside.Store(true)
+			defer bInside.Store(false)
+			if inside.Load() > 0 {
+				overlapped.Store(true)
+			}
 			return TryForEach(ctx, b, testItems(1), fn)
 		})
 		close(start)
@@ -380,12 +401,21 @@ func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
 				shed++
 			}
 		}
-		if shed == racers+1 {
+		switch {
+		case shed != racers+1:
+		case !overlapped.Load():
+			t.Errorf("a bulkhead of 1 slot: request X's TryForEach returned, and request B, made right after it " +
+				"while no other request was inside TryForEach, was shed with ErrBusy: X's slot was still taken " +
+				"after its TryForEach returned — give the slot back before the call's goroutine counts itself done " +
+				"(defer wg.Done() first, so that it runs last)")
+		default:
 			t.Errorf("a bulkhead of 1 slot: request B started after request X had returned, so X's slot was free, "+
 				"and the %d requests that raced X's return were all shed, so none of them held the slot; B must get "+
-				"it, but it was shed with ErrBusy as well. A claim that failed still looked like a slot in use: take "+
-				"a slot in one step that changes nothing when it fails (a select with a default case on the send, "+
-				"or CompareAndSwap), not an add that a subtract undoes", racers)
+				"it, but it was shed with ErrBusy as well. Either a claim that failed still looked like a slot in "+
+				"use — take a slot in one step that changes nothing when it fails (a select with a default case on "+
+				"the send, or CompareAndSwap), not an add that a subtract undoes — or X's slot was still taken "+
+				"after its TryForEach returned — give the slot back before the call's goroutine counts itself done",
+				racers)
 		}
 		hold.Release()
 		for name, c := range calls {
