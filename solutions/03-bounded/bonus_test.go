@@ -335,91 +335,91 @@ func TestB2_RequestsRaceForTheLastSlot(t *testing.T) {
 }
 
 func TestB2_AShedClaimDoesNotHideASlotJustGivenBack(t *testing.T) {
-	// A bulkhead of one slot, held by request X's call. Ten requests try
-	// it as X's call returns; request B tries it right after X's
-	// TryForEach returned, so X's slot is free again by then. Whoever
-	// came before the slot was back is shed; the first claim after it gets
-	// the slot. Shedding them all, B included, means B saw a slot in use
-	// that nobody held: a claim that counts itself first and gives the
-	// count back when it overshot (an atomic add, then a subtract) makes
-	// every other request see the slot busy in between. A few
-	// instructions wide: shaken, it shows in about one repetition of 20,
-	// so the scenario is repeated 400 times (a few tenths of a second).
+	// A bulkhead of one slot and a few clients, each making requests of
+	// one item one after the other, all at once; every call returns at
+	// once. A request finds the slot taken only while another request
+	// holds it, and a request holds it only between its call to
+	// TryForEach and that call's return. So a request that was shed while
+	// no request that got the slot was under way found a free slot busy.
+	// A claim that counts itself first and gives the count back when it
+	// overshot (an atomic add, then a subtract) does that: while a claim
+	// that failed is still counted, a slot just given back looks busy. A
+	// few instructions wide: many requests, and the scenario is repeated.
 	//
-	// A slot given back after TryForEach returned sheds B too. Only a
-	// racer still inside TryForEach while B claims can hide the slot, so
-	// B shed while none was inside is that mistake; with one inside, the
-	// test cannot tell which of the two it was and names both.
-	const racers = 10
-	katatest.Repeat(t, 400, func(h *katatest.H) {
+	// Every TryForEach is stamped from one counter before it starts and
+	// after it returns, so the test knows which ones could overlap. A slot
+	// given back after TryForEach returned sheds such a request too; if no
+	// other request overlapped it, that is the only cause, and the verdict
+	// says so; otherwise it names both.
+	const clients, requests = 8, 12
+	type try struct {
+		s0, s1 int64 // stamps before the call and after it returned
+		shed   bool
+	}
+	katatest.Repeat(t, 40, func(h *katatest.H) {
 		b, err := NewBulkhead(1)
 		if !assert.NoError(t, err, "NewBulkhead(1)") {
 			return
 		}
-		gate, hold := katatest.NewGate(), katatest.NewGate()
-		x := katatest.StartErr(h, func(ctx context.Context) error {
-			return TryForEach(ctx, b, testItems(1), func(ctx context.Context, _ int) error { return gate.Hold(ctx) })
-		})
-		if x.Broken() {
-			gate.Release()
-			return
-		}
+		var seq atomic.Int64
 		start := make(chan struct{})
-		fn := func(ctx context.Context, _ int) error { return hold.Hold(ctx) }
-		// Whether B's TryForEach and a racer's overlapped: whichever of
-		// the two began later sees the other inside.
-		var inside atomic.Int32 // racers inside TryForEach
-		var bInside, overlapped atomic.Bool
-		calls := map[string]katatest.ErrCall{"X": x}
-		for i := range racers {
-			calls[fmt.Sprint("R", i+1)] = katatest.StartErr(h, func(ctx context.Context) error {
+		tries := make([][]try, clients)
+		calls := make([]katatest.ErrCall, clients)
+		fn := func(context.Context, int) error { return nil }
+		for i := range calls {
+			calls[i] = katatest.StartErr(h, func(ctx context.Context) error {
 				<-start
-				inside.Add(1)
-				defer inside.Add(-1)
-				if bInside.Load() {
-					overlapped.Store(true)
+				for range requests {
+					s0 := seq.Add(1)
+					err := TryForEach(ctx, b, testItems(1), fn)
+					tries[i] = append(tries[i], try{s0, seq.Add(1), errors.Is(err, ErrBusy)})
+					if err != nil && !errors.Is(err, ErrBusy) {
+						return err
+					}
 				}
-				return TryForEach(ctx, b, testItems(1), fn)
+				return nil
 			})
 		}
-		calls["B"] = katatest.StartErr(h, func(ctx context.Context) error {
-			<-start
-			<-x.Done() // X's TryForEach returned: its slot is free
-			bInside.Store(true)
-			defer bInside.Store(false)
-			if inside.Load() > 0 {
-				overlapped.Store(true)
-			}
-			return TryForEach(ctx, b, testItems(1), fn)
-		})
 		close(start)
-		gate.Release()
-		h.Settle()
-		shed := 0
-		for name, c := range calls {
-			if name != "X" && c.Returned() && errors.Is(c.Err(), ErrBusy) {
-				shed++
+		for i, c := range calls {
+			if !c.Returns("every call returns at once, but client %d's requests did not all return", i+1) {
+				return
 			}
 		}
-		switch {
-		case shed != racers+1:
-		case !overlapped.Load():
-			t.Errorf("a bulkhead of 1 slot: request X's TryForEach returned, and request B, made right after it " +
-				"while no other request was inside TryForEach, was shed with ErrBusy: X's slot was still taken " +
-				"after its TryForEach returned — give the slot back before the call's goroutine counts itself done " +
-				"(defer wg.Done() first, so that it runs last)")
-		default:
-			t.Errorf("a bulkhead of 1 slot: request B started after request X had returned, so X's slot was free, "+
-				"and the %d requests that raced X's return were all shed, so none of them held the slot; B must get "+
-				"it, but it was shed with ErrBusy as well. Either a claim that failed still looked like a slot in "+
-				"use — take a slot in one step that changes nothing when it fails (a select with a default case on "+
-				"the send, or CompareAndSwap), not an add that a subtract undoes — or X's slot was still taken "+
-				"after its TryForEach returned — give the slot back before the call's goroutine counts itself done",
-				racers)
-		}
-		hold.Release()
-		for name, c := range calls {
-			c.Returns("every call returned, but TryForEach of request %s did not", name)
+		overlap := func(a, b try) bool { return a.s0 < b.s1 && b.s0 < a.s1 }
+		for i, ts := range tries {
+			for _, s := range ts {
+				if !s.shed {
+					continue
+				}
+				held, alone := false, true
+				for _, os := range tries {
+					for _, o := range os {
+						if o != s && overlap(o, s) {
+							alone = false
+							held = held || !o.shed
+						}
+					}
+				}
+				switch {
+				case held:
+					continue
+				case alone:
+					t.Errorf("a bulkhead of 1 slot: client %d's request was shed with ErrBusy while no other "+
+						"request was under way: the slot of a request that had returned was still taken — give "+
+						"the slot back before the call's goroutine counts itself done (defer wg.Done() first, so "+
+						"that it runs last)", i+1)
+				default:
+					t.Errorf("a bulkhead of 1 slot: client %d's request was shed with ErrBusy while the only "+
+						"requests under way were shed too, so none of them held the slot, and every request "+
+						"before them had returned. Either a claim that failed still looked like a slot in use — "+
+						"take a slot in one step that changes nothing when it fails (a select with a default case "+
+						"on the send, or CompareAndSwap), not an add that a subtract undoes — or the slot of a "+
+						"request that had returned was still taken — give the slot back before the call's "+
+						"goroutine counts itself done", i+1)
+				}
+				return
+			}
 		}
 	})
 }
