@@ -763,6 +763,12 @@ func (r *testFlowRun) check(stats Stats, err error) {
 		switch {
 		case !first.match(err):
 			h.Errorf("%s came first, so Run must return %s; it returned %s", first.what, first.want, testDescribe(err))
+		case !first.canceled && errors.Is(err, context.Canceled):
+			h.Errorf("%s came first and nobody cancelled, yet Run's error also matches context.Canceled: %s. The "+
+				"consume calls that Run's own stop cut short return the cancel it caused, which is no error of "+
+				"theirs: return the first consumer error alone, not joined with the errors that came after it, or "+
+				"a caller that checks errors.Is(err, context.Canceled) takes the failure for a client that went "+
+				"away", first.what, testDescribe(err))
 		case len(notCancel) > 0:
 			h.Errorf("after the stop (%s), the consume calls still running must see their ctx cancelled; "+
 				"the calls for item(s) %s ended with ctx.Err() == nil: cancel the ctx they got", first.what,
@@ -793,6 +799,9 @@ func (r *testFlowRun) check(stats Stats, err error) {
 type testFirst struct {
 	what, want string
 	match      func(error) bool
+	// canceled: Run's error may match context.Canceled (a cancel may
+	// count as first, or a first consumer error matches it).
+	canceled bool
 }
 
 // firstStop is what came first: the first failed call, or the cancel.
@@ -826,7 +835,7 @@ func (r *testFlowRun) firstStop() testFirst {
 			return true
 		}
 		return slices.ContainsFunc(errs, func(e error) bool { return errors.Is(err, e) })
-	}}
+	}, canceled: canceled || slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, context.Canceled) })}
 	switch {
 	case len(errs) > 0 && canceled:
 		first.what = fmt.Sprintf("the consumer error of item(s) %s and the cancel, at the same moment,", strings.Join(items, ", "))

@@ -523,6 +523,42 @@ func TestR5_QueuedLookupsNeverStartOnceStopped(t *testing.T) {
 	})
 }
 
+func TestR2_TheHeartbeatStartsWithRun(t *testing.T) {
+	// The cache is made, and Run starts 2.5 Ticks later: the heartbeat is
+	// Run's (its ticker is stopped when Run returns), so the first OnTick
+	// comes one Tick after Run started, and none at Run's start, when the
+	// clock stands still. A ticker made in New ticks before Run, and the
+	// tick it holds reaches OnTick as soon as Run starts.
+	katatest.Run(t, func(h *katatest.H) {
+		tb := &testBed{h: h, backend: testNewBackend(), ticks: &katatest.Recorder[Stats]{}}
+		h.Own(tb.backend.releaseAll)
+		tb.cache = New(h.Clk, tb.backend.lookup, Config{MaxInFlight: 2, Tick: testTick, OnTick: tb.ticks.Add})
+		h.Advance(2*testTick + testTick/2)
+		tb.run = katatest.StartErr(h, tb.cache.Run)
+		defer tb.close()
+		if tb.run.Broken() {
+			return
+		}
+		synctest.Wait()
+		if n := len(tb.ticks.All()); n != 0 {
+			t.Errorf("the cache was made at 0s and Run started at %v; OnTick was called %d time(s) as Run started, "+
+				"with the clock standing still: the heartbeat was ticking before Run, from a ticker made in New. "+
+				"Make the clk.Ticker in Run, so that it ticks every Tick from Run's start and stops when Run "+
+				"returns", h.Elapsed(), n)
+			return
+		}
+		h.Advance(testTick - 1)
+		if n := len(tb.ticks.All()); n != 0 {
+			t.Errorf("Run started at %v, and OnTick was called %d time(s) before a Tick (%v) had passed since: the "+
+				"heartbeat ticks every Tick from Run's start; make the clk.Ticker in Run, not in New",
+				2*testTick+testTick/2, n, testTick)
+			return
+		}
+		h.Advance(1)
+		assert.Len(t, tb.ticks.All(), 1, "one Tick after Run started, OnTick must have been called once")
+	})
+}
+
 func TestR2_TheHeartbeatKeepsItsScheduleWhileRequestsArrive(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		tb := testStart(h, 2, 0)
