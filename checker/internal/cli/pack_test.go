@@ -24,6 +24,7 @@ import (
 // inside, no solutions and no test files; and it grades exactly like the
 // repository, verdicts and messages alike.
 func TestPackKitGradesLikeTheRepository(t *testing.T) {
+	t.Parallel() // each in a checkout of its own
 	dir := committedCheckout(t)
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)

@@ -33,6 +33,7 @@ func (c slowBuilds) Since(t time.Time) time.Duration { return c.Clock.Since(t) +
 // about a minute; in a log, one line as it starts to be slow and one as
 // it ends, and the report on stdout is untouched.
 func TestCheckShowsASlowBuild(t *testing.T) {
+	t.Parallel() // each in a checkout of its own
 	dir := checkout(t)
 	quick := run(t, dir, "check", "06", "--json")
 	slow := runEnv(t, dir, cli.Env{Clock: slowBuilds{clock.New()}}, "check", "06", "--json")

@@ -21,6 +21,7 @@ import (
 // restarted board shows the same room. A push refused costs one line and
 // changes nothing else; a port in use is one line too.
 func TestServeAndPush(t *testing.T) {
+	t.Parallel() // each in a checkout of its own
 	dir := checkout(t)
 	room := filepath.Join(t.TempDir(), "room")
 	srv := start(t, dir, cli.Env{}, "serve", "--addr", "127.0.0.1:0", "--token", "workshop-2026", "--dir", room)
@@ -107,6 +108,7 @@ func httpGet(t *testing.T, url string) string {
 }
 
 func TestServeAdminToken(t *testing.T) {
+	t.Parallel() // each in a checkout of its own
 	dir := checkout(t)
 	same := run(t, dir, "serve", "--addr", "127.0.0.1:0", "--token", "workshop-2026", "--admin-token", "workshop-2026", "--dir", t.TempDir())
 	assert.Equal(t, cli.ExitUsage, same.code)
@@ -117,6 +119,7 @@ func TestServeAdminToken(t *testing.T) {
 // With join codes, the banner asks for each participant's code, and a
 // check pushes with the one it is given (--code, KATA_CODE).
 func TestServeCodes(t *testing.T) {
+	t.Parallel() // each in a checkout of its own
 	dir := checkout(t)
 	codes := filepath.Join(t.TempDir(), "codes.txt")
 	require.NoError(t, os.WriteFile(codes, []byte("Ada Lovelace ada-7f3k\nGrace Hopper gr-22qz\n"), 0o644))

@@ -18,6 +18,7 @@ import (
 // watch grades at once, again on every save, and on a pass offers the
 // next kata, which Enter starts.
 func TestWatch(t *testing.T) {
+	t.Parallel() // each in a checkout of its own
 	dir := checkout(t)
 	k := kata(t, dir)
 	next := after(t, dir, k.Slug)
@@ -65,6 +66,7 @@ func after(t *testing.T, dir, slug string) catalog.Kata {
 // watch -v shows what the code printed under a failed requirement, as
 // check -v does.
 func TestWatchVerbose(t *testing.T) {
+	t.Parallel() // each in a checkout of its own
 	dir := checkout(t)
 	k := kata(t, dir)
 	ms, err := verify.Mutants(k)
