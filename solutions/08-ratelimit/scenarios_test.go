@@ -811,6 +811,18 @@ var testDeadlinesAtOnce = testLinScenario{r: 2, burst: 1, batches: []testLinBatc
 		{{kind: testWaitDeadline, deadline: 1}}, {{kind: testWait}}}, advance: 4},
 }}
 
+// testDeadlinesFitOne: at 2 per second with burst 1, once the bucket is
+// empty, three Waits whose deadline is 750ms away start at once: the first
+// to reserve gets the token due at 500ms, and the others, whose tokens are
+// due at 1s and 1.5s, fail at once. A Wait that compares the next due time
+// with its deadline in one critical section and reserves in another can
+// pass the check and then reserve a later token than the one it checked.
+var testDeadlinesFitOne = testLinScenario{r: 2, burst: 1, batches: []testLinBatch{
+	{callers: [][]testLinOp{{{kind: testAllow}}}},
+	{callers: [][]testLinOp{{{kind: testWaitDeadline, deadline: 3}}, {{kind: testWaitDeadline, deadline: 3}},
+		{{kind: testWaitDeadline, deadline: 3}}}, advance: 4},
+}}
+
 // testDeadlineTookNothing fails the scenario when a Wait that failed with
 // ErrWouldExceedDeadline took a token: when the calls are explained only if
 // such a Wait reserved its token and then gave it back under the rule for a
@@ -915,5 +927,6 @@ func TestR6_ExploreDeadlinesAmongConcurrentCalls(t *testing.T) {
 	// Waits with a deadline too soon at once with Waits that get their
 	// token: the first may not take one, not even for a moment.
 	katatest.Repeat(t, 8, func(h *katatest.H) { testDeadlinesAtOnce.play(h, testLinDeadlines) })
+	katatest.Repeat(t, 8, func(h *katatest.H) { testDeadlinesFitOne.play(h, testLinDeadlines) })
 	katatest.Explore(t, 12, testDrawLin(false, true), func(h *katatest.H, s testLinScenario) { s.play(h, testLinDeadlines) })
 }
