@@ -679,7 +679,9 @@ func testEachWaitAlone(h *katatest.H, ws []*testLinWaiter) bool {
 			h.Errorf("Wait #%d waited until its deadline passed and returned %v: its token was due at or after "+
 				"the deadline (count the tokens the waiting calls reserved before it: each Wait reserves its own token "+
 				"as it starts), so Wait must fail at once "+
-				"with ErrWouldExceedDeadline, taking nothing, instead of waiting", w.id, out.err)
+				"with ErrWouldExceedDeadline, taking nothing, instead of waiting. Compare the due time of the token "+
+				"it takes with the deadline in the same critical section as the reservation: a check made before "+
+				"it, under another lock, was about a token another Wait may have taken since", w.id, out.err)
 			return false
 		case op.kind == testWaitDeadline && out.err != nil && !out.cancelled && !errors.Is(out.err, ErrWouldExceedDeadline):
 			h.Errorf("Wait #%d with a deadline returned %v: a deadline too soon for the token is an error that "+
