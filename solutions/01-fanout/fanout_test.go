@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 
@@ -396,6 +397,46 @@ func TestR5_CancelReachesEveryCall(t *testing.T) {
 		}
 		assert.ErrorIs(t, err, context.Canceled, "the caller cancelled ctx: Map's error must match ctx.Err() (context.Canceled)")
 		assert.Nil(t, out, "the caller cancelled ctx: on an error Map returns nil results")
+	})
+}
+
+// The caller cancels while every call ignores its ctx, and then they all
+// succeed, last to first. No call failed: Map may return their results and
+// nil, or nil and ctx.Err(), but results it returns are the calls' own.
+func TestR5_CallsThatSucceedAfterTheCancelKeepTheirResults(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 3
+		calls := testNewCalls(h, n)
+		calls.ignoreCtx = true
+		c := testStart(h, calls, Map[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "Map", "a cancel, then every call succeeds") {
+			return
+		}
+		c.Cancel()
+		synctest.Wait()
+		for i := n - 1; i >= 0; i-- {
+			calls.release(i)
+			synctest.Wait()
+		}
+		out, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		want := make([]string, n)
+		for i, v := range calls.in {
+			want[i] = testResult(v)
+		}
+		switch {
+		case err != nil && !errors.Is(err, context.Canceled):
+			t.Errorf("the caller cancelled, and then every call, ignoring its ctx, succeeded; Map returned %q: no "+
+				"call failed, so Map returns the results and nil, or nil and ctx.Err() for the cancel", err)
+		case err != nil:
+			assert.Nil(t, out, "Map returned ctx.Err() for the cancel: on an error it returns nil results")
+		case !slices.Equal(out, want):
+			t.Errorf("the caller cancelled, and then every call, ignoring its ctx, succeeded; Map returned nil and "+
+				"%q, want %q: a call that returns a result after a cancel has still returned it — store it in "+
+				"out[i] (or return ctx.Err() for the cancel), never zero values with no error", out, want)
+		}
 	})
 }
 

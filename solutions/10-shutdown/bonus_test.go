@@ -201,6 +201,81 @@ func TestB2_ReadyFlipsAndIntakeLastsThePreDrainDelay(t *testing.T) {
 	})
 }
 
+func TestB2_SubmitsWaitingForRoomDuringThePreDrainDelayGetIn(t *testing.T) {
+	// One worker held on job-1 and a queue of 1 holding job-2: job-3 waits
+	// for room, Shutdown begins with a 5s pre-drain delay, and job-4
+	// arrives during it and waits too. Intake still runs during the delay,
+	// so both keep waiting, and both get in when job-1 finishes, 0.5s into
+	// the delay, and the queue moves.
+	katatest.Run(t, func(h *katatest.H) {
+		const delay = 5 * time.Second
+		r := testNew(h, 1, 1)
+		r.svc.SetPreDrainDelay(delay)
+		r.svc.Start()
+		r.hold(true, "job-1")
+		if !r.accept("the queue was empty", "job-1") || !r.wantRunning("job-1 was submitted to the idle worker", "job-1") ||
+			!r.accept("job-1 is running and the queue of 1 was empty", "job-2") {
+			return
+		}
+		j3 := r.submit("job-3")
+		if !r.settle("Submit of job-3 with the queue full") || testBroken(r, j3) ||
+			!j3.Waits("the queue of 1 holds job-2 and the worker runs job-1, yet Submit of job-3 returned at once: "+
+				"with the queue full, Submit waits for room") {
+			r.unwind()
+			return
+		}
+		sd := r.shutdownWithin(time.Minute)
+		if !r.settle("Shutdown with a pre-drain delay") || testBroken(r, sd) || !r.advance(time.Second/2, "0.5s into the pre-drain delay") {
+			return
+		}
+		j4 := r.submit("job-4")
+		if !r.settle("Submit of job-4 during the pre-drain delay") || testBroken(r, j4) {
+			return
+		}
+		for _, w := range []struct {
+			id string
+			c  *katatest.Call[struct{}]
+		}{{"job-3", j3}, {"job-4", j4}} {
+			if w.c.Returned() {
+				_, err := w.c.Result()
+				t.Errorf("Shutdown began with a 5s pre-drain delay, and Submit of %s, waiting for room in the full "+
+					"queue, returned %v within the delay: Submit accepts jobs until the delay ends, so one waiting "+
+					"for room keeps waiting (wake the waiting Submits when intake stops, after the delay, not when "+
+					"Shutdown begins)", w.id, err)
+				r.unwind()
+				return
+			}
+		}
+		r.release() // job-1 finishes at 0.5s: the queue moves
+		for _, w := range []struct {
+			id string
+			c  *katatest.Call[struct{}]
+		}{{"job-3", j3}, {"job-4", j4}} {
+			if !r.settle("job-1 finished") || !w.c.Returns("job-1 finished during the pre-drain delay and the queue "+
+				"moved, but Submit of %s was still waiting for room", w.id) {
+				r.unwind()
+				return
+			}
+			if _, err := w.c.Result(); err != nil {
+				t.Errorf("job-1 finished during the pre-drain delay and the queue moved, but Submit of %s returned "+
+					"%v: room came before the delay ended, so the job is accepted", w.id, err)
+				r.unwind()
+				return
+			}
+		}
+		if !r.advance(delay, "after the pre-drain delay") {
+			return
+		}
+		if _, err, ok := testFinish(r, sd, "Shutdown", "every job had finished within the grace, but Shutdown did "+
+			"not return"); ok {
+			assert.NoError(t, err, "every job finished within the grace: Shutdown must return nil")
+		}
+		assert.ElementsMatch(t, []string{"job-1", "job-2", "job-3", "job-4"}, r.started(), "the jobs that got in "+
+			"during the pre-drain delay are drained like the others (job-3 and job-4 waited together: either may "+
+			"get in first)")
+	})
+}
+
 func TestB3_HooksRunOnceAfterTheWorkersInReverseOrder(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		errFlush := errors.New("flush metrics: connection refused")
