@@ -58,6 +58,25 @@ func TestB1_GivesUpWhenThePauseWouldPassMaxElapsed(t *testing.T) {
 				why: "attempt 1 took 4s and the pause of 2s after it would end at 6s, past MaxElapsed 5s: " +
 					"the budget counts from the moment Do was called, the first attempt included, not from the first failure",
 			},
+			{
+				// Jitter 0.5 at r = 0.75 makes the first pause 125ms: past the budget,
+				// although the backoff before jitter, 100ms, is not.
+				name: "MaxElapsed 110ms, BaseDelay 100ms with Jitter 0.5 at r = 0.75 (a pause of 125ms)",
+				policy: Policy{BaseDelay: 100 * ms, MaxElapsed: 110 * ms, Jitter: 0.5,
+					Rand: func() float64 { return 0.75 }},
+				why: "the next pause is 125ms, jitter included, and 0s + 125ms passes MaxElapsed 110ms: judge the " +
+					"budget on the pause Do would sleep, after jitter, not on the backoff before it",
+			},
+			{
+				// At r = 0.25 the first pause is 75ms: within the budget, although the
+				// backoff before jitter, 100ms, is not; the next, 150ms, is past it.
+				name: "MaxElapsed 90ms, BaseDelay 100ms with Jitter 0.5 at r = 0.25 (pauses of 75ms, then 150ms; " +
+					"the budget is judged on the pause after jitter)",
+				policy: Policy{BaseDelay: 100 * ms, MaxElapsed: 90 * ms, Jitter: 0.5,
+					Rand: func() float64 { return 0.25 }},
+				pauses: []time.Duration{75 * ms},
+				why:    "75ms elapsed + the next pause of 150ms, jitter included, passes MaxElapsed 90ms",
+			},
 		}
 		for _, tc := range cases {
 			attempts := len(tc.pauses) + 1

@@ -437,7 +437,10 @@ func (s testKeyedScenario) play(h *katatest.H) {
 		h.Errorf("calls on one key took their tokens from two different buckets: finding (or creating) the key's "+
 			"bucket, forgetting the idle keys and taking the token were not one critical section, so a call took its "+
 			"token from a bucket that another call had just forgotten (or replaced) while the next call got a new, full "+
-			"one. Take the token under the lock that finds, creates and forgets the buckets. Several goroutines at once "+
+			"one; or the call's own sweep forgot the bucket it had just found, full, as it ran (with idle 0, or when "+
+			"idle had just passed), and it took its token from that forgotten bucket. Take the token under the lock "+
+			"that finds, creates and forgets the buckets, and forget the idle keys before you find the key's bucket, "+
+			"not after. Several goroutines at once "+
 			"got more tokens than one bucket per key gives:\n%s", strings.Join(lines, "\n"))
 		return
 	}
