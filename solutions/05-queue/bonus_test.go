@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -392,13 +393,57 @@ func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
 	})
 }
 
+// testTimerClock is the mock clock, with every timer made by Timer or
+// AfterFunc kept, so that the test can tell which were still running at
+// an instant of its choosing.
+type testTimerClock struct {
+	clock.Clock
+	mu     sync.Mutex
+	timers []*clock.Timer
+}
+
+func (c *testTimerClock) Timer(d time.Duration) *clock.Timer {
+	t := c.Clock.Timer(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (c *testTimerClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
+	t := c.Clock.AfterFunc(d, f)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timers = append(c.timers, t)
+	return t
+}
+
+// stopAll stops every timer and counts those that were still running.
+func (c *testTimerClock) stopAll() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if t.Stop() {
+			n++
+		}
+	}
+	return n
+}
+
 func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
-	katatest.Run(t, func(h *katatest.H) {
+	// Repeated: a timer left to a goroutine that outlives the call may be
+	// stopped by it a moment after the return, before the test looks.
+	katatest.Repeat(t, 8, func(h *katatest.H) {
 		gate := katatest.NewGate()
 		c := &testConsumer{gate: gate}
 		p := &testProducer{limit: 5}
+		clk := &testTimerClock{Clock: h.Clk}
+		var running int // timers still running the instant RunDrainTimeout returned
 		call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
-			return RunDrainTimeout(ctx, h.Clk, time.Second, 4, 2, p.produce, c.consume)
+			stats, err := RunDrainTimeout(ctx, clk, time.Second, 4, 2, p.produce, c.consume)
+			running = clk.stopAll() // right away: nothing else has run since
+			return stats, err
 		})
 		if call.Broken() {
 			return
@@ -414,6 +459,12 @@ func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
 		}
 		assert.NoError(t, err, "the drain ended 1ns before its deadline: RunDrainTimeout must return nil")
 		assert.Equal(t, Stats{Produced: 5, Consumed: 5, Dropped: 0}, stats, "the drain ended in time: Stats")
+		if running > 0 {
+			t.Errorf("the drain ended 1ns before its 1s deadline, and when RunDrainTimeout returned, %d timer(s) it "+
+				"made on clk were still running: the drain is over, so stop its timer before you return (t := "+
+				"clk.Timer(d); defer t.Stop()), not later from a goroutine that outlives the call", running)
+			return
+		}
 		if moved := h.PendingTimer(); moved != 0 {
 			t.Errorf("the drain ended 1ns before its 1s deadline and RunDrainTimeout returned, but its drain timer "+
 				"was still pending on clk (it would fire %v later, into the void; one more pending timer per call "+
