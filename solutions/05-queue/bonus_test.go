@@ -462,7 +462,8 @@ func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
 		if running > 0 {
 			t.Errorf("the drain ended 1ns before its 1s deadline, and when RunDrainTimeout returned, %d timer(s) it "+
 				"made on clk were still running: the drain is over, so stop its timer before you return (t := "+
-				"clk.Timer(d); defer t.Stop()), not later from a goroutine that outlives the call", running)
+				"clk.Timer(d); defer t.Stop()); a timer never stopped, or stopped later by a goroutine that outlives "+
+				"the call, is one more pending timer per call in a long-lived service", running)
 			return
 		}
 		if moved := h.PendingTimer(); moved != 0 {
