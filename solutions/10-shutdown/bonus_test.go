@@ -232,10 +232,11 @@ func TestB2_SubmitsWaitingForRoomDuringThePreDrainDelayGetIn(t *testing.T) {
 		if !r.settle("Submit of job-4 during the pre-drain delay") || testBroken(r, j4) {
 			return
 		}
-		for _, w := range []struct {
+		waiting := []struct {
 			id string
 			c  *katatest.Call[struct{}]
-		}{{"job-3", j3}, {"job-4", j4}} {
+		}{{"job-3", j3}, {"job-4", j4}}
+		for _, w := range waiting {
 			if w.c.Returned() {
 				_, err := w.c.Result()
 				t.Errorf("Shutdown began with a 5s pre-drain delay, and Submit of %s, waiting for room in the full "+
@@ -247,10 +248,7 @@ func TestB2_SubmitsWaitingForRoomDuringThePreDrainDelayGetIn(t *testing.T) {
 			}
 		}
 		r.release() // job-1 finishes at 0.5s: the queue moves
-		for _, w := range []struct {
-			id string
-			c  *katatest.Call[struct{}]
-		}{{"job-3", j3}, {"job-4", j4}} {
+		for _, w := range waiting {
 			if !r.settle("job-1 finished") || !w.c.Returns("job-1 finished during the pre-drain delay and the queue "+
 				"moved, but Submit of %s was still waiting for room", w.id) {
 				r.unwind()
