@@ -1749,6 +1749,11 @@ func TestB1_ExploreMapAllJoinsEveryFailure(t *testing.T) {
 	d := testFanDraw{focus: "B1", all: true, minN: 2, maxN: 5, maxCall: 2, fail: true, failOdds: 2, twins: true,
 		nested: true, reacts: []int{testWrapsCtx, testIgnores}}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// Ten elements or more: in[10] is listed after in[2], whatever the order
+	// of their text.
+	big := d
+	big.minN, big.maxN = 10, 13
+	katatest.Explore(t, 2, big.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
 	// One failure is a nested Map's panic that fn recovered and returned,
 	// a *PanicError (as it is or wrapped): joined like any other failure.
 	d.minN, d.recovered = 3, true
