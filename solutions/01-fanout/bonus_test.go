@@ -17,6 +17,35 @@ import (
 // The calls in these tests return one at a time (a synctest.Wait between
 // two releases), so that a data race, if any, is reported by R6's test.
 
+// Twelve elements, in[2] and in[10] fail: input order lists in[2] first,
+// although "in[10]" sorts before "in[2]" as text.
+func TestB1_MapAllListsInputOrderPastTen(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		const n = 12
+		calls := testNewCalls(h, n)
+		calls.fail[2], calls.fail[10] = errors.New("card declined"), errors.New("out of stock")
+		c := testStart(h, calls, MapAll[int, string])
+		if c.Broken() || !testAllInFlight(h, c, calls, "MapAll", "twelve elements") {
+			return
+		}
+		calls.releaseAll()
+		synctest.Wait()
+		if !c.Returns("every call of fn had returned, but MapAll was still waiting: does it wait for something else?") {
+			return
+		}
+		_, err, ok := c.Finish("MapAll")
+		if !ok || !assert.Error(t, err, "in[2] and in[10] failed: MapAll returns their errors joined") {
+			return
+		}
+		msg := err.Error()
+		if i2, i10 := strings.Index(msg, "in[2]"), strings.Index(msg, "in[10]"); i2 < 0 || i10 < 0 || i10 < i2 {
+			t.Errorf("MapAll returned %q: the joined failures come in input order, in[2] before in[10], not in the "+
+				"order they happened nor sorted by their text (as text, in[10] comes before in[2]): keep each error "+
+				"in errs[i] and join them in index order once every call has returned", msg)
+		}
+	})
+}
+
 func TestB1_MapAllJoinsEveryErrorInInputOrder(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const n = 5

@@ -1505,8 +1505,9 @@ func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen,
 		}
 		if at < 0 {
 			s.report(h, "B1", "MapAll returned %q, which does not name %s in input order: each joined error must name its "+
-				"element, and the failures come in input order (%s), not in the order they happened: keep each "+
-				"error in errs[i] and join them once every call has returned", seen.msg, tag, testElements(failed))
+				"element, and the failures come in input order (%s), not in the order they happened nor sorted by "+
+				"their text (as text, in[10] comes before in[2]): keep each error in errs[i] and join them once "+
+				"every call has returned", seen.msg, tag, testElements(failed))
 			return false
 		}
 		prev += at + len(tag)
