@@ -24,7 +24,8 @@ import (
 // inside, no solutions and no test files; and it grades exactly like the
 // repository, verdicts and messages alike.
 func TestPackKitGradesLikeTheRepository(t *testing.T) {
-	t.Parallel() // each in a checkout of its own
+	// Not parallel: it checks that no unpacked tests are left in the
+	// temporary directory, where other tests' graders unpack theirs.
 	dir := committedCheckout(t)
 	root, err := catalog.FindRoot(".")
 	require.NoError(t, err)
