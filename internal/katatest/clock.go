@@ -1,6 +1,7 @@
 package katatest
 
 import (
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -22,6 +23,9 @@ import (
 type Clock struct {
 	*clock.Mock
 	turn chan struct{} // a lock that a synctest bubble sees as blocking
+
+	mu   sync.Mutex
+	made []*clock.Timer // every timer made by Timer, After, Sleep and AfterFunc
 }
 
 // NewClock returns a mock clock at the Unix epoch. Make it inside the
@@ -41,12 +45,41 @@ func (c *Clock) Timer(d time.Duration) *clock.Timer {
 		default:
 		}
 	}
-	t := c.Mock.AfterFunc(d, fire)
+	t := c.AfterFunc(d, fire)
 	t.C = ch
 	if d <= 0 && t.Stop() { // not fired yet by a clock move
 		fire()
 	}
 	return t
+}
+
+// AfterFunc calls f on its own goroutine once the clock has moved d.
+func (c *Clock) AfterFunc(d time.Duration, f func()) *clock.Timer {
+	t := c.Mock.AfterFunc(d, f)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.made = append(c.made, t)
+	return t
+}
+
+// StopRunning stops every timer made on the clock that has neither fired
+// nor been stopped, and returns how many there were. Call it on the
+// goroutine that made the call under test, right after the call returns,
+// with no settle in between: a timer the code stops a moment later, from a
+// goroutine that outlives the call, is then still counted, where
+// [H.PendingTimer] would find it gone. Only where that call is the clock's
+// only user: it counts the test's own timers too.
+func (c *Clock) StopRunning() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.made {
+		if t.Stop() {
+			n++
+		}
+	}
+	c.made = nil
+	return n
 }
 
 // After is Timer(d).C.

@@ -109,3 +109,26 @@ func TestUnwindEndsCallsStuckOnCtxOrAMutex(t *testing.T) {
 		assert.GreaterOrEqual(t, h.Elapsed(), 30*time.Minute)
 	})
 }
+
+// StopRunning counts the timers that have neither fired nor been stopped,
+// whichever way they were made, and stops them.
+func TestClockStopRunningCountsTheTimersStillRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := NewClock()
+		clk.Timer(time.Second)                     // running
+		clk.Timer(time.Millisecond)                // fires below
+		clk.Timer(0)                               // fired at once
+		clk.Timer(time.Minute).Stop()              // stopped
+		clk.AfterFunc(time.Hour, func() {})        // running
+		after := clk.After(2 * time.Millisecond)   // fires below
+		clk.AfterFunc(time.Millisecond, func() {}) // fires below
+		clk.Add(2 * time.Millisecond)
+		<-after
+		synctest.Wait()
+		assert.Equal(t, 2, clk.StopRunning(), "running timers")
+		assert.Equal(t, 0, clk.StopRunning(), "after StopRunning stopped them")
+		before := clk.Now()
+		clk.WaitForAllTimers()
+		assert.Equal(t, before, clk.Now(), "a timer was left on the clock")
+	})
+}

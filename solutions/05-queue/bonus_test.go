@@ -12,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -393,44 +392,6 @@ func TestB2_DrainDeadlineStopsTheConsumersAndCountsTheDropped(t *testing.T) {
 	})
 }
 
-// testTimerClock is the mock clock, with every timer made by Timer or
-// AfterFunc kept, so that the test can tell which were still running at
-// an instant of its choosing.
-type testTimerClock struct {
-	clock.Clock
-	mu     sync.Mutex
-	timers []*clock.Timer
-}
-
-func (c *testTimerClock) Timer(d time.Duration) *clock.Timer {
-	t := c.Clock.Timer(d)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (c *testTimerClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
-	t := c.Clock.AfterFunc(d, f)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.timers = append(c.timers, t)
-	return t
-}
-
-// stopAll stops every timer and counts those that were still running.
-func (c *testTimerClock) stopAll() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, t := range c.timers {
-		if t.Stop() {
-			n++
-		}
-	}
-	return n
-}
-
 func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
 	// Repeated: a timer left to a goroutine that outlives the call may be
 	// stopped by it a moment after the return, before the test looks.
@@ -438,11 +399,10 @@ func TestB2_DrainThatEndsInTimeReturnsNil(t *testing.T) {
 		gate := katatest.NewGate()
 		c := &testConsumer{gate: gate}
 		p := &testProducer{limit: 5}
-		clk := &testTimerClock{Clock: h.Clk}
 		var running int // timers still running the instant RunDrainTimeout returned
 		call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
-			stats, err := RunDrainTimeout(ctx, clk, time.Second, 4, 2, p.produce, c.consume)
-			running = clk.stopAll() // right away: nothing else has run since
+			stats, err := RunDrainTimeout(ctx, h.Clk, time.Second, 4, 2, p.produce, c.consume)
+			running = h.Clk.StopRunning() // right away: nothing else has run since
 			return stats, err
 		})
 		if call.Broken() {

@@ -134,8 +134,11 @@ func (s testBatchStop) play(h *katatest.H) {
 		}
 	}
 	b := Batch{Size: s.size, FlushEvery: s.every}
+	var running int // timers still running the instant RunBatches returned
 	call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
-		return RunBatches(ctx, h.Clk, s.capacity, s.consumers, b, produce, consume)
+		stats, err := RunBatches(ctx, h.Clk, s.capacity, s.consumers, b, produce, consume)
+		running = h.Clk.StopRunning() // right away: nothing else has run since
+		return stats, err
 	})
 	if call.Broken() {
 		return
@@ -210,7 +213,15 @@ func (s testBatchStop) play(h *katatest.H) {
 			stats, after, n)
 		return
 	}
-	if moved := h.PendingTimer(); moved != 0 {
+	if running != 0 {
+		h.Errorf("RunBatches returned after %s, but %d FlushEvery timer(s) of a consumer were still running on clk when it "+
+			"returned (each would fire later, into nothing; one more pending timer per call in a long-lived "+
+			"service): every batch timer must be stopped when done, on every way out of a consumer, also when a "+
+			"stop drops the partial batch, not only when the batch is flushed (defer the stop), and before "+
+			"RunBatches returns, not by a goroutine that outlives it", after, running)
+		return
+	}
+	if moved := h.PendingTimer(); moved != 0 { // a ticker, or a clk.WithTimeout never cancelled
 		h.Errorf("RunBatches returned after %s, but a FlushEvery timer of a consumer was still pending on clk (it "+
 			"would fire %v later, into nothing; one more pending timer per call in a long-lived service): every "+
 			"batch timer must be stopped when done, on every way out of a consumer, also when a stop drops the "+
@@ -227,4 +238,9 @@ func TestB1_ExploreNoBatchTimerOutlivesRunBatches(t *testing.T) {
 		{capacity: 1, consumers: 2, size: 3, every: 100 * time.Millisecond, before: []int{4}, held: true, last: 2,
 			lag: 50 * time.Millisecond, end: testEndError},
 	}, func(h *katatest.H, s testBatchStop) { s.play(h) })
+	// A timer stopped by a goroutine that outlives the call (one started by
+	// the cancel) wins the race with the return on some schedules only.
+	cancelled := testBatchStop{capacity: 2, consumers: 2, size: 3, every: 100 * time.Millisecond, before: []int{1},
+		last: 1, end: testEndCancel}
+	katatest.Repeat(t, 16, func(h *katatest.H) { cancelled.play(h) })
 }
