@@ -659,6 +659,15 @@ func (s testFirstScenario) decisionText(at time.Duration, kinds []int) string {
 }
 
 func (s testFirstScenario) lateWhy(kinds []int) string {
+	why := s.lateReason(kinds)
+	if len(s.reps) == 1 && (kinds[0] == testTimedOut || kinds[0] == testCancelled) {
+		why += "; a single replica is raced like many: on a goroutine of its own, never called inline on the " +
+			"caller's goroutine"
+	}
+	return why
+}
+
+func (s testFirstScenario) lateReason(kinds []int) string {
 	switch kinds[0] {
 	case testWin:
 		return "return the first success at once; don't wait for the others"
@@ -864,6 +873,13 @@ func TestR3_ExploreTheTimeout(t *testing.T) {
 	}}
 	katatest.Explore(t, 1, func(*rapid.T) testFirstScenario { return twoFailed },
 		func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	// And a single replica, which ignores its ctx and answers after the
+	// timeout: one call is raced against the clock like many.
+	alone := testFirstScenario{focus: "R3", callers: 1, timeout: 50 * testMs, reps: []testReplica{
+		{at: 80 * testMs, ok: true, text: "9.99"},
+	}}
+	katatest.Explore(t, 1, func(*rapid.T) testFirstScenario { return alone },
+		func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
 
 func TestR4_ExploreTheLosersAreCancelled(t *testing.T) {
@@ -896,5 +912,12 @@ func TestR6_ExploreTheCallersCancel(t *testing.T) {
 		{at: 60 * testMs, ok: true, text: "9.99", honours: true},
 	}}
 	katatest.Explore(t, 1, func(*rapid.T) testFirstScenario { return twoFailed },
+		func(h *katatest.H, s testFirstScenario) { s.play(h) })
+	// And a single replica, which ignores its ctx and answers after the
+	// cancel: First returns at the cancel all the same.
+	alone := testFirstScenario{focus: "R6", callers: 1, cancelAt: 30 * testMs, reps: []testReplica{
+		{at: 60 * testMs, ok: true, text: "9.99"},
+	}}
+	katatest.Explore(t, 1, func(*rapid.T) testFirstScenario { return alone },
 		func(h *katatest.H, s testFirstScenario) { s.play(h) })
 }
