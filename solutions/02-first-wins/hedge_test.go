@@ -879,6 +879,14 @@ func TestB1_ExploreTheHedgeSchedule(t *testing.T) {
 	// still run when newer ones start, and fail while they do.
 	d := testHedgeDraw{minN: 3, shortest: 3, longest: 9, odds: 6, timeoutOdds: 8, cancelOdds: 5}
 	katatest.Explore(t, 15, d.draw, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
+	// And always a timeout, then a cancel, with one replica failed, one
+	// still running and one never started, which a draw could miss.
+	ms := time.Millisecond
+	reps := []testHedgeReplica{{after: 30 * ms}, {after: 90 * ms, honours: true}, {after: 10 * ms, ok: true}}
+	katatest.Replay(t, []testHedgeScenario{
+		{delay: 40 * ms, timeout: 50 * ms, reps: reps},
+		{delay: 40 * ms, cancel: 50 * ms, reps: reps},
+	}, func(h *katatest.H, s testHedgeScenario) { s.play(h) })
 }
 
 func TestB1_ExploreNoHedgeTimerIsLeftPending(t *testing.T) {
