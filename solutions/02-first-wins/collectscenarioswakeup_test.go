@@ -34,7 +34,7 @@ func (s testCollectWakeup) String() string {
 
 func testDrawCollectWakeup(r *rapid.T) testCollectWakeup {
 	const unit = 10 * time.Millisecond
-	s := testCollectWakeup{rounds: 4}
+	s := testCollectWakeup{rounds: 10}
 	n := rapid.IntRange(1, 4).Draw(r, "replicas")
 	// All at once, or a few instants shared by several replicas.
 	atOnce := rapid.Bool().Draw(r, "every replica answers at once")
