@@ -206,6 +206,16 @@ func classifyCrash(out, dir string, e exit, limit time.Duration) Verdict {
 		return Verdict{Kind: failure.Leak, Message: "the test finished but goroutines of its synctest bubble are still blocked", Detail: failure.Describe(gs, dir, 5)}
 	case strings.Contains(out, "fatal error: concurrent map"):
 		return Verdict{Kind: failure.Race, Message: "the runtime caught goroutines using a map concurrently without a lock", Detail: failure.Describe(gs, dir, 3)}
+	case strings.Contains(out, "from outside bubble"):
+		// Each scenario runs in a synctest bubble of its own, and the
+		// runtime stops a goroutine touching another bubble's channel or
+		// timer: one made for an earlier instance and kept since.
+		i := strings.Index(out, "from outside bubble")
+		line, _, _ := strings.Cut(out[strings.LastIndex(out[:i], "\n")+1:], "\n")
+		return Verdict{Kind: failure.Panic, Message: "your code used a channel or timer that an earlier instance made: " +
+			"it keeps them in package-level state (a global variable, a package-level sync.Pool or cache), which " +
+			"every instance shares. Keep them per instance, in the struct New returns, or make them per call",
+			Detail: append([]string{line}, failure.Describe(gs, dir, 3)...)}
 	case strings.Contains(out, "unexpected call to os.Exit"):
 		return Verdict{Kind: failure.Exit, Message: "the code called os.Exit during the test: return an error instead"}
 	}

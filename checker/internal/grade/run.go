@@ -315,7 +315,7 @@ func (g *grader) blame(run *teststream.Run, e exit, name, dir string) TestResult
 			v.Detail = append([]string{v.Message}, v.Detail...)
 			v.Message = hint
 		}
-	} else if v.Kind == failure.Panic {
+	} else if v.Kind == failure.Panic && (strings.HasPrefix(v.Message, "panic: ") || strings.HasPrefix(v.Message, "fatal error: ")) {
 		// The harness recovers panics on the goroutines it runs,
 		// so this one came from a goroutine the code started.
 		who := "a goroutine your code started"
