@@ -347,6 +347,9 @@ type testReadyRace struct {
 	probes         int           // goroutines that poll Ready, in each phase
 	polls          int           // calls of Ready per probe
 	delay          time.Duration // SetPreDrainDelay; 0: none
+	// atOnce: Shutdown is called at the same instant as Start, and the
+	// probes poll while both run.
+	atOnce bool
 }
 
 func (s testReadyRace) String() string {
@@ -355,9 +358,14 @@ func (s testReadyRace) String() string {
 	if s.delay > 0 {
 		fmt.Fprintf(&b, "; SetPreDrainDelay(%v)", s.delay)
 	}
-	fmt.Fprintf(&b, "; %d goroutine(s) call Start while %d probe(s) call Ready %d time(s) each, all at once; then "+
-		"another goroutine calls Shutdown(ctx) while %d probe(s) call Ready %d time(s) each, all at once", s.starters,
-		s.probes, s.polls, s.probes, s.polls)
+	if s.atOnce {
+		fmt.Fprintf(&b, "; %d goroutine(s) call Start, another calls Shutdown(ctx) and %d probe(s) call Ready %d "+
+			"time(s) each, all at the same instant", s.starters, s.probes, s.polls)
+	} else {
+		fmt.Fprintf(&b, "; %d goroutine(s) call Start while %d probe(s) call Ready %d time(s) each, all at once; then "+
+			"another goroutine calls Shutdown(ctx) while %d probe(s) call Ready %d time(s) each, all at once", s.starters,
+			s.probes, s.polls, s.probes, s.polls)
+	}
 	if s.delay > 0 {
 		fmt.Fprintf(&b, "; the clock moves %v", s.delay)
 	}
@@ -372,6 +380,7 @@ func testDrawReadyRace(r *rapid.T) testReadyRace {
 	s.probes = rapid.IntRange(1, 3).Draw(r, "probes")
 	s.polls = rapid.IntRange(1, 3).Draw(r, "polls per probe")
 	s.delay = rapid.SampledFrom([]time.Duration{0, 0, testTick}).Draw(r, "pre-drain delay")
+	s.atOnce = rapid.Bool().Draw(r, "Shutdown at the same instant as Start")
 	return s
 }
 
@@ -412,6 +421,10 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 			svc.Start()
 			return struct{}{}, nil
 		}))
+	}
+	if s.atOnce {
+		testPlayReadyAtOnce(h, s, svc, starters, probe())
+		return
 	}
 	first := probe()
 	if stuck := h.Settle(); stuck != nil {
@@ -458,6 +471,59 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 	}
 }
 
+// testPlayReadyAtOnce plays a Shutdown called at the same instant as
+// Start: whichever begins first, once Shutdown has begun Ready is false for
+// good, so each probe sees false, then maybe true, then maybe false again,
+// and Ready is false once both have returned.
+func testPlayReadyAtOnce(h *katatest.H, s testReadyRace, svc *Service, starters []*katatest.Call[struct{}], probes []*katatest.Call[[]bool]) {
+	shut := katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
+	if stuck := h.Settle(); stuck != nil {
+		return // the older tests say what holds the mutex
+	}
+	if s.delay > 0 {
+		h.Clk.Add(s.delay)
+		if stuck := h.Settle(); stuck != nil {
+			return
+		}
+	}
+	if !shut.Returned() {
+		h.Errorf("Shutdown of an idle Service, called at the same instant as Start, had not returned (pre-drain "+
+			"delay %v, passed on the clock): with no job to drain it returns once the workers have returned", s.delay)
+		katatest.Unwind(h, shut)
+		katatest.Unwind(h, starters...)
+		return
+	}
+	for _, c := range starters {
+		if !c.Returned() {
+			h.Errorf("Start, called at the same instant as Shutdown, had not returned after Shutdown did: Start " +
+				"launches the workers and returns; after Shutdown has begun it does nothing")
+			katatest.Unwind(h, starters...)
+			return
+		}
+	}
+	if svc.Ready() {
+		h.Errorf("Start and Shutdown were called at the same instant and both had returned, yet Ready was true: " +
+			"once Shutdown has begun Ready is false for good, whichever of the two came first. Start must not set " +
+			"Ready after Shutdown began: change the flags under the Service's mutex, in the critical section that " +
+			"checks them (a Ready flag stored after the unlock can land after Shutdown cleared it)")
+		return
+	}
+	for _, c := range probes {
+		seen, _ := c.Result()
+		if i := slices.Index(seen, true); i >= 0 {
+			if j := slices.Index(seen[i:], false); j >= 0 && slices.Contains(seen[i+j:], true) {
+				h.Errorf("a probe polling Ready while Start and Shutdown ran at the same instant saw %v: Ready is true "+
+					"from Start until Shutdown begins and false from then on, so it goes true at most once and never "+
+					"comes back; read and change the flags under the Service's mutex, in one critical section each", seen)
+				return
+			}
+		}
+	}
+}
+
 func TestB2_ExploreReadyPolledWhileStartAndShutdownRun(t *testing.T) {
 	katatest.Explore(t, 6, testDrawReadyRace, testPlayReadyRace)
+	// Every run tries Start and Shutdown at the same instant, shaken.
+	atOnce := testReadyRace{workers: 1, starters: 1, probes: 1, polls: 2, atOnce: true}
+	katatest.Repeat(t, 12, func(h *katatest.H) { testPlayReadyRace(h, atOnce) })
 }
