@@ -348,8 +348,9 @@ type testReadyRace struct {
 	polls          int           // calls of Ready per probe
 	delay          time.Duration // SetPreDrainDelay; 0: none
 	// atOnce: Shutdown is called at the same instant as Start, and the
-	// probes poll while both run.
-	atOnce bool
+	// probes poll while both run; shutFirst: its goroutine is started
+	// before Start's.
+	atOnce, shutFirst bool
 }
 
 func (s testReadyRace) String() string {
@@ -359,8 +360,12 @@ func (s testReadyRace) String() string {
 		fmt.Fprintf(&b, "; SetPreDrainDelay(%v)", s.delay)
 	}
 	if s.atOnce {
+		first := "Start's goroutines are started first"
+		if s.shutFirst {
+			first = "Shutdown's goroutine is started first"
+		}
 		fmt.Fprintf(&b, "; %d goroutine(s) call Start, another calls Shutdown(ctx) and %d probe(s) call Ready %d "+
-			"time(s) each, all at the same instant", s.starters, s.probes, s.polls)
+			"time(s) each, all at the same instant (%s)", s.starters, s.probes, s.polls, first)
 	} else {
 		fmt.Fprintf(&b, "; %d goroutine(s) call Start while %d probe(s) call Ready %d time(s) each, all at once; then "+
 			"another goroutine calls Shutdown(ctx) while %d probe(s) call Ready %d time(s) each, all at once", s.starters,
@@ -381,6 +386,7 @@ func testDrawReadyRace(r *rapid.T) testReadyRace {
 	s.polls = rapid.IntRange(1, 3).Draw(r, "polls per probe")
 	s.delay = rapid.SampledFrom([]time.Duration{0, 0, testTick}).Draw(r, "pre-drain delay")
 	s.atOnce = rapid.Bool().Draw(r, "Shutdown at the same instant as Start")
+	s.shutFirst = s.atOnce && rapid.Bool().Draw(r, "Shutdown's goroutine started first")
 	return s
 }
 
@@ -415,6 +421,10 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 		}
 		return true
 	}
+	var shut *katatest.Call[Report]
+	if s.shutFirst {
+		shut = katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
+	}
 	var starters []*katatest.Call[struct{}]
 	for range s.starters {
 		starters = append(starters, katatest.Go(h, func() (struct{}, error) {
@@ -423,7 +433,11 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 		}))
 	}
 	if s.atOnce {
-		testPlayReadyAtOnce(h, s, svc, starters, probe())
+		probes := probe()
+		if shut == nil {
+			shut = katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
+		}
+		testPlayReadyAtOnce(h, s, svc, starters, shut, probes)
 		return
 	}
 	first := probe()
@@ -446,7 +460,7 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 			"Ready is true from Start until Shutdown begins", s.starters)
 		return
 	}
-	shut := katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
+	shut = katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
 	second := probe()
 	if stuck := h.Settle(); stuck != nil {
 		return
@@ -475,8 +489,8 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 // Start: whichever begins first, once Shutdown has begun Ready is false for
 // good, so each probe sees false, then maybe true, then maybe false again,
 // and Ready is false once both have returned.
-func testPlayReadyAtOnce(h *katatest.H, s testReadyRace, svc *Service, starters []*katatest.Call[struct{}], probes []*katatest.Call[[]bool]) {
-	shut := katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
+func testPlayReadyAtOnce(h *katatest.H, s testReadyRace, svc *Service, starters []*katatest.Call[struct{}],
+	shut *katatest.Call[Report], probes []*katatest.Call[[]bool]) {
 	if stuck := h.Settle(); stuck != nil {
 		return // the older tests say what holds the mutex
 	}
@@ -523,7 +537,10 @@ func testPlayReadyAtOnce(h *katatest.H, s testReadyRace, svc *Service, starters 
 
 func TestB2_ExploreReadyPolledWhileStartAndShutdownRun(t *testing.T) {
 	katatest.Explore(t, 6, testDrawReadyRace, testPlayReadyRace)
-	// Every run tries Start and Shutdown at the same instant, shaken.
-	atOnce := testReadyRace{workers: 1, starters: 1, probes: 1, polls: 2, atOnce: true}
-	katatest.Repeat(t, 12, func(h *katatest.H) { testPlayReadyRace(h, atOnce) })
+	// Every run tries Start and Shutdown at the same instant, shaken, each
+	// started first.
+	for _, shutFirst := range []bool{false, true} {
+		atOnce := testReadyRace{workers: 1, starters: 1, probes: 1, polls: 2, atOnce: true, shutFirst: shutFirst}
+		katatest.Repeat(t, 8, func(h *katatest.H) { testPlayReadyRace(h, atOnce) })
+	}
 }
