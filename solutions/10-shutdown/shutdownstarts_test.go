@@ -422,24 +422,33 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 		return true
 	}
 	var shut *katatest.Call[Report]
-	if s.shutFirst {
-		shut = katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
-	}
+	shutdown := func() { shut = katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) }) }
 	var starters []*katatest.Call[struct{}]
-	for range s.starters {
-		starters = append(starters, katatest.Go(h, func() (struct{}, error) {
-			svc.Start()
-			return struct{}{}, nil
-		}))
+	start := func() {
+		for range s.starters {
+			starters = append(starters, katatest.Go(h, func() (struct{}, error) {
+				svc.Start()
+				return struct{}{}, nil
+			}))
+		}
 	}
 	if s.atOnce {
-		probes := probe()
-		if shut == nil {
-			shut = katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
+		// The goroutine started last is the first to run, the others in
+		// turn, when the processor is free.
+		var probes []*katatest.Call[[]bool]
+		if s.shutFirst {
+			shutdown()
+			probes = probe()
+			start()
+		} else {
+			start()
+			probes = probe()
+			shutdown()
 		}
 		testPlayReadyAtOnce(h, s, svc, starters, shut, probes)
 		return
 	}
+	start()
 	first := probe()
 	if stuck := h.Settle(); stuck != nil {
 		return // the older tests say what holds the mutex
@@ -460,7 +469,7 @@ func testPlayReadyRace(h *katatest.H, s testReadyRace) {
 			"Ready is true from Start until Shutdown begins", s.starters)
 		return
 	}
-	shut = katatest.Go(h, func() (Report, error) { return svc.Shutdown(context.Background()) })
+	shutdown()
 	second := probe()
 	if stuck := h.Settle(); stuck != nil {
 		return
