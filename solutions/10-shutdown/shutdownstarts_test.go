@@ -550,6 +550,6 @@ func TestB2_ExploreReadyPolledWhileStartAndShutdownRun(t *testing.T) {
 	// started first.
 	for _, shutFirst := range []bool{false, true} {
 		atOnce := testReadyRace{workers: 1, starters: 1, probes: 1, polls: 2, atOnce: true, shutFirst: shutFirst}
-		katatest.Repeat(t, 8, func(h *katatest.H) { testPlayReadyRace(h, atOnce) })
+		katatest.Repeat(t, 20, func(h *katatest.H) { testPlayReadyRace(h, atOnce) })
 	}
 }
