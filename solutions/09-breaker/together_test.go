@@ -465,6 +465,10 @@ func testDrawLin(r *rapid.T) testLinScenario {
 	}
 	d.round(rapid.SampledFrom([]time.Duration{0, 10 * time.Second}).Draw(r, "clock moves"), len(d.held), 0, 0)
 	d.add(testLinCall{state: true})
+	// Once all is settled, callers again: what the races before left
+	// behind shows in how they are let through.
+	d.round(0, 0, rapid.IntRange(1, 2).Draw(r, "calls after it all"), 0)
+	d.add(testLinCall{state: true})
 	s.rounds = d.rounds
 	return s
 }
@@ -516,4 +520,20 @@ func (d *testLinDraw) add(c testLinCall) {
 
 func TestR5_ExploreCallsAtOnceActOneAtATime(t *testing.T) {
 	katatest.Explore(t, 8, testDrawLin, testLinPlay)
+	// And always, shaken: the probe closes the breaker as new callers
+	// arrive, the first of which fails and trips it again at once; then,
+	// with all settled, the breaker is open and lets no one through.
+	ok := testOutcome{how: "returns nil", kind: testSuccess, err: func(context.Context) error { return nil }}
+	fail := testOutcome{how: `returns errors.New("503 service unavailable")`, kind: testFailure,
+		err: func(context.Context) error { return errors.New("503 service unavailable") }}
+	reclose := testLinScenario{
+		set: Settings{MaxFailures: 1, OpenTimeout: 10 * time.Second, HalfOpenMaxRequests: 1},
+		rounds: []testLinRound{
+			{calls: []testLinCall{{out: fail}}},
+			{advance: 10 * time.Second, calls: []testLinCall{{held: true}}},
+			{ends: []testLinEnd{{call: 2, out: ok}}, calls: []testLinCall{{out: fail}, {out: fail}}},
+			{calls: []testLinCall{{out: ok}, {out: ok}, {state: true}}},
+		},
+	}
+	katatest.Repeat(t, 12, func(h *katatest.H) { testLinPlay(h, reclose) })
 }
