@@ -1812,4 +1812,11 @@ func TestB2_ExploreANestedMapsPanicIsWrappedAgain(t *testing.T) {
 	d := testFanDraw{focus: "B2", either: true, minN: 1, maxN: 4, maxCall: 2, fail: true, nestedPanic: true,
 		reacts: []int{testWrapsCtx, testIgnores, testChecksLate}}
 	katatest.Explore(t, 6, d.draw, func(h *katatest.H, s testFanScenario) { s.play(h) })
+	// And always the inner *PanicError as it is, from the only call that
+	// panics, for Map and MapAll.
+	nested := func(all bool) testFanScenario {
+		return testFanScenario{all: all, focus: "B2", n: 2, callers: 1, cancelOn: -1, steps: [][]int{{0}, {1}},
+			elems: []testFanElem{{text: "9.99", panic: -1}, {panic: testPanicNested, react: testIgnores}}}
+	}
+	katatest.Replay(t, []testFanScenario{nested(false), nested(true)}, func(h *katatest.H, s testFanScenario) { s.play(h) })
 }
