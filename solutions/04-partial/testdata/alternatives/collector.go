@@ -63,7 +63,9 @@ func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.C
 			o.Value = *new(Out)
 			o.Err = fmt.Errorf("%v: %w", inputs[r.i], r.err)
 			failures++
-			if !stopped.Load() && (opt.FailFast || opt.MaxFailures > 0 && failures > opt.MaxFailures) {
+			// Once the caller has cancelled, a stop cancels nothing: the
+			// calls were cut short by the caller, and keep context.Canceled.
+			if !stopped.Load() && ctx.Err() == nil && (opt.FailFast || opt.MaxFailures > 0 && failures > opt.MaxFailures) {
 				stopped.Store(true)
 				cancel()
 			}

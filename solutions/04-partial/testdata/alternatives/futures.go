@@ -40,6 +40,7 @@ type stop struct {
 	tolerate int // < 0: never
 	failures int
 	stopped  bool
+	caller   context.Context // a stop once it has ended cancels nothing: the caller did
 	cancel   context.CancelFunc
 }
 
@@ -48,7 +49,7 @@ func (s *stop) failed() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failures++
-	if s.tolerate >= 0 && s.failures > s.tolerate && !s.stopped {
+	if s.tolerate >= 0 && s.failures > s.tolerate && !s.stopped && s.caller.Err() == nil {
 		s.stopped = true
 		s.cancel()
 	}
@@ -63,7 +64,7 @@ func (s *stop) isStopped() bool {
 func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.Context, In) (Out, error), opt Options) []Outcome[In, Out] {
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &stop{tolerate: -1, cancel: cancel}
+	s := &stop{tolerate: -1, caller: ctx, cancel: cancel}
 	switch {
 	case opt.FailFast:
 		s.tolerate = 0

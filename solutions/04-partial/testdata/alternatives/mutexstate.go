@@ -30,6 +30,7 @@ func Gather[In, Out any](ctx context.Context, inputs []In, fn func(context.Conte
 
 type gather[In, Out any] struct {
 	opt    Options
+	caller context.Context
 	cancel context.CancelFunc
 
 	mu       sync.Mutex
@@ -59,7 +60,9 @@ func (g *gather[In, Out]) record(i int, in In, v Out, err error) {
 		if g.opt.FailFast {
 			limit = 0
 		}
-		if !g.stopped && (g.opt.FailFast || limit > 0) && g.failures > limit {
+		// A stop after the caller's cancel cancels nothing: the calls were
+		// cut short by the caller, and keep context.Canceled.
+		if !g.stopped && (g.opt.FailFast || limit > 0) && g.failures > limit && g.caller.Err() == nil {
 			g.stopped = true
 			g.cancel()
 		}
@@ -69,7 +72,7 @@ func (g *gather[In, Out]) record(i int, in In, v Out, err error) {
 func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.Context, In) (Out, error), opt Options) []Outcome[In, Out] {
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g := &gather[In, Out]{opt: opt, cancel: cancel, done: make(map[int]Outcome[In, Out], len(inputs))}
+	g := &gather[In, Out]{opt: opt, caller: ctx, cancel: cancel, done: make(map[int]Outcome[In, Out], len(inputs))}
 	var wg sync.WaitGroup
 	for i, in := range inputs {
 		wg.Go(func() {

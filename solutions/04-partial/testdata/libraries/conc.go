@@ -45,6 +45,7 @@ func Gather[In, Out any](ctx context.Context, inputs []In, fn func(context.Conte
 
 // GatherWith is iter.Map with a ctx of its own that a failure may cancel.
 func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.Context, In) (Out, error), opt Options) []Outcome[In, Out] {
+	caller := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	limit := -1
@@ -83,7 +84,7 @@ func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.C
 		default:
 			o.Err = fmt.Errorf("input %d (%v): %w", i, o.Input, err)
 			failures++
-			if limit >= 0 && failures > limit && !stopped {
+			if limit >= 0 && failures > limit && !stopped && caller.Err() == nil { // after the caller's cancel, a stop skips nothing
 				stopped = true
 				cancel()
 			}
