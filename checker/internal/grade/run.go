@@ -182,7 +182,11 @@ func (g *grader) timeout() time.Duration {
 // again by itself before it is blamed: goroutines a failed test left
 // blocked for ever stay in the process, every goroutine dump after that
 // walks them, and the time limit is for the whole run. Only a hang of
-// its own, in a process of its own, is the test's.
+// its own, in a process of its own, is the test's. So does the first
+// test to hang in a run shared with others: on a machine busy with other
+// work, a whole run of correct code can take longer than the limit, and a
+// test that spins hangs again alone. Once a hang is confirmed, later ones
+// are blamed at once, which keeps code that spins everywhere cheap.
 func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[string]TestResult, error) {
 	verdicts := map[string]TestResult{}
 	pending := hid.names
@@ -216,7 +220,7 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[s
 		} else {
 			for _, name := range blamed {
 				v := g.blame(run, e, name, dir)
-				if hang(v) && len(batch) > 1 && failedBefore(run, name) {
+				if hang(v) && len(batch) > 1 && (failedBefore(run, name) || !g.hung) {
 					alone = append(alone, name)
 					continue
 				}
