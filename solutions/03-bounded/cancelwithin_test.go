@@ -107,12 +107,16 @@ func (s testInsideCancel) play(h *katatest.H) {
 
 func TestR3_ExploreACancelFromWithinStopsTheNextStart(t *testing.T) {
 	katatest.Explore(t, 6, testDrawInsideCancel(false), func(h *katatest.H, s testInsideCancel) { s.play(h) })
-	// And always, shaken: a free slot and the cancel are both ready when
-	// the loop looks, which a select may pick either way.
-	katatest.Repeat(t, 8, func(h *katatest.H) { testInsideCancel{n: 3, at: 0}.play(h) })
+	// And always: a free slot and the cancel are both ready when the loop
+	// looks, which a select may pick either way; as it comes, and shaken.
+	fixed := testInsideCancel{n: 3, at: 0}
+	katatest.Replay(t, []testInsideCancel{fixed, fixed, fixed, fixed}, func(h *katatest.H, s testInsideCancel) { s.play(h) })
+	katatest.Repeat(t, 8, func(h *katatest.H) { fixed.play(h) })
 }
 
 func TestB1_ExploreACancelInsideWeightStopsThatItem(t *testing.T) {
 	katatest.Explore(t, 6, testDrawInsideCancel(true), func(h *katatest.H, s testInsideCancel) { s.play(h) })
-	katatest.Repeat(t, 8, func(h *katatest.H) { testInsideCancel{weighted: true, n: 4, at: 2}.play(h) })
+	fixed := testInsideCancel{weighted: true, n: 4, at: 2}
+	katatest.Replay(t, []testInsideCancel{fixed, fixed, fixed, fixed}, func(h *katatest.H, s testInsideCancel) { s.play(h) })
+	katatest.Repeat(t, 8, func(h *katatest.H) { fixed.play(h) })
 }
