@@ -232,8 +232,14 @@ func testWPlay[In comparable](h *katatest.H, s testWScenario, input func(text st
 
 func TestR3_ExploreLongInputsAreNamedWhole(t *testing.T) {
 	katatest.Explore(t, 12, testDrawW("R3"), func(h *katatest.H, s testWScenario) { s.play(h) })
+	// And always a struct input, where %v and %+v differ, which a draw
+	// could miss.
+	katatest.Replay(t, []testWScenario{{req: "R3", typ: 1, inputs: []testWInput{{length: 120, does: testYFail}}}},
+		func(h *katatest.H, s testWScenario) { s.play(h) })
 }
 
 func TestR4_ExploreLongInputsAreNamedWholeAfterAPanic(t *testing.T) {
 	katatest.Explore(t, 8, testDrawW("R4"), func(h *katatest.H, s testWScenario) { s.play(h) })
+	katatest.Replay(t, []testWScenario{{req: "R4", typ: 1, inputs: []testWInput{{length: 120, does: testYPanics}}}},
+		func(h *katatest.H, s testWScenario) { s.play(h) })
 }
