@@ -69,7 +69,7 @@ func testStopAtStart(h *katatest.H, req string, opt Options, failing int) {
 }
 
 func TestB1_AStopAtTheStartReachesEveryCall(t *testing.T) {
-	katatest.Repeat(t, 8, func(h *katatest.H) { testStopAtStart(h, "B1", Options{FailFast: true}, 1) })
+	katatest.Repeat(t, 20, func(h *katatest.H) { testStopAtStart(h, "B1", Options{FailFast: true}, 1) })
 }
 
 func TestB2_AStopAtTheStartReachesEveryCall(t *testing.T) {
