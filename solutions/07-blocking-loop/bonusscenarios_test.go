@@ -25,10 +25,10 @@ import (
 
 // How a running lookup behaves once Run's ctx has ended.
 const (
-	testStopsAtOnce  = iota // honours its ctx
-	testStopsInGrace        // ignores its ctx, returns some time within Grace
-	testStopsLate           // ignores its ctx, returns only after Grace has run out
-	testStopsAtExpiry       // ignores its ctx, returns at the instant Grace runs out
+	testStopsAtOnce   = iota // honours its ctx
+	testStopsInGrace         // ignores its ctx, returns some time within Grace
+	testStopsLate            // ignores its ctx, returns only after Grace has run out
+	testStopsAtExpiry        // ignores its ctx, returns at the instant Grace runs out
 )
 
 // testGraceScenario is one stop with lookups running.
