@@ -267,6 +267,9 @@ func hangVerdict(gs []failure.Goroutine, dir string, limit time.Duration) Verdic
 			Message: fmt.Sprintf("still running after %v: your goroutines never all wait: one was still %s when the time ran out: do they wake each other in a loop (a Broadcast or Signal before every Wait), or retry without blocking?", limit, g.State),
 			Detail:  failure.Describe(gs, dir, 5)}
 	}
+	if v, ok := readLockAgain(gs, dir); ok {
+		return v
+	}
 	for _, g := range gs {
 		fs := g.LearnerFrames(dir)
 		if len(fs) == 0 {
@@ -281,6 +284,33 @@ func hangVerdict(gs []failure.Goroutine, dir string, limit time.Duration) Verdic
 	return Verdict{Kind: failure.Timeout,
 		Message: fmt.Sprintf("did not finish within %v; the code was waiting here:", limit),
 		Detail:  failure.Describe(gs, dir, 5)}
+}
+
+// readLockAgain names the deadlock of a read lock taken twice on one path:
+// with a writer waiting in Lock, a sync.RWMutex lets no new reader in, so
+// a goroutine that holds a read lock and asks for another waits for the
+// writer, which waits for it. The dump shows both: learner code waiting
+// in RLock, and learner code waiting in Lock.
+func readLockAgain(gs []failure.Goroutine, dir string) (Verdict, bool) {
+	var reader, writer []failure.Frame
+	for _, g := range gs {
+		fs := g.LearnerFrames(dir)
+		switch {
+		case len(fs) == 0:
+		case reader == nil && strings.HasPrefix(g.State, "sync.RWMutex.RLock"):
+			reader = fs
+		case writer == nil && strings.HasPrefix(g.State, "sync.RWMutex.Lock"):
+			writer = fs
+		}
+	}
+	if reader == nil || writer == nil {
+		return Verdict{}, false
+	}
+	return Verdict{Kind: failure.MutexHang,
+		Message: "stuck on a sync.RWMutex: a goroutine waits in RLock while another waits in Lock. A waiting writer " +
+			"lets no new reader in, so a read lock taken again on a path that already holds one (RLock in a helper " +
+			"called under RLock) waits for the writer, which waits for it: take the lock once per path",
+		Detail: []string{"RLock at " + reader[0].String(), "Lock at " + writer[0].String()}}, true
 }
 
 func waitsOnMutex(g failure.Goroutine) bool {
