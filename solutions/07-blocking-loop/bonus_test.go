@@ -78,6 +78,39 @@ func TestB1_ConcurrentMissesForOneKeyShareOneLookup(t *testing.T) {
 	})
 }
 
+func TestB2_AGraceBelowZeroWaitsForEveryLookup(t *testing.T) {
+	// Only Grace > 0 bounds the wait: below zero, as at zero, Run waits
+	// for every running lookup, however long it takes.
+	for _, grace := range []time.Duration{-1, -5 * time.Second} {
+		katatest.Run(t, func(h *katatest.H) {
+			tb := testStart(h, 2, grace)
+			defer tb.close()
+			ga := tb.backend.holdDeaf("a")
+			tb.get("a")
+			synctest.Wait()
+			if tb.backend.running.Now() != 1 {
+				return // the lookup did not start: R1 and R4 say more
+			}
+			tb.run.Cancel() // the lookup ignores it
+			synctest.Wait()
+			h.Advance(time.Hour)
+			if tb.run.Returned() {
+				h.Errorf("with Grace %v, Run returned %v an hour after its ctx ended, with a lookup that ignores its "+
+					"ctx still running: only a Grace above zero bounds the wait; at zero or below, Run returns nil "+
+					"once every running lookup has returned", grace, tb.run.Err())
+				return
+			}
+			ga.Release()
+			synctest.Wait()
+			if !tb.run.Returned() {
+				h.Errorf("with Grace %v, Run had not returned once its last running lookup had returned", grace)
+				return
+			}
+			assert.NoError(t, tb.run.Err(), "with Grace %v, Run waited for every lookup: nothing was abandoned", grace)
+		})
+	}
+}
+
 func TestB2_GraceBoundsTheWaitForLookupsThatIgnoreCtx(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const grace = 5 * time.Second
