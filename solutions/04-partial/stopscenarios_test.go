@@ -8,8 +8,10 @@ package partial
 // repeated, each time with the schedule shaken by a seed of its own.
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -74,4 +76,47 @@ func TestB1_AStopAtTheStartReachesEveryCall(t *testing.T) {
 
 func TestB2_AStopAtTheStartReachesEveryCall(t *testing.T) {
 	katatest.Repeat(t, 24, func(h *katatest.H) { testStopAtStart(h, "B2", Options{MaxFailures: 1}, 2) })
+}
+
+// testNoCallAfterStop runs GatherWith(opt) on n inputs whose calls all fail
+// as soon as they are called, and counts the calls that started with their
+// ctx already cancelled: calls fn made after the stop. A correct gather
+// makes none, bar the few whose goroutine looked before the stop and
+// called just after it; one that never looks makes one per input still to
+// start. req is the item graded.
+func testNoCallAfterStop(h *katatest.H, req string, opt Options) {
+	const n = 64
+	skus := testSKUs(n)
+	var mu sync.Mutex
+	calls, late := 0, 0
+	fn := func(ctx context.Context, sku string) (int, error) {
+		mu.Lock()
+		calls++
+		if ctx.Err() != nil {
+			late++
+		}
+		mu.Unlock()
+		return 0, fmt.Errorf("%s: %w", sku, testErrNotFound)
+	}
+	c := testStart(h, skus, fn, &opt)
+	if c.Broken() || !c.Returns("GatherWith did not return, although every call failed at once") {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if late > n/2 {
+		h.Errorf("%s: GatherWith(Options{FailFast: %v, MaxFailures: %d}) on %d inputs whose calls all fail at once: "+
+			"fn was called %d times, %d of them with a ctx the stop had already cancelled: stopping starts no new "+
+			"call. An input whose call has not started when the gather stops gets ErrSkipped without a call: "+
+			"look whether the gather has stopped just before you call fn", req, opt.FailFast, opt.MaxFailures, n,
+			calls, late)
+	}
+}
+
+func TestB1_NoCallStartsOnceTheGatherHasStopped(t *testing.T) {
+	katatest.Repeat(t, 4, func(h *katatest.H) { testNoCallAfterStop(h, "B1", Options{FailFast: true}) })
+}
+
+func TestB2_NoCallStartsOnceTheGatherHasStopped(t *testing.T) {
+	katatest.Repeat(t, 4, func(h *katatest.H) { testNoCallAfterStop(h, "B2", Options{MaxFailures: 2}) })
 }
