@@ -146,7 +146,7 @@ func (g *grader) build(ctx context.Context, t Target, tmp, ovPath string) (strin
 	args = append(args, g.modArgs(t)...)
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir, cmd.Env = g.root, g.tc.Env
+	cmd.Dir, cmd.Env = g.root, g.tc.BuildEnv()
 	ownProcessGroup(cmd) // an interrupt stops the compiler and linker too
 	out, err := cmd.CombinedOutput()
 	if err == nil {

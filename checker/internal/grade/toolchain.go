@@ -42,6 +42,16 @@ type Kit struct {
 var fixedEnv = []string{"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GORACE=atexit_sleep_ms=0 suppress_equal_stacks=0", "GOTRACEBACK=all",
 	"GOWORK=off", "GOOS=" + runtime.GOOS, "GOARCH=" + runtime.GOARCH}
 
+// buildGC is the GOGC of the compiler, the linker and vet, which the
+// grader runs for every version graded: they allocate much and live
+// briefly, and collecting a quarter as often makes a build about a tenth
+// cheaper in CPU, for some 50 MB more. The test binary keeps the
+// learner's GOGC.
+const buildGC = "GOGC=400"
+
+// BuildEnv is Env for the go commands that build or vet.
+func (tc *Toolchain) BuildEnv() []string { return WithEnv(tc.Env, buildGC) }
+
 // SetupError is a problem with this machine's setup, not with the code
 // graded: nothing can be graded until it is fixed.
 type SetupError struct {

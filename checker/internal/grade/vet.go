@@ -70,7 +70,7 @@ func (g *grader) vet(ctx context.Context, t Target, overlay string) (vetResult, 
 	args = append(args, vetFlags()...)
 	args = append(args, "./"+filepath.ToSlash(rel(g.root, t.Dir)))
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir, cmd.Env = g.root, g.tc.Env
+	cmd.Dir, cmd.Env = g.root, g.tc.BuildEnv()
 	ownProcessGroup(cmd)
 	out, err := cmd.Output() // -json: the findings on stdout, exit 0
 	if ctx.Err() != nil {
