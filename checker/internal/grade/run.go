@@ -185,7 +185,8 @@ func (g *grader) timeout() time.Duration {
 // its own, in a process of its own, is the test's. So does the first
 // test to hang in a run shared with others: on a machine busy with other
 // work, a whole run of correct code can take longer than the limit, and a
-// test that spins hangs again alone. Once a hang is confirmed, later ones
+// test that spins hangs again alone. A dump with every goroutine blocked
+// (a lock never unlocked) is believed at once: no load explains it. Once a hang is confirmed, later ones
 // are blamed at once, which keeps code that spins everywhere cheap.
 func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[string]TestResult, error) {
 	verdicts := map[string]TestResult{}
@@ -220,7 +221,7 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[s
 		} else {
 			for _, name := range blamed {
 				v := g.blame(run, e, name, dir)
-				if hang(v) && len(batch) > 1 && (failedBefore(run, name) || !g.hung) {
+				if hang(v) && len(batch) > 1 && (failedBefore(run, name) || !g.hung && !idle(run, e, name)) {
 					alone = append(alone, name)
 					continue
 				}
@@ -235,6 +236,33 @@ func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[s
 }
 
 func hang(v TestResult) bool { return v.Kind == failure.Timeout || v.Kind == failure.MutexHang }
+
+// idle reports whether the dump of a run that hung while test name ran
+// shows every goroutine blocked, none running or waiting for a CPU (bar
+// the test binary's own alarm, which printed it). Such a process was not
+// slowed down by a busy machine: more CPU would not have moved it, so its
+// hang needs no second run to be believed.
+func idle(run *teststream.Run, e exit, name string) bool {
+	if e.watched {
+		return false // killed from outside: no dump
+	}
+	return idleDump(run.Tests[name].Output() + run.Output())
+}
+
+// idleDump is idle for the output of a run, dump included.
+func idleDump(out string) bool {
+	gs := failure.Parse(out)
+	for _, g := range gs {
+		if !strings.HasPrefix(g.State, "running") && !strings.HasPrefix(g.State, "runnable") &&
+			!strings.HasPrefix(g.State, "syscall") {
+			continue
+		}
+		if len(g.Frames) == 0 || !strings.Contains(g.Frames[0].Func, "startAlarm") {
+			return false
+		}
+	}
+	return len(gs) > 0
+}
 
 // failedBefore reports whether a test other than name failed in run.
 func failedBefore(run *teststream.Run, name string) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -212,4 +213,18 @@ func TestPassesNeedReceipts(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestIdleDump(t *testing.T) {
+	for name, want := range map[string]bool{
+		"crash_mutex.txt":           true,  // every goroutine blocked: believed at once
+		"crash_rlock_recursive.txt": true,  // the same, on a sync.RWMutex
+		"crash_busy_loop.txt":       false, // a goroutine still running: it may only have been slow
+		"crash_livelock.txt":        false,
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "classify", name))
+		require.NoError(t, err)
+		assert.Equal(t, want, idleDump(string(data)), name)
+	}
+	assert.False(t, idleDump(""), "no dump at all")
 }
