@@ -31,7 +31,7 @@ func TestR1_PausesGrowExponentially(t *testing.T) {
 func TestR1_MultiplierBelowOneMeansTwo(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
-		for _, m := range []float64{0, 0.5} {
+		for _, m := range []float64{0, 0.5, -2} {
 			p := Policy{MaxAttempts: 10, BaseDelay: 50 * ms, Multiplier: m}
 			want := []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms}
 			if !(testPlan{policy: p, errs: testErrors(4), want: want, why: func(n int) string {

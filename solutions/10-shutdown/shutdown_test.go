@@ -359,20 +359,25 @@ func TestR2_QueuedBeforeStartIsDrained(t *testing.T) {
 			return
 		}
 
-		// New(clk, 0, …) still has one worker.
-		r = testNew(h, 0, 2)
-		r.svc.Start()
-		if !r.accept("the queue has room for 2", "job-1", "job-2") {
-			return
+		// New(clk, 0, …), or fewer, still has one worker.
+		for _, workers := range []int{0, -3} {
+			r = testNew(h, workers, 2)
+			r.svc.Start()
+			if !r.accept("the queue has room for 2", "job-1", "job-2") {
+				return
+			}
+			sd = r.shutdown()
+			rep, err, ok = testFinish(r, sd, "Shutdown", fmt.Sprintf("New with %d workers, Start, 2 jobs queued: "+
+				"Shutdown did not return (workers is at least 1, so one worker handles them)", workers))
+			if !ok {
+				return
+			}
+			if !assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "New with %d workers still starts one "+
+				"(workers is at least 1): both jobs must be handled, in order (Dropped: %v)", workers,
+				testIDs(rep.Dropped)) || !assert.NoError(t, err, "Shutdown drained every job: it must return nil") {
+				return
+			}
 		}
-		sd = r.shutdown()
-		rep, err, ok = testFinish(r, sd, "Shutdown", "the 2 queued jobs had finished, but Shutdown did not return")
-		if !ok {
-			return
-		}
-		assert.Equal(t, []string{"job-1", "job-2"}, r.started(), "New with 0 workers still starts one (workers is at "+
-			"least 1): both jobs must be handled, in order (Dropped: %v)", testIDs(rep.Dropped))
-		assert.NoError(t, err, "Shutdown drained every job: it must return nil")
 	})
 }
 
