@@ -95,15 +95,16 @@ func TestB2_AGraceBelowZeroWaitsForEveryLookup(t *testing.T) {
 			synctest.Wait()
 			h.Advance(time.Hour)
 			if tb.run.Returned() {
-				h.Errorf("with Grace %v, Run returned %v an hour after its ctx ended, with a lookup that ignores its "+
-					"ctx still running: only a Grace above zero bounds the wait; at zero or below, Run returns nil "+
-					"once every running lookup has returned", grace, tb.run.Err())
+				h.Errorf("Run returned while a lookup that ignores its ctx was still running, an hour after its ctx "+
+					"ended, with Grace %v (it returned %v): only a Grace above zero bounds the wait; at zero or "+
+					"below, Run returns nil once every running lookup has returned", grace, tb.run.Err())
 				return
 			}
 			ga.Release()
 			synctest.Wait()
 			if !tb.run.Returned() {
-				h.Errorf("with Grace %v, Run had not returned once its last running lookup had returned", grace)
+				h.Errorf("with Grace %v, Run had not returned once its last running lookup had returned: is the "+
+					"lookup goroutine stuck sending its result to a loop that no longer receives?", grace)
 				return
 			}
 			assert.NoError(t, tb.run.Err(), "with Grace %v, Run waited for every lookup: nothing was abandoned", grace)
