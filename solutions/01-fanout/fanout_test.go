@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -436,6 +438,58 @@ func TestR5_CallsThatSucceedAfterTheCancelKeepTheirResults(t *testing.T) {
 			t.Errorf("the caller cancelled, and then every call, ignoring its ctx, succeeded; Map returned nil and "+
 				"%q, want %q: a call that returns a result after a cancel has still returned it — store it in "+
 				"out[i] (or return ctx.Err() for the cancel), never zero values with no error", out, want)
+		}
+	})
+}
+
+// The caller cancels while Map is still starting calls: the first call to
+// run cancels it, and every call ignores its ctx and succeeds. Map may stop
+// starting calls then, but its answer must still be whole: every result
+// and nil, or nil and ctx.Err(), never zero values for the elements it did
+// not call. Long inputs, repeated: the cancel must land inside the loop.
+func TestR5_ACancelWhileMapIsStillStartingCalls(t *testing.T) {
+	katatest.Repeat(t, 6, func(h *katatest.H) {
+		const n = 400
+		in := make([]int, n)
+		for i := range in {
+			in[i] = i + 1
+		}
+		var called [n]atomic.Bool
+		c := katatest.Start(h, func(ctx context.Context) ([]int, error) {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			var once sync.Once
+			return Map(ctx, in, func(_ context.Context, v int) (int, error) {
+				called[v-1].Store(true)
+				once.Do(cancel) // the first call to run cancels the caller's ctx
+				return v * 10, nil
+			})
+		})
+		out, err, ok := c.Finish("Map")
+		if !ok {
+			return
+		}
+		switch {
+		case err != nil && !errors.Is(err, context.Canceled):
+			h.Errorf("the caller cancelled while Map was starting %d calls, and every call, ignoring its ctx, "+
+				"succeeded; Map returned %q: no call failed, so Map returns the results and nil, or nil and "+
+				"ctx.Err() for the cancel", n, err)
+		case err != nil:
+			assert.Nil(t, out, "Map returned ctx.Err() for the cancel: on an error it returns nil results")
+		default:
+			for i, v := range in {
+				if len(out) != n || out[i] != v*10 {
+					got := "nothing"
+					if i < len(out) {
+						got = fmt.Sprint(out[i])
+					}
+					h.Errorf("the caller cancelled while Map was starting %d calls, and every call it made "+
+						"succeeded; Map returned nil and %s for in[%d] (fn called for it: %v), want %d: a Map that "+
+						"stops starting calls once the ctx is done has not got every result, so it returns nil and "+
+						"ctx.Err(), never zero values with no error", n, got, i, called[i].Load(), v*10)
+					return
+				}
+			}
 		}
 	})
 }
