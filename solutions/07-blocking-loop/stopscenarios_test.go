@@ -181,6 +181,11 @@ func (s testStopRace) play(h *katatest.H) {
 			return
 		}
 	}
+	if moved := h.PendingTimer(); moved != 0 {
+		h.Errorf("every Run had returned, but a timer was still pending on clk (it would fire %v later): stop the "+
+			"heartbeat's clk.Ticker on every way out of Run (defer t.Stop() right after making it), also when the "+
+			"loop learns of the stop from a lookup's result rather than from ctx.Done()", moved)
+	}
 }
 
 // testInside says how many of the loops were inside OnTick at the stop.
