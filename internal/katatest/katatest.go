@@ -253,7 +253,9 @@ func (h *H) Advance(d time.Duration) {
 // registered on it has fired (0: none is left). Call it when the code under
 // test has returned and the test's own timers are done: a timer the code
 // did not stop is one more pending timer per call in a long-lived service.
-// It moves the clock.
+// It moves the clock. A ticker still running never lets it finish (each
+// tick registers the next): where the code makes tickers, count the ones
+// still ticking first (move the clock a period and read their channels).
 func (h *H) PendingTimer() time.Duration {
 	synctest.Wait()
 	before := h.Clk.Now()
