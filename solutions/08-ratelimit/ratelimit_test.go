@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -271,6 +272,70 @@ func TestR5_CancelReturnsAtOnceAndGivesTheTokenBack(t *testing.T) {
 		h.Advance(50 * testMs)
 		assert.True(t, l.Allow(), "at 100ms the token the cancelled Wait had reserved must be free again: give "+
 			"the reservation back when ctx is done (your limiter kept it, so the next token comes only at 200ms)")
+	})
+}
+
+func TestR5_ACancelledWaitStopsItsTimer(t *testing.T) {
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		w := katatest.StartErr(h, l.Wait)
+		if testBroken(h, w) {
+			return
+		}
+		h.Advance(50 * testMs)
+		if !w.Waits("precondition: Wait returned at 50ms, but its token is due at 100ms (R3)") {
+			return
+		}
+		w.Cancel()
+		if _, ok := w.Finish("Wait"); !ok {
+			return
+		}
+		if moved := h.PendingTimer(); moved != 0 {
+			t.Errorf("a Wait cancelled at 50ms returned, but left its timer on clk, due %v later: every wait is a "+
+				"fresh clk.Timer stopped when done, also when ctx ends first (t := clk.Timer(d); defer t.Stop()); "+
+				"a limiter whose callers often give up would pile up timers", moved)
+		}
+	})
+}
+
+func TestR5_AWaitThatMissedItsDeadlineReservedNothing(t *testing.T) {
+	// A waits for the token due at 100ms; B, whose deadline is 50ms away,
+	// fails at once and takes nothing; then A is cancelled. Nobody
+	// reserved after A, so A gives its token back.
+	katatest.Run(t, func(h *katatest.H) {
+		l := New(h.Clk, 10, 1)
+		require.True(t, l.Allow(), "precondition: a new limiter with burst 1 has a token")
+		a := katatest.StartErr(h, l.Wait)
+		if testBroken(h, a) || !a.Waits("precondition: Wait A returned at once, but its token is due at 100ms (R3)") {
+			return
+		}
+		b := katatest.StartErr(h, l.Wait, katatest.Timeout(50*testMs))
+		if testBroken(h, b) {
+			return
+		}
+		if !b.Returns("precondition: Wait B, whose deadline is 50ms away and whose token would be due at 200ms, " +
+			"was still waiting: it fails at once with ErrWouldExceedDeadline (R6)") {
+			return
+		}
+		if err, ok := b.Finish("Wait B"); !ok || !errors.Is(err, ErrWouldExceedDeadline) {
+			return // R6 says more
+		}
+		h.Advance(20 * testMs)
+		a.Cancel()
+		if _, ok := a.Finish("Wait A"); !ok {
+			return
+		}
+		h.Advance(79 * testMs)
+		if l.Allow() {
+			t.Errorf("at 99ms Allow got a token; the one A gave back is due at 100ms")
+			return
+		}
+		h.Advance(testMs)
+		assert.True(t, l.Allow(), "at 100ms the token that cancelled Wait A had reserved must be free again: Wait B "+
+			"failed with ErrWouldExceedDeadline and so took nothing, and nobody else reserved after A (a Wait that "+
+			"misses its deadline must leave no trace of a reservation, not even a counter or a version the cancel "+
+			"looks at)")
 	})
 }
 
