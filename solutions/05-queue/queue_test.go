@@ -523,7 +523,7 @@ func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
 
 func TestR3_AnItemTakenAsTheCallerCancelsIsCounted(t *testing.T) {
 	lead := false
-	katatest.Repeat(t, 4, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, false, lead) })
+	katatest.Repeat(t, 8, func(h *katatest.H) { lead = !lead; testTakenAtTheStop(h, false, lead) })
 }
 
 func TestR4_AnItemTakenAsAConsumerFailsIsCounted(t *testing.T) {
