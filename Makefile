@@ -129,18 +129,18 @@ mutant: $(CHECKER) ## maintainers: a kata's mutants, or one as a Go file: make m
 docs: ## run the commands the guides show and compare their output
 	$(GO) test -count=1 -run TestDocs ./checker/internal/cli/
 
-# The checker's own tests grade whole katas, hundreds of builds: about eight
-# minutes on a quiet machine, past go test's default 10m limit when other
-# builds share the cores. -timeout=30m is only the outer guard against a
-# hang; every test run inside a grade has its own limit (--timeout, 5s).
-# verify (six minutes: every mutant graded) and mutate are CI's slower
-# checks, run after this one (.ci/run).
 # The compiler and the linker collect garbage a quarter as often in the
 # maintainers' long runs: about a tenth less CPU, for some 50 MB more each.
 # (The checker does the same for the builds it runs; the test binaries it
 # grades keep the learner's GOGC.)
 test mutate: export GOGC = 400
 
+# The checker's own tests grade whole katas, hundreds of builds: about eight
+# minutes on a quiet machine, past go test's default 10m limit when other
+# builds share the cores. -timeout=30m is only the outer guard against a
+# hang; every test run inside a grade has its own limit (--timeout, 5s).
+# verify (six minutes: every mutant graded) and mutate are CI's slower
+# checks, run after this one (.ci/run).
 test: $(CHECKER) ## vet, format, unit and end-to-end tests, the references, the guides' commands (CI then runs verify and mutate)
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

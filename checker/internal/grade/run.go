@@ -186,8 +186,9 @@ func (g *grader) timeout() time.Duration {
 // test to hang in a run shared with others: on a machine busy with other
 // work, a whole run of correct code can take longer than the limit, and a
 // test that spins hangs again alone. A dump with every goroutine blocked
-// (a lock never unlocked) is believed at once: no load explains it. Once a hang is confirmed, later ones
-// are blamed at once, which keeps code that spins everywhere cheap.
+// (a lock never unlocked) is believed at once: no load explains it. Once
+// a hang is confirmed, later ones are blamed at once, which keeps code
+// that spins everywhere cheap.
 func (g *grader) runAll(ctx context.Context, bin, dir string, hid hidden) (map[string]TestResult, error) {
 	verdicts := map[string]TestResult{}
 	pending := hid.names
