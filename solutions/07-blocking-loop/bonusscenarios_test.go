@@ -341,9 +341,10 @@ func (s testGraceScenario) play(h *katatest.H) {
 	}
 }
 
-// testSaysCount reports whether err's text has a whole number from lo to hi.
+// testSaysCount reports whether err's text has a whole number from lo to hi
+// (at least 1: an ErrAbandoned that abandoned none is wrong).
 func testSaysCount(err error, lo, hi int) bool {
-	for n := max(lo, 0); n <= hi; n++ {
+	for n := max(lo, 1); n <= hi; n++ {
 		if regexp.MustCompile(fmt.Sprintf(`\b%d\b`, n)).MatchString(err.Error()) {
 			return true
 		}
