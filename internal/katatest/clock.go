@@ -1,6 +1,7 @@
 package katatest
 
 import (
+	"reflect"
 	"sync"
 	"time"
 
@@ -24,8 +25,9 @@ type Clock struct {
 	*clock.Mock
 	turn chan struct{} // a lock that a synctest bubble sees as blocking
 
-	mu   sync.Mutex
-	made []*clock.Timer // every timer made by Timer, After, Sleep and AfterFunc
+	mu      sync.Mutex
+	made    []*clock.Timer  // every timer made by Timer, After, Sleep and AfterFunc
+	tickers []*clock.Ticker // every ticker made by Ticker and Tick
 }
 
 // NewClock returns a mock clock at the Unix epoch. Make it inside the
@@ -80,6 +82,55 @@ func (c *Clock) StopRunning() int {
 	}
 	c.made = nil
 	return n
+}
+
+// Ticker makes a ticker that ticks every d once the clock moves, recorded
+// so that [Clock.Ticking] can tell whether the code stopped it. A period
+// below 1 panics, as time.NewTicker does (on clock.Mock such a ticker
+// would tick for ever without the clock moving on).
+func (c *Clock) Ticker(d time.Duration) *clock.Ticker {
+	if d <= 0 {
+		panic("non-positive interval for NewTicker")
+	}
+	t := c.Mock.Ticker(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tickers = append(c.tickers, t)
+	return t
+}
+
+// Tick is Ticker(d).C: a ticker that cannot be stopped.
+func (c *Clock) Tick(d time.Duration) <-chan time.Time { return c.Ticker(d).C }
+
+// Ticking stops every ticker made on the clock that is still running and
+// returns how many there were, and the longest period among them. Call it
+// once the code under test has returned and settled. A ticker left running
+// is what makes clock.Mock's WaitForAllTimers spin for ever: each tick
+// registers the next.
+func (c *Clock) Ticking() (n int, longest time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.tickers {
+		if !tickerStopped(t) {
+			n++
+			longest = max(longest, tickerPeriod(t))
+			t.Stop()
+		}
+	}
+	c.tickers = nil
+	return n, longest
+}
+
+// tickerStopped and tickerPeriod read clock.Ticker's unexported fields: a
+// mock ticker offers no other way to ask whether it was stopped without
+// moving the clock. TestClockTickingSeesStoppedTickers fails if a new
+// version of the clock module renames them.
+func tickerStopped(t *clock.Ticker) bool {
+	return reflect.ValueOf(t).Elem().FieldByName("stopped").Bool()
+}
+
+func tickerPeriod(t *clock.Ticker) time.Duration {
+	return time.Duration(reflect.ValueOf(t).Elem().FieldByName("d").Int())
 }
 
 // After is Timer(d).C.

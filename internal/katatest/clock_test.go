@@ -132,3 +132,35 @@ func TestClockStopRunningCountsTheTimersStillRunning(t *testing.T) {
 		assert.Equal(t, before, clk.Now(), "a timer was left on the clock")
 	})
 }
+
+// Ticking tells the tickers still running from the stopped ones without
+// moving the clock, and stops them; PendingTimer then counts a running
+// ticker as a timer pending a period away instead of spinning for ever.
+func TestClockTickingSeesStoppedTickers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := NewClock()
+		clk.Ticker(time.Second)               // running
+		clk.Ticker(time.Minute).Stop()        // stopped
+		clk.Tick(3 * time.Second)             // running, and cannot be stopped
+		reset := clk.Ticker(time.Millisecond) // stopped, then running again
+		reset.Stop()
+		reset.Reset(time.Hour)
+		before := clk.Now()
+		n, longest := clk.Ticking()
+		assert.Equal(t, 3, n, "running tickers")
+		assert.Equal(t, time.Hour, longest, "the longest period of the running tickers")
+		assert.Equal(t, before, clk.Now(), "Ticking moved the clock")
+		n, _ = clk.Ticking()
+		assert.Equal(t, 0, n, "after Ticking stopped them")
+	})
+	Run(t, func(h *H) {
+		h.Clk.Ticker(5 * time.Second)
+		assert.Equal(t, 5*time.Second, h.PendingTimer(), "a running ticker is a timer pending")
+		assert.Equal(t, time.Duration(0), h.PendingTimer(), "once stopped")
+		h.Clk.Ticker(time.Second).Stop()
+		h.Clk.Timer(time.Minute)
+		assert.Equal(t, time.Minute, h.PendingTimer(), "a stopped ticker is not pending")
+		assert.Equal(t, 0, h.Ticking())
+	})
+	assert.PanicsWithValue(t, "non-positive interval for NewTicker", func() { NewClock().Ticker(0) })
+}

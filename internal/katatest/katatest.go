@@ -253,15 +253,23 @@ func (h *H) Advance(d time.Duration) {
 // registered on it has fired (0: none is left). Call it when the code under
 // test has returned and the test's own timers are done: a timer the code
 // did not stop is one more pending timer per call in a long-lived service.
-// It moves the clock. A ticker still running never lets it finish (each
-// tick registers the next): where the code makes tickers, count the ones
-// still ticking first (move the clock a period and read their channels).
+// It moves the clock. A ticker still running counts as a timer pending a
+// period away; it is stopped first, so that the clock can finish.
 func (h *H) PendingTimer() time.Duration {
 	synctest.Wait()
+	_, period := h.Clk.Ticking()
 	before := h.Clk.Now()
 	h.Clk.WaitForAllTimers()
 	synctest.Wait()
-	return h.Clk.Now().Sub(before)
+	return max(period, h.Clk.Now().Sub(before))
+}
+
+// Ticking settles every goroutine, then stops the tickers the code made
+// and did not stop, and returns how many there were.
+func (h *H) Ticking() int {
+	synctest.Wait()
+	n, _ := h.Clk.Ticking()
+	return n
 }
 
 // Elapsed is how far the mock clock has moved since the test began.

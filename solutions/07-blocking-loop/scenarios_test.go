@@ -1200,7 +1200,7 @@ func (p *testPlay) stop() {
 		}
 	}
 	// Nothing the cache started outlives Run: not its heartbeat, not a timer.
-	if n := p.clk.ticking(h); n > 0 {
+	if n := h.Ticking(); n > 0 {
 		h.Errorf("Run returned, but %d clk.Ticker(s) it made still ticked on the clock afterwards (Tick %v): the "+
 			"heartbeat's ticker is stopped when Run returns, on every way out (defer t.Stop() right after "+
 			"clk.Ticker), so that nothing the cache started outlives Run", n, p.s.tick)

@@ -182,7 +182,7 @@ func (s testStopRace) play(h *katatest.H) {
 			return
 		}
 	}
-	if n := clk.ticking(h); n > 0 {
+	if n := h.Ticking(); n > 0 {
 		h.Errorf("every Run had returned, but %d of the %d heartbeats still ticked on the clock afterwards: stop the "+
 			"heartbeat's clk.Ticker on every way out of Run (defer t.Stop() right after making it), also when the "+
 			"loop learns of the stop from a lookup's result rather than from ctx.Done()", n, len(beds))
