@@ -25,10 +25,10 @@ import (
 )
 
 type testRaceSub struct {
-	at     int // the tick at which Submit is called
-	cancel int // the half tick at which its ctx is cancelled (odd); -1 never
+	at     int  // the tick at which Submit is called
+	cancel int  // the half tick at which its ctx is cancelled (odd); -1 never
 	gone   bool // its ctx is cancelled before it calls Submit (the client has gone)
-	dur    int // ticks handle takes, unless cancelled
+	dur    int  // ticks handle takes, unless cancelled
 	orNil  bool
 }
 
