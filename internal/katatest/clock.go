@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"gokata/internal/katatest/shake"
 )
 
 // Clock is the mock clock the hidden tests inject ([H.Clk]): a clock.Mock
@@ -132,6 +134,21 @@ func tickerStopped(t *clock.Ticker) bool {
 func tickerPeriod(t *clock.Ticker) time.Duration {
 	return time.Duration(reflect.ValueOf(t).Elem().FieldByName("d").Int())
 }
+
+// Now reads the clock. The code may act on what it read a moment later:
+// while the schedule is shaken, it yields there, so that the test's move of
+// the clock can come in between.
+func (c *Clock) Now() time.Time {
+	now := c.Mock.Now()
+	shake.Point()
+	return now
+}
+
+// Since is Now().Sub(t), and yields as Now does.
+func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// Until is t.Sub(Now()), and yields as Now does.
+func (c *Clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 
 // After is Timer(d).C.
 func (c *Clock) After(d time.Duration) <-chan time.Time { return c.Timer(d).C }

@@ -18,7 +18,10 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"gokata/internal/katatest"
 )
@@ -161,5 +164,82 @@ func TestB1_ACancelledCombinedWaitRacesANewOne(t *testing.T) {
 func TestB2_ACancelledKeyedWaitRacesANewOne(t *testing.T) {
 	for _, s := range testCancelRaces(testAfterKeyed) {
 		katatest.Repeat(t, 8, func(h *katatest.H) { s.play(h) })
+	}
+}
+
+// testTimerHeldClock is the mock clock, except that once the test arms it,
+// the first call that makes a timer is held at a gate right after making
+// it, as the scheduler may hold a goroutine there.
+type testTimerHeldClock struct {
+	*katatest.Clock
+	gate  *katatest.Gate
+	armed bool // written by the test goroutine only while no call can read it
+}
+
+func (c *testTimerHeldClock) Timer(d time.Duration) *clock.Timer {
+	t := c.Clock.Timer(d)
+	if c.armed {
+		c.gate.Hold(context.Background())
+	}
+	return t
+}
+
+func (c *testTimerHeldClock) After(d time.Duration) <-chan time.Time { return c.Timer(d).C }
+
+// R5 and B1 when the cancel comes at the same instant as the token. Wait
+// #1 reserves a token due at 100ms, makes its timer and is held right
+// there; the clock reaches 100ms (the timer fires) and its ctx is
+// cancelled; then it goes on, and finds both ready. It may return nil (it
+// got its token) or ctx.Err() (it was cancelled first): both are right. But
+// a cancelled Wait gives its token back, nobody having reserved after it,
+// so if it returned ctx.Err() an Allow at 100ms finds the token there, and
+// if it returned nil the token is spent.
+func TestR5_ACancelAtTheInstantTheTokenComesDue(t *testing.T) {
+	for _, multi := range []bool{false, true} {
+		katatest.Repeat(t, 8, func(h *katatest.H) {
+			clk := &testTimerHeldClock{Clock: h.Clk, gate: h.Gate()}
+			l := New(clk, 10, 1)
+			wait, allow, what := l.Wait, l.Allow, "l := New(clk, 10 per second, burst 1)"
+			if multi {
+				m := Combine(l, New(clk, 20, 1))
+				wait, allow = m.Wait, m.Allow
+				what = "l := Combine(New(clk, 10 per second, burst 1), New(clk, 20 per second, burst 1))"
+			}
+			if !allow() {
+				h.Errorf("%s: the first Allow() was refused; a new limiter starts full", what)
+				return
+			}
+			clk.armed = true
+			w := katatest.StartErr(h, wait)
+			synctest.Wait()
+			clk.armed = false
+			if clk.gate.Entered() == 0 {
+				katatest.Unwind(h, w.Call) // it waits without a clk.Timer: this test cannot hold it there
+				return
+			}
+			h.Clk.Add(100 * testMs)
+			w.Cancel()
+			clk.gate.Release()
+			h.Advance(0)
+			err, ok := w.Finish("Wait")
+			if !ok {
+				return
+			}
+			got := allow()
+			switch {
+			case err == nil && got:
+				h.Errorf("%s; Allow(); Wait #1 (its token due at 100ms); at 100ms its ctx is cancelled: Wait "+
+					"returned nil, so it took its token, yet Allow() right after it at 100ms found one too", what)
+			case err != nil && !got:
+				h.Errorf("%s; Allow(); Wait #1 reserves its token, due at 100ms; at 100ms, the very instant its token "+
+					"came due, its ctx is cancelled, and Wait returned %v: then its token goes back (no call reserved "+
+					"after it), but Allow() right after it at 100ms was refused. A Wait that returns ctx.Err() gives "+
+					"its token back, also when its timer has fired meanwhile: decide by what you return, not by "+
+					"whether timer.Stop() reports true", what, err)
+			}
+		})
+		if t.Failed() {
+			return
+		}
 	}
 }

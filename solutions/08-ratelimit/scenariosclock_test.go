@@ -9,6 +9,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -351,4 +352,44 @@ func TestR3_ExploreTheClockMovesWhileAWaitIsInFlight(t *testing.T) {
 		katatest.Run(t, func(h *katatest.H) { s.play(h) })
 	}
 	katatest.Explore(t, 4, testDrawHeld, func(h *katatest.H, s testHeldScenario) { s.play(h) })
+}
+
+// R6 with the clock moving while a Wait is in flight. The deadline and the
+// token's due time are instants: a Wait that read the clock at 0, when its
+// token was due at 100ms and its deadline was 110ms, and was then held
+// while the clock moved 50ms, still has its token before its deadline,
+// whichever instant it acts at. It may wait for the token (or, having set
+// its timer only after the move, see the deadline first); it must not fail
+// with ErrWouldExceedDeadline. Repeated: the hold comes right after the
+// Wait's first reading of the clock, and only if it reads the clock.
+func TestR6_ADeadlineStaysAnInstantWhileTheClockMoves(t *testing.T) {
+	katatest.Repeat(t, 3, func(h *katatest.H) {
+		clk := &testHeldClock{Clock: h.Clk, gate: h.Gate()}
+		l := New(clk, 10, 1)
+		if !l.Allow() {
+			h.Errorf("a new limiter with burst 1 refused its first Allow: it starts full")
+			return
+		}
+		clk.armed = true
+		w := katatest.StartErr(h, l.Wait, katatest.Timeout(110*testMs))
+		synctest.Wait()
+		clk.armed = false
+		held := clk.gate.Entered() > 0
+		h.Advance(50 * testMs)
+		clk.gate.Release()
+		h.Advance(200 * testMs) // past the deadline: every Wait has returned
+		err, ok := w.Finish("Wait")
+		if !ok || !errors.Is(err, ErrWouldExceedDeadline) {
+			return
+		}
+		how := "while the clock moved from 0s to 50ms"
+		if held {
+			how = "after it read the clock at 0s and was held right there while the clock moved to 50ms"
+		}
+		h.Errorf("a Wait whose token was due at 100ms and whose ctx's deadline was at 110ms failed with "+
+			"ErrWouldExceedDeadline (%v), %s: the token comes before the deadline whatever instant the Wait acts at. "+
+			"The deadline and the due time are instants: compare them with each other, or both with the one "+
+			"clk.Now() you read; the time left, from a second reading of the clock, against the wait, from the "+
+			"first, makes the deadline look nearer than it is", err, how)
+	})
 }
