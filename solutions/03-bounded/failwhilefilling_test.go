@@ -19,7 +19,7 @@ import (
 )
 
 func TestR3_NoCallStartsOnceACallFailedWhileTheOthersStart(t *testing.T) {
-	const n = 64
+	const n = 256
 	katatest.Repeat(t, 8, func(h *katatest.H) {
 		errBoom := errors.New("thumbnail 0: 500 internal error")
 		var failed atomic.Bool
@@ -37,7 +37,7 @@ func TestR3_NoCallStartsOnceACallFailedWhileTheOthersStart(t *testing.T) {
 			return ctx.Err()
 		}
 		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(n), n, fn) })
-		if !c.Returns("limit 64, 64 items: item 0 failed at once and every other call returns when its ctx is " +
+		if !c.Returns("limit 256, 256 items: item 0 failed at once and every other call returns when its ctx is " +
 			"cancelled, but ForEach did not return") {
 			return
 		}
@@ -45,7 +45,7 @@ func TestR3_NoCallStartsOnceACallFailedWhileTheOthersStart(t *testing.T) {
 			return // R4's business
 		}
 		if k := late.Load(); k > (n-1)/2 {
-			h.Errorf("limit 64, 64 items: item 0's call failed at once, while ForEach was still starting the "+
+			h.Errorf("limit 256, 256 items: item 0's call failed at once, while ForEach was still starting the "+
 				"others, and %d calls started after that, with a live ctx (of %d calls started in all): once a call has "+
 				"failed, no new call starts. The call that fails records its error and cancels at once, on its own "+
 				"goroutine; a loop that learns of a failure only when it next waits for a slot, or once every call "+
