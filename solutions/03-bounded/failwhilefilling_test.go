@@ -8,10 +8,18 @@ package bounded
 // in the moment between the failure and the cancel it causes; a ForEach
 // that learns of the failure only when it next waits for a slot, or only
 // once every call is started, starts all the rest.
+//
+// The scenario runs on one processor (GOMAXPROCS 1), so that the moment
+// between a failure and its cancel is counted in switches between
+// goroutines, which the shaken schedule makes at the code's
+// synchronization points, not in nanoseconds: on several processors a
+// failing goroutine the runtime pauses right after its call returned lets
+// the loop start any number of calls, whatever the design.
 
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -20,6 +28,7 @@ import (
 
 func TestR3_NoCallStartsOnceACallFailedWhileTheOthersStart(t *testing.T) {
 	const n = 256
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	katatest.Repeat(t, 8, func(h *katatest.H) {
 		errBoom := errors.New("thumbnail 0: 500 internal error")
 		var failed atomic.Bool
