@@ -572,9 +572,11 @@ func testYPlay(h *katatest.H, s testYScenario, req string) {
 			for _, req := range []string{"R1", k.req} { // R1: no outcome at all
 				if req != wait {
 					k.add(req, "Gather returns one outcome per input once every call has returned, but caller %d's "+
-						"%d calls had all returned and its Gather had not: whatever holds the outcomes until "+
-						"Gather returns needs room for every input, however many (a channel with room for fewer "+
-						"results than inputs, read only after wg.Wait, blocks the calls that finish last)", c+1,
+						"%d calls had all returned and its Gather had not: it waits for something no goroutine will do "+
+						"any more. Every way out of each goroutine, the early ones too (a gather already stopped), "+
+						"must count it done and leave its outcome; and whatever holds the outcomes until Gather "+
+						"returns needs room for every input (a channel with room for fewer results than inputs, "+
+						"read only after wg.Wait, blocks the calls that finish last)", c+1,
 						len(x.cl.inputs))
 				}
 			}
