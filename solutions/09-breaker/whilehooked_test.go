@@ -14,6 +14,7 @@ package breaker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,6 +49,7 @@ func testStartHooked(h *katatest.H) (s *testHookedProbe, ok bool) {
 			}
 		}})
 	r := s.r
+	r.hookHeld = s.hook
 	if !r.fails(1, "the failure that trips the breaker") {
 		return s, false
 	}
@@ -88,6 +90,20 @@ func testHeldSaw(p *testHeld) string {
 	return "was still in Do (held in OnStateChange)"
 }
 
+// end lets the fn of p (a call started while the hook is held) return err,
+// and waits for Do to return. It settles before it looks, so that a call
+// stuck behind the held hook ends the scenario rather than the test.
+func (s *testHookedProbe) end(h *katatest.H, p *testHeld, err error, step string) bool {
+	h.T.Helper()
+	p.result = err
+	p.gate.Release()
+	if !s.r.settle(step) {
+		return false
+	}
+	_, ok := p.collect(h, step, fmt.Sprintf("fn returned %v", err))
+	return ok
+}
+
 // finish releases the hook and ends what still runs, so nothing leaks.
 func (s *testHookedProbe) finish(h *katatest.H) {
 	s.hook.Release()
@@ -107,14 +123,17 @@ func TestR5_AProbeHeldInTheHookStaysInItsHalfOpenPeriod(t *testing.T) {
 			return
 		}
 		r := s.r
-		if _, ok := s.other.end(h, nil, "the second probe"); !ok || !r.run(nil, "a third probe, once the second ended") {
+		if !s.end(h, s.other, nil, "the second probe") || !r.run(nil, "a third probe, once the second ended") {
 			return
 		}
 		if !r.wantState(Closed, "2 probes succeeded, with HalfOpenMaxRequests 2", "2 successful probes close the breaker (R4)") {
 			return
 		}
 		s.hook.Release()
-		if !r.settle("OnStateChange(open, half-open) returned") || !s.probe.running() {
+		if !r.settle("OnStateChange(open, half-open) returned") {
+			return
+		}
+		if !s.probe.running() {
 			t.Errorf("after OnStateChange returned, the call that made the move to half-open %s; want its fn to run: "+
 				"it was let through as a probe", testHeldSaw(s.probe))
 			return
@@ -141,7 +160,7 @@ func TestR5_AProbeHeldInTheHookStaysInItsHalfOpenPeriod(t *testing.T) {
 			return
 		}
 		r := s.r
-		if _, ok := s.other.end(h, testErrDown, "the second probe, which fails"); !ok {
+		if !s.end(h, s.other, testErrDown, "the second probe, which fails") {
 			return
 		}
 		if !r.wantState(Open, "a probe failed", "one failed probe reopens the breaker (R4)") {
@@ -152,7 +171,10 @@ func TestR5_AProbeHeldInTheHookStaysInItsHalfOpenPeriod(t *testing.T) {
 			return
 		}
 		s.hook.Release()
-		if !r.settle("OnStateChange(open, half-open) returned") || !s.probe.running() {
+		if !r.settle("OnStateChange(open, half-open) returned") {
+			return
+		}
+		if !s.probe.running() {
 			t.Errorf("after OnStateChange returned, the call that made the first move to half-open %s; want its fn to "+
 				"run: it was let through as a probe", testHeldSaw(s.probe))
 			return
