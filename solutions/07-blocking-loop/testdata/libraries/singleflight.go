@@ -126,6 +126,9 @@ func (c *Cache) Run(ctx context.Context) error {
 		c.mu.Lock()
 		n := c.inFlight
 		c.mu.Unlock()
+		if n == 0 { // the last one returned at the very instant Grace ran out
+			return nil
+		}
 		return fmt.Errorf("%w: %d still running %v after the cache stopped", ErrAbandoned, n, c.cfg.Grace)
 	}
 }
