@@ -23,7 +23,7 @@ import (
 
 // testTogetherCallers is how many goroutines call First at once, each with
 // replicas of its own, in each repetition.
-const testTogetherCallers = 4
+const testTogetherCallers = 12
 
 // testTogetherErr is replica i's own error: a distinct value per replica.
 type testTogetherErr struct{ caller, replica int }
@@ -33,7 +33,7 @@ func (e *testTogetherErr) Error() string {
 }
 
 func TestR2_FailuresTogetherAreAllReturned(t *testing.T) {
-	katatest.Repeat(t, 6, func(h *katatest.H) {
+	katatest.Repeat(t, 8, func(h *katatest.H) {
 		all := testNewLatch() // opening it makes every replica of every caller fail at one instant
 		errs := make([][]error, testTogetherCallers)
 		calls := make([]*katatest.Call[string], testTogetherCallers)
