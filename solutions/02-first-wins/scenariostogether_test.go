@@ -242,13 +242,17 @@ func TestR1_ASuccessAmongAnswersThatCameTogetherWins(t *testing.T) {
 			if err != nil || !slices.Contains(wins, v) {
 				when := "by the time First looked"
 				if f.clk.held && len(f.called.All()) == len(f.oks) {
-					when = "while First was held right after it made its timeout's timer, before it looked"
+					when = "while First was held right after it made its first timer on clk, before it looked"
 				}
-				t.Errorf("First(%s): every replica answered at the same instant, %s, and First returned (%q, %v) "+
+				got := "nil"
+				if err != nil {
+					got = fmt.Sprintf("%q", err)
+				}
+				t.Errorf("First(%s): every replica answered at the same instant, %s, and First returned (%q, %s) "+
 					"instead of a success (one of %q): a success is an answer even when every other replica has "+
 					"answered too by the time First looks. Decide that every replica failed only from failures "+
 					"counted, never from every replica having returned: the one that returned last may have "+
-					"succeeded", f, when, v, err, wins)
+					"succeeded", f, when, v, got, wins)
 				katatest.Unwind(h, calls...)
 				return
 			}
