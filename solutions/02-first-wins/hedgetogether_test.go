@@ -173,7 +173,7 @@ func testStartedText(got []int) string {
 
 func TestB1_FailuresTogetherEachStartAReplica(t *testing.T) {
 	katatest.Replay(t, []testTogetherHedge{
-		{running: 2, fail: []int{0, 1}, left: 3, held: true},
+		{running: 3, fail: []int{1, 0, 2}, left: 3, held: true},
 		{running: 3, fail: []int{2, 0, 1}, left: 3},
 	}, func(h *katatest.H, s testTogetherHedge) { s.play(h) })
 	katatest.Explore(t, 6, testDrawTogetherHedge, func(h *katatest.H, s testTogetherHedge) { s.play(h) })
