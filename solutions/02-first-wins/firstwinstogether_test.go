@@ -33,7 +33,7 @@ func (e *testTogetherErr) Error() string {
 }
 
 func TestR2_FailuresTogetherAreAllReturned(t *testing.T) {
-	katatest.Repeat(t, 8, func(h *katatest.H) {
+	katatest.Repeat(t, 16, func(h *katatest.H) {
 		all := testNewLatch() // opening it makes every replica of every caller fail at one instant
 		errs := make([][]error, testTogetherCallers)
 		calls := make([]*katatest.Call[string], testTogetherCallers)
