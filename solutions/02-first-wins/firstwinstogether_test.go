@@ -193,7 +193,8 @@ func TestR1_ASuccessAmongAnswersThatCameTogetherWins(t *testing.T) {
 		{true, true},                // every replica succeeds
 		{false, false, false, true},
 	}
-	katatest.Repeat(t, 3, func(h *katatest.H) {
+	shapes = slices.Concat(shapes, shapes, shapes) // each shape called by three goroutines at once
+	katatest.Repeat(t, 5, func(h *katatest.H) {
 		firsts := make([]*testTogetherFirst, len(shapes))
 		calls := make([]*katatest.Call[string], len(shapes))
 		for k, oks := range shapes {
