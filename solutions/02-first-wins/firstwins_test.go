@@ -185,8 +185,12 @@ func TestR2_FailuresAtTheSameInstantAreAllCounted(t *testing.T) {
 			}
 		}
 		for i, e := range errs {
-			if !assert.ErrorIs(t, err, e, "all %d replicas failed at the same instant: the error must match each "+
-				"replica's error, replica %d's %q included", n, i, e) {
+			if !errors.Is(err, e) {
+				t.Errorf("all %d replicas failed at the same instant, and First returned %q, without the error of "+
+					"replica %d (%q): it returned before that failure was recorded. When the last replica fails, "+
+					"the error holds every failure: decide that every replica failed only from failures already "+
+					"recorded, counting each one in the same step that records its error (under one lock, or as "+
+					"First reads it from the replies), never counted first and recorded after", n, err, i, e)
 				break
 			}
 		}
