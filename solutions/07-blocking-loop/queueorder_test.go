@@ -22,8 +22,8 @@ import (
 )
 
 func TestR4_QueuedMissesStartInTheOrderTheLoopTookThem(t *testing.T) {
-	keys := []string{"a", "b", "c", "d", "e", "f"}
-	katatest.Repeat(t, 6, func(h *katatest.H) {
+	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+	katatest.Repeat(t, 12, func(h *katatest.H) {
 		var mu sync.Mutex
 		var started []string
 		gates := map[string]*katatest.Gate{}
