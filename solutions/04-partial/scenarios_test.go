@@ -55,6 +55,9 @@ var testYErrs = []struct {
 	{"an error wrapped with %w", func(k int) error { return fmt.Errorf("lookup %d: %w", k, errors.New("connection reset")) }},
 	{"&statusError{503}", func(int) error { return &testStatusError{503} }},
 	{"errors.New(\"request canceled by the proxy\")", func(int) error { return errors.New("request canceled by the proxy") }},
+	{"an error wrapping context.DeadlineExceeded (a timeout of its own)", func(k int) error {
+		return fmt.Errorf("price feed %d: upstream timeout: %w", k, context.DeadlineExceeded)
+	}},
 }
 
 // testYPanics are the values a call panics with; do panics as a call
