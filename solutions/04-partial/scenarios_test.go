@@ -1011,6 +1011,12 @@ func testYExplains(x *testYRun, d testYDone, o Outcome[string, int], stopped int
 	// fn failed on its own.
 	req := "R3"
 	var st *testStatusError
+	if x.cl.opt != nil && stopped >= 0 && errors.Is(o.Err, ErrSkipped) && !errors.Is(o.Err, d.err) {
+		return fmt.Sprintf("%s: the failures keep their own errors when the gather stops, but the call for %q "+
+			"failed with %s of its own and its outcome's error is %s: only an error matching context.Canceled, "+
+			"returned once the gather stopped, becomes ErrSkipped (a timeout, context.DeadlineExceeded, is a "+
+			"failure)", bonus, in, testYDescribe(d.err), testYDescribe(o.Err))
+	}
 	switch {
 	case o.Err == nil:
 		return fmt.Sprintf("%s: a failed outcome's error matches fn's error, but the call for %q failed with %s and "+
@@ -1114,15 +1120,38 @@ func testYStopThenCallerEnds(opt Options, n, stopAfter int) testYScenario {
 	return s
 }
 
+// testYOwnTimeoutAfterStop is a fixed case of GatherWith(opt): failing
+// calls that stop the gather in step 1, and a call that ignores its ctx
+// and, released in step 2, after the stop, fails with a timeout of its own
+// (an error wrapping context.DeadlineExceeded). Only an error matching
+// context.Canceled becomes ErrSkipped: that failure keeps its error.
+func testYOwnTimeoutAfterStop(opt Options, failing int) testYScenario {
+	cl := testYCaller{opt: &opt}
+	var first testYStep
+	for i := range failing {
+		cl.calls = append(cl.calls, testYCall{does: testYFail, kind: 1 + i})
+		first.release = append(first.release, [2]int{0, i})
+	}
+	cl.calls = append(cl.calls, testYCall{does: testYFail, kind: len(testYErrs) - 1, deaf: true}, testYCall{})
+	for i := range cl.calls {
+		cl.inputs = append(cl.inputs, fmt.Sprintf("sku-%d", i+1))
+	}
+	return testYScenario{callers: []testYCaller{cl}, steps: []testYStep{first, {release: [][2]int{{0, 0}}}}}
+}
+
 func TestB1_ExploreFailFast(t *testing.T) {
 	fixed := testYStopThenCallerEnds(Options{FailFast: true}, 4, 1)
 	katatest.Run(t, func(h *katatest.H) { testYPlay(h, fixed, "B1") })
+	timeout := testYOwnTimeoutAfterStop(Options{FailFast: true}, 1)
+	katatest.Run(t, func(h *katatest.H) { testYPlay(h, timeout, "B1") })
 	katatest.Explore(t, 40, testDrawY("B1", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B1") })
 }
 
 func TestB2_ExploreMaxFailures(t *testing.T) {
 	fixed := testYStopThenCallerEnds(Options{MaxFailures: 1}, 5, 2)
 	katatest.Run(t, func(h *katatest.H) { testYPlay(h, fixed, "B2") })
+	timeout := testYOwnTimeoutAfterStop(Options{MaxFailures: 1}, 2)
+	katatest.Run(t, func(h *katatest.H) { testYPlay(h, timeout, "B2") })
 	katatest.Explore(t, 20, testDrawY("B2", true, 0), func(h *katatest.H, s testYScenario) { testYPlay(h, s, "B2") })
 }
 
