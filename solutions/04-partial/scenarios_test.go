@@ -1120,19 +1120,24 @@ func testYStopThenCallerEnds(opt Options, n, stopAfter int) testYScenario {
 	return s
 }
 
-// testYOwnTimeoutAfterStop is a fixed case of GatherWith(opt): failing
-// calls that stop the gather in step 1, and a call that ignores its ctx
-// and, released in step 2, after the stop, fails with a timeout of its own
-// (an error wrapping context.DeadlineExceeded). Only an error matching
-// context.Canceled becomes ErrSkipped: that failure keeps its error.
-func testYOwnTimeoutAfterStop(opt Options, failing int) testYScenario {
+// testYOwnTimeoutAfterStop is a fixed case of GatherWith(opt) on 6 inputs:
+// 5 calls that fail when released, or return ctx.Err() once their ctx
+// ends, and last a call that ignores its ctx and, released in step 2,
+// fails with a timeout of its own (an error wrapping
+// context.DeadlineExceeded). Step 1 releases the oldest calls in flight,
+// enough to stop the gather (the last call is seldom among them: the calls
+// start in input order, mostly). Only an error matching context.Canceled
+// becomes ErrSkipped: the timeout keeps its error.
+func testYOwnTimeoutAfterStop(opt Options, stopAfter int) testYScenario {
 	cl := testYCaller{opt: &opt}
 	var first testYStep
-	for i := range failing {
-		cl.calls = append(cl.calls, testYCall{does: testYFail, kind: 1 + i})
-		first.release = append(first.release, [2]int{0, i})
+	for i := range 5 {
+		cl.calls = append(cl.calls, testYCall{does: testYFail, kind: 1 + i%4})
 	}
-	cl.calls = append(cl.calls, testYCall{does: testYFail, kind: len(testYErrs) - 1, deaf: true}, testYCall{})
+	for k := range stopAfter {
+		first.release = append(first.release, [2]int{0, k})
+	}
+	cl.calls = append(cl.calls, testYCall{does: testYFail, kind: len(testYErrs) - 1, deaf: true})
 	for i := range cl.calls {
 		cl.inputs = append(cl.inputs, fmt.Sprintf("sku-%d", i+1))
 	}
