@@ -41,20 +41,19 @@ func testCrowdStart(h *katatest.H, p Policy, n, fails int) ([]*katatest.Call[str
 	return calls, ops
 }
 
-// testCrowdEnd cancels every call, lets them return and checks that none
-// panicked (reported) and nothing is left running (reported).
+// testCrowdEnd ends the calls: it cancels them all and, once they have
+// returned, checks that none panicked (reported) and nothing is left
+// running (reported). Whether a cancel ends a pause at once is R4's
+// business: calls still running after the cancel are stopped with
+// katatest.Unwind, which moves the clock on and reports only a call that
+// never returns.
 func testCrowdEnd(h *katatest.H, calls []*katatest.Call[string]) bool {
 	for _, c := range calls {
 		c.Cancel()
 	}
-	if h.Settle() != nil {
-		katatest.Unwind(h, calls...)
-		return false
-	}
-	for i, c := range calls {
+	h.Settle()
+	for _, c := range calls {
 		if !c.Returned() {
-			h.Errorf("call %d of %d: its caller cancelled during its pause, and Do was still waiting with the mock "+
-				"clock stopped: a cancel ends the pause at once", i+1, len(calls))
 			katatest.Unwind(h, calls...)
 			return false
 		}
