@@ -52,7 +52,9 @@ func (s testStopWake) play(h *katatest.H) bool {
 		putting int     // puts in flight
 		putErrs []error // what the failed puts returned
 	)
+	ready := make(chan struct{}) // call is set: a consume call may cancel it
 	produce := func(ctx context.Context, put func(int) error) error {
+		<-ready
 		var wg sync.WaitGroup
 		for p := range s.producers {
 			wg.Go(func() {
@@ -89,6 +91,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 	call = katatest.Start(h, func(ctx context.Context) (Stats, error) {
 		return Run(ctx, s.capacity, s.consumers, produce, consume)
 	})
+	close(ready)
 	stop, want := fmt.Sprintf("a consume call failed with %q", errStore), error(errStore)
 	if !s.byError {
 		stop, want = "the caller cancelled just as a consume call returned", context.Canceled
