@@ -1,17 +1,17 @@
 package queue
 
-// R3 and R4 when the stop meets a put on its way to wait. The consumers
-// take each item as soon as it is queued and return at once, and produce
-// keeps putting, from one or two goroutines, until a put fails: the queue
-// fills and empties all the time, and a put is forever finding it full and
-// starting to wait. Then a consume call stops Run (it fails, or the caller
-// cancels as it returns) while a put is somewhere between "is the run
-// stopped?" and "wait for room". A design that asks the first question
-// outside the lock it waits with (a look at ctx, then a condition
+// R3 and R4 when the stop meets puts on their way to wait. Every consumer
+// is busy and the queue is full; then, at one instant, several goroutines
+// of produce call put, each to find the queue full and wait for room, and
+// a consume call stops Run: it fails (R4), or the caller cancels as it
+// returns (R3). Each put is somewhere between "is the run stopped?" and
+// "wait for room" when the stop lands. A design that asks the first
+// question outside the lock it waits with (a look at ctx, then a condition
 // variable's Wait) misses the wake-up of a stop that lands in between, and
 // that put waits for ever. A correct put returns ctx.Err() whatever the
-// moment of the stop. The window is a few instructions wide: each scenario
-// plays several stops, on many shaken schedules.
+// moment of the stop: nothing can take an item, so no put returns nil.
+// The window is a few instructions wide: each bubble plays several stops,
+// each met by several puts, on shaken schedules.
 
 import (
 	"context"
@@ -27,61 +27,72 @@ import (
 
 // testStopWake is one Run of the scenario.
 type testStopWake struct {
-	capacity, consumers, producers int
-	stopAt                         int  // the consume call that stops Run, from 1
-	byError                        bool // it fails (R4), or the caller cancels as it returns (R3)
+	capacity, consumers int
+	putters             int  // goroutines of produce that put at the stop, one item each
+	byError             bool // consume call #1 fails (R4), or the caller cancels as it returns (R3)
 }
 
 func (s testStopWake) String() string {
-	stop := fmt.Sprintf("consume call #%d fails", s.stopAt)
+	stop := "consume call #1 fails"
 	if !s.byError {
-		stop = fmt.Sprintf("the caller cancels ctx as consume call #%d returns", s.stopAt)
+		stop = "the caller cancels ctx as consume call #1 returns"
 	}
-	return fmt.Sprintf("Run(capacity %d, %d consumers); produce puts from %d goroutine(s), each without pause until "+
-		"a put fails; every consume call returns at once; %s", s.capacity, s.consumers, s.producers, stop)
+	return fmt.Sprintf("Run(capacity %d, %d consumer(s)); produce puts %d items (every consumer busy, the queue "+
+		"full), then starts %d goroutines that each put one more item; each consume call waits until its ctx is "+
+		"done, except call #1; at one instant the goroutines put and %s", s.capacity, s.consumers,
+		s.capacity+s.consumers, s.putters, stop)
 }
 
 // play runs the scenario; false once it reported a failure.
 func (s testStopWake) play(h *katatest.H) bool {
 	h.Helper()
 	errStore := errors.New("store: disk full")
+	at := make(chan struct{}) // the instant of the stop
 	var (
 		calls   atomic.Int32
 		call    *katatest.Call[Stats]
 		mu      sync.Mutex
+		waiting int     // goroutines of produce waiting for the instant
 		putting int     // puts in flight
-		putErrs []error // what the failed puts returned
+		putErrs []error // what the puts made at the stop returned
+		putNil  int     // how many of them returned nil
 	)
-	ready := make(chan struct{}) // call is set: a consume call may cancel it
 	produce := func(ctx context.Context, put func(int) error) error {
-		<-ready
+		for i := 1; i <= s.capacity+s.consumers; i++ {
+			if err := put(i); err != nil {
+				return err
+			}
+		}
 		var wg sync.WaitGroup
-		for p := range s.producers {
+		for p := range s.putters {
+			mu.Lock()
+			waiting++
+			mu.Unlock()
 			wg.Go(func() {
-				for i := 1; ; i++ {
-					mu.Lock()
-					putting++
-					mu.Unlock()
-					err := put(testItem(p, i))
-					mu.Lock()
-					putting--
-					if err != nil {
-						putErrs = append(putErrs, err)
-					}
-					mu.Unlock()
-					if err != nil {
-						return
-					}
+				<-at
+				mu.Lock()
+				putting++
+				mu.Unlock()
+				err := put(testItem(p, 1))
+				mu.Lock()
+				putting--
+				if err != nil {
+					putErrs = append(putErrs, err)
+				} else {
+					putNil++
 				}
+				mu.Unlock()
 			})
 		}
 		wg.Wait()
-		return ctx.Err()
+		return nil
 	}
 	consume := func(ctx context.Context, v int) error {
-		if calls.Add(1) != int32(s.stopAt) {
+		if calls.Add(1) != 1 {
+			<-ctx.Done() // busy until the stop
 			return nil
 		}
+		<-at
 		if s.byError {
 			return errStore
 		}
@@ -91,7 +102,23 @@ func (s testStopWake) play(h *katatest.H) bool {
 	call = katatest.Start(h, func(ctx context.Context) (Stats, error) {
 		return Run(ctx, s.capacity, s.consumers, produce, consume)
 	})
-	close(ready)
+	if call.Broken() {
+		close(at)
+		return false
+	}
+	mu.Lock()
+	ready := waiting
+	mu.Unlock()
+	if int(calls.Load()) != s.consumers || ready != s.putters || call.Returned() {
+		h.Errorf("precondition: with capacity %d and %d consumers held inside consume, %d puts return without "+
+			"blocking (R1); then %d consume call(s) had started and %d of the %d goroutines of produce were ready "+
+			"(Run returned: %v)\nThe scenario: %s", s.capacity, s.consumers, s.capacity+s.consumers, calls.Load(),
+			ready, s.putters, call.Returned(), s)
+		close(at)
+		call.Stop()
+		return false
+	}
+	close(at)
 	stop, want := fmt.Sprintf("a consume call failed with %q", errStore), error(errStore)
 	if !s.byError {
 		stop, want = "the caller cancelled just as a consume call returned", context.Canceled
@@ -101,11 +128,11 @@ func (s testStopWake) play(h *katatest.H) bool {
 		mu.Lock()
 		stuck := putting
 		mu.Unlock()
-		h.Errorf("%s while produce was putting without pause (the queue full again and again, a put about to "+
-			"wait for room), and Run was still waiting: %d put(s) never returned. A stop must wake every put, also "+
-			"one that looked for a stop just before it began to wait: wait for room and for ctx.Done() in one "+
-			"select (or, with a condition variable, look at ctx under the lock you wait with, and have the stop "+
-			"take that lock before it wakes the waiters)\nThe scenario: %s", stop, stuck, s)
+		h.Errorf("%s at the very instant %d puts began on the full queue, and Run was still waiting: %d of those "+
+			"puts never returned. A stop must wake every put that waits for room, also one that looked for a stop "+
+			"just before it began to wait: wait for room and for ctx.Done() in one select (or, with a condition "+
+			"variable, look at ctx under the lock you wait with, and have the stop take that lock before it wakes "+
+			"the waiters)\nThe scenario: %s", stop, s.putters, stuck, s)
 		// Nothing may ever wake such a put: no Stop, which would report
 		// that as a deadlock ahead of this message. The leak check after
 		// the test names what is still blocked.
@@ -116,33 +143,37 @@ func (s testStopWake) play(h *katatest.H) bool {
 	if !ok {
 		return false
 	}
-	if !errors.Is(err, want) {
-		h.Errorf("%s while produce was putting: Run must return %v; it returned %s\nThe scenario: %s", stop, want,
-			testDescribe(err), s)
-		return false
-	}
 	mu.Lock()
 	defer mu.Unlock()
+	switch {
+	case !errors.Is(err, want):
+		h.Errorf("%s at the very instant %d puts began on the full queue: Run must return %v; it returned %s\n"+
+			"The scenario: %s", stop, s.putters, want, testDescribe(err), s)
+		return false
+	case putNil > 0:
+		h.Errorf("%s at the very instant %d puts began on the full queue, with every consumer busy: %d of those "+
+			"puts returned nil, though no consumer could take an item; a put waits for room, and a stop makes it "+
+			"return ctx.Err()\nThe scenario: %s", stop, s.putters, putNil, s)
+		return false
+	}
 	for _, e := range putErrs {
 		if !errors.Is(e, context.Canceled) {
-			h.Errorf("%s while produce was putting: every put after the stop must return ctx.Err(), "+
-				"context.Canceled; one returned %s\nThe scenario: %s", stop, testDescribe(e), s)
+			h.Errorf("%s at the very instant %d puts began on the full queue: each must return ctx.Err(), "+
+				"context.Canceled; one returned %s\nThe scenario: %s", stop, s.putters, testDescribe(e), s)
 			return false
 		}
 	}
 	return true
 }
 
-// testStopWakes plays each shape of the scenario once in a bubble: each
-// stop is one more chance to land in a put's window.
+// testStopWakes plays each shape of the scenario once in a bubble, on
+// shaken schedules: each put is one more chance to be in its window.
 func testStopWakes(t *testing.T, byError bool) {
 	katatest.Repeat(t, 6, func(h *katatest.H) {
 		for _, s := range []testStopWake{
-			{capacity: 0, consumers: 1, producers: 1, stopAt: 5},
-			{capacity: 1, consumers: 1, producers: 1, stopAt: 6},
-			{capacity: 1, consumers: 2, producers: 2, stopAt: 9},
-			{capacity: 2, consumers: 1, producers: 2, stopAt: 7},
-			{capacity: 3, consumers: 3, producers: 1, stopAt: 12},
+			{capacity: 0, consumers: 1, putters: 8},
+			{capacity: 1, consumers: 1, putters: 8},
+			{capacity: 2, consumers: 3, putters: 8},
 		} {
 			s.byError = byError
 			if !s.play(h) {
@@ -152,6 +183,6 @@ func testStopWakes(t *testing.T, byError bool) {
 	})
 }
 
-func TestR3_ACancelWakesAPutThatIsAboutToWait(t *testing.T) { testStopWakes(t, false) }
+func TestR3_ACancelWakesThePutsAboutToWait(t *testing.T) { testStopWakes(t, false) }
 
-func TestR4_AConsumerErrorWakesAPutThatIsAboutToWait(t *testing.T) { testStopWakes(t, true) }
+func TestR4_AConsumerErrorWakesThePutsAboutToWait(t *testing.T) { testStopWakes(t, true) }
