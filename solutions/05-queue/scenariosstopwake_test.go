@@ -23,6 +23,7 @@ import (
 	"testing/synctest"
 
 	"gokata/internal/katatest"
+	"gokata/internal/katatest/shake"
 )
 
 // testStopWake is one Run of the scenario.
@@ -49,6 +50,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 	errStore := errors.New("store: disk full")
 	at := make(chan struct{}) // the instant of the stop
 	var (
+		entered sync.WaitGroup // the puts made at the stop have begun
 		calls   atomic.Int32
 		call    *katatest.Call[Stats]
 		mu      sync.Mutex
@@ -64,6 +66,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 			}
 		}
 		var wg sync.WaitGroup
+		entered.Add(s.putters)
 		for p := range s.putters {
 			mu.Lock()
 			waiting++
@@ -73,6 +76,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 				mu.Lock()
 				putting++
 				mu.Unlock()
+				entered.Done()
 				err := put(testItem(p, 1))
 				mu.Lock()
 				putting--
@@ -93,6 +97,8 @@ func (s testStopWake) play(h *katatest.H) bool {
 			return nil
 		}
 		<-at
+		entered.Wait() // every put has begun: the stop meets them on their way
+		shake.Point()
 		if s.byError {
 			return errStore
 		}
