@@ -177,9 +177,10 @@ func (s testStopWake) play(h *katatest.H) bool {
 func testStopWakes(t *testing.T, byError bool) {
 	katatest.Repeat(t, 6, func(h *katatest.H) {
 		for _, s := range []testStopWake{
-			{capacity: 0, consumers: 1, putters: 8},
-			{capacity: 1, consumers: 1, putters: 8},
-			{capacity: 2, consumers: 3, putters: 8},
+			{capacity: 0, consumers: 1, putters: 16},
+			{capacity: 1, consumers: 1, putters: 16},
+			{capacity: 2, consumers: 3, putters: 16},
+			{capacity: 0, consumers: 2, putters: 16},
 		} {
 			s.byError = byError
 			if !s.play(h) {
