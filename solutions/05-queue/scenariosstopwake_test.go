@@ -66,7 +66,11 @@ func (s testStopWake) play(h *katatest.H) bool {
 			}
 		}
 		var wg sync.WaitGroup
-		entered.Add(s.putters)
+		first := s.putters // the stop waits until these puts have begun
+		if !s.byError {
+			first = s.putters / 2
+		}
+		entered.Add(first)
 		for p := range s.putters {
 			mu.Lock()
 			waiting++
@@ -76,7 +80,9 @@ func (s testStopWake) play(h *katatest.H) bool {
 				mu.Lock()
 				putting++
 				mu.Unlock()
-				entered.Done()
+				if p < first {
+					entered.Done()
+				}
 				err := put(testItem(p, 1))
 				mu.Lock()
 				putting--
