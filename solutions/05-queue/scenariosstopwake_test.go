@@ -181,7 +181,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 // testStopWakes plays each shape of the scenario once in a bubble, on
 // shaken schedules: each put is one more chance to be in its window.
 func testStopWakes(t *testing.T, byError bool) {
-	katatest.Repeat(t, 6, func(h *katatest.H) {
+	katatest.Repeat(t, 12, func(h *katatest.H) {
 		for _, s := range []testStopWake{
 			{capacity: 0, consumers: 1, putters: 16},
 			{capacity: 1, consumers: 1, putters: 16},
