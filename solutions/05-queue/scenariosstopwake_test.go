@@ -30,6 +30,7 @@ import (
 type testStopWake struct {
 	capacity, consumers int
 	putters             int  // goroutines of produce that put at the stop, one item each
+	first               int  // the stop comes once this many of those puts have begun
 	byError             bool // consume call #1 fails (R4), or the caller cancels as it returns (R3)
 }
 
@@ -40,8 +41,8 @@ func (s testStopWake) String() string {
 	}
 	return fmt.Sprintf("Run(capacity %d, %d consumer(s)); produce puts %d items (every consumer busy, the queue "+
 		"full), then starts %d goroutines that each put one more item; each consume call waits until its ctx is "+
-		"done, except call #1; at one instant the goroutines put and %s", s.capacity, s.consumers,
-		s.capacity+s.consumers, s.putters, stop)
+		"done, except call #1; at one instant the goroutines put and, once %d of those puts have begun, %s",
+		s.capacity, s.consumers, s.capacity+s.consumers, s.putters, s.first, stop)
 }
 
 // play runs the scenario; false once it reported a failure.
@@ -66,8 +67,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 			}
 		}
 		var wg sync.WaitGroup
-		first := s.putters / 2 // the stop waits until these puts have begun
-		entered.Add(first)
+		entered.Add(s.first)
 		for p := range s.putters {
 			mu.Lock()
 			waiting++
@@ -77,7 +77,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 				mu.Lock()
 				putting++
 				mu.Unlock()
-				if p < first {
+				if p < s.first {
 					entered.Done()
 				}
 				err := put(testItem(p, 1))
@@ -100,7 +100,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 			return nil
 		}
 		<-at
-		entered.Wait() // half the puts have begun: the stop meets them on their way
+		entered.Wait() // some puts have begun: the stop meets the others on their way
 		shake.Point()
 		if s.byError {
 			return errStore
@@ -180,10 +180,12 @@ func (s testStopWake) play(h *katatest.H) bool {
 func testStopWakes(t *testing.T, byError bool) {
 	katatest.Repeat(t, 12, func(h *katatest.H) {
 		for _, s := range []testStopWake{
-			{capacity: 0, consumers: 1, putters: 16},
-			{capacity: 1, consumers: 1, putters: 16},
-			{capacity: 2, consumers: 3, putters: 16},
-			{capacity: 0, consumers: 2, putters: 16},
+			{capacity: 0, consumers: 1, putters: 16, first: 8},
+			{capacity: 1, consumers: 1, putters: 16, first: 4},
+			{capacity: 2, consumers: 3, putters: 16, first: 8},
+			{capacity: 0, consumers: 2, putters: 16, first: 12},
+			{capacity: 1, consumers: 2, putters: 16, first: 2},
+			{capacity: 3, consumers: 1, putters: 16, first: 8},
 		} {
 			s.byError = byError
 			if !s.play(h) {
