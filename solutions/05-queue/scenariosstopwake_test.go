@@ -30,7 +30,8 @@ import (
 type testStopWake struct {
 	capacity, consumers int
 	putters             int  // goroutines of produce that put at the stop, one item each
-	first               int  // the stop comes once this many of those puts have begun
+	first               int  // the stop comes once this many of those puts have begun,
+	delay               int  // and after this many more chances for the others to go on
 	byError             bool // consume call #1 fails (R4), or the caller cancels as it returns (R3)
 }
 
@@ -101,7 +102,9 @@ func (s testStopWake) play(h *katatest.H) bool {
 		}
 		<-at
 		entered.Wait() // some puts have begun: the stop meets the others on their way
-		shake.Point()
+		for range 1 + s.delay {
+			shake.Point()
+		}
 		if s.byError {
 			return errStore
 		}
@@ -181,11 +184,11 @@ func testStopWakes(t *testing.T, byError bool) {
 	katatest.Repeat(t, 12, func(h *katatest.H) {
 		for _, s := range []testStopWake{
 			{capacity: 0, consumers: 1, putters: 16, first: 8},
-			{capacity: 1, consumers: 1, putters: 16, first: 4},
-			{capacity: 2, consumers: 3, putters: 16, first: 8},
-			{capacity: 0, consumers: 2, putters: 16, first: 12},
-			{capacity: 1, consumers: 2, putters: 16, first: 2},
-			{capacity: 3, consumers: 1, putters: 16, first: 8},
+			{capacity: 0, consumers: 1, putters: 16, first: 8, delay: 1},
+			{capacity: 1, consumers: 2, putters: 16, first: 8},
+			{capacity: 1, consumers: 2, putters: 16, first: 8, delay: 2},
+			{capacity: 2, consumers: 3, putters: 16, first: 4, delay: 1},
+			{capacity: 0, consumers: 1, putters: 16, first: 4, delay: 3},
 		} {
 			s.byError = byError
 			if !s.play(h) {
