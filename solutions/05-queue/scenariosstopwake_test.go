@@ -9,7 +9,8 @@ package queue
 // question outside the lock it waits with (a look at ctx, then a condition
 // variable's Wait) misses the wake-up of a stop that lands in between, and
 // that put waits for ever. A correct put returns ctx.Err() whatever the
-// moment of the stop: nothing can take an item, so no put returns nil.
+// moment of the stop. (Whether one of them may return nil first is R1's
+// business, not this test's.)
 // The window is a few instructions wide: each bubble plays several stops,
 // each met by several puts, on shaken schedules.
 
@@ -58,8 +59,7 @@ func (s testStopWake) play(h *katatest.H) bool {
 		mu      sync.Mutex
 		waiting int     // goroutines of produce waiting for the instant
 		putting int     // puts in flight
-		putErrs []error // what the puts made at the stop returned
-		putNil  int     // how many of them returned nil
+		putErrs []error // what the failed puts made at the stop returned
 	)
 	produce := func(ctx context.Context, put func(int) error) error {
 		for i := 1; i <= s.capacity+s.consumers; i++ {
@@ -86,8 +86,6 @@ func (s testStopWake) play(h *katatest.H) bool {
 				putting--
 				if err != nil {
 					putErrs = append(putErrs, err)
-				} else {
-					putNil++
 				}
 				mu.Unlock()
 			})
@@ -157,15 +155,9 @@ func (s testStopWake) play(h *katatest.H) bool {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	switch {
-	case !errors.Is(err, want):
+	if !errors.Is(err, want) {
 		h.Errorf("%s at the very instant %d puts began on the full queue: Run must return %v; it returned %s\n"+
 			"The scenario: %s", stop, s.putters, want, testDescribe(err), s)
-		return false
-	case putNil > 0:
-		h.Errorf("%s at the very instant %d puts began on the full queue, with every consumer busy: %d of those "+
-			"puts returned nil, though no consumer could take an item; a put waits for room, and a stop makes it "+
-			"return ctx.Err()\nThe scenario: %s", stop, s.putters, putNil, s)
 		return false
 	}
 	for _, e := range putErrs {
