@@ -448,3 +448,25 @@ func TestB2_ExploreTheFirstStopDecidesTheError(t *testing.T) {
 			{kind: testEvClock, d: 40 * ms}, {kind: testEvRelease, pick: 0, fail: 3}}},
 	}, func(h *katatest.H, s testDrainStop) { s.play(h) })
 }
+
+func TestB2_TheDeadlineIsTheErrorWhateverTheCancelledCallsReturn(t *testing.T) {
+	// At the drain deadline 48 consume calls that honour their ctx return
+	// at once: with an error wrapping ctx.Err() in every other repetition,
+	// with nil (the consumer then looks at ctx itself) in the others. Each
+	// is one chance for a design that cancels the consumers first and
+	// records ErrDrainTimeout only afterwards to let what the cancel made
+	// them do count as the first stop. A correct design records the
+	// deadline before it cancels: it returns ErrDrainTimeout on every
+	// schedule.
+	ctxErr := false
+	katatest.Repeat(t, 6, func(h *katatest.H) {
+		ctxErr = !ctxErr
+		s := testDrainStop{capacity: 2, consumers: testStopConsumers, items: testStopConsumers + 2,
+			timeout: 40 * time.Millisecond, honours: true, ctxErr: ctxErr,
+			events: []testDrainEvent{{kind: testEvEnd}, {kind: testEvClock, d: 40 * time.Millisecond}}}
+		s.play(h)
+		if h.Failed() {
+			h.Logf("the scenario: %s", s)
+		}
+	})
+}
