@@ -1,5 +1,6 @@
 // Design: one loop owns all the state (room left, first error, calls running); each call reports its
-// result on a channel, so no mutex and no WaitGroup; ForEach is ForEachWeighted with every weight 1.
+// result on a channel, which the loop reads before every start, so no mutex and no WaitGroup; ForEach is
+// ForEachWeighted with every weight 1.
 package bounded
 
 import (
@@ -82,6 +83,12 @@ func coordinate[T any](parent context.Context, items []T, capacity int, weight f
 		}
 	}
 	for next < len(items) && first == nil && ctx.Err() == nil {
+		select { // a report already in: take it before starting another call, in case it is a failure
+		case r := <-done:
+			handle(r)
+			continue
+		default:
+		}
 		w := min(max(weight(items[next]), 1), capacity)
 		if w > free {
 			select {
