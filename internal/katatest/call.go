@@ -79,27 +79,8 @@ func Start[T any](h *H, f func(ctx context.Context) (T, error), opts ...CtxOptio
 	}
 	h.T.Cleanup(cancel)
 	c := newCall[T](h, cancel)
-	ctx = shakenCtx{ctx}
 	go c.run(func() (T, error) { return f(ctx) })
 	return c
-}
-
-// shakenCtx is a call's context, which yields where the code looks at it
-// while the schedule is shaken (package shake): right before a select on
-// ctx.Done() blocks, or after ctx.Err() was read. Done returns the inner
-// context's own channel, so contexts derived from it with the context
-// package start no goroutine of their own.
-type shakenCtx struct{ context.Context }
-
-func (c shakenCtx) Done() <-chan struct{} {
-	shake.Point()
-	return c.Context.Done()
-}
-
-func (c shakenCtx) Err() error {
-	err := c.Context.Err()
-	shake.Point()
-	return err
 }
 
 // ErrCallerLeft is the cause of the cancel of a call's context (see
