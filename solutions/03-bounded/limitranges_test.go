@@ -156,7 +156,10 @@ func TestB1_AHugeCapacityAndExtremeWeights(t *testing.T) {
 				return
 			}
 			w.openAll()
-			if !c.Returns("capacity %s, weights %v: every call returned, but ForEachWeighted did not", name, tc.weights) {
+			if !c.Returns("capacity %s, weights %v: every call returned, but ForEachWeighted did not: it still waits "+
+				"for room the returned calls gave back, so the loop missed the wake-up of a call that freed room, or "+
+				"counted the room wrong (clamp each weight to 1…capacity before you add or subtract it)", name,
+				tc.weights) {
 				return
 			}
 			err, ok := testFinish(c, k == len(cases)-1)
