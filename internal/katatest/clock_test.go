@@ -164,3 +164,41 @@ func TestClockTickingSeesStoppedTickers(t *testing.T) {
 	})
 	assert.PanicsWithValue(t, "non-positive interval for NewTicker", func() { NewClock().Ticker(0) })
 }
+
+// A HeldClock holds the caller that reads it while readings are held, and
+// the maker of the next (or the nth) timer, right after; nothing else.
+func TestHeldClockHoldsWhereArmed(t *testing.T) {
+	Run(t, func(h *H) {
+		clk := h.HeldClock()
+		clk.Now() // not armed: not held
+		clk.HoldReadings(true)
+		read := Go(h, func() (time.Time, error) { return clk.Now(), nil })
+		synctest.Wait()
+		clk.HoldReadings(false)
+		assert.Equal(t, 1, clk.Gate.Waiting(), "the reading held")
+		h.Clk.Add(time.Second)
+		clk.Gate.Release()
+		at, _ := read.Result()
+		assert.True(t, at.Equal(time.Unix(0, 0)), "the reading from before the hold, got %v", at)
+
+		clk = h.HeldClock()
+		clk.Timer(time.Hour) // the 1st
+		clk.HoldTimer(3)
+		clk.After(time.Hour) // the 2nd
+		third := Go(h, func() (bool, error) { clk.AfterFunc(time.Hour, func() {}); return true, nil })
+		synctest.Wait()
+		assert.True(t, clk.Held(), "the 3rd timer's maker was held")
+		clk.Gate.Release()
+		_, _ = third.Result()
+
+		clk = h.HeldClock()
+		clk.HoldNextTimer(true)
+		next := Go(h, func() (bool, error) { clk.Timer(time.Hour); return true, nil })
+		synctest.Wait()
+		assert.Equal(t, 1, clk.Gate.Waiting(), "the next timer's maker held")
+		clk.Gate.Release()
+		_, _ = next.Result()
+		clk.Timer(time.Hour) // held once only
+		h.Clk.StopRunning()
+	})
+}

@@ -11,12 +11,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/benbjohnson/clock"
 
 	"gokata/internal/katatest"
 )
@@ -121,51 +118,10 @@ func TestR2_FailuresTogetherAreAllReturned(t *testing.T) {
 	})
 }
 
-// testHeldTimers is the mock clock, except that once armed, the first
-// Timer or AfterFunc call after that holds its caller at a gate right
-// after the timer is made, as the scheduler may hold a goroutine there.
-type testHeldTimers struct {
-	*katatest.Clock
-	gate  *katatest.Gate
-	mu    sync.Mutex
-	armed bool
-	held  bool // a call was held (or is)
-}
-
-func (c *testHeldTimers) hold() {
-	c.mu.Lock()
-	armed := c.armed
-	c.armed, c.held = false, c.held || armed
-	c.mu.Unlock()
-	if armed {
-		c.gate.Hold(context.Background())
-	}
-}
-
-func (c *testHeldTimers) Timer(d time.Duration) *clock.Timer {
-	t := c.Clock.Timer(d)
-	c.hold()
-	return t
-}
-
-func (c *testHeldTimers) AfterFunc(d time.Duration, f func()) *clock.Timer {
-	t := c.Clock.AfterFunc(d, f)
-	c.hold()
-	return t
-}
-
-func (c *testHeldTimers) After(d time.Duration) <-chan time.Time { return c.Timer(d).C }
-
-func (c *testHeldTimers) arm(on bool) {
-	c.mu.Lock()
-	c.armed = on
-	c.mu.Unlock()
-}
-
 // testTogetherFirst is one caller of TestR1_ASuccessAmongAnswersThatCameTogetherWins.
 type testTogetherFirst struct {
 	oks    []bool // which replicas succeed; they all answer at once when called
-	clk    *testHeldTimers
+	clk    *katatest.HeldClock
 	called *katatest.Recorder[int]
 	c      *katatest.Call[string]
 }
@@ -198,8 +154,8 @@ func TestR1_ASuccessAmongAnswersThatCameTogetherWins(t *testing.T) {
 		firsts := make([]*testTogetherFirst, len(shapes))
 		calls := make([]*katatest.Call[string], len(shapes))
 		for k, oks := range shapes {
-			f := &testTogetherFirst{oks: oks, clk: &testHeldTimers{Clock: h.Clk, gate: h.Gate(), armed: true},
-				called: &katatest.Recorder[int]{}}
+			f := &testTogetherFirst{oks: oks, clk: h.HeldClock(), called: &katatest.Recorder[int]{}}
+			f.clk.HoldNextTimer(true)
 			reps := make([]testCall, len(oks))
 			for i, ok := range oks {
 				reps[i] = func(context.Context) (string, error) {
@@ -219,8 +175,8 @@ func TestR1_ASuccessAmongAnswersThatCameTogetherWins(t *testing.T) {
 		// replicas, which answer at once, may all answer meanwhile.
 		synctest.Wait()
 		for _, f := range firsts {
-			f.clk.arm(false)
-			f.clk.gate.Release()
+			f.clk.HoldNextTimer(false)
+			f.clk.Gate.Release()
 		}
 		synctest.Wait()
 		for _, f := range firsts {
@@ -242,7 +198,7 @@ func TestR1_ASuccessAmongAnswersThatCameTogetherWins(t *testing.T) {
 			}
 			if err != nil || !slices.Contains(wins, v) {
 				when := "by the time First looked"
-				if f.clk.held && len(f.called.All()) == len(f.oks) {
+				if f.clk.Held() && len(f.called.All()) == len(f.oks) {
 					when = "while First was held right after it made its first timer on clk, before it looked"
 				}
 				got := "nil"

@@ -82,7 +82,7 @@ func testDrawTogetherHedge(r *rapid.T) testTogetherHedge {
 }
 
 func (s testTogetherHedge) play(h *katatest.H) {
-	clk := &testHeldTimers{Clock: h.Clk, gate: h.Gate()}
+	clk := h.HeldClock()
 	gates := make([]*katatest.Gate, s.n())
 	for i := range gates {
 		gates[i] = h.Gate()
@@ -116,7 +116,7 @@ func (s testTogetherHedge) play(h *katatest.H) {
 	}
 	rest := s.fail
 	if s.held {
-		clk.arm(true)
+		clk.HoldNextTimer(true)
 		gates[s.fail[0]].Release()
 		synctest.Wait()
 		rest = s.fail[1:]
@@ -125,8 +125,8 @@ func (s testTogetherHedge) play(h *katatest.H) {
 		gates[i].Release()
 	}
 	h.Settle() // a design may hold a lock while it makes a timer: replicas waiting for it are let go below
-	clk.arm(false)
-	clk.gate.Release()
+	clk.HoldNextTimer(false)
+	clk.Gate.Release()
 	synctest.Wait()
 	var got []int
 	for _, st := range starts.All()[len(before):] {
@@ -138,7 +138,7 @@ func (s testTogetherHedge) play(h *katatest.H) {
 	slices.Sort(got) // the replicas started together record their start in any order
 	if want := s.want(); !slices.Equal(got, want) {
 		how := "at the same instant"
-		if s.held && clk.held {
+		if s.held && clk.Held() {
 			how = fmt.Sprintf("at the same instant, replica %d first and the others while Hedge was still starting "+
 				"the replica owed to it (held right after it made a timer, as the scheduler may hold it)", s.fail[0])
 		}

@@ -12,55 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"gokata/internal/katatest"
 )
-
-// testHeldTimerClock is the mock clock, except that the call that makes
-// its hold-th timer (Timer, After or AfterFunc) is held at a gate right
-// after the timer was made, as the scheduler may hold it there.
-type testHeldTimerClock struct {
-	*katatest.Clock
-	gate *katatest.Gate
-	hold int
-
-	mu   sync.Mutex
-	made int
-}
-
-func (c *testHeldTimerClock) madeOne() {
-	c.mu.Lock()
-	c.made++
-	n := c.made
-	c.mu.Unlock()
-	if n == c.hold {
-		c.gate.Hold(context.Background())
-	}
-}
-
-func (c *testHeldTimerClock) Timer(d time.Duration) *clock.Timer {
-	t := c.Clock.Timer(d)
-	c.madeOne()
-	return t
-}
-
-func (c *testHeldTimerClock) After(d time.Duration) <-chan time.Time {
-	ch := c.Clock.After(d)
-	c.madeOne()
-	return ch
-}
-
-func (c *testHeldTimerClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
-	t := c.Clock.AfterFunc(d, f)
-	c.madeOne()
-	return t
-}
 
 // testBothReady is one call of Do whose op fails every attempt; Do is
 // held right after it made the timer of the pause after attempt k, while
@@ -85,7 +42,8 @@ func (s testBothReady) String() string {
 }
 
 func (s testBothReady) play(h *katatest.H) {
-	clk := &testHeldTimerClock{Clock: h.Clk, gate: h.Gate(), hold: s.k}
+	clk := h.HeldClock()
+	clk.HoldTimer(s.k) // the timer of the pause after attempt k
 	errs := testErrors(s.attempts)
 	op := &testOp{errs: errs}
 	p := Policy{MaxAttempts: s.attempts, BaseDelay: s.base}
@@ -105,7 +63,7 @@ func (s testBothReady) play(h *katatest.H) {
 		h.Advance(s.pause(n))
 	}
 	synctest.Wait()
-	if c.Returned() || op.Calls() != s.k || clk.gate.Waiting() != 1 {
+	if c.Returned() || op.Calls() != s.k || clk.Gate.Waiting() != 1 {
 		c.Stop() // not in the pause after attempt k: the pauses are R1's business
 		return
 	}
@@ -116,7 +74,7 @@ func (s testBothReady) play(h *katatest.H) {
 		c.Cancel()
 	}
 	h.Advance(s.pause(s.k))
-	clk.gate.Release()
+	clk.Gate.Release()
 	if !c.Returns("%s just as the %v pause after attempt %d ended, and Do never returned", how, s.pause(s.k), s.k) {
 		return
 	}

@@ -21,8 +21,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"gokata/internal/katatest"
 )
 
@@ -167,25 +165,6 @@ func TestB2_ACancelledKeyedWaitRacesANewOne(t *testing.T) {
 	}
 }
 
-// testTimerHeldClock is the mock clock, except that once the test arms it,
-// the first call that makes a timer is held at a gate right after making
-// it, as the scheduler may hold a goroutine there.
-type testTimerHeldClock struct {
-	*katatest.Clock
-	gate  *katatest.Gate
-	armed bool // written by the test goroutine only while no call can read it
-}
-
-func (c *testTimerHeldClock) Timer(d time.Duration) *clock.Timer {
-	t := c.Clock.Timer(d)
-	if c.armed {
-		c.gate.Hold(context.Background())
-	}
-	return t
-}
-
-func (c *testTimerHeldClock) After(d time.Duration) <-chan time.Time { return c.Timer(d).C }
-
 // R5 and B1 when the cancel comes at the same instant as the token. Wait
 // #1 reserves a token due at 100ms, makes its timer and is held right
 // there; the clock reaches 100ms (the timer fires) and its ctx is
@@ -197,7 +176,7 @@ func (c *testTimerHeldClock) After(d time.Duration) <-chan time.Time { return c.
 func TestR5_ACancelAtTheInstantTheTokenComesDue(t *testing.T) {
 	for _, multi := range []bool{false, true} {
 		katatest.Repeat(t, 8, func(h *katatest.H) {
-			clk := &testTimerHeldClock{Clock: h.Clk, gate: h.Gate()}
+			clk := h.HeldClock()
 			l := New(clk, 10, 1)
 			wait, allow, what := l.Wait, l.Allow, "l := New(clk, 10 per second, burst 1)"
 			if multi {
@@ -209,17 +188,17 @@ func TestR5_ACancelAtTheInstantTheTokenComesDue(t *testing.T) {
 				h.Errorf("%s: the first Allow() was refused; a new limiter starts full", what)
 				return
 			}
-			clk.armed = true
+			clk.HoldNextTimer(true)
 			w := katatest.StartErr(h, wait)
 			synctest.Wait()
-			clk.armed = false
-			if clk.gate.Entered() == 0 {
+			clk.HoldNextTimer(false)
+			if clk.Gate.Entered() == 0 {
 				katatest.Unwind(h, w.Call) // it waits without a clk.Timer: this test cannot hold it there
 				return
 			}
 			h.Clk.Add(100 * testMs)
 			w.Cancel()
-			clk.gate.Release()
+			clk.Gate.Release()
 			h.Advance(0)
 			err, ok := w.Finish("Wait")
 			if !ok {

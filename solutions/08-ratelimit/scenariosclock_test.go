@@ -22,24 +22,6 @@ import (
 	"gokata/internal/katatest"
 )
 
-// testHeldClock is the mock clock, except that the first Now after the
-// test arms it holds its caller at a gate right after reading the instant
-// it then returns, as the scheduler may hold a goroutine between reading
-// the clock and using what it read.
-type testHeldClock struct {
-	*katatest.Clock
-	gate  *katatest.Gate
-	armed bool // written by the test goroutine only while no call can read it
-}
-
-func (c *testHeldClock) Now() time.Time {
-	now := c.Clock.Now()
-	if c.armed {
-		c.gate.Hold(context.Background())
-	}
-	return now
-}
-
 // testHeldScenario: Allow calls at chosen instants, one at a time; then a
 // Wait that is held right after its first clock reading while the clock
 // moves and other calls start, each on a goroutine of its own; then the
@@ -199,7 +181,7 @@ func testHeldModel(r float64, burst int, strict bool) porcupine.Model {
 
 func (s testHeldScenario) play(h *katatest.H) {
 	half := testDue(s.r, 0, 1) / 2
-	clk := &testHeldClock{Clock: h.Clk, gate: h.Gate()}
+	clk := h.HeldClock()
 	l := New(clk, s.r, s.burst)
 	hi := &katatest.History{}
 	allow := func() {
@@ -258,11 +240,11 @@ func (s testHeldScenario) play(h *katatest.H) {
 	a := h.Elapsed()
 	b := a + time.Duration(s.jump)*half
 	held := &testHeldIn{wait: true, id: 1, early: a, late: b}
-	clk.armed = true
+	clk.HoldReadings(true)
 	start(1, held)
 	synctest.Wait() // only Wait #1 runs: nothing can be stuck on a mutex yet
-	clk.armed = false
-	if clk.gate.Entered() == 0 {
+	clk.HoldReadings(false)
+	if clk.Gate.Entered() == 0 {
 		held.late = a // it did not read the clock: it was not held
 		observe(a)
 	}
@@ -279,7 +261,7 @@ func (s testHeldScenario) play(h *katatest.H) {
 		start(2+i, in)
 	}
 	h.Settle() // calls may be stuck on the mutex Wait #1 holds while it is held: fine
-	clk.gate.Release()
+	clk.Gate.Release()
 	if stuck := h.Settle(); stuck != nil {
 		h.Errorf("calls were stuck on the limiter's mutex while a Wait waited for its token: your Wait holds the "+
 			"mutex while it waits, so every other Wait and even Allow queue behind it. Stuck:\n\t%s",
@@ -364,19 +346,19 @@ func TestR3_ExploreTheClockMovesWhileAWaitIsInFlight(t *testing.T) {
 // Wait's first reading of the clock, and only if it reads the clock.
 func TestR6_ADeadlineStaysAnInstantWhileTheClockMoves(t *testing.T) {
 	katatest.Repeat(t, 3, func(h *katatest.H) {
-		clk := &testHeldClock{Clock: h.Clk, gate: h.Gate()}
+		clk := h.HeldClock()
 		l := New(clk, 10, 1)
 		if !l.Allow() {
 			h.Errorf("a new limiter with burst 1 refused its first Allow: it starts full")
 			return
 		}
-		clk.armed = true
+		clk.HoldReadings(true)
 		w := katatest.StartErr(h, l.Wait, katatest.Timeout(110*testMs))
 		synctest.Wait()
-		clk.armed = false
-		held := clk.gate.Entered() > 0
+		clk.HoldReadings(false)
+		held := clk.Gate.Entered() > 0
 		h.Advance(50 * testMs)
-		clk.gate.Release()
+		clk.Gate.Release()
 		h.Advance(200 * testMs) // past the deadline: every Wait has returned
 		err, ok := w.Finish("Wait")
 		if !ok || !errors.Is(err, ErrWouldExceedDeadline) {
