@@ -104,6 +104,23 @@ func (s *testHookedProbe) end(h *katatest.H, p *testHeld, err error, step string
 	return ok
 }
 
+// releaseProbe releases the hook the probe is held in, and checks that the
+// probe's fn then runs: it was let through as a probe. move names the
+// move to half-open it made.
+func (s *testHookedProbe) releaseProbe(h *katatest.H, move string) bool {
+	h.T.Helper()
+	s.hook.Release()
+	if !s.r.settle("OnStateChange(open, half-open) returned") {
+		return false
+	}
+	if !s.probe.running() {
+		h.Errorf("after OnStateChange returned, the call that made %s to half-open %s; want its fn to run: it was "+
+			"let through as a probe", move, testHeldSaw(s.probe))
+		return false
+	}
+	return true
+}
+
 // finish releases the hook and ends what still runs, so nothing leaks.
 func (s *testHookedProbe) finish(h *katatest.H) {
 	s.hook.Release()
@@ -129,13 +146,7 @@ func TestR5_AProbeHeldInTheHookStaysInItsHalfOpenPeriod(t *testing.T) {
 		if !r.wantState(Closed, "2 probes succeeded, with HalfOpenMaxRequests 2", "2 successful probes close the breaker (R4)") {
 			return
 		}
-		s.hook.Release()
-		if !r.settle("OnStateChange(open, half-open) returned") {
-			return
-		}
-		if !s.probe.running() {
-			t.Errorf("after OnStateChange returned, the call that made the move to half-open %s; want its fn to run: "+
-				"it was let through as a probe", testHeldSaw(s.probe))
+		if !s.releaseProbe(h, "the move") {
 			return
 		}
 		if _, ok := s.probe.end(h, testErrDown, "the probe held in OnStateChange"); !ok {
@@ -170,13 +181,7 @@ func TestR5_AProbeHeldInTheHookStaysInItsHalfOpenPeriod(t *testing.T) {
 		if !r.wantState(HalfOpen, "the open period after the failed probe ended", "half-open when the open period is over (R3)") {
 			return
 		}
-		s.hook.Release()
-		if !r.settle("OnStateChange(open, half-open) returned") {
-			return
-		}
-		if !s.probe.running() {
-			t.Errorf("after OnStateChange returned, the call that made the first move to half-open %s; want its fn to "+
-				"run: it was let through as a probe", testHeldSaw(s.probe))
+		if !s.releaseProbe(h, "the first move") {
 			return
 		}
 		fresh := r.startN(2, nil)
