@@ -96,7 +96,8 @@ func TestInterviewTimeUp(t *testing.T) {
 	require.Equal(t, cli.ExitPass, early.wait(t))
 	assert.Contains(t, early.out.String(), "Decisions for 06-retry")
 	clk.Add(15 * time.Hour)
-	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--minutes=10", "--poll=10ms", "--color=never")
+	// One run each in the final grade: TestInterview checks its repeats.
+	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--minutes=10", "--repeat=1", "--poll=10ms", "--color=never")
 	iv.stdin.Close() // no interviewer at the keyboard: no pause
 	at := iv.out.await(t, 0, "Score: 0/7 required")
 	clk.Add(5 * time.Minute)
@@ -136,7 +137,8 @@ func TestInterviewBugHunt(t *testing.T) {
 	k := kata(t, dir)
 	clk := clock.NewMock()
 	clk.Set(time.Date(2030, 5, 6, 14, 0, 0, 0, time.UTC))
-	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--bughunt", "--pick=clksleep", "--out", "card.md", "--poll=10ms", "--color=never")
+	// One run each in the final grade: TestInterview checks its repeats.
+	iv := start(t, dir, cli.Env{Clock: clk}, "interview", "06", "--bughunt", "--pick=clksleep", "--out", "card.md", "--repeat=1", "--poll=10ms", "--color=never")
 
 	at := iv.out.await(t, 0, "Press Enter when they have answered")
 	assert.Contains(t, iv.out.String(), "Bug report · 06-retry")
