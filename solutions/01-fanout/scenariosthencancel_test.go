@@ -335,5 +335,5 @@ func TestR3_ExploreAnErrorJustBeforeTheCallersCancelWins(t *testing.T) {
 	// others still run: its error is Map's. The cancel lands before Map
 	// may have taken the failure, so the scenario is played often, with
 	// several callers, each with the schedule shaken.
-	katatest.Explore(t, 16, testDrawThenCancel, func(h *katatest.H, s testThenCancel) { s.play(h) })
+	katatest.Explore(t, 12, testDrawThenCancel, func(h *katatest.H, s testThenCancel) { s.play(h) })
 }
