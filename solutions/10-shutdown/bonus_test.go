@@ -589,13 +589,19 @@ func (s testSpentGrace) play(h *katatest.H) {
 			cut = append(cut, id)
 		}
 	}
-	if len(cut) > 0 || !errors.Is(err, context.DeadlineExceeded) {
-		h.Errorf("Run with a grace of %v returned %v, and the ctx of running job(s) %v was never cancelled: "+
-			"want context.DeadlineExceeded, every running job cancelled: %s", s.grace, err, cut, rule)
+	if len(cut) > 0 {
+		h.Errorf("Run with a grace of %v returned %v, but the ctx of running job(s) %v was never cancelled: its ctx "+
+			"ended before the drain was over (before it began), so cancel the running jobs, start no queued one, "+
+			"wait for the workers and report: %s", s.grace, err, cut, rule)
+		return
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		h.Errorf("Run with a grace of %v returned %v; want context.DeadlineExceeded: %s", s.grace, err, rule)
 		return
 	}
 	if started := r.startedAfterStop(); len(started) > 0 {
-		h.Errorf("%v started after Run's shutdown, with a grace of %v, had hard-stopped: %s", started, s.grace, rule)
+		h.Errorf("%v started after the hard stop (Run's shutdown, with a grace of %v, hard-stopped at once), with "+
+			"their ctx already cancelled: %s", started, s.grace, rule)
 		return
 	}
 	abandoned, dropped := testIDs(rep.Abandoned), testIDs(rep.Dropped)
