@@ -244,12 +244,12 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 		case !accepted[id] && (n > 0 || listed):
 			h.Errorf("%s was refused (its Submit returned an error), yet it was handled or reported: a refused job is "+
 				"never handled", id)
-		case accepted[id] && n == 0 && !listed && s.starters == 0:
-			h.Errorf("%s was accepted (Submit returned nil) and Start was never called, so it stayed queued with no "+
-				"worker to take it; Shutdown neither handled it nor listed it in Report.Dropped (%v): an accepted "+
-				"job is handled exactly once, or else Report.Dropped must list it — once the workers have returned, "+
-				"Shutdown must move whatever is left in the queue to Dropped itself (all of it if the workers never "+
-				"started), not count on a worker to do it", id, dropped)
+		case accepted[id] && n == 0 && !listed && len(handled) == 0:
+			h.Errorf("%s was accepted (Submit returned nil) and no worker ever ran (Start was never called, or came "+
+				"after Shutdown had begun and did nothing), so it stayed queued; Shutdown neither handled it nor "+
+				"listed it in Report.Dropped (%v): an accepted job is handled exactly once, or else Report.Dropped "+
+				"must list it — once the workers have returned, Shutdown must move whatever is left in the queue to "+
+				"Dropped itself (all of it if the workers never started), not count on a worker to do it", id, dropped)
 		case accepted[id] && n == 0 && !listed:
 			h.Errorf("%s was accepted (Submit returned nil: queued, or handed to a worker) but was never handled, and "+
 				"Report.Dropped (%v) does not list it: an accepted job is handled exactly once, or else Report.Dropped "+
