@@ -3,6 +3,7 @@ package shutdown
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
 )
@@ -521,4 +523,99 @@ func TestB3_HooksRunAfterAHardStopToo(t *testing.T) {
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "after a hard stop, Shutdown's error must match ctx.Err()")
 		assert.ErrorIs(t, err, errClose, "the hook failed: Shutdown's error must match the hook's error too (errors.Join)")
 	})
+}
+
+// testSpentGrace is Run given a grace of 0 or less: the deadline of the
+// shutdown's ctx, grace after the signal on the clock, has passed before
+// Shutdown is even called, so the shutdown is a hard stop at once.
+type testSpentGrace struct {
+	workers, queue int
+	running        int // jobs held in handle (at most workers)
+	queued         int // jobs waiting in the queue (at most queue)
+	grace          time.Duration
+	byCtx          bool // Run's ctx ends instead of a signal coming
+}
+
+func (s testSpentGrace) String() string {
+	how := "a signal comes"
+	if s.byCtx {
+		how = "Run's ctx is cancelled"
+	}
+	return fmt.Sprintf("New(clk, %d workers, queue %d, handle); Run(ctx, signals, grace %v); %d job(s) running (each "+
+		"returns its ctx's error, wrapped, once its ctx ends) and %d queued; then %s, and the clock does not move",
+		s.workers, s.queue, s.grace, s.running, s.queued, how)
+}
+
+func testDrawSpentGrace(r *rapid.T) testSpentGrace {
+	s := testSpentGrace{workers: rapid.IntRange(1, 3).Draw(r, "workers"), queue: rapid.IntRange(0, 3).Draw(r, "queue")}
+	s.running = rapid.IntRange(1, s.workers).Draw(r, "jobs running") // something the grace would let finish
+	if s.running == s.workers {
+		s.queued = rapid.IntRange(0, s.queue).Draw(r, "jobs queued")
+	}
+	s.grace = rapid.SampledFrom([]time.Duration{0, 0, -1, -testTick, -time.Minute}).Draw(r, "grace")
+	s.byCtx = rapid.Bool().Draw(r, "Run's ctx ends (not a signal)")
+	return s
+}
+
+func (s testSpentGrace) play(h *katatest.H) {
+	r := testNew(h, s.workers, s.queue)
+	ids := testJobs(s.running + s.queued)
+	gates := r.hold(false, ids...)
+	signals := make(chan os.Signal, 2)
+	run := testRun(r, signals, s.grace)
+	if !r.accept("Run started the workers and there is room for every job", ids...) ||
+		!r.wantRunning("the jobs submitted", ids[:s.running]...) {
+		return
+	}
+	if s.byCtx {
+		run.Cancel()
+	} else {
+		signals <- syscall.SIGTERM
+	}
+	rule := fmt.Sprintf("Run shuts down with a ctx whose deadline is grace later on the clock "+
+		"(clk.WithTimeout(context.Background(), grace)); with a grace of %v that deadline has already passed when "+
+		"Shutdown is called, so it is a hard stop at once — a grace of 0 or less is not \"no deadline\"", s.grace)
+	if !r.settle("Run after the shutdown began") || testBroken(r, run) {
+		return
+	}
+	if !run.Returns("Run, with a grace of %v, was still waiting after the shutdown began, with the clock stopped "+
+		"and every running job returning once its ctx ends: %s", s.grace, rule) {
+		return
+	}
+	rep, err := run.Result()
+	var cut []string // running jobs whose ctx never ended
+	for i, id := range ids[:s.running] {
+		if gates[i].Cancelled() == 0 {
+			cut = append(cut, id)
+		}
+	}
+	if len(cut) > 0 {
+		h.Errorf("Run with a grace of %v returned %v, but the ctx of running job(s) %v was never cancelled: its ctx "+
+			"ended before the drain was over (before it began), so cancel the running jobs, start no queued one, "+
+			"wait for the workers and report: %s", s.grace, err, cut, rule)
+		return
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		h.Errorf("Run with a grace of %v returned %v; want context.DeadlineExceeded: %s", s.grace, err, rule)
+		return
+	}
+	if started := r.startedAfterStop(); len(started) > 0 {
+		h.Errorf("%v started after the hard stop (Run's shutdown, with a grace of %v, hard-stopped at once), with "+
+			"their ctx already cancelled: %s", started, s.grace, rule)
+		return
+	}
+	abandoned, dropped := testIDs(rep.Abandoned), testIDs(rep.Dropped)
+	if !slices.Equal(abandoned, ids[:s.running]) || !slices.Equal(dropped, ids[s.running:]) {
+		h.Errorf("Run with a grace of %v reported Abandoned %v and Dropped %v; want Abandoned %v (running, cancelled, "+
+			"returned an error) and Dropped %v (queued, never started): %s", s.grace, abandoned, dropped,
+			ids[:s.running], ids[s.running:], rule)
+		return
+	}
+	run.Finish("Run")
+}
+
+func TestB1_ExploreAGraceOfZeroOrLessIsAHardStop(t *testing.T) {
+	katatest.Replay(t, []testSpentGrace{{workers: 1, queue: 1, running: 1, queued: 1, grace: 0}},
+		func(h *katatest.H, s testSpentGrace) { s.play(h) })
+	katatest.Explore(t, 6, testDrawSpentGrace, func(h *katatest.H, s testSpentGrace) { s.play(h) })
 }

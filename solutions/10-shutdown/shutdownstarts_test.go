@@ -8,7 +8,10 @@ package shutdown
 // that the race detector sees a Start whose work is not ordered before
 // Shutdown's wait for the workers). Whichever came first, Shutdown must
 // return with nothing of the Service running, and every accepted job
-// handled once or listed.
+// handled once or listed. Some runs never call Start at all: the jobs
+// submitted before it still wait in the queue when Shutdown comes, no
+// worker will ever take them, and Shutdown itself must report them (or
+// start workers and handle them).
 
 import (
 	"context"
@@ -28,7 +31,7 @@ import (
 type testStartRace struct {
 	workers, queue int
 	before         int  // jobs submitted, and queued, before anything else (before <= queue)
-	starters       int  // goroutines that call Start at once
+	starters       int  // goroutines that call Start at once; 0: Start is never called
 	submitters     int  // goroutines that submit one job each, started with Start
 	atOnce         bool // Shutdown is called at the same instant as Start; else once Start's goroutines are done
 	deaf           bool // a held job ignores its ctx
@@ -48,11 +51,20 @@ func (s testStartRace) String() string {
 	if s.before > 0 {
 		fmt.Fprintf(&b, "; %s submitted (queued)", testRJobs(uint8(1<<s.before-1)))
 	}
-	fmt.Fprintf(&b, "\nthen %d goroutine(s) call Start at once", s.starters)
-	if s.submitters > 0 {
-		fmt.Fprintf(&b, ", with %d more submitting one job each", s.submitters)
+	if s.starters == 0 {
+		b.WriteString("\nStart is never called")
+		if s.submitters > 0 {
+			fmt.Fprintf(&b, "; %d goroutine(s) submit one job each", s.submitters)
+		}
+	} else {
+		fmt.Fprintf(&b, "\nthen %d goroutine(s) call Start at once", s.starters)
+		if s.submitters > 0 {
+			fmt.Fprintf(&b, ", with %d more submitting one job each", s.submitters)
+		}
 	}
-	if s.atOnce {
+	if s.starters == 0 {
+		fmt.Fprintf(&b, "; then another goroutine calls Shutdown(ctx) (a deadline %v later on the clock)", s.grace)
+	} else if s.atOnce {
 		fmt.Fprintf(&b, ", and another calls Shutdown(ctx) at that same instant (a deadline %v later on the clock)", s.grace)
 	} else {
 		fmt.Fprintf(&b, "; once they are done, another goroutine calls Shutdown(ctx) (a deadline %v later on the clock), "+
@@ -71,7 +83,7 @@ func testDrawStartRace(r *rapid.T) testStartRace {
 	s.workers = rapid.IntRange(1, 3).Draw(r, "workers")
 	s.queue = rapid.IntRange(0, 3).Draw(r, "queue")
 	s.before = rapid.IntRange(0, s.queue).Draw(r, "jobs before Start")
-	s.starters = rapid.IntRange(1, 2).Draw(r, "goroutines calling Start")
+	s.starters = rapid.IntRange(0, 2).Draw(r, "goroutines calling Start (0: none)")
 	s.submitters = rapid.IntRange(0, 2).Draw(r, "submitters racing Start")
 	s.atOnce = rapid.Bool().Draw(r, "Shutdown at the same instant")
 	s.deaf = rapid.Bool().Draw(r, "jobs ignore their ctx")
@@ -232,6 +244,12 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 		case !accepted[id] && (n > 0 || listed):
 			h.Errorf("%s was refused (its Submit returned an error), yet it was handled or reported: a refused job is "+
 				"never handled", id)
+		case accepted[id] && n == 0 && !listed && len(handled) == 0:
+			h.Errorf("%s was accepted (Submit returned nil) and no worker ever ran (Start was never called, or came "+
+				"after Shutdown had begun and did nothing), so it stayed queued; Shutdown neither handled it nor "+
+				"listed it in Report.Dropped (%v): an accepted job is handled exactly once, or else Report.Dropped "+
+				"must list it — once the workers have returned, Shutdown must move whatever is left in the queue to "+
+				"Dropped itself (all of it if the workers never started), not count on a worker to do it", id, dropped)
 		case accepted[id] && n == 0 && !listed:
 			h.Errorf("%s was accepted (Submit returned nil: queued, or handed to a worker) but was never handled, and "+
 				"Report.Dropped (%v) does not list it: an accepted job is handled exactly once, or else Report.Dropped "+
@@ -251,7 +269,7 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 		return
 	}
 	if len(handled) == 0 {
-		return // Shutdown came first: Start did nothing, and the accepted jobs are dropped
+		return // Shutdown came first, or no Start: the accepted jobs are dropped
 	}
 	// Start came first: the workers drain the queue.
 	switch {
@@ -336,6 +354,7 @@ func TestR5_ExploreStartRacingShutdown(t *testing.T) {
 	katatest.Replay(t, []testStartRace{
 		{workers: 2, queue: 2, before: 2, starters: 1, grace: 2 * testTick},
 		{workers: 1, queue: 1, before: 1, starters: 2, hardStop: true, grace: testTick},
+		{workers: 2, queue: 2, before: 2, starters: 0, submitters: 1, hardStop: true, grace: testTick},
 	}, testPlayStartRace)
 }
 
