@@ -647,10 +647,13 @@ func testRaceFirstUnexplained(model porcupine.Model, ops []porcupine.Operation) 
 }
 
 // testFixedRaces are scenarios every run plays besides the explored ones: a
-// job queued behind a busy worker, whose submitter then gave up.
+// job queued behind a busy worker, whose submitter then gave up; and a
+// Submit whose client had gone before it called, then a Shutdown.
 var testFixedRaces = []testRaceScenario{
 	{workers: 1, queue: 2, shutAt: 2, grace: -1, second: -1, subs: []testRaceSub{
 		{cancel: -1, dur: 3}, {at: 1, cancel: 3, dur: 1}}},
+	{workers: 1, queue: 1, shutAt: 1, grace: -1, second: -1, subs: []testRaceSub{
+		{cancel: -1, dur: 1}, {gone: true, cancel: -1, dur: 1}}},
 }
 
 func TestR2_ExploreSubmitsRacingShutdownMatchOneAtATime(t *testing.T) {
