@@ -583,12 +583,7 @@ func (s testSpentGrace) play(h *katatest.H) {
 		return
 	}
 	rep, err := run.Result()
-	var cut []string // running jobs whose ctx never ended
-	for i, id := range ids[:s.running] {
-		if gates[i].Cancelled() == 0 {
-			cut = append(cut, id)
-		}
-	}
+	cut := testNeverCancelled(ids[:s.running], gates) // running jobs whose ctx never ended
 	if len(cut) > 0 {
 		h.Errorf("Run with a grace of %v returned %v, but the ctx of running job(s) %v was never cancelled: its ctx "+
 			"ended before the drain was over (before it began), so cancel the running jobs, start no queued one, "+

@@ -367,3 +367,15 @@ func testJobs(n int) []string {
 	}
 	return ids
 }
+
+// testNeverCancelled lists the jobs ids[i] whose gates[i] never saw its ctx
+// cancelled.
+func testNeverCancelled(ids []string, gates []*katatest.Gate) []string {
+	var cut []string
+	for i, id := range ids {
+		if gates[i].Cancelled() == 0 {
+			cut = append(cut, id)
+		}
+	}
+	return cut
+}

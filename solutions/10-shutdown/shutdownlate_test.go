@@ -72,12 +72,7 @@ func (s testLateShutdown) play(h *katatest.H) {
 	const rule = "its ctx ended before the drain was over (before it began), so it is a hard stop from the first " +
 		"instant: stop intake, cancel the running jobs, start no queued one, wait for the workers and report; " +
 		"returning ctx.Err() before any of that leaves the Service running"
-	var cut []string // running jobs whose ctx never ended
-	for i, id := range ids[:s.running] {
-		if gates[i].Cancelled() == 0 {
-			cut = append(cut, id)
-		}
-	}
+	cut := testNeverCancelled(ids[:s.running], gates) // running jobs whose ctx never ended
 	if len(cut) > 0 {
 		h.Errorf("Shutdown returned %v, called with a ctx that had already ended, but the ctx of running job(s) %v "+
 			"was never cancelled: %s", err, cut, rule)
