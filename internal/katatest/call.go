@@ -137,7 +137,7 @@ func (c *Call[T]) run(f func() (T, error)) {
 		if r := recover(); r != nil {
 			c.panicked = true
 			if _, ok := r.(stopBody); !ok {
-				c.h.Errorf("%s", describePanic(r, c.h.dir))
+				c.h.Errorf("%s", c.h.describePanic(r))
 			}
 		}
 	}()

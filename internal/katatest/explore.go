@@ -39,7 +39,7 @@ import (
 // deadlock, the real clock) count as the scenario's failure like any other.
 func Explore[S any](t *testing.T, checks int, draw func(r *rapid.T) S, body func(h *H, s S)) {
 	t.Helper()
-	if t.Failed() {
+	if t.Failed() || notRunAgain(t, t) {
 		return // as Replay: the first failure stands, and shrinking another would only cost time
 	}
 	dir := callerDir()
