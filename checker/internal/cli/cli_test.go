@@ -204,25 +204,32 @@ func TestCheckReferencePasses(t *testing.T) {
 // as Sometimes:), and check exits as a learner
 // expects: 1 for a required mistake, 0 for a bonus one alone. verify grades
 // every mutant of every kata the same way, through the same grading; this
-// test checks what check itself adds (its JSON, its exit code) on every
-// second bonus-only mutant and every seventh of the others, in name order.
+// test checks what check itself adds (its JSON, its exit code) on three,
+// the first in name order of each kind: one that fails a requirement, one
+// that fails bonus items alone, one whose header has a Sometimes: line.
 func TestCheckMutantsOverStub(t *testing.T) {
 	t.Parallel() // each grades in a checkout of its own
 	dir := checkout(t)
 	k := kata(t, dir)
 	ms, err := verify.Mutants(k)
 	require.NoError(t, err)
-	require.NotEmpty(t, ms)
-	stub := filepath.Join(k.Exercise, k.Package+".go")
-	required, bonus := 0, 0
-	for _, m := range ms {
-		if slices.ContainsFunc(m.Fails, func(id string) bool { return strings.HasPrefix(id, "R") }) {
-			if required++; required%7 != 1 {
-				continue
-			}
-		} else if bonus++; bonus%2 != 1 {
-			continue
+	required := func(m verify.Mutant) bool {
+		return slices.ContainsFunc(m.Fails, func(id string) bool { return strings.HasPrefix(id, "R") })
+	}
+	var sample []verify.Mutant
+	for _, kind := range []func(verify.Mutant) bool{
+		required,
+		func(m verify.Mutant) bool { return !required(m) },
+		func(m verify.Mutant) bool { return len(m.Sometimes) > 0 },
+	} {
+		i := slices.IndexFunc(ms, kind)
+		require.GreaterOrEqual(t, i, 0, "kata %s has no mutant of each kind this test needs", k.Slug)
+		if !slices.ContainsFunc(sample, func(m verify.Mutant) bool { return m.Name == ms[i].Name }) {
+			sample = append(sample, ms[i])
 		}
+	}
+	stub := filepath.Join(k.Exercise, k.Package+".go")
+	for _, m := range sample {
 		t.Run(m.Name, func(t *testing.T) {
 			srcs, err := m.Sources(k)
 			require.NoError(t, err)
@@ -230,7 +237,7 @@ func TestCheckMutantsOverStub(t *testing.T) {
 			write(t, stub, string(srcs[0].Data))
 			g, r := checkJSON(t, dir)
 			wantCode := 0 // a mistake in a bonus follow-up alone does not fail the kata
-			if slices.ContainsFunc(m.Fails, func(id string) bool { return strings.HasPrefix(id, "R") }) {
+			if required(m) {
 				wantCode = 1
 			}
 			assert.Equal(t, wantCode, r.code)
