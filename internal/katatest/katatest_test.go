@@ -110,6 +110,20 @@ func TestFixtureTodo(t *testing.T) {
 	Run(t, func(h *H) { panic("TODO: implement Do") })
 }
 
+// todoCalls counts the calls of the stub below, over the runs of one process.
+var todoCalls int
+
+// Run three times (-test.count=3): the first run meets the stub's TODO; the
+// others fail with that finding, without calling the stub again.
+func TestFixtureTodoNotRunAgain(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		todoCalls++
+		h.Logf("stub call %d", todoCalls)
+		panic("TODO: implement Do")
+	})
+}
+
 func TestFixturePanicInCall(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {
@@ -221,6 +235,7 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixtureRealSleep", `\[real-clock\] the worker finished after 1s of real time`, false, ""},
 		{"TestFixtureRealAfter", `\[real-clock\] the call returned after 1s of real time`, false, ""},
 		{"TestFixtureTodo", `\[not-implemented\] TODO: implement Do`, false, ""},
+		{"TestFixtureTodoNotRunAgain", `stub call 1[\s\S]*--- FAIL[\s\S]*\[not-implemented\] TODO: implement Do[\s\S]*this run did not call your code[\s\S]*--- FAIL[\s\S]*this run did not call your code[\s\S]*--- FAIL`, false, "stub call 2"},
 		{"TestFixturePanicInCall", `\[panic\] panic: assignment to entry in nil map`, false, ""},
 		{"TestFixtureStopHang", `\[deadlock\] the call never returned, even after its ctx was cancelled and the mock clock moved on`, false, ""},
 		{"TestFixtureStopLeak", `\[leak\] goroutines still running after the call returned:\s+chan receive \(durable\), started by \S+katatest_test\.go:\d+`, false, ""},
@@ -250,7 +265,11 @@ func TestHarnessCatches(t *testing.T) {
 			if c.fixture == "TestFixtureRaceAcrossPoints" && !raceEnabled {
 				t.Skip("needs the race detector (go test -race)")
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^"+c.fixture+"$", "-test.v")
+			args := []string{"-test.run=^" + c.fixture + "$", "-test.v"}
+			if c.fixture == "TestFixtureTodoNotRunAgain" {
+				args = append(args, "-test.count=3")
+			}
+			cmd := exec.Command(os.Args[0], args...)
 			cmd.Env = append(os.Environ(), fixtureEnv+"="+c.fixture)
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
