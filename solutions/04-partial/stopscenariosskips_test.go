@@ -10,10 +10,13 @@ package partial
 // releases it after the stop, and then returns ctx.Err() (bare or wrapped),
 // panics with ctx.Err() (bare or wrapped) or with a string, fails with an
 // error of its own, or succeeds anyway: whatever it does comes after the
-// stop, since nothing else ends its ctx. Then a skipped outcome (a call
-// that returned an error matching context.Canceled after the stop, or an
-// input whose call never started) is a failed outcome, and its error names
-// its input like any other.
+// stop, since nothing else ends its ctx. Then:
+//   - a skipped outcome (a call that returned an error matching
+//     context.Canceled after the stop, or an input whose call never started)
+//     is a failed outcome, and its error names its input like any other;
+//   - a call that panicked has an error matching ErrPanic, whatever it
+//     panicked with and whenever: only a call that returns an error matching
+//     context.Canceled is skipped.
 
 import (
 	"context"
@@ -439,6 +442,19 @@ func testKCheck(cl testKCaller, c, i int, d *testKDone, o Outcome[string, int]) 
 				"input (its message contains the input, formatted with %%v), but %s, %s, and its outcome's error "+
 				"says only %q: wrap ErrSkipped with %%w in an error that names the input, as every other failure's "+
 				"(\"input %%d (%%v): %%w\"), not the bare ErrSkipped", who, what, o.Err)
+		}
+	case d.panicked != nil:
+		when := "before the stop, or as it went through"
+		if d.cut {
+			when = "after the stop, its ctx having ended"
+		}
+		if !errors.Is(o.Err, ErrPanic) {
+			return fmt.Sprintf("a panic in fn becomes that input's error, matching ErrPanic, whatever it panicked "+
+				"with and even after the gather stopped: only a call that returns an error matching "+
+				"context.Canceled is skipped. But %s, the call for %q panicked with %v (%T) %s, and its outcome's "+
+				"error is %s: decide what the call did (it returned, or it panicked) before you look at what its "+
+				"error matches; a recovered error that wraps context.Canceled is still a panic", who, in,
+				d.panicked, d.panicked, when, testYDescribe(o.Err))
 		}
 	}
 	return ""
