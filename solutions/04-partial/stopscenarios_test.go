@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -65,6 +66,12 @@ func testStopAtStart(h *katatest.H, req string, opt Options, failing int) {
 		case !failed && !errors.Is(o.Err, ErrSkipped):
 			h.Errorf("%s: %s: the call for %s was cut short by the stop, or never started, so its outcome's error "+
 				"matches ErrSkipped, but it is %v", req, what, sku, o.Err)
+			return
+		case !failed && !strings.Contains(o.Err.Error(), sku):
+			h.Errorf("%s: %s: a skipped outcome is a failed one, and the error of every failed outcome names its "+
+				"input (its message contains the input, formatted with %%v), but the call for %s was cut short by "+
+				"the stop, or never started, and its outcome's error says only %q: wrap ErrSkipped with %%w in an "+
+				"error that names the input, as every other failure's, not the bare ErrSkipped", req, what, sku, o.Err)
 			return
 		}
 	}
