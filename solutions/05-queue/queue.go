@@ -122,11 +122,11 @@ func RunBatches[T any](ctx context.Context, clk clock.Clock, capacity, consumers
 		for q.running() {
 			select {
 			case v, ok := <-q.items:
+				if !q.running() {
+					return // stopped: the partial batch is dropped, even if the queue closed after the stop
+				}
 				if !ok {
 					flush() // the final flush
-					return
-				}
-				if !q.running() {
 					return
 				}
 				batch = append(batch, v)
