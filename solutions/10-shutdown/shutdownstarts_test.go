@@ -286,8 +286,12 @@ func testPlayStartRace(h *katatest.H, s testStartRace) {
 func TestR1_StartsAtOnceLaunchTheWorkersOnce(t *testing.T) {
 	// Three goroutines call Start at the same instant, with more jobs
 	// queued than there are workers: the workers start once, so no more
-	// than two jobs ever run at once.
-	katatest.Repeat(t, 4, func(h *katatest.H) {
+	// than two jobs ever run at once. A Start that checks and launches in
+	// two critical sections launches twice only when two callers meet
+	// between them, on some schedules: 4 repetitions let such a Start pass
+	// once in a full verify; 12 (about 10 ms under -race) give it three
+	// times as many chances to be caught.
+	katatest.Repeat(t, 12, func(h *katatest.H) {
 		const workers, starters = 2, 3
 		ids := testJobs(workers + 2)
 		gates := map[string]*katatest.Gate{}
