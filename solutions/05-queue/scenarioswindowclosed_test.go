@@ -143,11 +143,10 @@ func (c *testTimerHold) hold() {
 	<-c.open
 	c.mu.Lock()
 	c.back++
-	stop := c.back == c.stopAt && !c.stopped
-	c.stopped = c.stopped || stop
+	now := c.back == c.stopAt
 	c.mu.Unlock()
-	if stop {
-		c.stop()
+	if now {
+		c.Stop()
 	}
 }
 
