@@ -155,7 +155,7 @@ bench: ## measure: warm check vs plain go test -race, hidden-test run time, watc
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./checker/internal/board/
 
 stress: $(CHECKER) ## references and alternatives 50x, mutants 20x, under -race at -cpu 1,2,4, shuffled
-	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on ./solutions/...
+	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on -timeout=60m ./solutions/...
 	$(CHECKER) verify --repeat 20 --repeat-correct 50 --cpu 1,2,4
 
 mutate: ## maintainers: mutation testing of every reference (EX=06 for one); survivors must be in testdata/equivalent.txt

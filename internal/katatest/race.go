@@ -29,19 +29,35 @@ import (
 // happens-before edge.
 func (h *H) WaitUnordered() { time.Sleep(time.Nanosecond) }
 
-var freshDepth atomic.Int64
+var freshStack atomic.Uint32
 
-// AtFreshDepth calls f at a call depth that no earlier call in this process
+// AtFreshDepth calls f from a call stack that no earlier call in this process
 // used. Call it first thing in the goroutine whose accesses may race (an event
 // loop, say) and do that goroutine's work in f: each run of the test then
 // races from a call stack of its own, which the race detector reports even
 // when an earlier run of the same binary reported the same lines.
-func AtFreshDepth(f func()) { nestCalls(freshDepth.Add(1), f) }
+//
+// The stack spells the call's number in binary, one frame per bit, each
+// frame a call from one of two sites: 32 frames, whatever the number (a
+// stack as deep as the number made a long go test -count run slower with
+// every call).
+func AtFreshDepth(f func()) { nestBits(freshStack.Add(1), 32, f) }
 
-func nestCalls(n int64, f func()) {
-	if n == 0 {
+// nestBits calls f below one frame per remaining bit of n: the frame of a 1
+// bit calls from one site, that of a 0 bit from another.
+func nestBits(n uint32, bits int, f func()) {
+	switch {
+	case bits == 0:
 		f()
-		return
+	case n&1 == 1:
+		nestOne(n>>1, bits-1, f)
+	default:
+		nestZero(n>>1, bits-1, f)
 	}
-	nestCalls(n-1, f)
 }
+
+//go:noinline
+func nestOne(n uint32, bits int, f func()) { nestBits(n, bits, f) }
+
+//go:noinline
+func nestZero(n uint32, bits int, f func()) { nestBits(n, bits, f) }

@@ -1,6 +1,7 @@
 package katatest
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -30,18 +31,25 @@ func TestWaitUnorderedRunsEveryGoroutineUntilItBlocks(t *testing.T) {
 	})
 }
 
-func TestAtFreshDepthNeverRepeatsADepth(t *testing.T) {
-	seen := map[int]bool{}
-	for range 5 {
+func TestAtFreshDepthNeverRepeatsAStack(t *testing.T) {
+	seen := map[string]bool{}
+	depths := map[int]bool{}
+	for range 300 {
 		AtFreshDepth(func() {
-			n := runtime.Callers(0, make([]uintptr, 4096))
-			if seen[n] {
-				t.Errorf("AtFreshDepth called f twice at a depth of %d frames", n)
+			pcs := make([]uintptr, 4096)
+			n := runtime.Callers(0, pcs)
+			stack := fmt.Sprint(pcs[:n])
+			if seen[stack] {
+				t.Errorf("AtFreshDepth called f twice from the same stack: %s", stack)
 			}
-			seen[n] = true
+			seen[stack] = true
+			depths[n] = true
 		})
 	}
-	if len(seen) != 5 {
-		t.Errorf("AtFreshDepth called f at %d depths in 5 calls; want 5", len(seen))
+	if len(seen) != 300 {
+		t.Errorf("AtFreshDepth called f from %d stacks in 300 calls; want 300", len(seen))
+	}
+	if len(depths) != 1 {
+		t.Errorf("AtFreshDepth called f at %d depths; want one, however many calls came before", len(depths))
 	}
 }
