@@ -278,8 +278,8 @@ func (s testManyWins) play(h *katatest.H) {
 				}
 			}
 		}
-		late = append(late, fmt.Sprintf("caller %d: %s; its replicas that succeeded returned in this order: %s; "+
-			"%s returned %q, the value of replica %d, which returned after replica %d had already won",
+		late = append(late, fmt.Sprintf("caller %d: %s; the replicas that succeeded returned in this order: %s; "+
+			"%s returned %q, the value of replica %d, though replica %d had returned its success before it",
 			k, cs.describe(fn, k), strings.Join(order, ", "), fn, v, got, won))
 	}
 	for _, c := range calls {
@@ -290,14 +290,14 @@ func (s testManyWins) play(h *katatest.H) {
 	if len(late) < 2 {
 		return // none, or one: the runtime may pause a replica between its number and its return, whatever the design
 	}
-	h.Errorf("several replicas succeeded close together, and %s returned the value of a success that came after "+
-		"the first one, for %d of %d callers:\n  %s\nThe README: the first replica whose call returns a nil error "+
-		"wins, and %s returns its value. Here a later success took the winner's place: the winner was decided in "+
-		"one place and its value read in another, after %s woke up (a result slot that every success writes, so "+
-		"the last writer wins, or the answers read in the order of calls once awake). Take the winner's value "+
-		"in the same step that decides it: send the value itself to %s, or record it under the lock only if no "+
-		"replica has won yet, and never let a later success change it",
-		fn, len(late), len(calls), strings.Join(late, "\n  "), fn, fn, fn)
+	others := fmt.Sprintf(" (and %d more of the %d callers the same way)", len(late)-1, len(calls))
+	h.Errorf("every replica answered at one instant, and %s returned a success that came after the first one. "+
+		"%s%s. The README: the first replica whose call returns a nil error wins, and %s returns its value. A "+
+		"later success took the winner's place: the winner was decided in one place and its value read in "+
+		"another, after %s woke up (a result slot that every success writes, so the last writer wins; the "+
+		"answers read in the order of calls once awake). Take the winner's value in the same step that decides "+
+		"it: send the value itself to %s, or record it under the lock only while no replica has won, and never "+
+		"let a later success change it", fn, late[0], others, fn, fn, fn)
 }
 
 func TestR1_ExploreTheFirstOfSuccessesTogetherWins(t *testing.T) {
