@@ -240,7 +240,7 @@ func (s testManyWins) play(h *katatest.H) {
 	}
 	open()
 	synctest.Wait()
-	var late []string // the callers that returned a later success
+	var late, zero []string // the callers that returned a later success; those whose first success answered ""
 	for k, c := range calls {
 		if !c.Returned() {
 			h.Errorf("caller %d: replicas succeeded, but %s was still waiting: return the first success at "+
@@ -286,9 +286,14 @@ func (s testManyWins) play(h *katatest.H) {
 				}
 			}
 		}
-		late = append(late, fmt.Sprintf("caller %d: %s; the replicas that succeeded returned in this order: %s; "+
-			"%s returned %q, the value of replica %d, though replica %d had returned its success before it",
-			k, cs.describe(fn, k), strings.Join(order, ", "), fn, v, got, won))
+		what := fmt.Sprintf("caller %d: %s; the replicas that succeeded returned in this order: %s; %s returned "+
+			"%q, the value of replica %d, though replica %d had returned its success before it",
+			k, cs.describe(fn, k), strings.Join(order, ", "), fn, v, got, won)
+		if won == cs.empty {
+			zero = append(zero, what)
+		} else {
+			late = append(late, what)
+		}
 	}
 	end()
 	for _, c := range calls {
@@ -296,17 +301,24 @@ func (s testManyWins) play(h *katatest.H) {
 			return
 		}
 	}
-	if len(late) < 2 {
+	if len(late)+len(zero) < 2 {
 		return // none, or one: the runtime may pause a replica between its number and its return, whatever the design
 	}
-	others := fmt.Sprintf(" (and %d more of the %d callers the same way)", len(late)-1, len(calls))
+	if len(late) == 0 {
+		h.Errorf("every replica answered at one instant, and %s returned a success that came after the first one, "+
+			"when the first one answered \"\", the zero value of T. %s (and %d more of the %d callers the same way). "+
+			"The README: the first replica whose call returns a nil error wins, and %s returns its value, whatever "+
+			"the value: never take the zero value for no answer", fn, zero[0], len(zero)-1, len(calls), fn)
+		return
+	}
 	h.Errorf("every replica answered at one instant, and %s returned a success that came after the first one. "+
-		"%s%s. The README: the first replica whose call returns a nil error wins, and %s returns its value. A "+
-		"later success took the winner's place: the winner was decided in one place and its value read in "+
-		"another, after %s woke up (a result slot that every success writes, so the last writer wins; the "+
-		"answers read in the order of calls once awake). Take the winner's value in the same step that decides "+
-		"it: send the value itself to %s, or record it under the lock only while no replica has won, and never "+
-		"let a later success change it", fn, late[0], others, fn, fn, fn)
+		"%s (and %d more of the %d callers the same way). The README: the first replica whose call returns a nil "+
+		"error wins, and %s returns its value. A later success took the winner's place: the winner was decided in "+
+		"one place and its value read in another, after %s woke up (a result slot that every success writes, so "+
+		"the last writer wins; the answers read in the order of calls once awake). Take the winner's value in the "+
+		"same step that decides it: send the value itself to %s, or record it under the lock only while no "+
+		"replica has won, and never let a later success change it",
+		fn, late[0], len(late)+len(zero)-1, len(calls), fn, fn, fn)
 }
 
 func TestR1_ExploreTheFirstOfSuccessesTogetherWins(t *testing.T) {
