@@ -1,7 +1,9 @@
 // Design: a mailbox of slots, one per replica, under a mutex, and a
 // doorbell: a channel with room for one ring that a replica rings without
 // blocking after it posts its answer; First wakes on the bell and reads
-// every slot it has not seen yet. Rings that come together are coalesced.
+// every slot it has not seen yet, in the order they were posted (the first
+// success posted wins, not the lowest index). Rings that come together are
+// coalesced.
 
 package firstwins
 
@@ -30,6 +32,7 @@ func First[T any](ctx context.Context, clk clock.Clock, timeout time.Duration, c
 type mailbox[T any] struct {
 	mu       sync.Mutex
 	answered []bool
+	posted   []int // the slots in the order their answers were posted
 	vals     []T
 	errs     []error
 	bell     chan struct{} // room for one ring: a ring already pending covers the next
@@ -43,6 +46,7 @@ func newMailbox[T any](n int) *mailbox[T] {
 func (m *mailbox[T]) post(i int, v T, err error) {
 	m.mu.Lock()
 	m.answered[i], m.vals[i], m.errs[i] = true, v, err
+	m.posted = append(m.posted, i)
 	m.mu.Unlock()
 	select {
 	case m.bell <- struct{}{}:
@@ -96,7 +100,7 @@ func Hedge[T any](ctx context.Context, clk clock.Clock, timeout, delay time.Dura
 	for delay <= 0 && started < len(calls) {
 		start()
 	}
-	seen := make([]bool, len(calls))
+	seen := 0            // m.posted[:seen] are read
 	var failures []error // tagged, in the order of calls once all are in
 	tagged := make([]error, len(calls))
 	failed := 0
@@ -110,11 +114,8 @@ func Hedge[T any](ctx context.Context, clk clock.Clock, timeout, delay time.Dura
 			m.mu.Lock()
 			var won *T
 			fresh := 0
-			for i := range calls {
-				if !m.answered[i] || seen[i] {
-					continue
-				}
-				seen[i] = true
+			for ; seen < len(m.posted); seen++ {
+				i := m.posted[seen]
 				if m.errs[i] == nil {
 					v := m.vals[i]
 					won = &v
