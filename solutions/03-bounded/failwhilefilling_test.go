@@ -47,7 +47,9 @@ func TestR3_NoCallStartsOnceACallFailedWhileTheOthersStart(t *testing.T) {
 		}
 		c := katatest.StartErr(h, func(ctx context.Context) error { return ForEach(ctx, testItems(n), n, fn) })
 		if !c.Returns("limit 256, 256 items: item 0 failed at once and every other call returns when its ctx is " +
-			"cancelled, but ForEach did not return") {
+			"cancelled, but ForEach did not return: the first error cancels the ctx of every call, a call started " +
+			"at the moment of the failure included (a ctx of its own per call, registered after the failure swept " +
+			"the registered ones, stays live), and ForEach waits for the calls it started") {
 			return
 		}
 		if err := c.Err(); !errors.Is(err, errBoom) {

@@ -232,7 +232,9 @@ func TestB2_AFailureBeforeTheShedStaysTheFirstError(t *testing.T) {
 		})
 		if c.Broken() || !c.Returns("a request's TryForEach did not return, although its failing call returned at "+
 			"once and the others return as soon as their ctx is cancelled: the first error cancels the ctx the "+
-			"calls got, and TryForEach returns once they have returned") {
+			"calls got, every one of them, a call started at the moment of the failure included (a ctx of its own "+
+			"per call, registered after the failure swept the registered ones, stays live), and TryForEach returns "+
+			"once they have returned") {
 			return
 		}
 		if badQ < 0 {
