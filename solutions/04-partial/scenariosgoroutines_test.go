@@ -4,12 +4,12 @@ package partial
 // goroutine" (README, All at once), for Gather (R1) and for GatherWith
 // with FailFast (B1) or MaxFailures (B2): one or two callers at once, each
 // on 0 to 6 inputs, whose calls return at once or wait until every call
-// has started, then succeed, fail or (B1, B2) panic. Every call of fn notes the
-// goroutine it runs on (katatest.Goroutine); once every gather returned,
-// no call may have run on a goroutine that called Gather, and no two calls
-// on one goroutine. Goroutine ids are never reused, so a goroutine that
-// made one call and then another (a pool, a worker that takes the next
-// input) shows as one id twice.
+// has started, then succeed, fail or (B1, B2) panic. Every call of fn
+// notes the goroutine it runs on (katatest.Goroutine); once every gather
+// returned, no call may have run on a goroutine that called Gather, and no
+// two calls on one goroutine. Goroutine ids are never reused, so a
+// goroutine that made one call and then another (a pool, a worker that
+// takes the next input) shows as one id twice.
 
 import (
 	"cmp"
