@@ -159,8 +159,13 @@ func atoi(b []byte) int {
 }
 
 // Goroutine returns the id of the goroutine that calls it, as goroutine
-// dumps name it: a fake compares it with the caller's to check on which
-// goroutine the code runs a hook.
+// dumps name it, inside a bubble or outside. The runtime never gives an id
+// twice, so two calls that get the same id ran on one goroutine, and two
+// that get different ids ran on different goroutines, even if one of them
+// ended before the other started. A fake (a hook, a callback, a fn) compares
+// it with the caller's to check on which goroutine the code runs it, or
+// with the other calls' to check that each got a goroutine of its own. The
+// hidden tests use it instead of a helper of their own.
 func Goroutine() int {
 	id, _ := ownGoroutine()
 	return id

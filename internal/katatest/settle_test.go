@@ -108,3 +108,26 @@ func TestSettleReportsAWaitOnAChannelFromOutside(t *testing.T) {
 		<-done
 	})
 }
+
+// Goroutine names the calling goroutine: the same id on one goroutine,
+// another on every other, also on a goroutine started once the one before
+// it has ended (its stack may be the same one, reused).
+func TestGoroutineNamesTheCallingGoroutine(t *testing.T) {
+	outside := Goroutine()
+	assert.Positive(t, outside)
+	assert.Equal(t, outside, Goroutine(), "the same goroutine, the same id")
+	Run(t, func(h *H) {
+		own := Goroutine()
+		assert.Equal(t, own, Goroutine(), "inside a bubble too")
+		assert.NotEqual(t, outside, own, "the bubble's goroutine is not the test's")
+		seen := map[int]bool{outside: true, own: true}
+		for range 5 { // one after the other: each has ended before the next starts
+			ch := make(chan int)
+			go func() { ch <- Goroutine() }()
+			id := <-ch
+			synctest.Wait()
+			assert.False(t, seen[id], "goroutine %d was seen before: ids are never reused", id)
+			seen[id] = true
+		}
+	})
+}

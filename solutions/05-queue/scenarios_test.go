@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -396,7 +395,7 @@ func (r *testFlowRun) setProducer(at int) {
 }
 
 func (r *testFlowRun) consume(ctx context.Context, v int) error {
-	gid := testGoroutineID()
+	gid := katatest.Goroutine()
 	r.mu.Lock()
 	take, ok := r.pending[gid]
 	if ok {
@@ -478,17 +477,6 @@ func (r *testFlowRun) stopStep() int {
 		at = r.failed[0].step
 	}
 	return at
-}
-
-// testGoroutineID is the id of the calling goroutine, from its stack.
-func testGoroutineID() int {
-	var buf [64]byte
-	line := string(buf[:runtime.Stack(buf[:], false)])
-	line = strings.TrimPrefix(line, "goroutine ")
-	id, _, _ := strings.Cut(line, " ")
-	var n int
-	fmt.Sscan(id, &n)
-	return n
 }
 
 // play runs the scenario and checks what f.req says about it.

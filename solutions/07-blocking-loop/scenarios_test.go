@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -512,7 +511,7 @@ type testPlay struct {
 	cache  *Cache
 	clk    *testStopClock
 	run    katatest.ErrCall
-	loopID int64 // the goroutine running Run
+	loopID int // the goroutine running Run
 	ticks  []testTickSeen
 	ticksM sync.Mutex
 	gets   []*testScnGet
@@ -531,21 +530,12 @@ type testPlay struct {
 }
 
 type testTickSeen struct {
-	goroutine int64
+	goroutine int
 	stats     Stats
 }
 
-// testGoroutineID is the id of the calling goroutine.
-func testGoroutineID() int64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	var id int64
-	fmt.Sscanf(strings.TrimPrefix(string(buf[:n]), "goroutine "), "%d", &id)
-	return id
-}
-
 func (p *testPlay) onTick(s Stats) {
-	id := testGoroutineID()
+	id := katatest.Goroutine()
 	p.ticksM.Lock()
 	p.ticks = append(p.ticks, testTickSeen{id, s})
 	hold := p.tickHold
@@ -711,12 +701,12 @@ func (p *testPlay) play() {
 	if len(s.early) > 0 && !p.settled("Gets before Run started") {
 		return
 	}
-	loopID := make(chan int64, 1)
+	loopID := make(chan int, 1)
 	p.run = katatest.StartErr(h, func(ctx context.Context) (err error) {
 		// A loop stack of its own in every scenario, so that the race
 		// detector reports a race of the lookups in every one.
 		katatest.AtFreshDepth(func() {
-			loopID <- testGoroutineID()
+			loopID <- katatest.Goroutine()
 			err = p.cache.Run(ctx)
 		})
 		return err

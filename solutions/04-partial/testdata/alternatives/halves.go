@@ -1,6 +1,7 @@
 // Design: divide and conquer: a gather of several inputs starts a goroutine for each half of them
-// and waits for both on a channel, down to one input per goroutine, which calls fn; every goroutine
-// writes only its own part of the result. The stop is a context cancelled with a cause.
+// and waits for both on a channel, down to one input per goroutine, which calls fn (a lone input gets
+// a goroutine too, never the caller's); every goroutine writes only its own part of the result. The
+// stop is a context cancelled with a cause.
 package partial
 
 import (
@@ -93,7 +94,13 @@ func GatherWith[In, Out any](ctx context.Context, inputs []In, fn func(context.C
 		g.tolerate = int64(opt.MaxFailures)
 	}
 	out := make([]Outcome[In, Out], len(inputs))
-	if len(inputs) > 0 {
+	switch len(inputs) {
+	case 0:
+	case 1: // a lone input's call gets a goroutine of its own too, never the caller's
+		done := make(chan struct{})
+		go func() { defer close(done); g.one(0, inputs[0], &out[0]) }()
+		<-done
+	default:
 		g.gather(0, inputs, out)
 	}
 	return out
