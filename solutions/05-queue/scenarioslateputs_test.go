@@ -475,14 +475,13 @@ func (s testLatePuts) play(h *katatest.H) {
 				if len(stuck) > 0 {
 					where = "; waiting on a lock: " + strings.Join(stuck, "; ")
 				}
-				h.Errorf("a put made after produce returned was still blocked, %s, while %d put(s) that started "+
-					"before produce returned still waited for room on the full queue: a late put must return "+
-					"ErrClosed at once, never wait behind the puts in flight. It waited for the consumers to make "+
-					"room for them: check the closed mark before anything that can wait. A lock the closer also "+
-					"takes is such a wait: with a sync.RWMutex, the closer's Lock, waiting for the puts in flight "+
-					"that hold the read lock, holds back every later RLock (a writer waiting blocks new readers); "+
-					"count the puts in flight instead, under the mutex that guards the closed mark%s", after, waiting,
-					where)
+				h.Errorf("a put made after produce returned (%s) was still blocked, behind %d put(s) that started "+
+					"before produce returned and still waited for room on the full queue: a late put must return "+
+					"ErrClosed at once, never wait for the consumers to make room for the puts in flight. Check "+
+					"the closed mark before anything that can wait. A lock the closer also takes is such a wait: "+
+					"with a sync.RWMutex, the closer's Lock, waiting for the puts in flight that hold the read "+
+					"lock, holds back every later RLock (a writer waiting blocks new readers); count the puts in "+
+					"flight instead, under the mutex that guards the closed mark%s", after, waiting, where)
 				return false
 			}
 		}
