@@ -550,7 +550,7 @@ func (s testLatePuts) play(h *katatest.H) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	behindAccepted, ok := s.checkBehind(h, behindRes, consumed)
+	behindAccepted, behindStopped, ok := s.checkBehind(h, behindRes, consumed)
 	if !ok {
 		return
 	}
@@ -564,7 +564,9 @@ func (s testLatePuts) play(h *katatest.H) {
 	case len(lateItems) > 0:
 		h.Errorf("consume got item(s) %v, put after produce returned: a late put is refused, so its item is never "+
 			"consumed", lateItems)
-	case putErr == nil && stats.Produced > accepted+behindAccepted: // a put of produce that failed on the stop: R3 counts it
+	// A put of produce's that failed on the stop, or one it left in flight:
+	// R3 and R4 say how they count.
+	case putErr == nil && stats.Produced > accepted+behindAccepted+behindStopped:
 		h.Errorf("Stats.Produced is %d, but only %d puts returned nil: the late puts, which returned ErrClosed, "+
 			"must not be counted", stats.Produced, accepted+behindAccepted)
 	case s.behind > 0 && putErr == nil && stats.Produced < accepted+behindAccepted:
@@ -577,8 +579,9 @@ func (s testLatePuts) play(h *katatest.H) {
 // checkBehind checks what the puts produce left in flight returned, once
 // Run has returned: each took its item (nil: consumed once, unless a stop
 // dropped it) or returned ErrClosed, or ctx.Err() after a stop (then its
-// item is never consumed). It returns how many returned nil.
-func (s testLatePuts) checkBehind(h *katatest.H, res []testLateResult, consumed []int) (accepted int, ok bool) {
+// item is never consumed). It returns how many returned nil, and how many
+// returned ctx.Err() on the stop.
+func (s testLatePuts) checkBehind(h *katatest.H, res []testLateResult, consumed []int) (accepted, stopped int, ok bool) {
 	for _, r := range res {
 		who := fmt.Sprintf("put(%d), which a goroutine of produce started before produce returned", r.item)
 		got := 0
@@ -592,36 +595,39 @@ func (s testLatePuts) checkBehind(h *katatest.H, res []testLateResult, consumed 
 			h.Errorf("%s, panicked (%v): a put in flight as produce returns must never panic; close the channel "+
 				"only once no put is in flight (count a put in flight in the same critical section as its check "+
 				"of the closed mark, and wait for them before the close)", who, r.panicked)
-			return 0, false
+			return 0, 0, false
 		case r.err == nil && got > 1:
 			h.Errorf("%s, returned nil, and consume got its item %d times: each accepted item is handed to consume "+
 				"exactly once", who, got)
-			return 0, false
+			return 0, 0, false
 		case r.err == nil && got == 0 && !s.stopped():
 			h.Errorf("%s, returned nil once the consumers made room, but consume never got its item, and nothing "+
 				"stopped the run: every accepted item is consumed before Run returns, those of the puts in flight "+
 				"as produce returned too (close the queue only after they are done)", who)
-			return 0, false
+			return 0, 0, false
 		case r.err == nil:
 			accepted++
 		case errors.Is(r.err, ErrClosed) || s.stopped() && errors.Is(r.err, context.Canceled):
+			if !errors.Is(r.err, ErrClosed) {
+				stopped++
+			}
 			if got > 0 {
 				h.Errorf("%s, returned %s, yet consume got its item: a put that returns an error has not "+
 					"taken its item", who, testDescribe(r.err))
-				return 0, false
+				return 0, 0, false
 			}
 		case s.stopped():
 			h.Errorf("%s, returned %s after %s: a put in flight either takes its item (nil), or returns ErrClosed "+
 				"once produce has returned, or ctx.Err() of the context produce got once the run is stopped",
 				who, testDescribe(r.err), s.stop())
-			return 0, false
+			return 0, 0, false
 		default:
 			h.Errorf("%s, returned %s, and nothing stopped the run: a put in flight as produce returns takes its "+
 				"item once the consumers make room (nil) or returns ErrClosed", who, testDescribe(r.err))
-			return 0, false
+			return 0, 0, false
 		}
 	}
-	return accepted, true
+	return accepted, stopped, true
 }
 
 func TestR5_ExploreLatePutsFailWithErrClosedHoweverRunEnds(t *testing.T) {
