@@ -40,13 +40,14 @@ func testDrawLatePutsInFlight(variant int) func(r *rapid.T) testLatePuts {
 // testLateInFlight are the cases every run tries first. In the first, two
 // puts wait on the full queue as produce returns, and two goroutines put at
 // once right after, while the consumers are still held. In the second, a
-// consume call fails while produce and two puts it left wait on the full
-// queue, and two goroutines put once produce returned.
+// consume call fails while two puts produce left wait on the full queue
+// and produce waits for its next record, and two goroutines put once
+// produce returned.
 func testLateInFlight(variant, size int) []testLatePuts {
 	ss := []testLatePuts{
 		{capacity: 1, consumers: 2, ending: testLateEnds,
 			putters: []testLatePutter{{testLateDraining, 1}, {testLateDraining, 2}, {testLateReturned, 1}}},
-		{capacity: 0, consumers: 2, ending: testLateFailFirst, blocked: true, pick: 1,
+		{capacity: 0, consumers: 2, ending: testLateFailFirst, pick: 1,
 			putters: []testLatePutter{{testLateStopped, 2}, {testLateStopped, 1}, {testLateReturned, 1}}},
 	}
 	for i := range ss {
