@@ -578,9 +578,9 @@ func (s testLatePuts) play(h *katatest.H) {
 
 // checkBehind checks what the puts produce left in flight returned, once
 // Run has returned: each took its item (nil: consumed once, unless a stop
-// dropped it) or returned ErrClosed, or ctx.Err() after a stop (then its
-// item is never consumed). It returns how many returned nil, and how many
-// returned ctx.Err() on the stop.
+// dropped it) or returned ErrClosed; one that still waited at a stop is
+// left to R3 and R4, as long as its item is never consumed. It returns how
+// many returned nil, and how many failed on the stop.
 func (s testLatePuts) checkBehind(h *katatest.H, res []testLateResult, consumed []int) (accepted, stopped int, ok bool) {
 	for _, r := range res {
 		who := fmt.Sprintf("put(%d), which a goroutine of produce started before produce returned", r.item)
@@ -591,39 +591,32 @@ func (s testLatePuts) checkBehind(h *katatest.H, res []testLateResult, consumed 
 			}
 		}
 		switch {
-		case s.stopFirst() && (r.err != nil || r.panicked != nil):
-			stopped++ // it waited on the full queue at the stop, while produce still ran: R3 and R4 say what it returns
+		case r.err == nil && r.panicked == nil && got > 1:
+			h.Errorf("%s, returned nil, and consume got its item %d times: each accepted item is handed to consume "+
+				"exactly once", who, got)
+			return 0, 0, false
+		case r.err == nil && r.panicked == nil && got == 0 && !s.stopped():
+			h.Errorf("%s, returned nil once the consumers made room, but consume never got its item, and nothing "+
+				"stopped the run: every accepted item is consumed before Run returns, those of the puts in flight "+
+				"as produce returned too (close the queue only after they are done)", who)
+			return 0, 0, false
+		case r.err == nil && r.panicked == nil:
+			accepted++
+		case got > 0:
+			outcome := "returned " + testDescribe(r.err)
+			if r.panicked != nil {
+				outcome = fmt.Sprintf("panicked (%v)", r.panicked)
+			}
+			h.Errorf("%s, %s, yet consume got its item: a put that fails has not taken its item", who, outcome)
+			return 0, 0, false
+		case s.stopped():
+			stopped++ // it still waited on the full queue at the stop: R3 and R4 say what it returns
 		case r.panicked != nil:
 			h.Errorf("%s, panicked (%v): a put in flight as produce returns must never panic; close the channel "+
 				"only once no put is in flight (count a put in flight in the same critical section as its check "+
 				"of the closed mark, and wait for them before the close)", who, r.panicked)
 			return 0, 0, false
-		case r.err == nil && got > 1:
-			h.Errorf("%s, returned nil, and consume got its item %d times: each accepted item is handed to consume "+
-				"exactly once", who, got)
-			return 0, 0, false
-		case r.err == nil && got == 0 && !s.stopped():
-			h.Errorf("%s, returned nil once the consumers made room, but consume never got its item, and nothing "+
-				"stopped the run: every accepted item is consumed before Run returns, those of the puts in flight "+
-				"as produce returned too (close the queue only after they are done)", who)
-			return 0, 0, false
-		case r.err == nil:
-			accepted++
-		case errors.Is(r.err, ErrClosed) || s.stopped() && errors.Is(r.err, context.Canceled):
-			if !errors.Is(r.err, ErrClosed) {
-				stopped++
-			}
-			if got > 0 {
-				h.Errorf("%s, returned %s, yet consume got its item: a put that returns an error has not "+
-					"taken its item", who, testDescribe(r.err))
-				return 0, 0, false
-			}
-		case s.stopped():
-			h.Errorf("%s, returned %s after %s: a put in flight either takes its item (nil), or returns ErrClosed "+
-				"once produce has returned, or ctx.Err() of the context produce got once the run is stopped",
-				who, testDescribe(r.err), s.stop())
-			return 0, 0, false
-		default:
+		case !errors.Is(r.err, ErrClosed):
 			h.Errorf("%s, returned %s, and nothing stopped the run: a put in flight as produce returns takes its "+
 				"item once the consumers make room (nil) or returns ErrClosed", who, testDescribe(r.err))
 			return 0, 0, false
