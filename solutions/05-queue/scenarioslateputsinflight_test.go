@@ -64,13 +64,13 @@ func testExploreLatePutsInFlight(t *testing.T, checks, variant, size int) {
 }
 
 func TestR5_ExploreALatePutNeverWaitsBehindThePutsInFlight(t *testing.T) {
-	testExploreLatePutsInFlight(t, 6, testLateRun, 0)
+	testExploreLatePutsInFlight(t, 4, testLateRun, 0)
 }
 
 func TestB1_ExploreALatePutNeverWaitsBehindThePutsInFlight(t *testing.T) {
-	testExploreLatePutsInFlight(t, 4, testLateBatches, 2)
+	testExploreLatePutsInFlight(t, 2, testLateBatches, 2)
 }
 
 func TestB2_ExploreALatePutNeverWaitsBehindThePutsInFlight(t *testing.T) {
-	testExploreLatePutsInFlight(t, 4, testLateDrainTimeout, 0)
+	testExploreLatePutsInFlight(t, 2, testLateDrainTimeout, 0)
 }
