@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -52,7 +53,36 @@ type testLatePuts struct {
 	produceErr          int // testLateEnds: index into testProduceErrors
 	pick, fail          int // the failing ending: held call #pick fails with testFailures[fail]
 	putters             []testLatePutter
+	variant             int // testLateRun, testLateBatches or testLateDrainTimeout
+	size                int // testLateBatches: Batch.Size, 1 or more
+	behind              int // goroutines produce starts after its own puts, each putting one item, never waited for
 }
+
+// Which function a testLatePuts run calls.
+const (
+	testLateRun          = iota
+	testLateBatches      // RunBatches with Batch{Size: size}, no FlushEvery
+	testLateDrainTimeout // RunDrainTimeout with a deadline the clock never reaches
+)
+
+// full is how many items the queue and the held consumers take in.
+func (s testLatePuts) full() int { return s.capacity + s.consumers*max(s.size, 1) }
+
+// call names the function the run calls, with its arguments, for messages.
+func (s testLatePuts) call() string {
+	switch s.variant {
+	case testLateBatches:
+		return fmt.Sprintf("RunBatches(capacity %d, %d consumer(s), Batch{Size: %d})", s.capacity, s.consumers, s.size)
+	case testLateDrainTimeout:
+		return fmt.Sprintf("RunDrainTimeout(capacity %d, %d consumer(s), a drain deadline of 1h the clock never reaches)",
+			s.capacity, s.consumers)
+	}
+	return fmt.Sprintf("Run(capacity %d, %d consumer(s))", s.capacity, s.consumers)
+}
+
+// testBehindItem is the item of the g-th goroutine (from 0) that produce
+// leaves putting.
+func testBehindItem(g int) int { return 501 + g }
 
 // stopped reports whether a stop ends the run.
 func (s testLatePuts) stopped() bool { return s.ending != testLateEnds }
@@ -116,9 +146,8 @@ func (s testLatePuts) String() string {
 	if s.items > 0 {
 		what = testItems(1, s.items) + " (they all fit)"
 	}
-	fmt.Fprintf(&b, "Run(capacity %d, %d consumer(s)); produce puts %s and keeps put for goroutines it does not "+
-		"wait for; each consume call waits until the test releases it (it ignores its ctx)",
-		s.capacity, s.consumers, what)
+	fmt.Fprintf(&b, "%s; produce puts %s and keeps put for goroutines it does not wait for; each consume call "+
+		"waits until the test releases it (it ignores its ctx)", s.call(), what)
 	step := 0
 	line := func(format string, args ...any) {
 		step++
@@ -145,6 +174,18 @@ func (s testLatePuts) String() string {
 		} else {
 			line("the caller cancels ctx")
 		}
+	}
+	if s.behind > 0 {
+		room := max(s.full()-s.items, 0)
+		what := "they wait on the full queue"
+		if room > 0 {
+			what = fmt.Sprintf("%d of them find room, the others wait on the full queue", min(room, s.behind))
+		}
+		if room >= s.behind {
+			what = "they all find room"
+		}
+		line("produce starts %d goroutine(s) it does not wait for, each putting one item (%s), "+
+			"while produce still runs: %s", s.behind, testItems(testBehindItem(0), s.behind), what)
 	}
 	switch {
 	case s.stopFirst():
@@ -234,6 +275,8 @@ func (s testLatePuts) play(h *katatest.H) {
 		results  = map[int][]testLateResult{} // by late goroutine
 		finished = map[int]bool{}
 	)
+	// What the put of each goroutine produce left putting returned, once done.
+	behindRes, behindDone := make([]testLateResult, s.behind), make([]bool, s.behind)
 	end := make(chan struct{})
 	free := make(chan struct{})
 	ends := sync.OnceFunc(func() { close(end) })
@@ -250,11 +293,7 @@ func (s testLatePuts) play(h *katatest.H) {
 		mu.Lock()
 		kept = put
 		mu.Unlock()
-		n := s.items
-		if s.blocked {
-			n++
-		}
-		for v := 1; v <= n; v++ {
+		own := func(v int) error {
 			if err := put(v); err != nil {
 				mu.Lock()
 				putErr = err
@@ -264,6 +303,27 @@ func (s testLatePuts) play(h *katatest.H) {
 			mu.Lock()
 			accepted++
 			mu.Unlock()
+			return nil
+		}
+		for v := 1; v <= s.items; v++ {
+			if err := own(v); err != nil {
+				return err
+			}
+		}
+		for g := range s.behind {
+			go func() {
+				v := testBehindItem(g)
+				err, panicked := testPut(put, v)
+				mu.Lock()
+				behindRes[g] = testLateResult{v, err, panicked}
+				behindDone[g] = true
+				mu.Unlock()
+			}()
+		}
+		if s.blocked {
+			if err := own(s.items + 1); err != nil {
+				return err
+			}
 		}
 		select {
 		case <-end:
@@ -275,11 +335,11 @@ func (s testLatePuts) play(h *katatest.H) {
 			return ctx.Err()
 		}
 	}
-	consume := func(ctx context.Context, v int) error {
-		hd := &testLateHeld{item: v, result: make(chan error, 1)}
+	hold := func(vs []int) error {
+		hd := &testLateHeld{item: vs[0], result: make(chan error, 1)}
 		mu.Lock()
 		held = append(held, hd)
-		consumed = append(consumed, v)
+		consumed = append(consumed, vs...)
 		mu.Unlock()
 		var err error
 		select {
@@ -291,7 +351,15 @@ func (s testLatePuts) play(h *katatest.H) {
 		mu.Unlock()
 		return err
 	}
+	consume := func(ctx context.Context, v int) error { return hold([]int{v}) }
 	call := katatest.Start(h, func(ctx context.Context) (Stats, error) {
+		switch s.variant {
+		case testLateBatches:
+			return RunBatches(ctx, h.Clk, s.capacity, s.consumers, Batch{Size: s.size}, produce,
+				func(ctx context.Context, vs []int) error { return hold(vs) })
+		case testLateDrainTimeout:
+			return RunDrainTimeout(ctx, h.Clk, time.Hour, s.capacity, s.consumers, produce, consume)
+		}
 		return Run(ctx, s.capacity, s.consumers, produce, consume)
 	})
 	if call.Broken() {
@@ -305,6 +373,16 @@ func (s testLatePuts) play(h *katatest.H) {
 		return
 	}
 
+	// settle lets the code settle. With puts left in flight, a design may
+	// make its closer or a late put wait on a lock while a put waits for
+	// room: Settle does not hang on it, and names the lines that wait.
+	settle := func() (stuck []string) {
+		if s.behind == 0 {
+			synctest.Wait()
+			return nil
+		}
+		return h.Settle()
+	}
 	// ended reports whether produce has returned; the late puts are made
 	// only then (if a stop did not end produce, R3 and R4 say so).
 	ended := func() bool {
@@ -343,7 +421,7 @@ func (s testLatePuts) play(h *katatest.H) {
 		if n == 0 {
 			return true
 		}
-		synctest.Wait()
+		stuck := settle()
 		mu.Lock()
 		defer mu.Unlock()
 		after := s.when(phase)
@@ -382,8 +460,28 @@ func (s testLatePuts) play(h *katatest.H) {
 				}
 			}
 			if !finished[g] {
-				h.Errorf("a put made after produce returned was still blocked, %s: it must return ErrClosed at once, "+
-					"never wait", after)
+				waiting := 0
+				for i := range s.behind {
+					if !behindDone[i] {
+						waiting++
+					}
+				}
+				if waiting == 0 {
+					h.Errorf("a put made after produce returned was still blocked, %s: it must return ErrClosed at "+
+						"once, never wait", after)
+					return false
+				}
+				where := ""
+				if len(stuck) > 0 {
+					where = "; waiting on a lock: " + strings.Join(stuck, "; ")
+				}
+				h.Errorf("a put made after produce returned (%s) was still blocked, behind %d put(s) that started "+
+					"before produce returned and still waited for room on the full queue: a late put must return "+
+					"ErrClosed at once, never wait for the consumers to make room for the puts in flight. Check "+
+					"the closed mark before anything that can wait. A lock the closer also takes is such a wait: "+
+					"with a sync.RWMutex, the closer's Lock, waiting for the puts in flight that hold the read "+
+					"lock, holds back every later RLock (a writer waiting blocks new readers); count the puts in "+
+					"flight instead, under the mutex that guards the closed mark%s", after, waiting, where)
 				return false
 			}
 		}
@@ -407,7 +505,7 @@ func (s testLatePuts) play(h *katatest.H) {
 
 	if !s.stopFirst() {
 		ends()
-		synctest.Wait()
+		settle() // a closer may wait on a lock for the puts in flight: not wrong by itself
 		if !ended() || !late(testLateDraining) {
 			call.Stop()
 			return
@@ -418,14 +516,14 @@ func (s testLatePuts) play(h *katatest.H) {
 			call.Stop() // no consume call was held: R2 and R4 say what went wrong
 			return
 		}
-		synctest.Wait()
+		settle()
 		if !ended() || !late(testLateStopped) {
 			call.Stop()
 			return
 		}
 	}
 	frees()
-	synctest.Wait()
+	settle()
 	if !call.Returned() {
 		call.Stop() // R2, R3 and R4 say why Run still waits
 		return
@@ -435,11 +533,27 @@ func (s testLatePuts) play(h *katatest.H) {
 		call.Stop()
 		return
 	}
+	mu.Lock()
+	for g := range s.behind {
+		if !behindDone[g] {
+			mu.Unlock()
+			h.Errorf("put(%d), which a goroutine of produce started before produce returned, was still blocked after "+
+				"Run returned: a put in flight as produce returns either takes its item once the consumers make "+
+				"room, or returns an error; Run must not return while it may still send", testBehindItem(g))
+			call.Stop()
+			return
+		}
+	}
+	mu.Unlock()
 	if _, _, ok := call.Finish("Run"); !ok {
 		return
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	behindAccepted, behindStopped, ok := s.checkBehind(h, behindRes, consumed)
+	if !ok {
+		return
+	}
 	var lateItems []int
 	for _, v := range consumed {
 		if v > 1000 { // testLateItem: a late goroutine's
@@ -450,10 +564,65 @@ func (s testLatePuts) play(h *katatest.H) {
 	case len(lateItems) > 0:
 		h.Errorf("consume got item(s) %v, put after produce returned: a late put is refused, so its item is never "+
 			"consumed", lateItems)
-	case putErr == nil && stats.Produced > accepted: // a put of produce that failed on the stop: R3 counts it
+	// A put of produce's that failed on the stop, or one it left in flight:
+	// R3 and R4 say how they count.
+	case putErr == nil && stats.Produced > accepted+behindAccepted+behindStopped:
 		h.Errorf("Stats.Produced is %d, but only %d puts returned nil: the late puts, which returned ErrClosed, "+
-			"must not be counted", stats.Produced, accepted)
+			"must not be counted", stats.Produced, accepted+behindAccepted)
+	case s.behind > 0 && putErr == nil && stats.Produced < accepted+behindAccepted:
+		h.Errorf("Stats.Produced is %d, but %d puts returned nil (%d of produce, %d that started before produce "+
+			"returned): Produced counts every put that returned nil, those in flight as produce returned too",
+			stats.Produced, accepted+behindAccepted, accepted, behindAccepted)
 	}
+}
+
+// checkBehind checks what the puts produce left in flight returned, once
+// Run has returned: each took its item (nil: consumed once, unless a stop
+// dropped it) or returned ErrClosed; one that still waited at a stop is
+// left to R3 and R4, as long as its item is never consumed. It returns how
+// many returned nil, and how many failed on the stop.
+func (s testLatePuts) checkBehind(h *katatest.H, res []testLateResult, consumed []int) (accepted, stopped int, ok bool) {
+	for _, r := range res {
+		who := fmt.Sprintf("put(%d), which a goroutine of produce started before produce returned", r.item)
+		got := 0
+		for _, v := range consumed {
+			if v == r.item {
+				got++
+			}
+		}
+		switch {
+		case r.err == nil && r.panicked == nil && got > 1:
+			h.Errorf("%s, returned nil, and consume got its item %d times: each accepted item is handed to consume "+
+				"exactly once", who, got)
+			return 0, 0, false
+		case r.err == nil && r.panicked == nil && got == 0 && !s.stopped():
+			h.Errorf("%s, returned nil once the consumers made room, but consume never got its item, and nothing "+
+				"stopped the run: every accepted item is consumed before Run returns, those of the puts in flight "+
+				"as produce returned too (close the queue only after they are done)", who)
+			return 0, 0, false
+		case r.err == nil && r.panicked == nil:
+			accepted++
+		case got > 0:
+			outcome := "returned " + testDescribe(r.err)
+			if r.panicked != nil {
+				outcome = fmt.Sprintf("panicked (%v)", r.panicked)
+			}
+			h.Errorf("%s, %s, yet consume got its item: a put that fails has not taken its item", who, outcome)
+			return 0, 0, false
+		case s.stopped():
+			stopped++ // it still waited on the full queue at the stop: R3 and R4 say what it returns
+		case r.panicked != nil:
+			h.Errorf("%s, panicked (%v): a put in flight as produce returns must never panic; close the channel "+
+				"only once no put is in flight (count a put in flight in the same critical section as its check "+
+				"of the closed mark, and wait for them before the close)", who, r.panicked)
+			return 0, 0, false
+		case !errors.Is(r.err, ErrClosed):
+			h.Errorf("%s, returned %s, and nothing stopped the run: a put in flight as produce returns takes its "+
+				"item once the consumers make room (nil) or returns ErrClosed", who, testDescribe(r.err))
+			return 0, 0, false
+		}
+	}
+	return accepted, stopped, true
 }
 
 func TestR5_ExploreLatePutsFailWithErrClosedHoweverRunEnds(t *testing.T) {

@@ -172,16 +172,21 @@ func pipeline[T any](ctx context.Context, clk clock.Clock, drainTimeout time.Dur
 	items := make(chan T, capacity)
 	var c counts
 
-	// A put holds the read lock while it sends, so the producer's
-	// goroutine closes the channel only after the last put left.
-	var mu sync.RWMutex
+	// A put checks the closed mark and counts itself in flight under mu,
+	// then sends without it, so the producer's goroutine closes the
+	// channel only after the last put left, and a late put never waits.
+	var mu sync.Mutex
+	var inflight sync.WaitGroup
 	closed := false
 	put := func(v T) error {
-		mu.RLock()
-		defer mu.RUnlock()
+		mu.Lock()
 		if closed {
+			mu.Unlock()
 			return ErrClosed
 		}
+		inflight.Add(1)
+		mu.Unlock()
+		defer inflight.Done()
 		if err := gctx.Err(); err != nil {
 			return err
 		}
@@ -195,12 +200,13 @@ func pipeline[T any](ctx context.Context, clk clock.Clock, drainTimeout time.Dur
 	}
 	producerDone := make(chan struct{})
 	g.Go(func() error {
-		defer close(producerDone)
 		err := produce(gctx, put)
 		mu.Lock()
 		closed = true
-		close(items)
 		mu.Unlock()
+		close(producerDone) // the drain deadline starts now
+		inflight.Wait()     // a put that started before produce returned may still be sending
+		close(items)
 		return err
 	})
 	var running sync.WaitGroup
