@@ -346,9 +346,10 @@ func (s testTakenFlush) play(h *katatest.H) {
 func (s testTakenFlush) partialMessage(setting string, p *testTakenPartial, step string, got []*testTakenCall, i int) string {
 	want := p.due(s.every)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: item %d was put at %v and waited in the queue while every consumer was inside a held "+
-		"consume; at %v the test let the consume call of %v (from %v) return, and its consumer went back to the "+
-		"queue and took %v, a partial batch: its first item, %d, was taken at %v", setting, p.first, p.put,
+	fmt.Fprintf(&b, "%s: produce was handed item %d at %v, and it waited (in the queue, or in a put blocked on "+
+		"it) while every consumer was inside a held consume; at %v the test let the consume call of %v (from %v) "+
+		"return, and its consumer went back to the queue and took %v, a partial batch: its first item, %d, was "+
+		"taken at %v", setting, p.first, p.put,
 		p.taken, p.prev.batch, p.prev.at, p.items, p.first, p.taken)
 	if len(p.later) > 0 {
 		fmt.Fprintf(&b, " (then %v came at %v and joined it)", p.later, p.laterAt)
