@@ -61,9 +61,17 @@ func (s testUndoneScenario) String() string {
 		fmt.Fprintf(&b, "k := NewKeyed(clk, %v per second, burst %d, idle 1h), every call on key %q",
 			s.r, s.burst, testKeys[0])
 	}
-	fmt.Fprintf(&b, "; at 0: Allow ×%d, then %d Wait(s) (no deadline, each on a goroutine of its own); "+
-		"the clock moves to %v; then Wait with a ctx whose Deadline() is %v (%s now) and whose Done is not "+
-		"closed; then a plain Wait", s.allows, s.waits, s.now, s.dl, testSince(s.dl-s.now))
+	if s.allows > 0 {
+		fmt.Fprintf(&b, "; at 0: Allow ×%d", s.allows)
+	}
+	if s.waits > 0 {
+		fmt.Fprintf(&b, "; at 0: %d Wait(s) with no deadline, each on a goroutine of its own", s.waits)
+	}
+	if s.now > 0 {
+		fmt.Fprintf(&b, "; the clock moves to %v", s.now)
+	}
+	fmt.Fprintf(&b, "; then, at %v, Wait with a ctx whose Deadline() is %v (%s now) and whose Done is not "+
+		"closed; then a plain Wait", s.now, s.dl, testSince(s.dl-s.now))
 	return b.String()
 }
 
