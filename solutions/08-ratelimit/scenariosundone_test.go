@@ -265,13 +265,13 @@ func testPlayUndone(t *testing.T, kind, fixed, explored int) {
 }
 
 func TestR6_ExploreADeadlineAlreadyPassedOnACtxNotYetDone(t *testing.T) {
-	testPlayUndone(t, testAfterLimiter, 3, 8)
+	testPlayUndone(t, testAfterLimiter, 3, 6)
 }
 
 func TestB1_ExploreADeadlineAlreadyPassedOnACtxNotYetDone(t *testing.T) {
-	testPlayUndone(t, testAfterMulti, 2, 5)
+	testPlayUndone(t, testAfterMulti, 2, 4)
 }
 
 func TestB2_ExploreADeadlineAlreadyPassedOnAKeyedCtxNotYetDone(t *testing.T) {
-	testPlayUndone(t, testAfterKeyed, 2, 5)
+	testPlayUndone(t, testAfterKeyed, 2, 4)
 }

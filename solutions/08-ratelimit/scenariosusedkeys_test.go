@@ -398,5 +398,5 @@ var testUseFixed = []testUseScenario{
 
 func TestB2_ExploreEveryCallUsesItsKeyWhateverItAnswers(t *testing.T) {
 	katatest.Replay(t, testUseFixed, func(h *katatest.H, s testUseScenario) { s.play(h) })
-	katatest.Explore(t, 8, testDrawUse, func(h *katatest.H, s testUseScenario) { s.play(h) })
+	katatest.Explore(t, 6, testDrawUse, func(h *katatest.H, s testUseScenario) { s.play(h) })
 }
