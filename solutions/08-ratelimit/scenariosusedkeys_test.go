@@ -162,12 +162,17 @@ func (s testUseScenario) play(h *katatest.H) {
 		now := h.Elapsed()
 		lo, hi := 0, 0
 		var kept, gone []string
+		recent := false // a key kept only by a call less than idle ago
 		for i, kk := range keys {
 			if kk.keep(now, s.idle) {
 				lo++
 				if kk.b.full(now) {
+					recent = true
 					kept = append(kept, fmt.Sprintf("%q's bucket is full, but it was used by %s, less than idle "+
 						"(%v) ago", testKeys[i], kk.started, s.idle))
+				} else {
+					kept = append(kept, fmt.Sprintf("%q's bucket is still filling: it is full again at %v",
+						testKeys[i], kk.b.anchor+testDue(s.r, 0, kk.b.taken)))
 				}
 			}
 			if kk.may(now, s.idle) {
@@ -179,11 +184,16 @@ func (s testUseScenario) play(h *katatest.H) {
 		}
 		n := k.Len()
 		if n < lo {
+			why := "a key whose bucket is still filling is never forgotten: a new bucket would hand out a " +
+				"fresh burst"
+			if recent {
+				why = "every call on a key uses it, whatever it answers, an Allow that answers false, a Wait that " +
+					"fails with ErrWouldExceedDeadline or is cancelled too. Mark the key used when a call finds " +
+					"it, not only when the call takes a token"
+			}
 			h.Errorf("Len() is %d at %v, but %d key(s) must still be remembered: %s. The README: \"A key is "+
 				"forgotten once its bucket is full again and no Allow or Wait has used it for at least idle\": "+
-				"every call on a key uses it, whatever it answers, an Allow that answers false, a Wait that "+
-				"fails with ErrWouldExceedDeadline or is cancelled too. Mark the key used when a call finds it, "+
-				"not only when the call takes a token\nThe scenario: %s", n, now, lo, strings.Join(kept, "; "), s)
+				"%s\nThe scenario: %s", n, now, lo, strings.Join(kept, "; "), why, s)
 			release()
 			return false
 		}
