@@ -163,7 +163,11 @@ func (s testDoneSubmit) String() string {
 		}
 	}
 	ids := testJobs(s.queue + s.workers)
-	fmt.Fprintf(&b, "\n%s submitted before Start (the queue is full)", testList(ids[:s.queue]))
+	if s.queue == 0 {
+		b.WriteString("\nbefore Start: queue 0, so no room")
+	} else {
+		fmt.Fprintf(&b, "\n%s submitted before Start: the queue is full", testList(ids[:s.queue]))
+	}
 	probe(testBeforeStart)
 	if s.unstarted {
 		b.WriteString("\nShutdown(ctx) with a deadline 1 tick later on the clock, Start never called")
@@ -290,23 +294,23 @@ func (s testDoneSubmit) play(h *katatest.H) {
 				return false
 			}
 			if p.open() {
-				if !c.Returns("%s, Submit of %s, whose ctx %s when it called, was still waiting: with no room, "+
+				if !c.Returns("Submit of %s (its ctx %s when it called; %s) was still waiting: with no room, "+
 					"Submit waits for room, its ctx or the shutdown, whichever comes first, and its ctx had ended "+
-					"already", when, id, k) {
+					"already", id, k, when) {
 					return false
 				}
 				if _, err := c.Result(); !errors.Is(err, k.err()) {
-					h.Errorf("%s, Submit of %s, whose ctx %s when it called, returned %v; want its ctx.Err(), %v: "+
+					h.Errorf("Submit of %s (its ctx %s when it called; %s) returned %v; want its ctx.Err(), %v: "+
 						"with no room and intake still open, Submit waits for room, its ctx or the shutdown, "+
 						"whichever comes first, and its ctx had ended first (return ctx.Err() itself, not "+
-						"context.Cause(ctx))", when, id, k, err, k.err())
+						"context.Cause(ctx))", id, k, when, err, k.err())
 					r.unwind()
 					return false
 				}
 				continue
 			}
-			if !c.Returns("%s, Submit of %s, whose ctx %s when it called, was still waiting: once intake has "+
-				"stopped, Submit returns ErrShuttingDown at once", when, id, k) {
+			if !c.Returns("Submit of %s (its ctx %s when it called; %s) was still waiting: once intake has "+
+				"stopped, Submit returns ErrShuttingDown at once", id, k, when) {
 				return false
 			}
 			if _, err := c.Result(); !errors.Is(err, ErrShuttingDown) {
@@ -314,12 +318,12 @@ func (s testDoneSubmit) play(h *katatest.H) {
 				if err == nil {
 					got = "nil (it accepted the job)"
 				}
-				h.Errorf("%s, Submit of %s, whose ctx %s when it called, returned %s; want an error matching "+
+				h.Errorf("Submit of %s (its ctx %s when it called; %s) returned %s; want an error matching "+
 					"ErrShuttingDown: once intake has stopped, every later Submit is refused with ErrShuttingDown "+
 					"at once, whatever the state of its ctx (README, \"Shutdown begins\"), so that the caller learns "+
 					"the service is leaving. Look at intake before the ctx: an early `if ctx.Err() != nil { return "+
 					"ctx.Err() }` at the top of Submit answers with the caller's own error instead",
-					when, id, k, got)
+					id, k, when, got)
 				r.unwind()
 				return false
 			}
