@@ -92,11 +92,14 @@ type testDoneSubmit struct {
 	probes         [testPhases][]testDoneCtx
 }
 
-// applies says whether the scenario passes through phase p.
+// applies says whether the scenario makes Submits in phase p. Those of B2
+// (a pre-drain delay) make none before Shutdown: that is R1's business.
 func (s testDoneSubmit) applies(p testPhase) bool {
 	switch p {
+	case testBeforeStart:
+		return s.delay == 0
 	case testBusy:
-		return !s.unstarted
+		return !s.unstarted && s.delay == 0
 	case testInDelay:
 		return s.delay > 0
 	case testStopped: // with a grace no longer than the delay, intake stops at the hard stop
@@ -224,10 +227,12 @@ func testList(ids []string) string {
 
 func testDrawDoneSubmit(delay bool) func(r *rapid.T) testDoneSubmit {
 	return func(r *rapid.T) testDoneSubmit {
-		s := testDoneSubmit{workers: rapid.IntRange(1, 2).Draw(r, "workers"), queue: rapid.IntRange(0, 2).Draw(r, "queue")}
-		if delay {
+		s := testDoneSubmit{workers: rapid.IntRange(1, 2).Draw(r, "workers")}
+		if delay { // queue 0 is R1's business
+			s.queue = rapid.IntRange(1, 2).Draw(r, "queue")
 			s.delay = time.Duration(rapid.IntRange(1, 3).Draw(r, "pre-drain delay ticks")) * testTick
 		} else {
+			s.queue = rapid.IntRange(0, 2).Draw(r, "queue")
 			s.unstarted = rapid.IntRange(0, 3).Draw(r, "Shutdown before Start (1 in 4)") == 0
 		}
 		if !s.unstarted {
@@ -256,6 +261,9 @@ func testDrawDoneSubmit(delay bool) func(r *rapid.T) testDoneSubmit {
 		if n == 0 { // at least one Submit once intake has stopped
 			p := rapid.SampledFrom(stopped).Draw(r, "the phase of the one Submit after intake stopped")
 			s.probes[p] = []testDoneCtx{testDoneCtx(kind.Draw(r, "its ctx"))}
+		}
+		if delay && len(s.probes[testInDelay]) == 0 { // and one within the pre-drain delay
+			s.probes[testInDelay] = []testDoneCtx{testDoneCtx(kind.Draw(r, "the ctx of the one Submit within the delay"))}
 		}
 		return s
 	}
@@ -342,7 +350,7 @@ func (s testDoneSubmit) play(h *katatest.H) {
 			return
 		}
 		if _, _, ok := testFinish(r, sd, "Shutdown", "its ctx had ended, and no worker ever ran, but Shutdown did "+
-			"not return"); !ok || !probe(testOver) {
+			"not return"+s.earlyOut()); !ok || !probe(testOver) {
 			return
 		}
 		testNeverHandled(h, r)
@@ -395,6 +403,20 @@ func (s testDoneSubmit) play(h *katatest.H) {
 	}
 	at := time.Duration(0) // how long ago Shutdown began
 	if s.delay > 0 {
+		if cut := r.ended.All(); len(cut) > 0 {
+			h.Errorf("Shutdown had begun, within its %v pre-drain delay, and the ctx of %v was cancelled while the "+
+				"job ran, though the whole grace remained: a job's ctx is cancelled only at the hard stop, when "+
+				"Shutdown's ctx ends, never when Shutdown begins (nor when the delay ends)", s.delay, cut)
+			r.unwind()
+			return
+		}
+		if started := r.started(); !testSameSet(started, ids[:s.workers]) {
+			h.Errorf("Shutdown had begun, within its %v pre-drain delay, with job(s) %v running and held in handle, "+
+				"and %v queued behind them; yet the jobs handled were %v: nothing may end or start a job here",
+				s.delay, ids[:s.workers], ids[s.workers:], started)
+			r.unwind()
+			return
+		}
 		if !probe(testInDelay) {
 			return
 		}
@@ -449,11 +471,22 @@ func (s testDoneSubmit) play(h *katatest.H) {
 		}
 	}
 	r.release()
-	if _, _, ok := testFinish(r, sd, "Shutdown", "every job was let go, but Shutdown did not return"); !ok ||
+	if _, _, ok := testFinish(r, sd, "Shutdown", "every job was let go, but Shutdown did not return"+s.earlyOut()); !ok ||
 		!probe(testOver) {
 		return
 	}
 	testNeverHandled(h, r)
+}
+
+// earlyOut explains a Shutdown that never returns after Submits with a done
+// ctx were made while intake was open.
+func (s testDoneSubmit) earlyOut() string {
+	if len(s.probes[testBeforeStart])+len(s.probes[testBusy])+len(s.probes[testInDelay]) == 0 {
+		return ""
+	}
+	return ". Submits whose ctx had already ended returned while intake was open: where a Shutdown waits on " +
+		"Submits that have returned, look at every way out of Submit, also the early ones (its ctx already " +
+		"ended, intake stopped): each must undo what Submit did on the way in"
 }
 
 // testSameSet says whether a and b hold the same IDs, in any order.
