@@ -150,8 +150,8 @@ func testRaceModel(s testRaceScenario) porcupine.Model {
 					return true, st
 				case "shutting":
 					return st.intake, st
-				case "ctx":
-					return s.subs[in.job-1].cancel >= 0 || s.subs[in.job-1].gone, st
+				case "ctx": // its ctx ended while intake was open: once intake stops, ErrShuttingDown
+					return !st.intake && (s.subs[in.job-1].cancel >= 0 || s.subs[in.job-1].gone), st
 				}
 				return false, st
 			case testRStart:
