@@ -508,9 +508,9 @@ func testNeverHandled(h *katatest.H, r *testRig) {
 }
 
 func TestR1_ExploreSubmitsWhoseCtxHasAlreadyEnded(t *testing.T) {
-	katatest.Explore(t, 5, testDrawDoneSubmit(false), func(h *katatest.H, s testDoneSubmit) { s.play(h) })
+	katatest.Explore(t, 4, testDrawDoneSubmit(false), func(h *katatest.H, s testDoneSubmit) { s.play(h) })
 }
 
 func TestB2_ExploreSubmitsWhoseCtxHasAlreadyEndedAroundThePreDrainDelay(t *testing.T) {
-	katatest.Explore(t, 4, testDrawDoneSubmit(true), func(h *katatest.H, s testDoneSubmit) { s.play(h) })
+	katatest.Explore(t, 3, testDrawDoneSubmit(true), func(h *katatest.H, s testDoneSubmit) { s.play(h) })
 }
