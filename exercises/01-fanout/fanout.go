@@ -35,8 +35,9 @@ import (
 // nothing and returns nil, ctx.Err().
 //
 // Map returns only after every call of fn has returned, even a call that
-// ignores its ctx. An empty in returns a non-nil empty slice and a nil
-// error, without calling fn.
+// ignores its ctx, and it cancels the ctx the calls got before it returns,
+// after a success too (as errgroup's Wait does). An empty in returns a
+// non-nil empty slice and a nil error, without calling fn.
 //
 // A panic in fn (bonus B2) cancels the other calls like an error; once all
 // of them have returned, Map panics on the caller's goroutine with a

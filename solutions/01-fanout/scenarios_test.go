@@ -707,6 +707,19 @@ func (f *testFx) view() testFxView {
 		slices.Clone(f.viaCtx), slices.Clone(f.ctxs)}
 }
 
+// liveCtxs lists the calls whose ctx is not done yet.
+func (f *testFx) liveCtxs() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var live []int
+	for i, ctx := range f.ctxs {
+		if ctx != nil && ctx.Err() == nil {
+			live = append(live, i)
+		}
+	}
+	return live
+}
+
 func (f *testFx) setStep(k int) {
 	f.mu.Lock()
 	f.step = k
@@ -731,6 +744,7 @@ type testSeen struct {
 	value    any // what Map panicked with
 	raw      []string
 	in       []string // the caller's input, read the moment Map returned (ints as text)
+	live     []int    // the calls whose ctx was not done yet the moment Map returned
 }
 
 // read copies what Map returned and reads its error's text.
@@ -810,10 +824,11 @@ func (s *testFanScenario) start(h *katatest.H, f *testFx) *katatest.Call[testSee
 			}
 		}()
 		out, err := call(ctx)
+		seen = testSeen{raw: out, outNil: out == nil, err: err, in: f.input(), live: f.liveCtxs()}
 		if !s.early {
-			return testSeen{raw: out, outNil: out == nil, err: err, in: f.input()}, nil
+			return seen, nil
 		}
-		return testSeen{raw: out, outNil: out == nil, err: err, in: f.input()}.read(), nil
+		return seen.read(), nil
 	}, opts...)
 }
 
@@ -1113,7 +1128,17 @@ func (s testFanScenario) check(h *katatest.H, k int, c *testCaller) bool {
 	if s.all && s.rush && !s.checkEveryCall(h, v) {
 		return false
 	}
-	return s.checkResult(h, c, v, seen, firstErr, panicAt)
+	if !s.checkResult(h, c, v, seen, firstErr, panicAt) {
+		return false
+	}
+	if !s.all && !seen.panicked && len(seen.live) > 0 {
+		s.report(h, "R4", "Map returned, but the ctx it gave the calls for %s was not cancelled yet: Map must cancel it "+
+			"before it returns, after a success too (defer cancel() right after context.WithCancel, as errgroup's Wait "+
+			"does); otherwise whatever a call left watching that ctx (a goroutine, a context.AfterFunc) lives "+
+			"on until the caller's ctx ends, which may be never", testElements(seen.live))
+		return false
+	}
+	return true
 }
 
 // checkEveryCall (B1): MapAll, once it has begun with a live ctx, calls fn
