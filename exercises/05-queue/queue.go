@@ -68,7 +68,8 @@ var ErrDrainTimeout = errors.New("queue: drain deadline passed")
 // whichever came first; otherwise the error produce returned (which stops
 // nothing: the accepted items are still consumed); otherwise nil. A
 // negative capacity or fewer than one consumer is an error, returned
-// without calling produce.
+// without calling produce. A ctx already done when Run is called is a
+// cancel like any other: produce is still called, and every put fails.
 func Run[T any](ctx context.Context, capacity, consumers int, produce func(ctx context.Context, put func(T) error) error, consume func(context.Context, T) error) (Stats, error) {
 	panic("TODO: a channel of size capacity, consumer goroutines, a put that selects on ctx")
 }
