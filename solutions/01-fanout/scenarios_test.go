@@ -1537,6 +1537,23 @@ func (s testFanScenario) checkJoined(h *katatest.H, v testFxView, seen testSeen,
 		}
 		prev += at + len(tag)
 	}
+	joined, ok := seen.err.(interface{ Unwrap() []error })
+	if !ok {
+		s.report(h, "B1", "MapAll returned %q, one error (%T) wrapped around the failures, not errors.Join of them: "+
+			"the error's Unwrap() []error must list every failure, each wrapped with its index, in input order; a "+
+			"summary around them (fmt.Errorf(\"…: %%w\", errors.Join(errs...))) hides that list from code that walks "+
+			"it", seen.msg, seen.err)
+		return false
+	}
+	members := joined.Unwrap()
+	for k, i := range failed {
+		if len(members) != len(failed) || !errors.Is(members[k], v.retErr[i]) ||
+			!strings.Contains(members[k].Error(), fmt.Sprintf("in[%d]", i)) {
+			s.report(h, "B1", "MapAll's error joins %d errors, %q; want errors.Join of exactly the failures of %s, in input "+
+				"order, each wrapped with its index, and nothing else", len(members), members, testElements(failed))
+			return false
+		}
+	}
 	return true
 }
 
