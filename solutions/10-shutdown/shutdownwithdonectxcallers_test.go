@@ -11,12 +11,10 @@ package shutdown
 // stops, the accepted jobs (queued before Run too: Run calls Start) are
 // drained, and only when the grace runs out on the clock are the running
 // jobs cancelled, with context.DeadlineExceeded and a Report. Run returns
-// what that Shutdown returns: never Run's own ctx.Err() nor its cause.
-// Submits whose ctx has already ended, made at the same instant as Run,
-// may be accepted or refused (the README fixes nothing there), but an
-// accepted job is handled exactly once or listed in the Report, and a
-// refused one is never handled. No signal is sent: whether a signal after
-// a shutdown begun by the ctx counts as the "second" is left open.
+// what that Shutdown returns: never Run's own ctx.Err() nor its cause. No
+// signal is sent: whether a signal after a shutdown begun by the ctx counts
+// as the "second" is left open. (Submits whose ctx has already ended are
+// explored in shutdownwithdonectx_test.go.)
 //
 // Shutdown (R4): several later calls, at the same instant, each with a ctx
 // that has already ended, while the first call drains: each one's own ctx
@@ -90,8 +88,7 @@ type testRunEnded struct {
 	queued         int  // jobs waiting in the queue when Run is called
 	kind           testEnded
 	grace          time.Duration
-	finish         bool        // the jobs finish within the grace; else the grace runs out
-	racers         []testEnded // Submits, each with a ctx that has already ended, at the instant Run is called
+	finish         bool // the jobs finish within the grace; else the grace runs out
 }
 
 func (s testRunEnded) String() string {
@@ -106,9 +103,6 @@ func (s testRunEnded) String() string {
 		fmt.Fprintf(&b, "; %s submitted before Start (queued)", testList(ids))
 	}
 	fmt.Fprintf(&b, "\nRun(ctx, signals, grace %v) with a ctx that %s; no signal ever comes", s.grace, s.kind)
-	for i, k := range s.racers {
-		fmt.Fprintf(&b, "; at the same instant, Submit(race-%d) with a ctx that %s", i+1, k)
-	}
 	if s.finish {
 		fmt.Fprintf(&b, "\nthe test lets every job go, before the clock moves")
 	} else {
@@ -131,9 +125,6 @@ func testDrawRunEnded(r *rapid.T) testRunEnded {
 	s.kind = testEnded(rapid.IntRange(0, 2).Draw(r, "how Run's ctx ended"))
 	s.grace = time.Duration(rapid.IntRange(1, 4).Draw(r, "grace ticks")) * testTick
 	s.finish = rapid.Bool().Draw(r, "the jobs finish within the grace")
-	for i := range rapid.IntRange(0, 2).Draw(r, "Submits at the same instant") {
-		s.racers = append(s.racers, testEnded(rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("Submit %d's ctx", i+1))))
-	}
 	return s
 }
 
@@ -143,11 +134,7 @@ func (s testRunEnded) play(h *katatest.H) {
 		r.svc.Start()
 	}
 	ids := testJobs(s.running + s.queued)
-	race := make([]string, len(s.racers))
-	for i := range race {
-		race[i] = fmt.Sprintf("race-%d", i+1)
-	}
-	r.hold(false, append(slices.Clone(ids), race...)...)
+	r.hold(false, ids...)
 	if !r.accept("room for every job", ids...) || (s.started && !r.wantRunning("the jobs submitted after Start",
 		ids[:s.running]...)) {
 		return
@@ -157,16 +144,8 @@ func (s testRunEnded) play(h *katatest.H) {
 	run := s.kind.start(r, goNow, func(ctx context.Context) (Report, error) {
 		return r.svc.Run(ctx, signals, s.grace)
 	})
-	subs := make([]*katatest.Call[Report], len(s.racers))
-	for i, k := range s.racers {
-		id := race[i]
-		subs[i] = k.start(r, goNow, func(ctx context.Context) (Report, error) {
-			return Report{}, r.svc.Submit(ctx, Job{ID: id, Payload: "resize " + id})
-		})
-	}
 	close(goNow)
-	if !r.settle("Run called with a ctx that had already ended") || testBroken(r, run) ||
-		slices.ContainsFunc(subs, func(c *katatest.Call[Report]) bool { return testBroken(r, c) }) {
+	if !r.settle("Run called with a ctx that had already ended") || testBroken(r, run) {
 		return
 	}
 	rule := fmt.Sprintf("the end of Run's ctx begins a graceful shutdown, even when it ended before the call: "+
@@ -174,27 +153,7 @@ func (s testRunEnded) play(h *katatest.H) {
 		"on the clock and whose parent is not Run's ctx, and returns what that Shutdown returns. An early "+
 		"`if ctx.Err() != nil { return … }` in Run skips all of that, and so does handing Run's own ctx to Shutdown",
 		s.grace)
-	accepted := slices.Clone(ids)
-	var refused []string
-	for i, c := range subs {
-		id, k := race[i], s.racers[i]
-		if !c.Returns("Submit of %s, whose ctx %s, made at the instant Run was called (with a ctx that %s), was "+
-			"still waiting: a Submit returns as soon as its ctx ends or intake stops", id, k, s.kind) {
-			return
-		}
-		_, err := c.Result()
-		switch {
-		case err == nil:
-			accepted = append(accepted, id)
-		case errors.Is(err, ErrShuttingDown) || errors.Is(err, k.err()):
-			refused = append(refused, id)
-		default:
-			h.Errorf("Submit of %s, whose ctx %s, made at the instant Run was called, returned %v; want nil, an "+
-				"error matching ErrShuttingDown, or its ctx.Err() (%v), never context.Cause(ctx)", id, k, err, k.err())
-			r.unwind()
-			return
-		}
-	}
+	accepted := ids
 	if run.Returned() && len(accepted) > 0 {
 		rep, err := run.Result()
 		h.Errorf("Run, called with a ctx that %s, returned at once (error %v, Abandoned %v, Dropped %v), with %v "+
@@ -211,7 +170,13 @@ func (s testRunEnded) play(h *katatest.H) {
 	}
 	if len(accepted) > 0 {
 		want := min(s.workers, len(accepted))
-		if running := r.running(); len(running) != want {
+		if running := r.running(); s.started && len(running) > s.workers {
+			h.Errorf("Run was called with a ctx that %s, after Start; then %v were in handle at once, with %d "+
+				"worker(s): Start called twice (once before Run, once by Run) launched the workers twice — Start "+
+				"launches them once and does nothing when called again", s.kind, running, s.workers)
+			r.unwind()
+			return
+		} else if len(running) != want {
 			h.Errorf("Run was called with a ctx that %s, with %v accepted; %d worker(s) should each run one of "+
 				"them during the grace, but the jobs in handle were %v: %s", s.kind, accepted, s.workers, running,
 				rule)
@@ -258,13 +223,6 @@ func (s testRunEnded) play(h *katatest.H) {
 		return
 	}
 	abandoned, dropped := testIDs(rep.Abandoned), testIDs(rep.Dropped)
-	for _, id := range refused {
-		if slices.Contains(r.started(), id) || slices.Contains(abandoned, id) || slices.Contains(dropped, id) {
-			h.Errorf("%s was refused (its Submit returned an error) but was handled or reported (handled %v, "+
-				"Abandoned %v, Dropped %v): a refused job is never handled", id, r.started(), abandoned, dropped)
-			return
-		}
-	}
 	if s.finish || len(accepted) == 0 {
 		if err != nil || len(abandoned)+len(dropped) > 0 {
 			h.Errorf("Run was called with a ctx that %s; every accepted job (%v) finished within the %v grace, "+
@@ -272,11 +230,10 @@ func (s testRunEnded) play(h *katatest.H) {
 				accepted, s.grace, err, abandoned, dropped, rule)
 			return
 		}
-		handled := r.started()
-		slices.Sort(handled)
-		if want := slices.Sorted(slices.Values(accepted)); !slices.Equal(handled, want) {
-			h.Errorf("Run was called with a ctx that %s; the drain handled %v, want every accepted job once, %v "+
-				"(queued jobs still start during the drain): %s", s.kind, handled, want, rule)
+		if handled := r.started(); !testSameSet(handled, accepted) {
+			h.Errorf("Run was called with a ctx that %s, and its drain finished; the jobs handled were %v, want "+
+				"every accepted job once, %v (queued jobs still start during the drain): %s", s.kind, handled,
+				accepted, rule)
 		}
 		return
 	}
@@ -307,8 +264,10 @@ func (s testRunEnded) play(h *katatest.H) {
 }
 
 func TestB1_ExploreRunWhoseCtxHasAlreadyEnded(t *testing.T) {
-	katatest.Replay(t, []testRunEnded{{workers: 1, queue: 1, queued: 1, kind: testEndedCause, grace: testTick}},
-		func(h *katatest.H, s testRunEnded) { s.play(h) })
+	katatest.Replay(t, []testRunEnded{
+		{workers: 1, queue: 1, queued: 1, kind: testEndedCause, grace: testTick},
+		{workers: 1, queue: 1, started: true, running: 1, queued: 1, kind: testEndedPlain, grace: 2 * testTick},
+	}, func(h *katatest.H, s testRunEnded) { s.play(h) })
 	katatest.Explore(t, 6, testDrawRunEnded, func(h *katatest.H, s testRunEnded) { s.play(h) })
 }
 
@@ -370,9 +329,17 @@ func (s testLaterEnded) play(h *katatest.H) {
 	} else {
 		first = r.shutdown()
 	}
-	if !r.settle("the first Shutdown, draining") || testBroken(r, first) ||
-		!first.Waits("the first Shutdown returned while %v still ran, with its ctx alive: it drains, and returns "+
-			"once every accepted job has finished", ids[:s.workers]) {
+	if !r.settle("the first Shutdown, draining") || testBroken(r, first) {
+		return
+	}
+	if cut := r.ended.All(); len(cut) > 0 {
+		h.Errorf("the first Shutdown began, and the ctx of %v was cancelled at once, with the whole grace ahead: "+
+			"a job's ctx is cancelled only at the hard stop, never when Shutdown begins", cut)
+		r.unwind()
+		return
+	}
+	if !first.Waits("the first Shutdown returned while %v still ran, with its ctx alive: it drains, and returns "+
+		"once every accepted job has finished", ids[:s.workers]) {
 		r.unwind()
 		return
 	}
@@ -430,7 +397,11 @@ func (s testLaterEnded) play(h *katatest.H) {
 			testIDs(rep.Abandoned), testIDs(rep.Dropped), rule)
 		return
 	}
-	r.wantStarted("the drain, after later Shutdown calls with a ctx that had already ended", ids...)
+	if handled := r.started(); !testSameSet(handled, ids) {
+		h.Errorf("later Shutdown calls came with a ctx that had already ended while the first one drained; the "+
+			"jobs handled were %v, want every accepted job once, %v (queued jobs still start during the drain): %s",
+			handled, ids, rule)
+	}
 }
 
 func TestR4_ExploreLaterShutdownsWhoseCtxHasAlreadyEnded(t *testing.T) {
