@@ -249,8 +249,10 @@ func (s testSoonScenario) play(h *katatest.H) {
 	var groups []*testSoonGroup
 	var all []katatest.ErrCall
 	const fix = "Whenever the token is due after clk.Now(), however soon (a nanosecond, a microsecond), wait on " +
-		"clk.Timer(due.Sub(now)) for exactly that long: neither skip the timer when the wait is short (\"not worth " +
-		"a timer\") nor round the wait to micro- or milliseconds"
+		"clk.Timer(due.Sub(now)) for exactly that long, with due computed from the anchor as " +
+		"time.Duration(math.Ceil(float64(j-burst) * 1e9 / r)): a short wait is no reason to skip the timer " +
+		"(\"not worth a timer\"), and a wait rounded to micro- or milliseconds, or float tokens turned back into " +
+		"time (1e9·tokens/r, truncated), drift early"
 	// check that, in every group, exactly the Waits whose token is due by
 	// now have returned.
 	check := func(when string, atStart bool) bool {
@@ -287,12 +289,16 @@ func (s testSoonScenario) play(h *katatest.H) {
 				}
 				rule := "Wait returns nil exactly when its token is due, not a nanosecond before"
 				if !single {
-					rule += "; concurrent waiters wake 1/r apart, one per token, never together, even at a rate " +
-						"above 1000 per second where every interval is shorter than a millisecond"
+					rule += "; concurrent waiters wake 1/r apart, one per token, never together, at any rate, " +
+						"above 1000 per second too, where every interval is shorter than a millisecond"
 				}
-				h.Errorf("a Wait returned before its token was due: a token due soon must still wait on a timer (%s). "+
-					"At %v (%s), %s: the next of these tokens is due at %v, %v after the Wait started (%s). %s",
-					rule, now, when, of, g.dues[want], g.dues[want]-g.start, g.whys[want], fix)
+				how := "its timer fired early, set for less than the time until its token"
+				if atStart {
+					how = "a token due soon must still wait on a timer"
+				}
+				h.Errorf("a Wait returned before its token was due: %s (%s). At %v (%s), %s: the next of these "+
+					"tokens is due at %v, %v after the Wait started (%s). %s",
+					how, rule, now, when, of, g.dues[want], g.dues[want]-g.start, g.whys[want], fix)
 			case atStart:
 				h.Errorf("a Wait did not return at once with a token there: at %v, %s (%s); a token due now returns "+
 					"at once, without a timer", now, of, g.whys[want-1])
@@ -408,8 +414,9 @@ func (s testSoonScenario) play(h *katatest.H) {
 
 // testFixedSoon are played every run besides the explored ones: a token
 // due 1ns, 999.999µs and 1.000001ms ahead; 1e9 per second, where every
-// interval is 1ns; waiters at once 200µs and 100ns apart; a Multi whose
-// fast limiter's token is due 1µs ahead; a key's token 7ns ahead.
+// interval is 1ns; waiters at once ⌈1e9/3⌉ ns, 200µs and 100ns apart; a
+// Multi whose fast limiter's token is due 1µs ahead; a key's token 7ns
+// ahead.
 var testFixedSoon = map[string][]testSoonScenario{
 	"R3": {
 		{kind: "Limiter", rates: []float64{3}, bursts: []int{1}, ops: []testSoonOp{
@@ -417,6 +424,7 @@ var testFixedSoon = map[string][]testSoonScenario{
 		{kind: "Limiter", rates: []float64{1e9}, bursts: []int{2}, ops: []testSoonOp{{waits: 0}, {waits: 1}, {waits: 1}, {waits: 1}}},
 	},
 	"R4": {
+		{kind: "Limiter", rates: []float64{3}, bursts: []int{1}, ops: []testSoonOp{{waits: 0}, {waits: 3}}},
 		{kind: "Limiter", rates: []float64{5000}, bursts: []int{1}, ops: []testSoonOp{{waits: 0}, {waits: 4}, {waits: 0}}},
 		{kind: "Limiter", rates: []float64{1e7}, bursts: []int{2}, ops: []testSoonOp{{waits: 3}, {waits: 0}, {waits: 2}}},
 	},
@@ -435,7 +443,7 @@ func TestR3_ExploreATokenDueSoonStillWaitsForItsTimer(t *testing.T) {
 	katatest.Explore(t, 8, testDrawSoon("Limiter", false), func(h *katatest.H, s testSoonScenario) { s.play(h) })
 }
 
-func TestR4_ExploreWaitersAtAHighRateWakeOneIntervalApart(t *testing.T) {
+func TestR4_ExploreWaitersAtOnceWakeOneIntervalApartAtAnyRate(t *testing.T) {
 	katatest.Replay(t, testFixedSoon["R4"], func(h *katatest.H, s testSoonScenario) { s.play(h) })
 	katatest.Explore(t, 6, testDrawSoon("Limiter", true), func(h *katatest.H, s testSoonScenario) { s.play(h) })
 }
