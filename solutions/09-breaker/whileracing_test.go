@@ -166,9 +166,9 @@ type testRaceRun struct {
 	cancel bool
 	ended  bool // a held fn the scenario ended
 
-	phase int            // guarded by the player's mu
-	hooks []testChange   // guarded by the player's mu: the pairs its goroutine got
-	when  []int          // guarded by the player's mu: the phase of each
+	phase int          // guarded by the player's mu
+	hooks []testChange // guarded by the player's mu: the pairs its goroutine got
+	when  []int        // guarded by the player's mu: the phase of each
 	c     *katatest.Call[testRaceDone]
 	gate  *katatest.Gate // a held fn waits here
 	stop  context.CancelFunc
