@@ -8,8 +8,9 @@ package queue
 // what produce said about the failed puts), no consume call ever starts,
 // every put that produce makes returns ctx.Err() of the context produce got
 // and its item is not counted, so Stats are all zero, nothing is left running
-// and no timer is left on the clock (B1, B2). Whether Run calls produce at
-// all the README does not say: both are accepted.
+// and no timer is left on the clock (B1, B2). Run still calls produce once
+// ("Stop": a ctx already done is a cancel like any other): a producer may
+// own what it reads from, and close it only when it returns.
 
 import (
 	"context"
@@ -328,6 +329,13 @@ func (s testGone) play(h *katatest.H) {
 	if stats != (Stats{}) {
 		h.Errorf("%s returned %+v, but %s and no put returned nil: Produced counts the puts that returned nil, "+
 			"so all of Stats is zero", s.variant, stats, gone)
+		return
+	}
+	if !x.produced {
+		h.Errorf("%s returned without calling produce, but %s: a ctx done at entry is a cancel like any other, so "+
+			"Run still calls produce once, and each of its puts returns ctx.Err(); only a negative capacity or no "+
+			"consumer skips produce. A producer may own what it reads from (a file, a cursor) and close it when it "+
+			"returns", s.variant, gone)
 		return
 	}
 	if s.variant != "Run" {
