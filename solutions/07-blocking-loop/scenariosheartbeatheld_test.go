@@ -69,6 +69,7 @@ func (s testHeldBeats) String() string {
 		b.WriteString("\n  Get(\"USD\") starts a lookup that the backend holds to the end")
 	}
 	var e time.Duration
+	pending := false // a beat waits for the held OnTick to return
 	for _, st := range s.steps {
 		switch st.kind {
 		case testHBMove, testHBHeld:
@@ -78,16 +79,31 @@ func (s testHeldBeats) String() string {
 			if st.kind == testHBHeld {
 				what = "while OnTick is held, the clock moves"
 			}
+			if n := s.beats(e) - s.beats(from); n > 1 || (n > 0 && st.kind == testHBHeld) {
+				pending = true
+			}
 			fmt.Fprintf(&b, "\n  %s %v, from %v to %v (%d beat(s) passed since Run started)",
 				what, st.d, from, e, s.beats(e))
 		case testHBCalls:
-			fmt.Fprintf(&b, "\n  while OnTick is held, %s are called, each on its own goroutine",
-				strings.Join(testHBCallNames(st.calls), ", "))
+			fmt.Fprintf(&b, "\n  while OnTick is held, %s called, each on its own goroutine", testHBCalled(st.calls, "is", "are"))
 		case testHBRelease:
 			b.WriteString("\n  the held OnTick returns")
+			if pending {
+				b.WriteString("; the beat that passed meanwhile is due its OnTick at once (held in turn)")
+			}
+			pending = false
 		}
 	}
 	return b.String()
+}
+
+// testHBCalled names the calls, then one or many (the verb).
+func testHBCalled(calls []string, one, many string) string {
+	verb := many
+	if len(calls) == 1 {
+		verb = one
+	}
+	return strings.Join(testHBCallNames(calls), ", ") + " " + verb
 }
 
 func testHBCallNames(calls []string) []string {
@@ -285,8 +301,7 @@ func (s testHeldBeats) play(h *katatest.H) {
 				}
 			}
 			synctest.Wait()
-			story = append(story, fmt.Sprintf("while an OnTick was held, %s were called",
-				strings.Join(testHBCallNames(st.calls), ", ")))
+			story = append(story, fmt.Sprintf("while an OnTick was held, %s called", testHBCalled(st.calls, "was", "were")))
 		case testHBRelease:
 			mu.Lock()
 			gs := append([]*katatest.Gate(nil), gates...)
@@ -295,7 +310,7 @@ func (s testHeldBeats) play(h *katatest.H) {
 				g.Release()
 			}
 			synctest.Wait()
-			story = append(story, fmt.Sprintf("the OnTick held at %v returned", h.Elapsed()))
+			story = append(story, fmt.Sprintf("at %v the held OnTick returned", h.Elapsed()))
 			held, pending = pending, false
 		}
 		if !s.check(h, count(), pending, held, story) {
