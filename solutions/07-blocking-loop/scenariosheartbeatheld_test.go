@@ -142,7 +142,15 @@ func testDrawHeldBeats(r *rapid.T) testHeldBeats {
 	rng := func(lo, hi time.Duration, label string) time.Duration {
 		return time.Duration(rapid.Int64Range(int64(lo), int64(hi)).Draw(r, label))
 	}
-	keys := []string{"", "EUR", "USD", "GBP", "JPY"}
+	// The callers of a scenario call Stats, or Get: never both; the Gets
+	// are hits ("EUR") or misses that wait for the held lookup ("USD"). So
+	// no lookup ends while the loop serves them, and the mistakes of R6 (a
+	// Stats that reads the loop's state off the loop, lookups that write
+	// the map) race with nothing here: R6 grades them.
+	keys := []string{"EUR", "USD"}
+	if rapid.Bool().Draw(r, "callers call Stats") {
+		keys = []string{""}
+	}
 	releases := rapid.IntRange(2, 6).Draw(r, "beats")
 	for releases > 0 {
 		if !m.held {
@@ -201,7 +209,7 @@ var testHeldBeatsFixed = []testHeldBeats{{
 	tick: time.Second, maxInFlight: 1, heldLookup: true,
 	steps: []testHBStep{
 		{kind: testHBMove, d: time.Second},
-		{kind: testHBCalls, calls: []string{"", "EUR", "USD"}},
+		{kind: testHBCalls, calls: []string{"EUR", "USD", "EUR"}},
 		{kind: testHBHeld, d: 1500 * time.Millisecond},
 		{kind: testHBRelease},
 		{kind: testHBRelease},
@@ -249,12 +257,16 @@ func (s testHeldBeats) play(h *katatest.H) {
 	run := katatest.StartErr(h, cache.Run)
 	var started []func()
 	defer func() {
+		// Every OnTick and lookup returns before Run's ctx ends: the stop
+		// is R5's to grade.
+		releaseAll()
+		synctest.Wait()
+		be.releaseAll()
+		synctest.Wait()
 		run.Cancel()
 		for _, cancel := range started {
 			cancel()
 		}
-		releaseAll()
-		be.releaseAll()
 		synctest.Wait()
 	}()
 	get := func(key string) {
