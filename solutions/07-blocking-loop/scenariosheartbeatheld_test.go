@@ -11,8 +11,9 @@ package blockingloop
 // Every OnTick is held at a gate the test owns. While it is held, the
 // clock may move by less than what is left to the next beat, or past
 // exactly one more beat; between beats it moves by less or by more than a
-// Tick; sometimes a lookup is held and Gets and Stats come from several
-// goroutines while OnTick is held. Never two beats pass in one hold: the
+// Tick; sometimes a lookup is held, and Gets (hits, or misses that wait
+// for it) or Stats come from several goroutines while OnTick is held.
+// Never two beats pass in one hold: the
 // ticker's channel holds one tick, and the mock ticker drops a tick that
 // fires while one waits, so any Ticker-based design would lose the second.
 // After each step the test settles and counts: OnTick ran once per Tick
