@@ -219,9 +219,9 @@ func (s testPassedScenario) play(h *katatest.H) {
 	for i, got := range op.ctxs {
 		if got != ctx {
 			h.Errorf("Do gave op a ctx of its own in %s (%s) instead of the ctx the caller passed to Do (%s): "+
-				"each attempt gets ctx as it is, the caller's very ctx, not one derived from it "+
-				"(context.WithCancel, context.WithoutCancel, context.WithValue), whose end Do would decide instead "+
-				"of the caller", s.before(i+1), testPassedName(got), testPassedName(ctx))
+				"each attempt gets ctx as it is, the caller's very ctx, not one Do derives from it "+
+				"(context.WithCancel, context.WithoutCancel, context.WithValue): the caller's ctx alone says "+
+				"when op must stop and what it carries", s.before(i+1), testPassedName(got), testPassedName(ctx))
 			return
 		}
 	}
