@@ -245,5 +245,5 @@ func TestR4_ExploreEveryAttemptGetsTheCallersCtxAsItIs(t *testing.T) {
 	// with a deadline, already cancelled (with a cause or not) or expired;
 	// and after a success, the ctx the successful attempt got is still
 	// live while the caller's is.
-	katatest.Explore(t, 20, testDrawPassed, func(h *katatest.H, s testPassedScenario) { s.play(h) })
+	katatest.Explore(t, 10, testDrawPassed, func(h *katatest.H, s testPassedScenario) { s.play(h) })
 }
