@@ -263,7 +263,7 @@ func (s testNeverRetried) play(h *katatest.H) {
 	op.mu.Unlock()
 	if waiting && how != "" {
 		h.Errorf("the caller's ctx ended, but the ctx op got in attempt %d did not (op was still waiting for it to "+
-			"end%s): op gets ctx, the caller's (or one derived from it), so that it sees the caller give up",
+			"end%s): op gets ctx as it is, the caller's, so that it sees the caller give up",
 			s.transient+1, how)
 		c.Stop()
 		return

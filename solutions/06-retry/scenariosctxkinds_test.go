@@ -166,7 +166,7 @@ func (s testKindScenario) play(h *katatest.H) {
 		}
 		if has := seen.LostDeadline(deadline, deadline.Add(-total)); has != "" {
 			h.Errorf("the caller's ctx has a deadline, %v after the start, but the ctx op got in attempt %d has %s: "+
-				"op gets ctx, the caller's (or one derived from it with context.WithCancel), which keeps its deadline, "+
+				"op gets ctx as it is, the caller's, which keeps its deadline, "+
 				"so that op sees how long it has, and when the deadline passes its ctx.Err() is "+
 				"context.DeadlineExceeded; a ctx of Do's own (context.WithoutCancel(ctx), context.Background()) that "+
 				"only forwards the caller's cancel loses the deadline and ends with context.Canceled", total, i+1, has)
