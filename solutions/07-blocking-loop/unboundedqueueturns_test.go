@@ -366,5 +366,5 @@ func (p *testTurnPlay) missedBefore(key string) bool {
 func TestR4_ExploreQueuedKeysStartInTheOrderOfTheirFirstMiss(t *testing.T) {
 	play := func(h *katatest.H, s testTurns) { s.play(h) }
 	katatest.Replay(t, testTurnsFixed, play)
-	katatest.Explore(t, 10, testDrawTurns, play)
+	katatest.Explore(t, 6, testDrawTurns, play)
 }
