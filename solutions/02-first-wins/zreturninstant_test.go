@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -305,7 +306,9 @@ func (s testAtReturn) play(h *katatest.H) {
 	if c.Broken() {
 		return
 	}
-	h.Settle()
+	// A goroutine the clock holds may hold a lock: Settle, where replicas
+	// that answer may wait for it, names them instead of hanging.
+	synctest.Wait()
 	for k, st := range s.steps {
 		if s.hold && k == len(s.steps)-1 {
 			clk.HoldNextTimer(true)
@@ -318,7 +321,11 @@ func (s testAtReturn) play(h *katatest.H) {
 			}
 			answer(st.fail, false)
 		}
-		h.Settle()
+		if k == len(s.steps)-1 {
+			h.Settle()
+		} else {
+			synctest.Wait()
+		}
 	}
 	for _, i := range s.before {
 		answer(i, s.ok[i])
@@ -339,7 +346,7 @@ func (s testAtReturn) play(h *katatest.H) {
 	}
 	h.Settle()
 	clk.Gate.Release()
-	h.Settle()
+	synctest.Wait()
 	if !c.Returns("%s: %s was still waiting once the end had come (and the clock had let go of any goroutine it "+
 		"held): it returns at once on a success, the last failure, the timeout or the caller's ctx being done",
 		s, s.fn) {
@@ -389,7 +396,13 @@ func (s testAtReturn) reportRunning(h *katatest.H, timers int, heldMaker bool) {
 }
 
 func TestR5_ExploreNoTimerRunsOnceFirstReturned(t *testing.T) {
-	katatest.Explore(t, 12, testDrawAtReturn("First"), func(h *katatest.H, s testAtReturn) { s.play(h) })
+	// Always a success while the goroutine that made the timeout's timer
+	// is held, which a draw could miss.
+	katatest.Replay(t, []testAtReturn{
+		{fn: "First", n: 2, timeout: 300 * time.Millisecond, hold: true, end: testEndSuccess, winner: 0,
+			ok: make([]bool, 2), honours: []bool{false, true}},
+	}, func(h *katatest.H, s testAtReturn) { s.play(h) })
+	katatest.Explore(t, 10, testDrawAtReturn("First"), func(h *katatest.H, s testAtReturn) { s.play(h) })
 }
 
 func TestB1_ExploreNoTimerRunsOnceHedgeReturned(t *testing.T) {
@@ -400,9 +413,9 @@ func TestB1_ExploreNoTimerRunsOnceHedgeReturned(t *testing.T) {
 		{fn: "Hedge", n: 3, delay: 40 * ms, steps: []testAtReturnStep{{fail: -1, after: 40 * ms}}, hold: true,
 			end: testEndSuccess, winner: 0, ok: make([]bool, 3), honours: []bool{true, false, true}},
 	}, func(h *katatest.H, s testAtReturn) { s.play(h) })
-	katatest.Explore(t, 20, testDrawAtReturn("Hedge"), func(h *katatest.H, s testAtReturn) { s.play(h) })
+	katatest.Explore(t, 15, testDrawAtReturn("Hedge"), func(h *katatest.H, s testAtReturn) { s.play(h) })
 }
 
 func TestB2_ExploreNoTimerRunsOnceCollectReturned(t *testing.T) {
-	katatest.Explore(t, 12, testDrawAtReturn("Collect"), func(h *katatest.H, s testAtReturn) { s.play(h) })
+	katatest.Explore(t, 10, testDrawAtReturn("Collect"), func(h *katatest.H, s testAtReturn) { s.play(h) })
 }
