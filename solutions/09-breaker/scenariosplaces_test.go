@@ -461,6 +461,20 @@ func (p *testPlPlayer) stillRunning(where string, except int) bool {
 	return true
 }
 
+func testPlFns(n int) string {
+	if n == 1 {
+		return "1 probe's fn was"
+	}
+	return fmt.Sprintf("%d probes' fns were", n)
+}
+
+func testPlCallers(n int) string {
+	if n == 1 {
+		return "1 more caller"
+	}
+	return fmt.Sprintf("%d more callers", n)
+}
+
 func (p *testPlPlayer) arrive(st testPlStep, where string) bool {
 	h := p.h
 	h.Helper()
@@ -501,27 +515,27 @@ func (p *testPlPlayer) arrive(st testPlStep, where string) bool {
 		return false
 	case p.m.half && len(through) > want && done > 0:
 		h.Errorf("%s: a probe whose ctx ended gave its place back while its fn was still running: with "+
-			"HalfOpenMaxRequests %d, %d probes' fns were running (%s) when %d more caller(s) came, and the breaker let "+
+			"HalfOpenMaxRequests %d, %s running (%s) when %s came, and the breaker let "+
 			"%d of them through, so %d probes ran at once. A probe holds its place until its fn returns, however its ctx "+
 			"ends (cancelled, with a cause or not, or its deadline passed, even before Do): Do does not look at ctx, and "+
 			"at most HalfOpenMaxRequests probes run at once",
-			where, p.s.set.HalfOpenMaxRequests, held, desc, st.n, len(through), held+len(through))
+			where, p.s.set.HalfOpenMaxRequests, testPlFns(held), desc, testPlCallers(st.n), len(through), held+len(through))
 		return false
 	case p.m.half && len(through) > want:
-		h.Errorf("%s: too many probes ran at once: with HalfOpenMaxRequests %d and %d probes' fns running (%s), %d more "+
-			"caller(s) came and %d were let through; want %d: at most HalfOpenMaxRequests probes run at once, and a "+
+		h.Errorf("%s: too many probes ran at once: with HalfOpenMaxRequests %d and %s running (%s), %s "+
+			"came and %d were let through; want %d: at most HalfOpenMaxRequests probes run at once, and a "+
 			"probe holds its place until its fn returns",
-			where, p.s.set.HalfOpenMaxRequests, held, desc, st.n, len(through), want)
+			where, p.s.set.HalfOpenMaxRequests, testPlFns(held), desc, testPlCallers(st.n), len(through), want)
 		return false
 	case p.m.half && (len(through) < want || len(other) > 0):
 		detail := ""
 		if len(other) > 0 {
 			detail = " (" + strings.Join(other, "; ") + ")"
 		}
-		h.Errorf("%s: with HalfOpenMaxRequests %d and %d probes' fns running, %d caller(s) came: %d ran fn and %d were "+
+		h.Errorf("%s: with HalfOpenMaxRequests %d and %s running, %s came: %d ran fn and %d were "+
 			"rejected with ErrTooManyRequests%s; want %d let through and the others rejected with ErrTooManyRequests: a "+
 			"probe that ends, however it ends, frees its place, and the others are turned away at once",
-			where, p.s.set.HalfOpenMaxRequests, held, st.n, len(through), rejected, detail, want)
+			where, p.s.set.HalfOpenMaxRequests, testPlFns(held), testPlCallers(st.n), len(through), rejected, detail, want)
 		return false
 	}
 	for _, c := range through {
@@ -606,7 +620,7 @@ func (p *testPlPlayer) end(st testPlStep, where string) bool {
 var testPlFixedR3 = []testPlScenario{
 	{req: "R3", set: Settings{MaxFailures: 1, OpenTimeout: 10 * time.Second, HalfOpenMaxRequests: 1},
 		expects: "call 1 holds the only place until its fn returns: the second caller is rejected",
-		steps: []testPlStep{{kind: testPlArrive, n: 1, ctx: testPlCausedBefore}, {kind: testPlArrive, n: 1}}},
+		steps:   []testPlStep{{kind: testPlArrive, n: 1, ctx: testPlCausedBefore}, {kind: testPlArrive, n: 1}}},
 	{req: "R3", set: Settings{MaxFailures: 1, OpenTimeout: 10 * time.Second, HalfOpenMaxRequests: 2},
 		expects: "the probes hold their places until their fns return",
 		steps: []testPlStep{{kind: testPlArrive, n: 2, ctx: testPlDeadline, d: 20 * time.Millisecond},
