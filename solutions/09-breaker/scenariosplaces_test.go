@@ -228,7 +228,7 @@ func testDrawPlaces(req string) func(*rapid.T) testPlScenario {
 			s.set.MaxFailures = rapid.SampledFrom([]int{0, 1, 2}).Draw(r, "MaxFailures")
 			s.set.OpenTimeout = rapid.SampledFrom([]time.Duration{0, 10 * time.Second}).Draw(r, "OpenTimeout")
 		} else {
-			s.set.MaxFailures = rapid.IntRange(-1, 3).Draw(r, "MaxFailures")
+			s.set.MaxFailures = rapid.IntRange(1, 3).Draw(r, "MaxFailures") // the defaults are R1's
 			s.set.OpenTimeout = 10 * time.Second
 			s.set.HalfOpenMaxRequests = 1
 		}
