@@ -233,7 +233,7 @@ func testDrawPlaces(req string) func(*rapid.T) testPlScenario {
 			s.set.HalfOpenMaxRequests = 1
 		}
 		m := testNewPlModel(s)
-		for range rapid.IntRange(2, 9).Draw(r, "steps") {
+		for range rapid.IntRange(2, 7).Draw(r, "steps") {
 			if m.open {
 				break
 			}
@@ -666,10 +666,10 @@ var testPlFixedR6 = []testPlScenario{
 
 func TestR3_ExploreAProbeWhoseCtxEndsHoldsItsPlaceUntilFnReturns(t *testing.T) {
 	katatest.Replay(t, testPlFixedR3, testPlayPlaces)
-	katatest.Explore(t, 10, testDrawPlaces("R3"), testPlayPlaces)
+	katatest.Explore(t, 8, testDrawPlaces("R3"), testPlayPlaces)
 }
 
 func TestR6_ExploreACallWhoseCtxEndsCountsAsWhatFnReturned(t *testing.T) {
 	katatest.Replay(t, testPlFixedR6, testPlayPlaces)
-	katatest.Explore(t, 8, testDrawPlaces("R6"), testPlayPlaces)
+	katatest.Explore(t, 6, testDrawPlaces("R6"), testPlayPlaces)
 }
