@@ -79,7 +79,7 @@ type Batch struct {
 	// Size flushes a batch as soon as it holds Size items; below 1 means 1.
 	Size int
 	// FlushEvery flushes a partial batch this long after its first item was
-	// taken, on the injected clock; 0 flushes only by Size and at the end.
+	// taken, on the injected clock; 0 or below flushes only by Size and at the end.
 	FlushEvery time.Duration
 }
 
