@@ -244,17 +244,17 @@ var testFixedNow = map[string][]testNowScenario{
 
 func TestR3_ExploreATokenDueNowNeedsNoTimer(t *testing.T) {
 	katatest.Replay(t, testFixedNow["R3"], func(h *katatest.H, s testNowScenario) { s.play(h) })
-	katatest.Explore(t, 5, testDrawNow("Limiter"), func(h *katatest.H, s testNowScenario) { s.play(h) })
+	katatest.Explore(t, 4, testDrawNow("Limiter"), func(h *katatest.H, s testNowScenario) { s.play(h) })
 }
 
 func TestB1_ExploreACombinedTokenDueNowNeedsNoTimer(t *testing.T) {
 	katatest.Replay(t, testFixedNow["B1"], func(h *katatest.H, s testNowScenario) { s.play(h) })
-	katatest.Explore(t, 4, testDrawNow("Combine"), func(h *katatest.H, s testNowScenario) { s.play(h) })
+	katatest.Explore(t, 3, testDrawNow("Combine"), func(h *katatest.H, s testNowScenario) { s.play(h) })
 }
 
 func TestB2_ExploreAKeyedTokenDueNowNeedsNoTimer(t *testing.T) {
 	katatest.Replay(t, testFixedNow["B2"], func(h *katatest.H, s testNowScenario) { s.play(h) })
-	katatest.Explore(t, 4, testDrawNow("Keyed"), func(h *katatest.H, s testNowScenario) { s.play(h) })
+	katatest.Explore(t, 3, testDrawNow("Keyed"), func(h *katatest.H, s testNowScenario) { s.play(h) })
 }
 
 // ---- B1: Combine() with no limiter limits nothing ----
@@ -397,5 +397,5 @@ func (s testNoneScenario) play(h *katatest.H) {
 func TestB1_ExploreCombineOfNoLimiterLimitsNothing(t *testing.T) {
 	katatest.Replay(t, []testNoneScenario{{how: testNoneHows[0], ops: []testNoneOp{{}, {waits: 1}, {waits: 2, dl: 1}}}},
 		func(h *katatest.H, s testNoneScenario) { s.play(h) })
-	katatest.Explore(t, 4, testDrawNone, func(h *katatest.H, s testNoneScenario) { s.play(h) })
+	katatest.Explore(t, 3, testDrawNone, func(h *katatest.H, s testNoneScenario) { s.play(h) })
 }

@@ -195,5 +195,5 @@ func TestR5_ExploreAHardStopWaitsHoweverLongTheJobsTake(t *testing.T) {
 		jobs:  []testSlowJob{{deaf: true}, {stopped: ""}},
 		moves: []time.Duration{5 * time.Second, time.Hour}, order: []int{1, 0}, between: []time.Duration{time.Hour}}},
 		func(h *katatest.H, s testSlowStop) { s.play(h) })
-	katatest.Explore(t, 6, testDrawSlowStop, func(h *katatest.H, s testSlowStop) { s.play(h) })
+	katatest.Explore(t, 4, testDrawSlowStop, func(h *katatest.H, s testSlowStop) { s.play(h) })
 }
