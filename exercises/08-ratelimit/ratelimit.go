@@ -100,7 +100,9 @@ type Multi struct {
 
 // Combine returns a Multi over ls, which must share one clock. A limiter
 // passed more than once counts once: one token of it per call. A limiter
-// may belong to several Multis and still be used on its own.
+// may belong to several Multis and still be used on its own. With no
+// limiter at all, it limits nothing: Allow answers true and Wait does not
+// wait.
 func Combine(ls ...*Limiter) *Multi {
 	panic("TODO: bonus B1")
 }
