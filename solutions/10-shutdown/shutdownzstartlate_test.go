@@ -353,5 +353,5 @@ func TestB2_ExploreStartAfterShutdownBeganDoesNothing(t *testing.T) {
 		{workers: 1, queue: 1, before: 1, during: 1, delay: testTick, grace: 3 * testTick, hook: true,
 			at: []int{0, testLateInHook, testLateAfter}, starters: []int{2, 2, 2}},
 	}, testPlayLateStart)
-	katatest.Explore(t, 8, testDrawLateStart, testPlayLateStart)
+	katatest.Explore(t, 4, testDrawLateStart, testPlayLateStart)
 }
