@@ -317,15 +317,15 @@ func (s testDLScenario) check(h *katatest.H, k int, x *testDLRun, out []string, 
 			continue
 		}
 		if r.callerErr == nil && (stopAt < 0 || r.endedAt < stopAt) {
-			because := "no call had failed"
+			because, reasons := "no call had failed", "the first failure, Map returning"
 			if s.all {
-				because = "MapAll cancels nothing while calls run"
+				because, reasons = "MapAll cancels nothing while calls run", "MapAll returning"
 			}
 			h.Errorf("the calls' ctx ended before the caller's deadline: the ctx fn got for in[%d] (caller %d) ended "+
 				"%v after %s started with ctx.Err() = %v, %v before the caller's deadline, while the caller's ctx "+
 				"was live and %s; a call's ctx ends only when the caller's ctx ends or when %s cancels it for a "+
-				"reason the README gives (Map: the first failure, Map returning)", i, k, r.endedAt, what, r.err,
-				x.c.left-r.endedAt, because, what)
+				"reason the README gives (%s)", i, k, r.endedAt, what, r.err,
+				x.dl.Sub(x.start)-r.endedAt, because, what, reasons)
 			return false
 		}
 		if r.callerErr != nil && (stopAt < 0 || r.endedAt < stopAt) {
