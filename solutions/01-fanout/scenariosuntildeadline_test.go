@@ -373,10 +373,10 @@ func TestR5_ExploreTheCallsKeepTheCallersDeadlineExactly(t *testing.T) {
 	// sometimes a cause): every call sees that deadline exactly, a call
 	// that answers 1ns before it is not cut off, and only a failure or the
 	// deadline itself ends the calls' ctx.
-	katatest.Explore(t, 12, testDrawDeadline(false), func(h *katatest.H, s testDLScenario) { s.play(h) })
+	katatest.Explore(t, 7, testDrawDeadline(false), func(h *katatest.H, s testDLScenario) { s.play(h) })
 }
 
 func TestB1_ExploreMapAllCallsKeepTheCallersDeadlineExactly(t *testing.T) {
 	// The same for MapAll, where a failure cancels nothing either.
-	katatest.Explore(t, 8, testDrawDeadline(true), func(h *katatest.H, s testDLScenario) { s.play(h) })
+	katatest.Explore(t, 6, testDrawDeadline(true), func(h *katatest.H, s testDLScenario) { s.play(h) })
 }

@@ -402,17 +402,17 @@ func TestR2_ExploreTheCallsKeepTheCallersDeadlineExactly(t *testing.T) {
 	// sometimes a cause): every call sees that deadline exactly, a call
 	// that answers 1ns before it is not cut off, and only the deadline
 	// itself ends the calls' ctx.
-	katatest.Explore(t, 12, testDrawDeadline("R2"), func(h *katatest.H, s testDLScenario) { s.play(h) })
+	katatest.Explore(t, 7, testDrawDeadline("R2"), func(h *katatest.H, s testDLScenario) { s.play(h) })
 }
 
 func TestB1_ExploreFailFastKeepsTheCallersDeadlineUntilItStops(t *testing.T) {
 	// The same for GatherWith with FailFast: until the first failure, the
 	// calls keep the caller's ctx and its deadline.
-	katatest.Explore(t, 6, testDrawDeadline("B1"), func(h *katatest.H, s testDLScenario) { s.play(h) })
+	katatest.Explore(t, 5, testDrawDeadline("B1"), func(h *katatest.H, s testDLScenario) { s.play(h) })
 }
 
 func TestB2_ExploreMaxFailuresKeepsTheCallersDeadlineUntilItStops(t *testing.T) {
 	// The same with MaxFailures (or none): until more inputs than that
 	// have failed, the calls keep the caller's ctx and its deadline.
-	katatest.Explore(t, 6, testDrawDeadline("B2"), func(h *katatest.H, s testDLScenario) { s.play(h) })
+	katatest.Explore(t, 5, testDrawDeadline("B2"), func(h *katatest.H, s testDLScenario) { s.play(h) })
 }
