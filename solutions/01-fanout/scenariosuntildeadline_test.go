@@ -265,15 +265,14 @@ func (s testDLScenario) play(h *katatest.H) {
 		}
 	}
 	for k, c := range calls {
-		out, err, ok := c.Finish(s.what())
-		if !ok || !s.check(h, k, runs[k], out, err) {
+		if _, _, ok := c.Finish(s.what()); !ok || !s.check(h, k, runs[k]) {
 			return
 		}
 	}
 }
 
 // check judges one caller's run.
-func (s testDLScenario) check(h *katatest.H, k int, x *testDLRun, out []string, err error) bool {
+func (s testDLScenario) check(h *katatest.H, k int, x *testDLRun) bool {
 	what := s.what()
 	stopAt := time.Duration(-1) // when Map may cancel the calls: its first failure (MapAll: never)
 	if !s.all {
@@ -342,28 +341,6 @@ func (s testDLScenario) check(h *katatest.H, k int, x *testDLRun, out []string, 
 				return false
 			}
 		}
-	}
-	waits, fails := false, false
-	for _, e := range x.c.calls {
-		waits, fails = waits || e.waits, fails || e.fails
-	}
-	switch {
-	case !waits && !fails:
-		if err != nil || len(out) != len(x.c.calls) {
-			h.Errorf("%s (caller %d) returned %d results and the error %v, although every call answered before the "+
-				"caller's deadline: it returns every result and a nil error", what, k, len(out), err)
-			return false
-		}
-		for i, v := range out {
-			if want := fmt.Sprintf("price of #%d", i); v != want {
-				h.Errorf("%s (caller %d) returned out[%d] = %q, want %q", what, k, i, v, want)
-				return false
-			}
-		}
-	case waits && (s.all || !fails) && !errors.Is(err, context.DeadlineExceeded):
-		h.Errorf("%s (caller %d) returned the error %v once the caller's deadline passed with calls waiting on it: "+
-			"its error matches ctx.Err(), context.DeadlineExceeded", what, k, err)
-		return false
 	}
 	return true
 }

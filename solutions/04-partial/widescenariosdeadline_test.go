@@ -293,15 +293,14 @@ func (s testDLScenario) play(h *katatest.H) {
 		}
 	}
 	for k, c := range calls {
-		out, _, ok := c.Finish(s.callers[k].what())
-		if !ok || !s.check(h, k, runs[k], out) {
+		if _, _, ok := c.Finish(s.callers[k].what()); !ok || !s.check(h, k, runs[k]) {
 			return
 		}
 	}
 }
 
 // check judges one caller's run.
-func (s testDLScenario) check(h *katatest.H, k int, x *testDLRun, out []Outcome[int, string]) bool {
+func (s testDLScenario) check(h *katatest.H, k int, x *testDLRun) bool {
 	what := x.c.what()
 	stopAt := x.stopAt()
 	for i, r := range x.seen {
@@ -367,31 +366,6 @@ func (s testDLScenario) check(h *katatest.H, k int, x *testDLRun, out []Outcome[
 					"the caller's ends with the caller's cause", i, k, r.cause, want)
 				return false
 			}
-		}
-	}
-	if stopAt >= 0 {
-		return true // what a stop does to the outcomes is B1's and B2's other tests'
-	}
-	if len(out) != len(x.c.calls) {
-		h.Errorf("%s (caller %d) returned %d outcomes for %d inputs", what, k, len(out), len(x.c.calls))
-		return false
-	}
-	for i, e := range x.c.calls {
-		o := out[i]
-		switch {
-		case e.waits && !errors.Is(o.Err, context.DeadlineExceeded):
-			h.Errorf("the outcome of input %d (caller %d), whose call returned ctx.Err() once the caller's deadline "+
-				"passed, has the error %v, which does not match context.DeadlineExceeded", i, k, o.Err)
-			return false
-		case e.fails && !errors.Is(o.Err, testDLErr):
-			h.Errorf("the outcome of input %d (caller %d), whose call failed before the caller's deadline, has the "+
-				"error %v, which does not match fn's error", i, k, o.Err)
-			return false
-		case !e.waits && !e.fails && (o.Err != nil || o.Value != fmt.Sprintf("price of #%d", i)):
-			h.Errorf("the outcome of input %d (caller %d), whose call answered %v before the caller's deadline, is "+
-				"%q with the error %v: a call that answers before the caller's deadline keeps its result",
-				i, k, e.gap, o.Value, o.Err)
-			return false
 		}
 	}
 	return true
