@@ -51,7 +51,7 @@ type testDLCall struct {
 type testDLCaller struct {
 	kind  int           // index in testDLKinds
 	left  time.Duration // the caller's deadline is this far ahead when ForEach starts
-	limit int           // ForEach's limit, or ForEachWeighted's capacity
+	limit int           // ForEach's limit, or ForEachWeighted's capacity: room for every item at once
 	calls []testDLCall
 }
 
@@ -112,7 +112,11 @@ func testDrawDeadline(all bool) func(*rapid.T) testDLScenario {
 				c.left = time.Duration(rapid.IntRange(1, 3_000_000).Draw(r, fmt.Sprintf("caller %d d µs", k))) * time.Microsecond
 			}
 			n := rapid.IntRange(1, 4).Draw(r, fmt.Sprintf("caller %d n", k))
-			c.limit = rapid.IntRange(1, n+1).Draw(r, fmt.Sprintf("caller %d limit", k))
+			// Room for every item at once: the deadline's property does not
+			// depend on the limit, and a correct design may hold a
+			// sync.Mutex while an item waits for room, which stops package
+			// time in the bubble (synctest cannot wait for a mutex).
+			c.limit = rapid.IntRange(n, n+1).Draw(r, fmt.Sprintf("caller %d limit", k))
 			late := false
 			for i := range n {
 				e := testDLCall{}
@@ -130,7 +134,7 @@ func testDrawDeadline(all bool) func(*rapid.T) testDLScenario {
 				}
 				e.gap = min(max(e.gap, time.Nanosecond), c.left)
 				if all {
-					e.weight = rapid.IntRange(0, c.limit+1).Draw(r, fmt.Sprintf("caller %d item %d weight", k, i))
+					e.weight = rapid.IntRange(-1, 3).Draw(r, fmt.Sprintf("caller %d item %d weight", k, i))
 				}
 				if !e.waits {
 					e.fails = rapid.IntRange(0, 4).Draw(r, fmt.Sprintf("caller %d item %d fails", k, i)) == 0
@@ -140,6 +144,13 @@ func testDrawDeadline(all bool) func(*rapid.T) testDLScenario {
 			}
 			if !late { // one call at least answers in the last tenth
 				c.calls[0].gap = min(time.Nanosecond, c.left)
+			}
+			if all { // the capacity holds every weight (below 1 counts as 1)
+				c.limit = 0
+				for _, e := range c.calls {
+					c.limit += max(e.weight, 1)
+				}
+				c.limit += rapid.IntRange(0, 2).Draw(r, fmt.Sprintf("caller %d spare capacity", k))
 			}
 		}
 		return s
