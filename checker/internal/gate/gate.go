@@ -162,6 +162,13 @@ var realClockInTests = map[string]map[string]string{
 	},
 }
 
+// realClockNoClock is realClock's advice for code of a kata that takes no
+// clock (none of its files imports one): the caller's ctx is its only time.
+var realClockNoClock = map[string]string{
+	"time":    "this kata takes no clock: time reaches the code only through the caller's ctx, so wait on ctx.Done() and what the calls return",
+	"context": "this kata takes no clock: give the calls the caller's ctx, whose deadline is the only one the README allows",
+}
+
 // IsTest reports whether the file called name is a test file: the gate's
 // advice for it is written for tests.
 func IsTest(name string) bool { return strings.HasSuffix(name, "_test.go") }
@@ -214,13 +221,23 @@ func NewAllowlist(extra []string) Allowlist {
 func Check(files []Source, allow Allowlist) []Finding {
 	var out []Finding
 	fset := token.NewFileSet()
-	for _, src := range files {
+	parsed := make([]*ast.File, len(files))
+	clocked := false // the code imports the clock: the kata injects one
+	for i, src := range files {
 		f, err := parser.ParseFile(fset, src.Name, src.Data, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			out = append(out, syntaxFindings(src.Name, err)...)
 			continue
 		}
-		out = append(out, checkFile(fset, src.Name, f, allow)...)
+		parsed[i] = f
+		for _, imp := range f.Imports {
+			clocked = clocked || (!IsTest(src.Name) && imp.Path.Value == `"github.com/benbjohnson/clock"`)
+		}
+	}
+	for i, f := range parsed {
+		if f != nil {
+			out = append(out, checkFile(fset, files[i].Name, f, allow, clocked)...)
+		}
 	}
 	return out
 }
@@ -244,7 +261,10 @@ type fileCheck struct {
 	name  string
 	allow Allowlist
 	local map[string]string // local import name → path
-	out   []Finding
+	// clocked: some file of the code imports the clock, so the kata
+	// injects one and the real clock's advice names it
+	clocked bool
+	out     []Finding
 }
 
 // add records a finding at pos, on the file's own line, whatever //line
@@ -255,8 +275,8 @@ func (c *fileCheck) add(pos token.Pos, rule, format string, args ...any) {
 
 // checkFile lists what file f, called name, uses that the allowlist does
 // not allow: imports, calls, directives and predeclared names it shadows.
-func checkFile(fset *token.FileSet, name string, f *ast.File, allow Allowlist) []Finding {
-	c := &fileCheck{fset: fset, name: name, allow: allow, local: map[string]string{}}
+func checkFile(fset *token.FileSet, name string, f *ast.File, allow Allowlist, clocked bool) []Finding {
+	c := &fileCheck{fset: fset, name: name, allow: allow, local: map[string]string{}, clocked: clocked}
 	for _, imp := range f.Imports {
 		c.importSpec(imp)
 	}
@@ -331,9 +351,12 @@ func (c *fileCheck) selector(n ast.Node) bool {
 		return true
 	}
 	if use, ok := realClock[path][sel.Sel.Name]; ok {
-		if IsTest(c.name) {
+		switch {
+		case IsTest(c.name):
 			c.add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock, so the test's answer depends on the machine's speed: %s", path, sel.Sel.Name, realClockInTests[path][sel.Sel.Name])
-		} else {
+		case !c.clocked && realClockNoClock[path] != "":
+			c.add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock: %s", path, sel.Sel.Name, realClockNoClock[path])
+		default:
 			c.add(sel.Pos(), RuleRealClock, "%s.%s uses the real clock: use the injected clock instead (%s)", path, sel.Sel.Name, use)
 		}
 	}

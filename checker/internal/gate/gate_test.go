@@ -190,3 +190,32 @@ func TestALibraryImportSaysTheKataIsTheExercise(t *testing.T) {
 		}
 	}
 }
+
+// In a kata that takes no clock (no file of the code imports one), the
+// real clock's advice names the caller's ctx, not a clk the code never
+// got; a test file's clock does not count.
+func TestRealClockInAKataWithoutAClock(t *testing.T) {
+	code := gate.Source{Name: "x/p.go", Data: []byte(`package p
+import ("context"; "time")
+func f(ctx context.Context) {
+	_ = time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 1); cancel()
+	_ = ctx
+}`)}
+	test := gate.Source{Name: "x/p_test.go", Data: []byte("package p\nimport \"github.com/benbjohnson/clock\"\nvar _ = clock.NewMock\n")}
+	fs := gate.Check([]gate.Source{code, test}, gate.NewAllowlist(nil))
+	require.Len(t, fs, 2)
+	for _, f := range fs {
+		assert.Equal(t, gate.RuleRealClock, f.Rule)
+		assert.Contains(t, f.Message, "this kata takes no clock")
+		assert.NotContains(t, f.Message, "clk", f.Message)
+	}
+	assert.Contains(t, fs[0].Message, "ctx.Done()")
+
+	other := gate.Source{Name: "x/q.go", Data: []byte("package p\nimport \"github.com/benbjohnson/clock\"\nvar _ clock.Clock\n")}
+	fs = gate.Check([]gate.Source{code, other}, gate.NewAllowlist(nil))
+	require.Len(t, fs, 2)
+	for _, f := range fs {
+		assert.Contains(t, f.Message, "use the injected clock instead", "another file of the code takes the clock")
+	}
+}
