@@ -157,9 +157,9 @@ bench: ## measure: warm check vs plain go test -race, hidden-test run time, watc
 	@$(GO) run ./checker/internal/bench
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./checker/internal/board/
 
-stress: $(CHECKER) ## references and alternatives 50x, mutants 20x, under -race at -cpu 1,2,4, shuffled
-	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on -timeout=60m ./solutions/...
-	$(CHECKER) verify --repeat 20 --repeat-correct 50 --cpu 1,2,4
+stress: $(CHECKER) ## references and alternatives 50x, mutants 20x, under -race at -cpu 1,2,4, shuffled (EX=06 for one kata)
+	$(GO) test -race -count=50 -cpu 1,2,4 -shuffle=on -timeout=60m $(if $(EX),./solutions/$(EX)-*/,./solutions/...)
+	$(CHECKER) verify --repeat 20 --repeat-correct 50 --cpu 1,2,4 $(EX)
 
 mutate: ## maintainers: mutation testing of every reference (EX=06 for one); survivors must be in testdata/equivalent.txt
 	cd tools && $(GO) test -count=1 ./mutate && $(GO) run ./mutate -root .. $(EX)
