@@ -51,9 +51,9 @@ func TestR1_ThousandsOfCallsAreAllInFlightAtOnce(t *testing.T) {
 		if !ok {
 			return
 		}
-		if err != nil || len(out) != testManyN || out[testManyN-1] != testResult(testBase+testManyN-1) {
-			t.Errorf("every call of fn succeeded, but Map returned %d results and %v: want %d results in input order "+
-				"and no error", len(out), err, testManyN)
+		if err != nil || len(out) != testManyN { // their order is R2's business
+			t.Errorf("every call of fn succeeded, but Map returned %d results and %v: want %d results and no error",
+				len(out), err, testManyN)
 		}
 	})
 }
