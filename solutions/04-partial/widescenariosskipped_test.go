@@ -79,10 +79,10 @@ func testDrawSk(req string) func(*rapid.T) testSkScenario {
 		if !s.opt.FailFast {
 			tolerates = s.opt.MaxFailures
 		}
-		for k := range tolerates + 1 + rapid.IntRange(0, 24).Draw(r, "more failures") {
+		for k := range tolerates + 1 + rapid.IntRange(0, 16).Draw(r, "more failures") {
 			s.calls = append(s.calls, rapid.IntRange(testSkFail, testSkPanic).Draw(r, fmt.Sprintf("fails how %d", k)))
 		}
-		for k := range rapid.IntRange(0, 12).Draw(r, "others") {
+		for k := range rapid.IntRange(0, 8).Draw(r, "others") {
 			s.calls = append(s.calls, rapid.IntRange(testSkCut, testSkSucceed).Draw(r, fmt.Sprintf("other %d", k)))
 		}
 		s.calls = rapid.Permutation(s.calls).Draw(r, "order")
@@ -164,10 +164,10 @@ func testSkFixed(req string, opt Options) []testSkScenario {
 
 func TestB1_ExploreSkippedOutcomesKeepTheirInput(t *testing.T) {
 	katatest.Replay(t, testSkFixed("B1", Options{FailFast: true}), func(h *katatest.H, s testSkScenario) { s.play(h) })
-	katatest.Explore(t, 12, testDrawSk("B1"), func(h *katatest.H, s testSkScenario) { s.play(h) })
+	katatest.Explore(t, 6, testDrawSk("B1"), func(h *katatest.H, s testSkScenario) { s.play(h) })
 }
 
 func TestB2_ExploreSkippedOutcomesKeepTheirInput(t *testing.T) {
 	katatest.Replay(t, testSkFixed("B2", Options{MaxFailures: 2}), func(h *katatest.H, s testSkScenario) { s.play(h) })
-	katatest.Explore(t, 12, testDrawSk("B2"), func(h *katatest.H, s testSkScenario) { s.play(h) })
+	katatest.Explore(t, 6, testDrawSk("B2"), func(h *katatest.H, s testSkScenario) { s.play(h) })
 }
