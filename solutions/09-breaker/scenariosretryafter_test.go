@@ -4,6 +4,8 @@ package breaker
 // failed probe, a trip after it closed), and each opening takes its period
 // from the failure that made it, and from nothing earlier: a Retry-After
 // that opened the breaker once is not remembered for the next opening.
+// OpenTimeout 0 or below means 60s here too: a shorter Retry-After does not
+// shorten the open period below that.
 
 import (
 	"context"
@@ -42,13 +44,32 @@ func testOpeningsScenario() testScenario {
 	return s
 }
 
+// testDefaultOpeningsScenario: OpenTimeout 0 means 60s, and a Retry-After
+// below that changes nothing: opened by a failure with Retry-After 10s, or
+// reopened by one with 30s, the breaker stays open 60s each time.
+func testDefaultOpeningsScenario(timeout time.Duration) testScenario {
+	s := testScenario{req: "B2", set: Settings{MaxFailures: 1, OpenTimeout: timeout}}
+	marked := func(d time.Duration) testOutcome {
+		return testOutcome{how: fmt.Sprintf("returns RetryAfter(%v, errors.New(\"503 service unavailable\"))", d),
+			kind: testFailure, marked: true, ra: d,
+			err: func(context.Context) error { return RetryAfter(d, errors.New("503 service unavailable")) }}
+	}
+	edge := []testStep{{kind: testStepAdvance, d: time.Minute - 1}, {kind: testStepState},
+		{kind: testStepAdvance, d: 1}, {kind: testStepState}}
+	s.steps = append(s.steps, testStep{kind: testStepCall, out: marked(10 * time.Second)}, testStep{kind: testStepState})
+	s.steps = append(s.steps, edge...)
+	s.steps = append(s.steps, testStep{kind: testStepCall, out: marked(30 * time.Second)}, testStep{kind: testStepState})
+	s.steps = append(s.steps, edge...)
+	return s
+}
+
 // testDrawOpenings draws a breaker that opens two to four times, by trips
 // and by failed probes, each opening failure carrying a Retry-After or not,
 // and runs every open period to its exact edge.
 func testDrawOpenings(r *rapid.T) testScenario {
 	s := testScenario{req: "B2", isF: rapid.Bool().Draw(r, "IsFailure")}
 	s.set.MaxFailures = rapid.IntRange(1, 3).Draw(r, "MaxFailures")
-	s.set.OpenTimeout = testDrawTimeout(r, false)
+	s.set.OpenTimeout = testDrawTimeout(r, true)
 	s.set.HalfOpenMaxRequests = rapid.IntRange(1, 2).Draw(r, "HalfOpenMaxRequests")
 	maxF, timeout := testEffective(s.set.MaxFailures, s.set.OpenTimeout)
 	call := func(o testOutcome) { s.steps = append(s.steps, testStep{kind: testStepCall, out: o}) }
@@ -93,5 +114,6 @@ func testDrawOpenings(r *rapid.T) testScenario {
 
 func TestB2_ExploreEachOpeningTakesItsPeriodFromItsOwnFailure(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) { testPlay(h, testOpeningsScenario()) })
+	katatest.Replay(t, []testScenario{testDefaultOpeningsScenario(0), testDefaultOpeningsScenario(-time.Second)}, testPlay)
 	katatest.Explore(t, 8, testDrawOpenings, testPlay)
 }
