@@ -1107,7 +1107,7 @@ func (p *testPlayer) stateRule() string {
 // rateRule says, for B1, when a failure opens a closed breaker.
 func (p *testPlayer) rateRule() string {
 	m := p.m
-	return fmt.Sprintf("a failure opens it when the outcomes recorded in the last Window (%v; 0 means 60s) number at least "+
+	return fmt.Sprintf("a failure opens it when the outcomes recorded in the last Window (%v; 0 or below means 60s) number at least "+
 		"MinRequests (%d; below 1 means 1) and failures >= FailureRate·outcomes; MaxFailures is not used. An outcome "+
 		"recorded at t counts while now < t+Window; a success and an error IsFailure rejects are outcomes, a panic is a "+
 		"failure, a cancellation is no outcome at all; the window starts empty each time the breaker closes",
