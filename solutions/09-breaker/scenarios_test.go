@@ -240,6 +240,8 @@ type testModel struct {
 	maxF, maxHalf int
 	timeout       time.Duration
 	isF           bool
+	// defaulted: OpenTimeout was 0 or below, so timeout is its default
+	defaulted bool
 
 	now        time.Duration
 	state      State
@@ -311,7 +313,7 @@ func testNewModel(s Settings, isF bool) *testModel {
 		m.maxF = 5
 	}
 	if m.timeout <= 0 {
-		m.timeout = 60 * time.Second
+		m.timeout, m.defaulted = 60*time.Second, true
 	}
 	m.maxHalf = max(m.maxHalf, 1)
 	m.rate, m.window, m.minReq = s.FailureRate, s.Window, max(s.MinRequests, 1)
@@ -1728,10 +1730,14 @@ func TestB1_ExploreTheRateCountsEveryKindOfOutcome(t *testing.T) {
 // periodRule says, for B2, how long the breaker stays open and why.
 func (p *testPlayer) periodRule() string {
 	m := p.m
-	carried := fmt.Sprintf("carried no Retry-After, so it stays open for OpenTimeout (%v)", m.timeout)
+	timeout := fmt.Sprint(m.timeout)
+	if m.defaulted {
+		timeout += ": an OpenTimeout of 0 or below takes the default, check <= 0, not == 0"
+	}
+	carried := fmt.Sprintf("carried no Retry-After, so it stays open for OpenTimeout (%s)", timeout)
 	if m.openedMarked {
-		carried = fmt.Sprintf("carried RetryAfter(%v, …), so it stays open for the longer of OpenTimeout (%v) and %v",
-			m.openedRA, m.timeout, m.openedRA)
+		carried = fmt.Sprintf("carried RetryAfter(%v, …), so it stays open for the longer of OpenTimeout (%s) and %v",
+			m.openedRA, timeout, m.openedRA)
 	}
 	return fmt.Sprintf("only the failure that opens the breaker sets the open period: the failure at t=%v that opened "+
 		"it %s, until t=%v. A Retry-After "+
