@@ -259,6 +259,7 @@ type testModel struct {
 	// what the failure that opened the breaker carried (bonus B2)
 	openedMarked bool
 	openedRA     time.Duration
+	sawMarked    bool // some error fn returned carried a Retry-After
 	changes      []testChange
 
 	// With FailureRate (bonus B1): the outcomes of the closed state that
@@ -381,6 +382,7 @@ func (m *testModel) admit() (int, error) {
 }
 
 func (m *testModel) record(gen int, o testOutcome) {
+	m.sawMarked = m.sawMarked || o.marked
 	if gen != m.gen {
 		return
 	}
@@ -1027,9 +1029,13 @@ func (p *testPlayer) lateEnd(where string) bool {
 	if st, ok := p.stateNow(); !ok || st != HalfOpen {
 		return false
 	}
+	or := ""
+	if p.req == "B2" && m.sawMarked { // a Retry-After that set this period by mistake looks the same
+		or = "; or, if a Retry-After that some other failure carried set this period: " + p.periodRule()
+	}
 	p.fail("precondition (R3): %s: the breaker was still open at t=%v, the very instant its open period ended (opened at "+
 		"t=%v for %v), and half-open only 1ns later: it is half-open from exactly the end of the open period "+
-		"(compare clk.Now() with !Before(end), not After)", where, m.now, m.openedAt, m.openUntil-m.openedAt)
+		"(compare clk.Now() with !Before(end), not After)%s", where, m.now, m.openedAt, m.openUntil-m.openedAt, or)
 	return true
 }
 
