@@ -240,6 +240,8 @@ type testModel struct {
 	maxF, maxHalf int
 	timeout       time.Duration
 	isF           bool
+	// defaulted: OpenTimeout was 0 or below, so timeout is its default
+	defaulted bool
 
 	now        time.Duration
 	state      State
@@ -257,6 +259,7 @@ type testModel struct {
 	// what the failure that opened the breaker carried (bonus B2)
 	openedMarked bool
 	openedRA     time.Duration
+	sawMarked    bool // some error fn returned carried a Retry-After
 	changes      []testChange
 
 	// With FailureRate (bonus B1): the outcomes of the closed state that
@@ -311,7 +314,7 @@ func testNewModel(s Settings, isF bool) *testModel {
 		m.maxF = 5
 	}
 	if m.timeout <= 0 {
-		m.timeout = 60 * time.Second
+		m.timeout, m.defaulted = 60*time.Second, true
 	}
 	m.maxHalf = max(m.maxHalf, 1)
 	m.rate, m.window, m.minReq = s.FailureRate, s.Window, max(s.MinRequests, 1)
@@ -379,6 +382,7 @@ func (m *testModel) admit() (int, error) {
 }
 
 func (m *testModel) record(gen int, o testOutcome) {
+	m.sawMarked = m.sawMarked || o.marked
 	if gen != m.gen {
 		return
 	}
@@ -1025,9 +1029,13 @@ func (p *testPlayer) lateEnd(where string) bool {
 	if st, ok := p.stateNow(); !ok || st != HalfOpen {
 		return false
 	}
+	or := ""
+	if p.req == "B2" && m.sawMarked { // a Retry-After that set this period by mistake looks the same
+		or = "; or, if a Retry-After that some other failure carried set this period: " + p.periodRule()
+	}
 	p.fail("precondition (R3): %s: the breaker was still open at t=%v, the very instant its open period ended (opened at "+
 		"t=%v for %v), and half-open only 1ns later: it is half-open from exactly the end of the open period "+
-		"(compare clk.Now() with !Before(end), not After)", where, m.now, m.openedAt, m.openUntil-m.openedAt)
+		"(compare clk.Now() with !Before(end), not After)%s", where, m.now, m.openedAt, m.openUntil-m.openedAt, or)
 	return true
 }
 
@@ -1107,7 +1115,7 @@ func (p *testPlayer) stateRule() string {
 // rateRule says, for B1, when a failure opens a closed breaker.
 func (p *testPlayer) rateRule() string {
 	m := p.m
-	return fmt.Sprintf("a failure opens it when the outcomes recorded in the last Window (%v; 0 means 60s) number at least "+
+	return fmt.Sprintf("a failure opens it when the outcomes recorded in the last Window (%v; 0 or below means 60s) number at least "+
 		"MinRequests (%d; below 1 means 1) and failures >= FailureRate·outcomes; MaxFailures is not used. An outcome "+
 		"recorded at t counts while now < t+Window; a success and an error IsFailure rejects are outcomes, a panic is a "+
 		"failure, a cancellation is no outcome at all; the window starts empty each time the breaker closes",
@@ -1728,10 +1736,14 @@ func TestB1_ExploreTheRateCountsEveryKindOfOutcome(t *testing.T) {
 // periodRule says, for B2, how long the breaker stays open and why.
 func (p *testPlayer) periodRule() string {
 	m := p.m
-	carried := fmt.Sprintf("carried no Retry-After, so it stays open for OpenTimeout (%v)", m.timeout)
+	timeout := fmt.Sprint(m.timeout)
+	if m.defaulted {
+		timeout += ": an OpenTimeout of 0 or below takes the default, check <= 0, not == 0"
+	}
+	carried := fmt.Sprintf("carried no Retry-After, so it stays open for OpenTimeout (%s)", timeout)
 	if m.openedMarked {
-		carried = fmt.Sprintf("carried RetryAfter(%v, …), so it stays open for the longer of OpenTimeout (%v) and %v",
-			m.openedRA, m.timeout, m.openedRA)
+		carried = fmt.Sprintf("carried RetryAfter(%v, …), so it stays open for the longer of OpenTimeout (%s) and %v",
+			m.openedRA, timeout, m.openedRA)
 	}
 	return fmt.Sprintf("only the failure that opens the breaker sets the open period: the failure at t=%v that opened "+
 		"it %s, until t=%v. A Retry-After "+
