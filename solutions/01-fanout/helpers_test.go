@@ -204,3 +204,15 @@ func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], calls *testCalls
 	}
 	return true
 }
+
+// testGatedInputs is n inputs, testBase, testBase+1, …, and a gate for
+// each, where the test holds its call.
+func testGatedInputs(h *katatest.H, n int) ([]int, []*katatest.Gate) {
+	in := make([]int, n)
+	gates := make([]*katatest.Gate, n)
+	for i := range in {
+		in[i] = testBase + i
+		gates[i] = h.Gate()
+	}
+	return in, gates
+}

@@ -98,14 +98,9 @@ func testOwnErr(kind, i int) error {
 }
 
 func (s testOwnScenario) play(h *katatest.H) {
-	in := make([]int, s.n)
-	gates := make([]*katatest.Gate, s.n)
+	in, gates := testGatedInputs(h, s.n)
 	ctxs := make([]context.Context, s.n)
 	var mu sync.Mutex
-	for i := range in {
-		in[i] = testBase + i
-		gates[i] = h.Gate()
-	}
 	own := testOwnErr(s.kind, s.k)
 	fn := func(ctx context.Context, v int) (string, error) {
 		i := v - testBase

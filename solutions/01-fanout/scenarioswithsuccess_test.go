@@ -31,14 +31,9 @@ func (s testSuccess) String() string {
 }
 
 func (s testSuccess) play(h *katatest.H) {
-	in := make([]int, s.n)
-	gates := make([]*katatest.Gate, s.n)
+	in, gates := testGatedInputs(h, s.n)
 	ctxs := make([]context.Context, s.n)
 	var mu sync.Mutex
-	for i := range in {
-		in[i] = testBase + i
-		gates[i] = h.Gate()
-	}
 	fn := func(ctx context.Context, v int) (string, error) {
 		i := v - testBase
 		mu.Lock()
