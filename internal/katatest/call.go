@@ -279,18 +279,54 @@ func Unwind[S Stopper](h *H, calls ...S) {
 // returns false; it returns false after a leak too.
 func (c *Call[T]) Stop() bool {
 	c.h.rep.Helper()
+	if !c.end() {
+		c.stuck()
+		return false
+	}
+	return c.h.NoLeaks("the call")
+}
+
+// Reaches is for a precondition: the state the test needs before it goes on
+// (ok, read once the code settled). If ok is false, the call is ended as
+// [Call.Stop] ends it, and the mistake is named first: a call that never
+// returns, even cancelled and with the clock run out, is reported as that
+// deadlock (the precondition failed because the code is stuck for good);
+// otherwise format and args are reported. Either way the test should return.
+//
+//	if !c.Reaches(gate.Waiting() == 1, "Do did not call op at once: attempt 1 starts when Do is called") {
+//		return
+//	}
+func (c *Call[T]) Reaches(ok bool, format string, args ...any) bool {
+	c.h.rep.Helper()
+	if ok {
+		return true
+	}
+	if !c.end() {
+		c.stuck()
+		return false
+	}
+	c.h.Errorf(format, args...)
+	c.h.NoLeaks("the call")
+	return false
+}
+
+// end cancels the call, releases the test's fakes and runs the clock out
+// while the call still runs; it reports whether the call returned.
+func (c *Call[T]) end() bool {
 	c.cancel()
 	c.h.releaseFakes()
 	synctest.Wait()
 	for i := 0; i < 200 && !c.Returned(); i++ {
 		c.h.Advance(math.MaxInt64)
 	}
-	if !c.Returned() {
-		where, _ := c.h.running()
-		c.h.leaked = true // said here; the check after the test would only repeat it
-		c.h.Errorf("%sthe call never returned, even after its ctx was cancelled and the mock clock moved on: "+
-			"it waits for something that never comes%s", failure.Tag(failure.Deadlock), where)
-		return false
-	}
-	return c.h.NoLeaks("the call")
+	return c.Returned()
+}
+
+// stuck reports a call that never returned as a deadlock.
+func (c *Call[T]) stuck() {
+	c.h.rep.Helper()
+	where, _ := c.h.running()
+	c.h.leaked = true // said here; the check after the test would only repeat it
+	c.h.Errorf("%sthe call never returned, even after its ctx was cancelled and the mock clock moved on: "+
+		"it waits for something that never comes%s", failure.Tag(failure.Deadlock), where)
 }

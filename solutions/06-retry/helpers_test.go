@@ -118,6 +118,15 @@ func testRun[T any](h *katatest.H, p Policy, op func(context.Context) (T, error)
 	return c.Finish("Do")
 }
 
+// testFirstAttemptRuns is the precondition of a test whose op holds on
+// gate: attempt 1 is running, once the code settled. If not, it ends the
+// call and names the mistake (a Do stuck for good is a deadlock) and
+// returns false.
+func testFirstAttemptRuns[T any](c *katatest.Call[T], gate *katatest.Gate) bool {
+	return c.Reaches(gate.Waiting() == 1, "Do called op %d times before any time passed, and no call of op was "+
+		"running: attempt 1 starts as soon as Do is called, and Do waits for op to return", gate.Entered())
+}
+
 // testNotRetried runs Do (3 attempts, 10ms base, plus what p sets) with an
 // op that fails with err every time, and expects Do to return right after
 // the first attempt. If Do is pausing instead, it reports stillPausing and
