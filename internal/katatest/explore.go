@@ -173,11 +173,20 @@ func (r *record) Failed() bool {
 	return len(r.msgs) > 0
 }
 
+// first is the scenario's failure: the first reported, unless a call was
+// then found stuck for good (it never returned, even cancelled and with the
+// clock run out): that deadlock is the mistake, and what the scenario saw
+// before it (a precondition not met, a call still waiting) only its symptom.
 func (r *record) first() (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.msgs) == 0 {
 		return "", false
+	}
+	for _, m := range r.msgs {
+		if strings.HasPrefix(m, stuckPrefix) {
+			return m, true
+		}
 	}
 	return r.msgs[0], true
 }
