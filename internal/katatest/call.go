@@ -327,6 +327,8 @@ func (c *Call[T]) stuck() {
 	c.h.rep.Helper()
 	where, _ := c.h.running()
 	c.h.leaked = true // said here; the check after the test would only repeat it
-	c.h.Errorf("%sthe call never returned, even after its ctx was cancelled and the mock clock moved on: "+
-		"it waits for something that never comes%s", failure.Tag(failure.Deadlock), where)
+	c.h.Errorf("%s: it waits for something that never comes%s", stuckPrefix, where)
 }
+
+// stuckPrefix starts the report of a call stuck for good.
+var stuckPrefix = failure.Tag(failure.Deadlock) + "the call never returned, even after its ctx was cancelled and the mock clock moved on"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -173,14 +174,29 @@ func (r *record) Failed() bool {
 	return len(r.msgs) > 0
 }
 
+// first is the scenario's failure: the first reported, unless that was a
+// precondition not met and a call was then found stuck for good (it never
+// returned, even cancelled and with the clock run out): that deadlock is
+// the mistake, the precondition only its symptom.
 func (r *record) first() (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.msgs) == 0 {
 		return "", false
 	}
+	if preconditionRE.MatchString(r.msgs[0]) {
+		for _, m := range r.msgs[1:] {
+			if strings.HasPrefix(m, stuckPrefix) {
+				return m, true
+			}
+		}
+	}
 	return r.msgs[0], true
 }
+
+// preconditionRE matches a scenario's report that what it needed before
+// its check did not happen ("precondition (R1): …", "run 2: precondition: …").
+var preconditionRE = regexp.MustCompile(`^(run \d+: )?precondition\b`)
 
 // explorer is the rapid.TB that rapid reports to: it keeps what rapid says
 // so that Explore can say it in the learner's terms.

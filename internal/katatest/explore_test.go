@@ -147,3 +147,23 @@ func TestFixtureLinearizableCatchesALostUpdate(t *testing.T) {
 		h.Linearizable(counterModel, &hi, "Inc")
 	})
 }
+
+func TestAScenarioStuckForGoodIsShownBeforeItsPrecondition(t *testing.T) {
+	stuck := stuckPrefix + ": it waits for something that never comes"
+	for _, tc := range []struct {
+		msgs []string
+		want string
+	}{
+		{[]string{"precondition (R1): only 0 of 3 calls were in flight", stuck}, stuck},
+		{[]string{"run 2: precondition: every consumer is inside consume", stuck}, stuck},
+		{[]string{"precondition: replica 0 had not been called"}, "precondition: replica 0 had not been called"},
+		{[]string{"every way out of Submit must call Done", stuck}, "every way out of Submit must call Done"},
+		{[]string{stuck, "precondition: after the deadlock"}, stuck},
+	} {
+		got, failed := (&record{msgs: tc.msgs}).first()
+		assert.True(t, failed)
+		assert.Equal(t, tc.want, got, "record %q", tc.msgs)
+	}
+	_, failed := (&record{}).first()
+	assert.False(t, failed, "a scenario that reported nothing did not fail")
+}

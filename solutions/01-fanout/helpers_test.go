@@ -196,13 +196,9 @@ func testAllInFlight[T any](h *katatest.H, c *katatest.Call[T], calls *testCalls
 		c.Stop()
 		return false
 	}
-	if got, n := calls.waiting(), len(calls.in); got != n {
-		h.T.Errorf("precondition (R1): %s needs all %d calls of fn in flight at once, but only %d had started: "+
-			"start a goroutine for every element before waiting for any of them", scenario, n, got)
-		c.Stop()
-		return false
-	}
-	return true
+	got, n := calls.waiting(), len(calls.in)
+	return c.Reaches(got == n, "precondition (R1): %s needs all %d calls of fn in flight at once, but only %d had "+
+		"started: start a goroutine for every element before waiting for any of them", scenario, n, got)
 }
 
 // testGatedInputs is n inputs, testBase, testBase+1, …, and a gate for

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"gokata/internal/katatest"
 )
@@ -35,7 +34,9 @@ func TestR2_DrainsEveryAcceptedItemBeforeReturning(t *testing.T) {
 			return
 		}
 		_, _, done := p.state()
-		require.True(t, done, "precondition: with capacity 2 and 3 consumers, 5 puts return without blocking (R1)")
+		if !call.Reaches(done, "precondition: with capacity 2 and 3 consumers, 5 puts return without blocking (R1)") {
+			return
+		}
 		if call.Returned() {
 			t.Errorf("produce returned after 5 puts, and Run returned while consume calls were still running " +
 				"and 2 items waited in the queue: it must let the consumers drain the queue and wait for every " +
@@ -86,8 +87,10 @@ func testProducerErrorStillDrains(t *testing.T, errSource error) {
 		if call.Broken() {
 			return
 		}
-		require.Equal(t, 2, gate.Waiting(), "precondition: with capacity 2 and 2 consumers, 3 puts return "+
-			"without blocking (R1), and both consumers are inside consume")
+		if !call.Reaches(gate.Waiting() == 2, "precondition: with capacity 2 and 2 consumers, 3 puts return "+
+			"without blocking (R1), and both consumers are inside consume (consume calls held: %d)", gate.Waiting()) {
+			return
+		}
 		close(fail) // produce returns errSource
 		synctest.Wait()
 		switch {
@@ -137,8 +140,12 @@ func TestR3_CancelStopsProducerAndConsumers(t *testing.T) {
 			return
 		}
 		accepted, _, done := p.state()
-		require.False(t, done || call.Returned(), "precondition: with every consumer held, put blocks (R1)")
-		require.Equal(t, consumers, gate.Waiting(), "precondition: every consumer is inside consume")
+		if !call.Reaches(!(done || call.Returned()), "precondition: with every consumer held, put blocks (R1)") {
+			return
+		}
+		if !call.Reaches(gate.Waiting() == consumers, "precondition: every consumer is inside consume (consume calls held: %d)", gate.Waiting()) {
+			return
+		}
 
 		call.Cancel()
 		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
@@ -182,13 +189,17 @@ func TestR3_CancelDuringTheDrain(t *testing.T) {
 			return
 		}
 		_, _, done := p.state()
-		require.True(t, done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned")
+		if !call.Reaches(done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned") {
+			return
+		}
 		if call.Returned() {
 			t.Errorf("produce returned after 7 puts, and Run returned while consume calls were still running and 4 " +
 				"items waited in the queue: it must wait for the drain (R2) before a stop during the drain can be tested")
 			return
 		}
-		require.Equal(t, 3, gate.Waiting(), "precondition: every consumer is inside consume")
+		if !call.Reaches(gate.Waiting() == 3, "precondition: every consumer is inside consume (consume calls held: %d)", gate.Waiting()) {
+			return
+		}
 
 		call.Cancel() // during the drain: 3 items in the consumers' hands, 4 queued
 		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
@@ -226,11 +237,15 @@ func TestR3_ACancelBeforeALateConsumerErrorWins(t *testing.T) {
 		if call.Broken() {
 			return
 		}
-		require.Equal(t, 1, deaf.Waiting(), "precondition: the consumer is inside consume")
+		if !call.Reaches(deaf.Waiting() == 1, "precondition: the consumer is inside consume (consume calls held: %d)", deaf.Waiting()) {
+			return
+		}
 
 		call.Cancel()
 		synctest.Wait() // whatever the code does on a cancel is done: only then does the call fail
-		require.False(t, call.Returned(), "precondition: Run waits for the consume call still running (it ignores its ctx)")
+		if !call.Reaches(!call.Returned(), "precondition: Run waits for the consume call still running (it ignores its ctx)") {
+			return
+		}
 		deaf.Release() // only now does that call fail, on its own
 		_, err, ok := call.Finish("Run")
 		if !ok {
@@ -285,7 +300,9 @@ func TestR3_PutAfterTheCancelFails(t *testing.T) {
 		if call.Broken() {
 			return
 		}
-		require.Equal(t, 1, gate.Waiting(), "precondition: item 1 is being consumed")
+		if !call.Reaches(gate.Waiting() == 1, "precondition: item 1 is being consumed (consume calls held: %d)", gate.Waiting()) {
+			return
+		}
 		call.Cancel()
 		synctest.Wait()
 		close(resume)
@@ -345,9 +362,15 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 			return
 		}
 		accepted, _, done := p.state()
-		require.False(t, done || call.Returned(), "precondition: with every consumer held, put blocks (R1)")
-		require.Equal(t, 1, failing.Waiting(), "precondition: the consumer of item 1 is running")
-		require.Equal(t, consumers-1, gate.Waiting(), "precondition: every other consumer is inside consume")
+		if !call.Reaches(!(done || call.Returned()), "precondition: with every consumer held, put blocks (R1)") {
+			return
+		}
+		if !call.Reaches(failing.Waiting() == 1, "precondition: the consumer of item 1 is running (consume calls held: %d)", failing.Waiting()) {
+			return
+		}
+		if !call.Reaches(gate.Waiting() == consumers-1, "precondition: every other consumer is inside consume (consume calls held: %d)", gate.Waiting()) {
+			return
+		}
 
 		failing.Release() // consume(1) returns errStore
 		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
@@ -404,14 +427,20 @@ func TestR4_ConsumerErrorDuringTheDrain(t *testing.T) {
 			return
 		}
 		_, _, done := p.state()
-		require.True(t, done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned")
+		if !call.Reaches(done, "precondition: 7 puts fit in capacity 4 + 3 consumers (R1), so produce has returned") {
+			return
+		}
 		if call.Returned() {
 			t.Errorf("produce returned after 7 puts, and Run returned while consume calls were still running and 4 " +
 				"items waited in the queue: it must wait for the drain (R2) before a stop during the drain can be tested")
 			return
 		}
-		require.Equal(t, 1, failing.Waiting(), "precondition: the consumer of item 1 is running")
-		require.Equal(t, 2, gate.Waiting(), "precondition: the other consumers are inside consume")
+		if !call.Reaches(failing.Waiting() == 1, "precondition: the consumer of item 1 is running (consume calls held: %d)", failing.Waiting()) {
+			return
+		}
+		if !call.Reaches(gate.Waiting() == 2, "precondition: the other consumers are inside consume (consume calls held: %d)", gate.Waiting()) {
+			return
+		}
 
 		failing.Release() // consume(1) fails during the drain
 		if instant, _ := call.ReturnsAtOnce(time.Second); !instant {
@@ -481,7 +510,9 @@ func testTakenAtTheStop(h *katatest.H, byError, lead bool) {
 	if call.Broken() {
 		return
 	}
-	require.Equal(t, consumers-1, others.Waiting(), "precondition: every consumer is inside consume")
+	if !call.Reaches(others.Waiting() == consumers-1, "precondition: every consumer is inside consume (consume calls held: %d)", others.Waiting()) {
+		return
+	}
 	stop := "the caller cancelled just as a consume call returned"
 	if byError {
 		stop = fmt.Sprintf("a consume call failed with %q", errStore)
@@ -564,7 +595,9 @@ func TestR5_PutAfterProduceReturnedFails(t *testing.T) {
 		if call.Broken() {
 			return
 		}
-		require.Equal(t, 1, gate.Waiting(), "precondition: item 1 is being consumed")
+		if !call.Reaches(gate.Waiting() == 1, "precondition: item 1 is being consumed (consume calls held: %d)", gate.Waiting()) {
+			return
+		}
 		close(late)
 		synctest.Wait() // the late puts have run, or one is blocked
 		select {
