@@ -15,7 +15,7 @@
 //	  "noRace": "",                    // why not, when race is false
 //	  "raceRequired": true,            // passed needs race: an interview's final grade, regrade (omitted: false)
 //	  "runs": 1,                       // times every test ran (check --repeat: repeat × GOMAXPROCS values)
-//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…", // rule: real-clock, forbidden, vet
+//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…", // rule: real-clock, timer-reset, forbidden, vet
 //	             "allowed": "…"}],      // a refused import's: what the code may import
 //	  "build": null,                   // or {"kind": "compile"|"api", "lines": ["…"]}
 //	  "items": [{
