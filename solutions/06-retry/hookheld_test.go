@@ -37,8 +37,8 @@ func TestR1_AHookStillRunningHoldsUpNoOtherCall(t *testing.T) {
 		if slow.Broken() {
 			return
 		}
-		if !slow.Reaches(held.Waiting() == 1, "attempt 1 of a call failed with a retryable error, but BeforeSleep "+
-			"was not called before its pause (it saw %v)", hooks.All()) {
+		if !slow.Reaches(held.Waiting() == 1, "BeforeSleep was not called before the pause after attempt 1 (attempt 1 "+
+			"failed with a retryable error; with the mock clock stopped, the hook saw %v)", hooks.All()) {
 			return
 		}
 		fast := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, opOf(errFast)) })
