@@ -51,13 +51,18 @@ func (f Finding) String() string {
 
 // Blocking reports whether the code must not be run at all. Real-clock and
 // vet findings fail the kata but let the tests run.
-func (f Finding) Blocking() bool { return f.Rule != RuleRealClock && f.Rule != RuleVet }
+func (f Finding) Blocking() bool {
+	return f.Rule != RuleRealClock && f.Rule != RuleTimerReset && f.Rule != RuleVet
+}
 
 // The rules.
 const (
 	RuleRealClock = "real-clock"
 	RuleForbidden = "forbidden"
 	RuleVet       = "vet"    // a finding of go vet's concurrency analyzers (package grade runs them)
+	// RuleTimerReset: Reset called on a timer of the injected clock, which
+	// every clocked kata's README rules out.
+	RuleTimerReset = "timer-reset"
 	RuleSyntax    = "syntax" // the file does not parse: it cannot compile either
 )
 
@@ -234,11 +239,126 @@ func Check(files []Source, allow Allowlist) []Finding {
 			clocked = clocked || (!IsTest(src.Name) && imp.Path.Value == `"github.com/benbjohnson/clock"`)
 		}
 	}
+	timers := timerNames(files, parsed)
 	for i, f := range parsed {
 		if f != nil {
 			out = append(out, checkFile(fset, files[i].Name, f, allow, clocked)...)
+			if !IsTest(files[i].Name) {
+				out = append(out, timerResets(fset, files[i].Name, f, timers)...)
+			}
 		}
 	}
+	return out
+}
+
+const clockPath = "github.com/benbjohnson/clock"
+
+// timerNames are the names the code gives timers of the injected clock,
+// across its files (the gate has no types, so it goes by declarations): a
+// variable, field or parameter of type clock.Timer or *clock.Timer, and
+// whatever is assigned the result of a Timer or AfterFunc call in a file
+// that imports the clock.
+func timerNames(files []Source, parsed []*ast.File) map[string]bool {
+	names := map[string]bool{}
+	add := func(e ast.Expr) {
+		switch e := e.(type) {
+		case *ast.Ident:
+			names[e.Name] = true
+		case *ast.SelectorExpr:
+			names[e.Sel.Name] = true
+		}
+	}
+	for i, f := range parsed {
+		if f == nil || IsTest(files[i].Name) {
+			continue
+		}
+		clk := ""
+		for _, imp := range f.Imports {
+			if imp.Path.Value == strconv.Quote(clockPath) {
+				clk = path.Base(clockPath)
+				if imp.Name != nil {
+					clk = imp.Name.Name
+				}
+			}
+		}
+		if clk == "" {
+			continue
+		}
+		isTimer := func(t ast.Expr) bool {
+			if st, ok := t.(*ast.StarExpr); ok {
+				t = st.X
+			}
+			sel, ok := t.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Timer" {
+				return false
+			}
+			id, ok := sel.X.(*ast.Ident)
+			return ok && id.Name == clk
+		}
+		makesTimer := func(e ast.Expr) bool {
+			call, ok := e.(*ast.CallExpr)
+			if !ok {
+				return false
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			return ok && (sel.Sel.Name == "Timer" || sel.Sel.Name == "AfterFunc")
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.Field:
+				if isTimer(n.Type) {
+					for _, id := range n.Names {
+						add(id)
+					}
+				}
+			case *ast.ValueSpec:
+				for j, id := range n.Names {
+					if (n.Type != nil && isTimer(n.Type)) || (j < len(n.Values) && makesTimer(n.Values[j])) {
+						add(id)
+					}
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) == len(n.Rhs) {
+					for j, rhs := range n.Rhs {
+						if makesTimer(rhs) {
+							add(n.Lhs[j])
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	return names
+}
+
+// timerResets finds the calls of Reset on the timers of timerNames.
+func timerResets(fset *token.FileSet, name string, f *ast.File, timers map[string]bool) []Finding {
+	var out []Finding
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Reset" {
+			return true
+		}
+		var who string
+		switch x := sel.X.(type) {
+		case *ast.Ident:
+			who = x.Name
+		case *ast.SelectorExpr:
+			who = x.Sel.Name
+		}
+		if timers[who] {
+			out = append(out, Finding{File: name, Line: fset.PositionFor(call.Pos(), false).Line, Rule: RuleTimerReset,
+				Message: fmt.Sprintf("%s.Reset: never Reset a timer of the injected clock (the README's Time decision): "+
+					"on a mock timer that fired and was not received from, the old tick stays in its channel, so the "+
+					"next receive returns at once; make a fresh clk.Timer for each wait and Stop it on every way out", who)})
+		}
+		return true
+	})
 	return out
 }
 

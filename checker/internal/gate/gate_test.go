@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,4 +219,35 @@ func f(ctx context.Context) {
 	for _, f := range fs {
 		assert.Contains(t, f.Message, "use the injected clock instead", "another file of the code takes the clock")
 	}
+}
+
+func TestResetOnATimerOfTheInjectedClock(t *testing.T) {
+	code := gate.Source{Name: "x/p.go", Data: []byte(`package p
+import ("strings"; "time"; "github.com/benbjohnson/clock")
+type hedger struct{ clk clock.Clock; next *clock.Timer }
+type backoff struct{ n int }
+func (b *backoff) Reset() { b.n = 0 }
+func (h *hedger) run(d time.Duration) {
+	t := h.clk.Timer(d)
+	t.Reset(d)
+	h.next.Reset(d)
+	var late = h.clk.AfterFunc(d, func() {})
+	late.Reset(d)
+	b := &backoff{}
+	b.Reset()
+	var sb strings.Builder
+	sb.Reset()
+}`)}
+	other := gate.Source{Name: "x/q.go", Data: []byte("package p\nimport \"time\"\nfunc (h *hedger) again(d time.Duration) { h.next.Reset(d) }\n")}
+	test := gate.Source{Name: "x/p_test.go", Data: []byte("package p\nimport \"time\"\nfunc g(h *hedger) { h.next.Reset(time.Second) }\n")}
+	fs := gate.Check([]gate.Source{code, other, test}, gate.NewAllowlist(nil))
+	var lines []string
+	for _, f := range fs {
+		assert.Equal(t, gate.RuleTimerReset, f.Rule, f.Message)
+		assert.False(t, f.Blocking(), "the tests still run")
+		assert.Contains(t, f.Message, "fresh clk.Timer for each wait")
+		lines = append(lines, fmt.Sprintf("%s:%d", f.File, f.Line))
+	}
+	assert.Equal(t, []string{"x/p.go:8", "x/p.go:9", "x/p.go:11", "x/q.go:3"}, lines,
+		"a timer's Reset in the code, wherever the timer was declared; not a Reset of something else, nor in a test file")
 }

@@ -15,7 +15,7 @@
 //	  "noRace": "",                    // why not, when race is false
 //	  "raceRequired": true,            // passed needs race: an interview's final grade, regrade (omitted: false)
 //	  "runs": 1,                       // times every test ran (check --repeat: repeat × GOMAXPROCS values)
-//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…", // rule: real-clock, forbidden, vet
+//	  "gates": [{"file": "…", "line": 12, "rule": "real-clock", "message": "…", // rule: real-clock, timer-reset, forbidden, vet
 //	             "allowed": "…"}],      // a refused import's: what the code may import
 //	  "build": null,                   // or {"kind": "compile"|"api", "lines": ["…"]}
 //	  "items": [{
@@ -506,6 +506,8 @@ func passingNext(r *grade.Result) string {
 		return "every requirement passes, but the race detector did not run (" + r.NoRace + "), and this grade needs it to call the kata passed: grade again where cgo works."
 	case slices.ContainsFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleVet }):
 		return "every requirement passes, but go vet found a mistake above that the tests catch only by luck: fix it."
+	case slices.ContainsFunc(r.Gate, func(f gate.Finding) bool { return f.Rule == gate.RuleTimerReset }):
+		return "every requirement passes, but the gate above does not: a fresh timer per wait, never Reset."
 	case len(r.Gate) > 0:
 		return "every requirement passes, but the gate above does not: use the injected clock."
 	}
