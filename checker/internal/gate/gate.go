@@ -60,10 +60,10 @@ const (
 	RuleRealClock = "real-clock"
 	RuleForbidden = "forbidden"
 	RuleVet       = "vet"    // a finding of go vet's concurrency analyzers (package grade runs them)
+	RuleSyntax    = "syntax" // the file does not parse: it cannot compile either
 	// RuleTimerReset: Reset called on a timer of the injected clock, which
 	// every clocked kata's README rules out.
 	RuleTimerReset = "timer-reset"
-	RuleSyntax    = "syntax" // the file does not parse: it cannot compile either
 )
 
 // defaultImports is what every kata's code may import: the standard
