@@ -15,6 +15,7 @@ import (
 func TestR1_AHookStillRunningHoldsUpNoOtherCall(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		const ms = time.Millisecond
+		const both = "two calls of Do share a Policy; while the BeforeSleep of one was still running, the other "
 		errSlow, errFast := errors.New("503 from the slow replica"), errors.New("503 from the fast replica")
 		held := h.Gate()
 		hooks := &testHooks{}
@@ -43,7 +44,7 @@ func TestR1_AHookStillRunningHoldsUpNoOtherCall(t *testing.T) {
 		}
 		fast := katatest.Start(h, func(ctx context.Context) (string, error) { return Do(ctx, h.Clk, p, opOf(errFast)) })
 		if h.Settle() != nil {
-			t.Errorf("two calls of Do share a Policy; while the BeforeSleep of one was still running, the other " +
+			t.Errorf(both +
 				"failed its attempt 1 and then waited, with the mock clock stopped, for something the first call " +
 				"holds (a lock): each call runs its own hook and pause, and never waits for another call's hook; " +
 				"do not hold a lock that all calls share while the hook runs")
@@ -54,7 +55,7 @@ func TestR1_AHookStillRunningHoldsUpNoOtherCall(t *testing.T) {
 			return
 		}
 		if len(hooks.All()) != 2 {
-			t.Errorf("two calls of Do share a Policy; while the BeforeSleep of one was still running, the other "+
+			t.Errorf(both+
 				"failed its attempt 1, and its own BeforeSleep was not called (the hook saw %v): each call runs its "+
 				"hook on its own goroutine, and never waits for another call's hook; do not hold a lock that "+
 				"all calls share while the hook runs", hooks.All())
@@ -62,7 +63,7 @@ func TestR1_AHookStillRunningHoldsUpNoOtherCall(t *testing.T) {
 			return
 		}
 		h.Advance(10 * ms)
-		if !fast.Returns("two calls of Do share a Policy; while the BeforeSleep of one was still running, the other " +
+		if !fast.Returns(both +
 			"paused its 10ms and tried again, and attempt 2 succeeded, but Do did not return: a call's pause and " +
 			"attempts never wait for another call's hook") {
 			katatest.Unwind(h, slow)
