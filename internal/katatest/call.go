@@ -205,10 +205,12 @@ func (c *Call[T]) Broken() bool {
 }
 
 // Returns reports whether the call has returned, once the code settled,
-// and did not panic. If it has not returned, it reports the failure (format
-// and args, the mistake in the README's terms), ends the call with
-// [Call.Stop] (which releases the fakes the test owns) and returns false;
-// a panic is reported already. Either way the test should return: this is
+// and did not panic. If it has not returned, it ends the call as
+// [Call.Stop] does (which releases the fakes the test owns), reports the
+// failure (format and args, the mistake in the README's terms) and returns
+// false; a panic is reported already. A call that never returns, even then,
+// is reported as the deadlock it is: the same message, tagged so, with the
+// line where the code waits. Either way the test should return: this is
 // the protocol "not returned: report, stop, return" in one line.
 //
 //	if !c.Returns("after the final attempt Do must return at once; it was still waiting") {
@@ -221,8 +223,12 @@ func (c *Call[T]) Returns(format string, args ...any) bool {
 	if c.Returned() {
 		return !c.Panicked()
 	}
+	if !c.end() {
+		c.stuck(fmt.Sprintf(format, args...))
+		return false
+	}
 	c.h.Errorf(format, args...)
-	c.Stop()
+	c.h.NoLeaks("the call")
 	return false
 }
 
@@ -280,7 +286,7 @@ func Unwind[S Stopper](h *H, calls ...S) {
 func (c *Call[T]) Stop() bool {
 	c.h.rep.Helper()
 	if !c.end() {
-		c.stuck()
+		c.stuck("")
 		return false
 	}
 	return c.h.NoLeaks("the call")
@@ -302,7 +308,7 @@ func (c *Call[T]) Reaches(ok bool, format string, args ...any) bool {
 		return true
 	}
 	if !c.end() {
-		c.stuck()
+		c.stuck("")
 		return false
 	}
 	c.h.Errorf(format, args...)
@@ -322,13 +328,20 @@ func (c *Call[T]) end() bool {
 	return c.Returned()
 }
 
-// stuck reports a call that never returned as a deadlock.
-func (c *Call[T]) stuck() {
+// stuck reports a call that never returned as a deadlock; what, if not
+// empty, is the test's own words for the mistake, said first.
+func (c *Call[T]) stuck(what string) {
 	c.h.rep.Helper()
 	where, _ := c.h.running()
 	c.h.leaked = true // said here; the check after the test would only repeat it
+	if what != "" {
+		c.h.Errorf("%s%s; %s: it waits for something that never comes%s", failure.Tag(failure.Deadlock), what, stuckWhy, where)
+		return
+	}
 	c.h.Errorf("%s: it waits for something that never comes%s", stuckPrefix, where)
 }
 
 // stuckPrefix starts the report of a call stuck for good.
-var stuckPrefix = failure.Tag(failure.Deadlock) + "the call never returned, even after its ctx was cancelled and the mock clock moved on"
+var stuckPrefix = failure.Tag(failure.Deadlock) + stuckWhy
+
+const stuckWhy = "the call never returned, even after its ctx was cancelled and the mock clock moved on"

@@ -126,6 +126,20 @@ func TestFixtureOwnReleasesAtStop(t *testing.T) {
 	})
 }
 
+// A call that nothing can end: Returns names it as the deadlock, in the
+// test's own words first, with the line where it waits.
+func TestFixtureReturnsNamesACallStuckForGood(t *testing.T) {
+	fixture(t)
+	Run(t, func(h *H) {
+		never := make(chan int)
+		c := Go(h, func() (int, error) { return <-never, nil })
+		if !c.Returns("the call must return at once; it was still waiting") {
+			return
+		}
+		t.Error("Returns must report a call that has not returned")
+	})
+}
+
 func TestFixtureReturnsIsFalseAfterAPanic(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {

@@ -251,6 +251,7 @@ func TestHarnessCatches(t *testing.T) {
 		// failure is the message, not a deadlock.
 		{"TestFixtureReturnsStopsAHeldCall", `call_test.go:\d+: the call must return at once; it was held at the gate\n--- FAIL`, false, ""},
 		{"TestFixtureOwnReleasesAtStop", `call_test.go:\d+: the call must return at once; it was held in the latch\n--- FAIL`, false, ""},
+		{"TestFixtureReturnsNamesACallStuckForGood", `\[deadlock\] the call must return at once; it was still waiting; the call never returned, even after its ctx was cancelled and the mock clock moved on: it waits for something that never comes`, false, ""},
 		{"TestFixtureReturnsIsFalseAfterAPanic", `\[panic\] panic: boom \(`, false, "RETURNS TRUE"},
 		{"TestFixtureWaitsReportsAnEarlyReturn", `the call must wait for the gate \(it returned the error gave up\)\n--- FAIL`, false, ""},
 		// A small failing scenario comes first: four numbers (the fixture
