@@ -117,7 +117,9 @@ func TestB1_RoomAndTheStopBothThereWhenTheLoopWaits(t *testing.T) {
 		}
 		if n := w.callsOf()[3]; n > 0 {
 			h.T.Errorf("%s: item 3 started after item 1 had failed (a wake-up for room and the stop were both "+
-				"there when the loop looked): after a failure no new call starts; %s", setup, testRandomHint)
+				"there when the loop looked): after a failure no new call starts. After you get room, look at the "+
+				"ctx you cancel on the first error (the one the calls get), not only at the caller's ctx; %s",
+				setup, testRandomHint)
 		}
 	})
 }
