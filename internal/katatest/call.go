@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"testing/synctest"
 	"time"
 
@@ -317,13 +316,14 @@ func (c *Call[T]) Reaches(ok bool, format string, args ...any) bool {
 }
 
 // end cancels the call, releases the test's fakes and runs the clock out
-// while the call still runs; it reports whether the call returned.
+// (a bounded number of steps) while the call still runs; it reports whether
+// the call returned.
 func (c *Call[T]) end() bool {
 	c.cancel()
 	c.h.releaseFakes()
 	synctest.Wait()
 	for i := 0; i < 200 && !c.Returned(); i++ {
-		c.h.Advance(math.MaxInt64)
+		c.h.Advance(c.h.Clk.RunOut())
 	}
 	return c.Returned()
 }

@@ -86,6 +86,19 @@ func TestCtxOptions(t *testing.T) {
 	})
 }
 
+// Stop runs the clock out past a ticker that is still running: the call
+// that sleeps an hour on the mock clock, with no ctx to cancel, ends.
+func TestStopRunsTheClockOutPastARunningTicker(t *testing.T) {
+	Run(t, func(h *H) {
+		tk := h.Clk.Ticker(time.Second)
+		defer tk.Stop()
+		c := Go(h, func() (int, error) { h.Clk.Sleep(time.Hour); return 1, nil })
+		assert.True(t, c.Stop(), "Stop moves the mock clock until the sleep ends")
+		v, _ := c.Result()
+		assert.Equal(t, 1, v)
+	})
+}
+
 func TestGoHasNoContextToCancel(t *testing.T) {
 	Run(t, func(h *H) {
 		c := Go(h, func() (int, error) { h.Clk.Sleep(time.Hour); return 1, nil })
@@ -127,10 +140,13 @@ func TestFixtureOwnReleasesAtStop(t *testing.T) {
 }
 
 // A call that nothing can end: Returns names it as the deadlock, in the
-// test's own words first, with the line where it waits.
+// test's own words first, with the line where it waits. A ticker still
+// running does not keep the clock from being run out.
 func TestFixtureReturnsNamesACallStuckForGood(t *testing.T) {
 	fixture(t)
 	Run(t, func(h *H) {
+		tk := h.Clk.Ticker(time.Millisecond)
+		defer tk.Stop()
 		never := make(chan int)
 		c := Go(h, func() (int, error) { return <-never, nil })
 		if !c.Returns("the call must return at once; it was still waiting") {

@@ -1,6 +1,7 @@
 package katatest
 
 import (
+	"math"
 	"reflect"
 	"sync"
 	"time"
@@ -121,6 +122,22 @@ func (c *Clock) Ticking() (n int, longest time.Duration) {
 	}
 	c.tickers = nil
 	return n, longest
+}
+
+// RunOut is how far to move the clock in one step to run out the waits of
+// code that ignores its ctx: to the end of time while no ticker runs; with
+// one running, a hundred of the shortest period, since each tick registers
+// the next and a move to the end of time would never end.
+func (c *Clock) RunOut() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	step := time.Duration(math.MaxInt64)
+	for _, t := range c.tickers {
+		if p := tickerPeriod(t); !tickerStopped(t) && p <= step/100 {
+			step = 100 * p
+		}
+	}
+	return step
 }
 
 // tickerStopped and tickerPeriod read clock.Ticker's unexported fields: a
