@@ -147,8 +147,8 @@ func (s testKindScenario) play(h *katatest.H) {
 	synctest.Wait()
 	h.Clk.Add(1) // the deadline passes, and a reply arrives at the same instant
 	once.Do(func() { close(op.reply) })
-	if !c.Returns("the caller's deadline passed in attempt " + fmt.Sprint(s.k) + " and op returned, but Do never " +
-		"returned: Do was still waiting with the mock clock stopped") {
+	if !c.Returns("the caller's deadline passed in attempt %d and op returned, but Do never "+
+		"returned: Do was still waiting with the mock clock stopped", s.k) {
 		return
 	}
 	got, err, ok := c.Finish("Do")
