@@ -256,17 +256,17 @@ type Stopper interface {
 
 // Unwind ends calls that a failed scenario left running, once the failure
 // is reported: it cancels every call's context first (so that none waits
-// for another still running), moves the mock clock an hour at a time while
-// goroutines are stuck on a mutex (which synctest cannot wait for), then
-// stops each call, and stops at the first that cannot be stopped (Stop has
-// reported it).
+// for another still running), moves the mock clock an hour at a time (less
+// with a ticker running: [Clock.RunOut]) while goroutines are stuck on a
+// mutex (which synctest cannot wait for), then stops each call, and stops
+// at the first that cannot be stopped (Stop has reported it).
 func Unwind[S Stopper](h *H, calls ...S) {
 	h.rep.Helper()
 	for _, c := range calls {
 		c.Cancel()
 	}
 	for i := 0; i < 100 && h.Settle() != nil; i++ {
-		h.Clk.Add(time.Hour)
+		h.Clk.Add(min(time.Hour, h.Clk.RunOut()))
 	}
 	for _, c := range calls {
 		if !c.Stop() {

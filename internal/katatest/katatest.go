@@ -169,7 +169,7 @@ func run(t *testing.T, dir string, rec *record, body func(h *H)) {
 				}
 				h.releaseFakes()
 				for i := 0; i < 100 && h.Settle() != nil; i++ {
-					h.Clk.Add(time.Hour)
+					h.Clk.Add(min(time.Hour, h.Clk.RunOut()))
 				}
 				return
 			}
