@@ -32,6 +32,11 @@ var testFailureKinds = []struct {
 	{"errors.Join of two errors", func(n int) error {
 		return errors.Join(fmt.Errorf("replica a, attempt %d: timeout", n), &testStatus{502})
 	}},
+	// What a Do nested in op returns when its own attempts ran out: it
+	// matches ErrExhausted, and it is still an ordinary, retried error.
+	{"an error matching ErrExhausted (a Do nested in op ran out)", func(n int) error {
+		return fmt.Errorf("price service, attempt %d: %w", n, fmt.Errorf("%w: %w", ErrExhausted, io.ErrUnexpectedEOF))
+	}},
 }
 
 // testBackoff is one call of Do: a policy without jitter and an op that
