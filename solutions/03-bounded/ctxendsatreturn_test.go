@@ -18,18 +18,19 @@ import (
 )
 
 type testAtReturn struct {
-	req, api string
-	run      func(ctx context.Context, items []int, fn func(context.Context, int) error) error
+	api string
+	run func(ctx context.Context, items []int, fn func(context.Context, int) error) error
 }
 
-var testAtReturns = []testAtReturn{
-	{"R6", "ForEach", func(ctx context.Context, items []int, fn func(context.Context, int) error) error {
+// testAtReturns is the API each requirement checks.
+var testAtReturns = map[string]testAtReturn{
+	"R6": {"ForEach", func(ctx context.Context, items []int, fn func(context.Context, int) error) error {
 		return ForEach(ctx, items, 2, fn)
 	}},
-	{"B1", "ForEachWeighted", func(ctx context.Context, items []int, fn func(context.Context, int) error) error {
+	"B1": {"ForEachWeighted", func(ctx context.Context, items []int, fn func(context.Context, int) error) error {
 		return ForEachWeighted(ctx, items, 2, func(int) int { return 1 }, fn)
 	}},
-	{"B2", "TryForEach", func(ctx context.Context, items []int, fn func(context.Context, int) error) error {
+	"B2": {"TryForEach", func(ctx context.Context, items []int, fn func(context.Context, int) error) error {
 		b, err := NewBulkhead(len(items))
 		if err != nil {
 			return err
@@ -39,54 +40,50 @@ var testAtReturns = []testAtReturn{
 }
 
 func testCtxEndsAtReturn(t *testing.T, req string) {
-	for _, a := range testAtReturns {
-		if a.req != req {
-			continue
-		}
-		for _, n := range []int{1, 3} {
-			katatest.Run(t, func(h *katatest.H) {
-				var (
-					mu   sync.Mutex
-					ctxs = make([]context.Context, n)
-					live []int // items whose ctx was not done when the call returned
-				)
-				fn := func(ctx context.Context, i int) error {
-					mu.Lock()
-					ctxs[i] = ctx
-					mu.Unlock()
-					return nil
-				}
-				c := katatest.StartErr(h, func(ctx context.Context) error {
-					err := a.run(ctx, testItems(n), fn)
-					mu.Lock()
-					defer mu.Unlock()
-					for i, got := range ctxs {
-						if got != nil && got.Err() == nil {
-							live = append(live, i)
-						}
-					}
-					return err
-				})
-				setup := fmt.Sprintf("%s over %d item(s), every call succeeding at once, the caller's ctx live", a.api, n)
-				if c.Broken() || !c.Returns("%s: %s did not return", setup, a.api) {
-					return
-				}
-				if err, ok := testResult(c); !ok || err != nil {
-					if ok {
-						h.T.Errorf("%s: %s returned %v; want nil", setup, a.api, err)
-					}
-					return
-				}
+	a := testAtReturns[req]
+	for _, n := range []int{1, 3} {
+		katatest.Run(t, func(h *katatest.H) {
+			var (
+				mu   sync.Mutex
+				ctxs = make([]context.Context, n)
+				live []int // items whose ctx was not done when the call returned
+			)
+			fn := func(ctx context.Context, i int) error {
+				mu.Lock()
+				ctxs[i] = ctx
+				mu.Unlock()
+				return nil
+			}
+			c := katatest.StartErr(h, func(ctx context.Context) error {
+				err := a.run(ctx, testItems(n), fn)
 				mu.Lock()
 				defer mu.Unlock()
-				if len(live) > 0 {
-					h.T.Errorf("%s: %s returned, but the ctx it gave the call(s) for item(s) %v was not cancelled yet: "+
-						"the calls' ctx ends when %s returns, after a success too (defer cancel() right after "+
-						"context.WithCancel, as errgroup's Wait does); otherwise whatever a call left watching its "+
-						"ctx (a context.AfterFunc, a goroutine) outlives %s", setup, a.api, live, a.api, a.api)
+				for i, got := range ctxs {
+					if got != nil && got.Err() == nil {
+						live = append(live, i)
+					}
 				}
+				return err
 			})
-		}
+			setup := fmt.Sprintf("%s over %d item(s), every call succeeding at once, the caller's ctx live", a.api, n)
+			if c.Broken() || !c.Returns("%s: %s did not return", setup, a.api) {
+				return
+			}
+			if err, ok := testResult(c); !ok || err != nil {
+				if ok {
+					h.T.Errorf("%s: %s returned %v; want nil", setup, a.api, err)
+				}
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(live) > 0 {
+				h.T.Errorf("%s: %s returned, but the ctx it gave the call(s) for item(s) %v was not cancelled yet: "+
+					"the calls' ctx ends when %s returns, after a success too (defer cancel() right after "+
+					"context.WithCancel, as errgroup's Wait does); otherwise whatever a call left watching its "+
+					"ctx (a context.AfterFunc, a goroutine) outlives %s", setup, a.api, live, a.api, a.api)
+			}
+		})
 	}
 }
 
