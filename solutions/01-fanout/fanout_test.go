@@ -301,6 +301,12 @@ func TestR3_AnErrorBeforeTheCallersCancelStillWins(t *testing.T) {
 				"later cancel of the caller's ctx replace it", unavailable, err)
 			return
 		}
+		if errors.Is(err, context.Canceled) {
+			t.Errorf("in[1] failed with %q, and only later did the caller cancel ctx; Map returned %q, which also "+
+				"matches context.Canceled: Map's error is in[1]'s wrapped with its index, and nothing else — a cancel "+
+				"that comes after the failure adds nothing to it", unavailable, err)
+			return
+		}
 		assert.Contains(t, err.Error(), "in[1]", "the first error was in[1]'s: Map's error must name the element")
 	})
 }

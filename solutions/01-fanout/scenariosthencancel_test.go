@@ -301,6 +301,12 @@ func (s testThenCancel) check(h *katatest.H, f *testThenCancelFx, out []string, 
 			"first error in time is Map's error, in[%d]'s, whatever the cancel and the calls after it return",
 			s.k, x, err, katatest.Chain(err), s.k)
 		return false
+	case errors.Is(err, context.Canceled) && !errors.Is(x, context.Canceled):
+		h.Errorf("in[%d] failed first with %q, and only then did the caller cancel ctx; Map returned %q, which also "+
+			"matches context.Canceled (chain %s): Map's error is that first error wrapped with its index, and nothing "+
+			"else. A cancel that comes after the failure adds nothing to it: a caller that finds context.Canceled in "+
+			"the error believes it gave up itself, and the failure was not its doing", s.k, x, err, katatest.Chain(err))
+		return false
 	}
 	for i, other := range f.errs {
 		if i != s.k && other != nil && errors.Is(err, other) {

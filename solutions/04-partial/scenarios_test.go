@@ -293,6 +293,7 @@ type testYDone struct {
 	ctxErr error  // ctx.Err() then
 	lost   string // what of the caller's ctx its ctx lacked, if anything
 	step   int    // the step in which it returned
+	ctx    context.Context
 }
 
 // testYRun is one call of Gather and what its calls of fn did.
@@ -340,7 +341,7 @@ func (x *testYRun) fn(ctx context.Context, in string) (int, error) {
 	leave := x.peak.Enter()
 	defer leave()
 	call := x.cl.calls[slot]
-	d := testYDone{slot: slot, in: in}
+	d := testYDone{slot: slot, in: in, ctx: ctx}
 	var lost []string
 	if ctx.Value(testYCtxKey{}) != x {
 		lost = append(lost, "the caller's values (ctx.Value of the caller's request ID was nil)")
@@ -703,6 +704,28 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 	}
 	if *stopped < 0 && failures > testYTolerates(x) {
 		*stopped = now
+	}
+	if !x.c.Returned() && !cancelled && *stopped < 0 && len(running) > 0 {
+		for _, s := range x.order {
+			d, ok := x.done[s]
+			if !ok || d.viaCtx || d.ctx.Err() == nil {
+				continue
+			}
+			req := "R2"
+			switch {
+			case x.cl.opt != nil && x.cl.opt.FailFast:
+				req = "B1"
+			case x.cl.opt != nil && x.cl.opt.MaxFailures > 0:
+				req = "B2"
+			}
+			k.add(req, "the ctx a call gets ends only when the caller's ctx ends, the gather stops early or Gather "+
+				"has returned, but in %s the ctx of the call for %q had ended after step %d, once that call had "+
+				"returned, while Gather still waited for %d other call(s): what a call started on its ctx (a "+
+				"request, a goroutine, a context.AfterFunc) is cut short before the batch is done. Give the calls "+
+				"the gather's one ctx, not a context of each call's own cancelled when that call returns",
+				who, d.in, now, len(running))
+			break
+		}
 	}
 	for _, s := range running {
 		call := x.cl.calls[s]

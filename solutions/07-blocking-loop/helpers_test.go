@@ -247,3 +247,19 @@ func (c *testStopClock) Ticker(d time.Duration) *clock.Ticker {
 
 // Tick is a ticker that cannot be stopped.
 func (c *testStopClock) Tick(d time.Duration) <-chan time.Time { return c.Ticker(d).C }
+
+// testStoppedAlsoCtx reports, and returns true, when err, the answer a
+// stopped cache gave a caller whose own ctx is still live, matches
+// ErrStopped and a ctx error too: the README's own switch asks about
+// context.Canceled first, and takes it for the visitor leaving.
+func testStoppedAlsoCtx(h *katatest.H, what string, err error) bool {
+	for _, c := range []error{context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, c) {
+			h.Errorf("%s returned %q, which matches ErrStopped but also %v, though the caller's own ctx was still "+
+				"live: a caller that checks for context.Canceled first, as the README's switch does, believes it "+
+				"left. Return ErrStopped itself, not wrapped with the error or the cause of Run's ctx", what, err, c)
+			return true
+		}
+	}
+	return false
+}

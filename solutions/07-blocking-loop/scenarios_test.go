@@ -1097,6 +1097,15 @@ func (p *testPlay) stop() {
 	if !p.settled("Run's ctx ended") {
 		return
 	}
+	if p.focus == "R2" && p.s.tick > 0 {
+		if n, want := p.tickCount(), int(h.Elapsed()/p.s.tick); n > want {
+			h.Errorf("Run's ctx ended with the clock standing still at %v, and OnTick was then called: %d call(s) by "+
+				"then with Tick %v; want %d, once per Tick on the injected clock. The heartbeat calls OnTick on a "+
+				"Tick and at no other moment: not to publish a last Stats as the loop stops", h.Elapsed(), n,
+				p.s.tick, want)
+			return
+		}
+	}
 	if p.focus == "R3" {
 		p.linearizable()
 	}
@@ -1112,6 +1121,9 @@ func (p *testPlay) stop() {
 		if v, err := g.call.Result(); !g.cancelled && !errors.Is(err, ErrStopped) {
 			h.Errorf("Get(%q), waiting when Run's ctx ended, returned (%q, %v); want ErrStopped%s", g.key, v, err,
 				testStopHint(hold != nil))
+			return
+		}
+		if _, err := g.call.Result(); !g.cancelled && testStoppedAlsoCtx(h, fmt.Sprintf("Get(%q), waiting when Run's ctx ended,", g.key), err) {
 			return
 		}
 		g.seen = true
@@ -1155,6 +1167,9 @@ func (p *testPlay) stop() {
 			_, err2 := st.Result()
 			if !errors.Is(err1, ErrStopped) || !errors.Is(err2, ErrStopped) {
 				h.Errorf("Get and Stats called while Run stopped returned %v and %v; want ErrStopped", err1, err2)
+				return
+			}
+			if testStoppedAlsoCtx(h, "Get, called while Run stopped,", err1) || testStoppedAlsoCtx(h, "Stats, called while Run stopped,", err2) {
 				return
 			}
 		}

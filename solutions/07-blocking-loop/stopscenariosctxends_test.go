@@ -202,6 +202,9 @@ func (s testCtxEnd) play(h *katatest.H) {
 				"way Run's ctx ended", key(i), how, v, err)
 			return
 		}
+		if _, err := g.Result(); testStoppedAlsoCtx(h, fmt.Sprintf("Get(%q), waiting when Run's ctx ended (%s),", key(i), how), err) {
+			return
+		}
 	}
 	for i := range running {
 		if holds[i].Cancelled() != 1 {

@@ -72,6 +72,31 @@ func TestB1_OutcomesLeaveTheWindow(t *testing.T) {
 				"outcomes leave the window once now >= t+Window: only the last 2 count, fewer than MinRequests")
 		}
 
+		// The window slides with the clock: it is not a fixed slot that is
+		// emptied once Window has passed since its first outcome, nor a
+		// slot of the clock's own.
+		for _, start := range []time.Duration{0, 4 * time.Second} {
+			h.Advance(start)
+			r := testNew(h, s)
+			if !r.run(nil, "a success") {
+				return
+			}
+			h.Advance(6 * time.Second)
+			if !r.fails(1, "a failure 6s later") {
+				return
+			}
+			h.Advance(6 * time.Second)
+			if !r.fails(1, "a failure 12s after the success") || !r.fails(1, "a failure at the same instant") {
+				return
+			}
+			if !r.wantState(Open, "Window 10s, MinRequests 3, FailureRate 0.5: a success, a failure 6s later, and 2 "+
+				"failures 6s after that", "the window is the last 10s before each failure, whenever the first outcome "+
+				"came: the success has left it, the 3 failures are in it (3 of 3 failed). Keep each outcome's time and "+
+				"drop those with now >= t+Window; a window emptied every 10s forgets the failure of 6s ago") {
+				return
+			}
+		}
+
 		// Window 0 means 60s.
 		for _, wait := range []time.Duration{time.Minute - 1, time.Minute} {
 			r := testNew(h, Settings{FailureRate: 0.5, MinRequests: 2, OpenTimeout: time.Hour})
