@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -308,6 +309,25 @@ func TestB2_ForgetsKeysThatAreFullAndIdle(t *testing.T) {
 					"of every use, not only the first", time.Duration(i+1)*10*time.Second)
 				return
 			}
+		}
+
+		// Every call forgets every such key, however many there are: a
+		// crowd of clients that goes quiet is gone at the next call.
+		crowd := NewKeyed(h.Clk, 10, 1, time.Minute)
+		const clients, busy = 1000, 7
+		for i := range clients {
+			require.True(t, crowd.Allow(fmt.Sprintf("client-%d", i)), "precondition: a new key has a token")
+		}
+		h.Advance(30 * time.Second)
+		for i := range busy {
+			require.True(t, crowd.Allow(fmt.Sprintf("client-%d", i*100)), "precondition: a full bucket has a token")
+		}
+		h.Advance(30 * time.Second)
+		if n := crowd.Len(); n != busy {
+			t.Errorf("%d clients each used their key once; 30s later %d of them used it again; 30s after that Len() "+
+				"returned %d; want %d: the other %d keys are full and idle for the whole minute, and every call of "+
+				"Allow, Wait and Len first forgets every such key, not a few of them per call", clients, busy, n, busy,
+				clients-busy)
 		}
 	})
 }

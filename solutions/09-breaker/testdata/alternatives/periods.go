@@ -219,7 +219,17 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) error 
 		return reject
 	}
 
+	// fn may end its goroutine without returning or panicking
+	// (runtime.Goexit, as t.FailNow does): the probe still ends, as a
+	// failure, and frees its place.
+	done := false
+	defer func() {
+		if !done {
+			b.finish(p, true, nil)
+		}
+	}()
 	err, panicked := b.call(ctx, fn)
+	done = true
 	switch {
 	case panicked != nil:
 		b.finish(p, true, nil)
