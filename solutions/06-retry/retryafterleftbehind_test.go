@@ -22,7 +22,7 @@ var testErrThrottled = errors.New("429 too many requests")
 func TestB2_AMarkNeverPausedIsNotTakenByALaterCall(t *testing.T) {
 	leave := []struct {
 		name, how string
-		do  func(h *katatest.H) bool // leaves a RetryAfter(time.Hour, testErrThrottled) unpaused
+		do        func(h *katatest.H) bool // leaves a RetryAfter(time.Hour, testErrThrottled) unpaused
 	}{
 		{"AttemptsRanOut", "a call of Do whose last attempt failed with RetryAfter(1h, errThrottled) (MaxAttempts 1)", func(h *katatest.H) bool {
 			op := func(context.Context) (string, error) { return "", RetryAfter(time.Hour, testErrThrottled) }
