@@ -98,6 +98,9 @@ func TestB1_RoomAndTheStopBothThereWhenTheLoopWaits(t *testing.T) {
 		w.open(1)
 		testSettle(h) // a design that weighs under its lock keeps the releases waiting on it: fine
 		weighing.Release()
+		// The loop makes its pick before item 2 returns: a release that
+		// came first would find the lock free, whatever the pick left.
+		testSettle(h)
 		w.open(2)
 		if stuck := h.Settle(); stuck != nil {
 			h.T.Errorf("%s: item 0 returned nil and item 1 failed while item 3 waited for room, so a wake-up for "+
