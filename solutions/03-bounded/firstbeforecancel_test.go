@@ -29,8 +29,8 @@ func TestR4_TheFailureThatCancelsIsTheFirstError(t *testing.T) {
 			return
 		}
 		w.open(k) // item 2 fails; the others return their ctx's error as soon as it ends
-		if !c.Returns("limit %d, %d items: item %d failed, the others returned once their ctx was cancelled, "+
-			"but ForEach did not return", n, n, k) {
+		if !c.Returns("limit %d, %d items: item %d failed while the other calls were in flight, and ForEach did not "+
+			"return: those calls return as soon as their ctx is cancelled, and the first error cancels it", n, n, k) {
 			return
 		}
 		err, ok := testResult(c)
@@ -43,6 +43,12 @@ func TestR4_TheFailureThatCancelsIsTheFirstError(t *testing.T) {
 				"context errors it caused come after it. Record the first error before you cancel (both inside "+
 				"one sync.Once, or under one lock), so a call the cancel wakes never records its error first",
 				n, n, k, errBoom, err)
+			return
+		}
+		if errors.Is(err, errBoom) {
+			h.Errorf("limit %d, %d items, all in flight: item %d failed with %q and ForEach returned %s: ForEach "+
+				"returns the first error a call returned, as it is (the same error value, not wrapped, not rebuilt)",
+				n, n, k, errBoom, testXDescribe(err))
 			return
 		}
 		h.Errorf("limit %d, %d items, all in flight: item %d failed with %q and ForEach returned %s; want that "+
