@@ -647,6 +647,18 @@ func testYTolerates(x *testYRun) int {
 	return len(x.cl.inputs)
 }
 
+// testYOptReq is the requirement of what a caller's options promise about
+// stopping: R2 without FailFast or MaxFailures, else B1 or B2.
+func testYOptReq(x *testYRun) string {
+	switch {
+	case x.cl.opt != nil && x.cl.opt.FailFast:
+		return "B1"
+	case x.cl.opt != nil && x.cl.opt.MaxFailures > 0:
+		return "B2"
+	}
+	return "R2"
+}
+
 // testYStepCheck checks caller c after a settled step.
 func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 	x.mu.Lock()
@@ -711,14 +723,7 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 			if !ok || d.viaCtx || d.ctx.Err() == nil {
 				continue
 			}
-			req := "R2"
-			switch {
-			case x.cl.opt != nil && x.cl.opt.FailFast:
-				req = "B1"
-			case x.cl.opt != nil && x.cl.opt.MaxFailures > 0:
-				req = "B2"
-			}
-			k.add(req, "the ctx a call gets ends only when the caller's ctx ends, the gather stops early or Gather "+
+			k.add(testYOptReq(x), "the ctx a call gets ends only when the caller's ctx ends, the gather stops early or Gather "+
 				"has returned, but in %s the ctx of the call for %q had ended after step %d, once that call had "+
 				"returned, while Gather still waited for %d other call(s): what a call started on its ctx (a "+
 				"request, a goroutine, a context.AfterFunc) is cut short before the batch is done. Give the calls "+
@@ -759,13 +764,8 @@ func testYStepCheck(k *testYCheck, c int, x *testYRun, now int, stopped *int) {
 		if !d.viaCtx || cancelled || *stopped >= 0 && *stopped <= d.step {
 			continue
 		}
-		req := "R2"
-		switch {
-		case x.cl.opt != nil && x.cl.opt.FailFast:
-			req = "B1"
-		case x.cl.opt != nil && x.cl.opt.MaxFailures > 0:
-			req = "B2"
-		case k.req == "R4" && slices.ContainsFunc(slices.Collect(maps.Values(x.done)), testYDone.panicked):
+		req := testYOptReq(x)
+		if req == "R2" && k.req == "R4" && slices.ContainsFunc(slices.Collect(maps.Values(x.done)), testYDone.panicked) {
 			req = "R4"
 		}
 		hint := ""
