@@ -219,6 +219,14 @@ func TestR2_StopsAfterMaxAttemptsWithoutAFinalPause(t *testing.T) {
 			"wrap with %w both ErrExhausted and the last op error: fmt.Errorf(\"%w …: %w\", ErrExhausted, err)")
 		testIs(t, err, errs[2], "after the final attempt the error must also match the last op error",
 			"wrap with %w both ErrExhausted and the last op error: fmt.Errorf(\"%w …: %w\", ErrExhausted, err)")
+		for n, e := range errs[:2] {
+			if errors.Is(err, e) {
+				t.Errorf("after the final attempt Do returned %q, which also matches the error of attempt %d (%q): the "+
+					"error carries ErrExhausted and the last op error, not the earlier failures (errors.As on it "+
+					"would find an earlier attempt's error first); wrap the last one only", err, n+1, e)
+				break
+			}
+		}
 		assert.Len(t, hooks.All(), 2, "after the final attempt: BeforeSleep must be called MaxAttempts−1 = 2 times, "+
 			"once before each pause; no pause follows the final attempt")
 	})
