@@ -53,15 +53,6 @@ func TestR1_EqualElementsAreCalledOnceEach(t *testing.T) {
 		if !c.Returns("every call of fn had returned, but Map was still waiting") {
 			return
 		}
-		out, err, ok := c.Finish("Map")
-		if !ok || err != nil || len(out) != len(in) {
-			return // R2 and R3 say more
-		}
-		for i, v := range out {
-			if len(v) < len(in[i]) || v[:len(in[i])] != in[i] {
-				h.Errorf("Map over %q returned %q: out[%d] must be the result for in[%d] (%s)", in, out, i, i, in[i])
-				return
-			}
-		}
+		c.Finish("Map") // what it returned is R2's and R3's to check
 	})
 }
