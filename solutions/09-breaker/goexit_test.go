@@ -40,14 +40,7 @@ func TestR3_AProbeThatEndsInGoexitFreesItsPlace(t *testing.T) {
 			h.Errorf("a probe whose fn called runtime.Goexit never ended: Do must not wait for anything once fn is gone")
 			return
 		}
-		ran := false
-		c := katatest.Start(h, func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, r.b.Do(ctx, func(context.Context) error { ran = true; return nil })
-		})
-		if !c.Returns("after the probe that ended in runtime.Goexit, the next Do did not return") {
-			return
-		}
-		_, err, ok := c.Finish("Do")
+		err, ran, ok := r.call(nil, "the call after the probe that ended in runtime.Goexit")
 		if !ok {
 			return
 		}
