@@ -43,7 +43,12 @@ func TestR1_ANilValueOfAnInterfaceTypeIsAnOutcome(t *testing.T) {
 			if i == 1 {
 				want = body
 			}
-			if o.Input != inputs[i] || o.Err != nil || o.Value != want {
+			if o.Input != inputs[i] {
+				h.Errorf("Gather[string, io.ReadCloser] over %q: out[%d] is the outcome of %q, not of input %d, %q: "+
+					"out[i] must be the outcome of inputs[i], whatever order the calls finish in", inputs, i, o.Input, i, inputs[i])
+				return
+			}
+			if o.Err != nil || o.Value != want {
 				h.Errorf("Gather[string, io.ReadCloser] over %q: out[%d] is {Input: %q, Value: %v, Err: %v}; want "+
 					"{Input: %q, Value: %v, Err: nil}: a call that succeeds with a nil value of an interface type "+
 					"is a success like any other, with that nil as its Value", inputs, i, o.Input, o.Value, o.Err,
