@@ -540,6 +540,7 @@ type testPlayer struct {
 	quiet    bool
 	panicked bool   // the last call's fn panicked and made a transition
 	late     string // set once a result came in after a state change: what the failures then mean
+	admitted string // why the model let the call being checked through, said before its outcome was recorded
 	slowMu   sync.Mutex
 	slow     []testSlowVerdict // errors whose verdict IsFailure holds
 	allow    bool
@@ -758,11 +759,13 @@ func (p *testPlayer) call(st testStep, where string) {
 	got, _ := c.Result()
 	before := len(p.m.changes)
 	gen, rej := p.m.admit()
+	p.admitted = p.admitRule() // what let the call through, before its outcome moves the model
 	mid := len(p.m.changes)
 	if rej == nil {
 		p.m.record(gen, st.out)
 	}
 	p.check(where, got, st.out, rej)
+	p.admitted = ""
 	p.checkNested(where, mid)
 	p.panicked = got.panicked && len(p.m.changes) > before
 	p.checkHooks(where, before, got.hooks, got.g)
@@ -786,8 +789,12 @@ func (p *testPlayer) check(where string, got testCallResult, out testOutcome, re
 			where, testDescribeErr(got.err), testName(rej), p.rejectRule(rej))
 	case rej != nil:
 	case !got.ran:
+		why := p.admitted
+		if why == "" {
+			why = p.admitRule()
+		}
 		p.fail("%s: Do did not run fn and returned %v, but %s, so it lets the call through",
-			where, testDescribeErr(got.err), p.admitRule())
+			where, testDescribeErr(got.err), why)
 	case out.panic != nil && !got.panicked:
 		p.fail("%s: fn panicked with %v (%T), but Do returned %v: Do panics on with the same value", where, got.thrown, got.thrown, testDescribeErr(got.err))
 	case out.panic != nil && got.caught != got.thrown && p.req == "R1": // R1 checks the value; the others what it counts as
@@ -938,8 +945,12 @@ func (p *testPlayer) admitRule() string {
 		if m.rate > 0 {
 			return "the breaker is closed: " + p.windowNow()
 		}
-		return fmt.Sprintf("the breaker is closed (%d failure(s) in a row so far, MaxFailures %d; a success or an error IsFailure rejects resets the count, a cancellation counts for nothing)",
+		why := fmt.Sprintf("the breaker is closed (%d failure(s) in a row so far, MaxFailures %d; a success or an error IsFailure rejects resets the count, a cancellation counts for nothing)",
 			m.failures, m.maxF)
+		if n := len(m.changes); n > 0 && m.changes[n-1].to == Closed {
+			why += "; it closed again after its probes succeeded, and the count starts afresh when the state changes: failures from before do not count"
+		}
+		return why
 	case HalfOpen:
 		if m.changes[len(m.changes)-1].to == HalfOpen && m.now >= m.openUntil && p.req == "B2" {
 			return p.periodRule() + "; so from then a half-open breaker lets probes through"
