@@ -14,29 +14,29 @@ func TestB1_CombineKeepsTheLimitersItWasGiven(t *testing.T) {
 	katatest.Run(t, func(h *katatest.H) {
 		a, b, empty := New(h.Clk, 1, 1), New(h.Clk, 1, 1), New(h.Clk, 1, 1)
 		if !empty.Allow() {
-			t.Errorf("precondition: a new limiter with burst 1 has a token")
-			return
+			return // a new limiter with burst 1 has a token: graded by R1
 		}
-		ls := []*Limiter{b, a, b}
+		ls := []*Limiter{b, a} // not in the order they were made
 		m := Combine(ls...)
-		if ls[0] != b || ls[1] != a || ls[2] != b {
-			t.Errorf("ls := []*Limiter{b, a, b}; Combine(ls...) changed the caller's slice (its order or its "+
-				"elements): Combine is handed the caller's own slice, so sort or compact a copy (slices.Clone) "+
+		if ls[0] != b || ls[1] != a {
+			t.Errorf("ls := []*Limiter{b, a}; Combine(ls...) changed the caller's slice (its order or its " +
+				"elements): Combine is handed the caller's own slice, so sort or compact a copy (slices.Clone) " +
 				"and leave the arguments as they were given")
 			return
 		}
 		for i := range ls {
 			ls[i] = empty // the caller reuses its slice
 		}
-		if !m.Allow() {
-			t.Errorf("m := Combine(ls...) over b, a, b, both with a token; then the caller put another limiter, "+
-				"one with no token, in every element of ls, and m.Allow() returned false: the Multi combines the "+
-				"limiters it was given, so keep a copy of them, not the caller's slice")
+		if m.Allow() {
 			return
 		}
-		if a.Allow() || b.Allow() {
-			t.Errorf("m := Combine(b, a, b).Allow() returned true, then a or b still had its token: an allowed call "+
-				"takes one token of each limiter it was given")
+		// The same Multi over a slice nobody touches: if it refuses too,
+		// the Allow itself is wrong, which the other B1 tests grade.
+		if !Combine(New(h.Clk, 1, 1), New(h.Clk, 1, 1)).Allow() {
+			return
 		}
+		t.Errorf("m := Combine(ls...) over b and a, both with a token; then the caller put another limiter, one " +
+			"with no token, in every element of ls, and m.Allow() returned false: the Multi combines the limiters " +
+			"it was given, so keep a copy of them, not the caller's slice")
 	})
 }
