@@ -895,6 +895,20 @@ func (p *testPlay) quiet(when string) bool {
 				g.call.Stop()
 				return false
 			}
+			if !g.call.Returned() {
+				// Is the loop free? Then the value never reached the map.
+				st := katatest.Start(h, func(ctx context.Context) (Stats, error) { return p.cache.Stats(ctx) })
+				p.settled("a Stats call")
+				if st.Returned() {
+					h.Errorf("Get(%q), a cached key (its lookup returned %q), did not answer %s, yet the loop answered "+
+						"Stats at once: that lookup's value never reached the map, or a hit waits for something "+
+						"else. Every lookup's result must reach the loop (a send in a select with a default case "+
+						"drops it when the loop is busy), and a hit is answered from the map at once", k, v, when)
+					g.call.Stop()
+					return false
+				}
+				st.Stop()
+			}
 			if !g.call.Returns("Get(%q), a cached key, did not answer %s, with %d lookup(s) running: the loop must not "+
 				"wait for a lookup, nor for a free slot%s", k, when, running, testEmptyHint(v)) {
 				return false
