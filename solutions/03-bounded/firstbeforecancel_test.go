@@ -39,10 +39,7 @@ func TestR4_TheFailureThatCancelsIsTheFirstError(t *testing.T) {
 		}
 		if errors.Is(err, context.Canceled) {
 			h.Errorf("limit %d, %d items, all in flight: item %d failed with %q, which cancelled the others, and "+
-				"ForEach returned %q, the error of a call that the cancel woke: the failure came first, and the "+
-				"context errors it caused come after it. Record the first error before you cancel (both inside "+
-				"one sync.Once, or under one lock), so a call the cancel wakes never records its error first",
-				n, n, k, errBoom, err)
+				"ForEach returned %q, %s", n, n, k, errBoom, err, testRecordBeforeCancel)
 			return
 		}
 		if errors.Is(err, errBoom) {
@@ -55,3 +52,9 @@ func TestR4_TheFailureThatCancelsIsTheFirstError(t *testing.T) {
 			"error as it is", n, n, k, errBoom, testXDescribe(err))
 	})
 }
+
+// testRecordBeforeCancel says what went wrong when a call woken by the
+// cancel of the first error had its context error returned instead.
+const testRecordBeforeCancel = "the error of a call that the cancel woke: the failure came first, and the " +
+	"context errors it caused come after it. Record the first error before you cancel (both inside one " +
+	"sync.Once, or under one lock), so a call the cancel wakes never records its error first"

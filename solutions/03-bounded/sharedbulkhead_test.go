@@ -487,10 +487,7 @@ func testSPlay(h *katatest.H, s testSScenario) {
 		if len(want) > 0 && !slices.ContainsFunc(want, func(e error) bool { return errors.Is(err, e) }) &&
 			errors.Is(err, context.Canceled) && !slices.ContainsFunc(want, func(e error) bool { return errors.Is(e, context.Canceled) }) {
 			h.Errorf("request %d: its first error was %s, which cancelled the calls in flight, and TryForEach "+
-				"returned %s, the error of a call that the cancel woke: the failure came first, and the context "+
-				"errors it caused come after it. Record the first error before you cancel (both inside one "+
-				"sync.Once, or under one lock), so a call the cancel wakes never records its error first",
-				r+1, strings.Join(hows, " or "), testXDescribe(err))
+				"returned %s, %s", r+1, strings.Join(hows, " or "), testXDescribe(err), testRecordBeforeCancel)
 			return
 		}
 		if len(want) > 0 && !slices.ContainsFunc(want, func(e error) bool { return errors.Is(err, e) }) {

@@ -255,10 +255,8 @@ func TestB2_AFailureBeforeTheShedStaysTheFirstError(t *testing.T) {
 				badQ+1, len(reqs), q, q.failing, testXDescribe(bad.want), q.started, testXDescribe(bad.err))
 		case errors.Is(bad.err, context.Canceled) && !errors.Is(bad.want, context.Canceled):
 			h.Errorf("request %d of %d (%v): item %d failed first, with %s, which cancelled the others, and "+
-				"TryForEach returned %s, the error of a call that the cancel woke: the failure came first, and the "+
-				"context errors it caused come after it. Record the first error before you cancel (both inside one "+
-				"sync.Once, or under one lock), so a call the cancel wakes never records its error first",
-				badQ+1, len(reqs), q, q.failing, testXDescribe(bad.want), testXDescribe(bad.err))
+				"TryForEach returned %s, %s", badQ+1, len(reqs), q, q.failing, testXDescribe(bad.want), testXDescribe(bad.err),
+				testRecordBeforeCancel)
 		default:
 			h.Errorf("request %d of %d (%v): item %d failed first, with %s, and TryForEach returns the first "+
 				"error a call returned as it is (the same error value, not wrapped, not rebuilt), as ForEach does, "+
