@@ -27,10 +27,12 @@ func TestR6_ADeadlineAfterTheTokenWaitsAlsoLaterOn(t *testing.T) {
 				t.Errorf("1 per second, burst 1: a token taken at 0; at 500ms Wait with a deadline 800ms later (at "+
 					"1.3s) failed at once with %q, but its token is due at 1s, 500ms from now, before the deadline: "+
 					"a later deadline waits for the token. Compare the deadline with the instant the token is due "+
-					"(or with its wait from clk.Now()), not with the interval since the last token", err)
+					"(or with its wait from clk.Now()), not with an interval: not with the time since the last "+
+					"token, not with now + 1/r", err)
 			}
 			return // another answer at once: graded by the other R6 tests
 		}
-		testWakesAt(h, w, 1000*testMs, "1 per second, a token taken at 0, Wait at 500ms with its deadline at 1.3s")
+		// When it wakes is graded by the other tests of R3 and R6.
+		w.Stop()
 	})
 }
