@@ -143,7 +143,12 @@ func TestB2_RetryAfterKeepsTheBreakerOpenLonger(t *testing.T) {
 		const timeout = 10 * time.Second
 		inner := errors.New("429 too many requests")
 		assert.ErrorIs(t, RetryAfter(time.Second, inner), inner, "errors.Is must see through RetryAfter")
-		assert.NoError(t, RetryAfter(time.Second, nil), "RetryAfter(d, nil) must be nil")
+		err := RetryAfter(time.Second, nil)
+		if msg := katatest.NilInside(err); msg != "" {
+			t.Errorf("RetryAfter(d, nil) must be nil; it returned %s", msg)
+		} else {
+			assert.NoError(t, err, "RetryAfter(d, nil) must be nil")
+		}
 
 		// period checks that the breaker is open for exactly d, and half-open then.
 		period := func(r *testRig, d time.Duration, situation, hint string) bool {

@@ -675,6 +675,12 @@ func TestR6_OnStateChangeFiresOncePerTransition(t *testing.T) {
 			var got []testChange
 			for _, s := range rec.All() {
 				got = append(got, testChange{s.from, s.to})
+				if s.state != s.to && s.state != s.from {
+					t.Errorf("%s: inside OnStateChange(%v, %v), State() returned %v: the breaker had already moved on, "+
+						"so the hook came late. Call it as soon as the lock is released after the change, not later in "+
+						"Do (after fn ran, or deferred to the end)", situation, s.from, s.to, s.state)
+					return false
+				}
 				if s.state != s.to {
 					t.Errorf("%s: inside OnStateChange(%v, %v), State() returned %v; call the hook after the change is made",
 						situation, s.from, s.to, s.state)

@@ -67,10 +67,10 @@ type Settings struct {
 	IsFailure func(err error) bool
 	// OnStateChange, if not nil, is called once for every transition, with
 	// the state before and after it, on the goroutine of the Do or State
-	// call that made the transition, before that call returns, and after
-	// the breaker's lock is released: it may call State or Do. Transitions
-	// made at about the same time by different goroutines may reach it in
-	// either order.
+	// call that made the transition, as soon as the breaker's lock is
+	// released (for the move that lets a call through, before its fn runs):
+	// it may call State or Do. Transitions made at about the same time by
+	// different goroutines may reach it in either order.
 	OnStateChange func(from, to State)
 
 	// FailureRate (bonus B1), if above 0, replaces MaxFailures: a closed
