@@ -600,6 +600,11 @@ func (s testSpentGrace) play(h *katatest.H) {
 		return
 	}
 	abandoned, dropped := testIDs(rep.Abandoned), testIDs(rep.Dropped)
+	if ids := r.handledYetDropped(rep.Dropped); len(ids) > 0 {
+		h.Errorf("Run with a grace of %v reported Dropped %v, but a worker handled %v: %s", s.grace, dropped, ids,
+			testHandledYetDropped)
+		return
+	}
 	if !slices.Equal(abandoned, ids[:s.running]) || !slices.Equal(dropped, ids[s.running:]) {
 		h.Errorf("Run with a grace of %v reported Abandoned %v and Dropped %v; want Abandoned %v (running, cancelled, "+
 			"returned an error) and Dropped %v (queued, never started): %s", s.grace, abandoned, dropped,

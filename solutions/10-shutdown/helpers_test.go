@@ -167,6 +167,23 @@ func (r *testRig) started() []string {
 	return ids
 }
 
+// handledYetDropped lists the jobs of dropped that a worker handled:
+// Dropped is for the accepted jobs that never started.
+func (r *testRig) handledYetDropped(dropped []Job) []string {
+	var ids []string
+	started := r.started()
+	for _, j := range dropped {
+		if slices.Contains(started, j.ID) {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids
+}
+
+// testHandledYetDropped says what is wrong with a Report that lists handled
+// jobs in Dropped.
+const testHandledYetDropped = "Dropped lists only the accepted jobs that never started"
+
 // running lists the jobs whose handle has been called and has not returned.
 func (r *testRig) running() []string {
 	ids := r.started()

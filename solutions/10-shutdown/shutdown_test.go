@@ -259,6 +259,13 @@ func TestR1_RacingSubmittersNeverPanic(t *testing.T) {
 		if !ok {
 			return
 		}
+		if ids := r.handledYetDropped(rep.Dropped); len(ids) > 0 {
+			t.Errorf("Shutdown raced %d Submits without a deadline, and its Report lists %v in Dropped, although a "+
+				"worker handled them: %s, and a drain with no deadline starts every one of them. Whatever tracks "+
+				"the jobs not started yet must forget a job once a worker has taken it, whichever of Submit and "+
+				"the worker gets there first", submitters, ids, testHandledYetDropped)
+			return
+		}
 		assert.NoError(t, err, "Shutdown raced %d Submits without a deadline: it must drain and return nil", submitters)
 		assert.Empty(t, rep.Abandoned, "Shutdown raced %d Submits without a deadline: nothing may be abandoned", submitters)
 		assert.Empty(t, rep.Dropped, "Shutdown raced %d Submits without a deadline: nothing may be dropped", submitters)
@@ -662,6 +669,11 @@ func TestR4_ShutdownsCalledAtTheSameInstant(t *testing.T) {
 			rep, err, ok := testFinish(r, c, fmt.Sprintf("Shutdown call %d of %d at the same instant", i+1, callers),
 				"every job had finished, but it did not return")
 			if !ok {
+				return
+			}
+			if ids := r.handledYetDropped(rep.Dropped); len(ids) > 0 {
+				t.Errorf("%d Shutdown calls came at the same instant; call %d's Report lists %v in Dropped, although a "+
+					"worker handled them: %s", callers, i+1, ids, testHandledYetDropped)
 				return
 			}
 			assert.NoError(t, err, "Shutdown call %d of %d: the drain finished, so every call returns nil", i+1, callers)

@@ -555,7 +555,7 @@ func testCheckShutdown(s testShutdownScenario, t0, deadline time.Duration, accep
 		}
 		switch {
 		case handled[id] != nil && dropped[id]:
-			fail("%s was handled and is also listed in Report.Dropped: Dropped lists only the accepted jobs that never started", id)
+			fail("%s was handled and is also listed in Report.Dropped: %s", id, testHandledYetDropped)
 			return false, false
 		case handled[id] == nil && !dropped[id]:
 			fail("%s was accepted (Submit returned nil) but was never handled, and Report.Dropped does not list it: "+

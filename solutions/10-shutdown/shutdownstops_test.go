@@ -385,5 +385,8 @@ func TestR3_ExploreTheHardStopAsWorkersTakeTheirNextJob(t *testing.T) {
 }
 
 func TestR4_ExploreShutdownsWaitingForAHardStopGetItsResult(t *testing.T) {
-	katatest.Explore(t, 8, testDrawStop("R4"), testPlayStop)
+	// A later call reads the result too early only when the schedule runs
+	// it between the release and the store: with 8 scenarios, a check
+	// missed that about once in a hundred on a loaded machine.
+	katatest.Explore(t, 12, testDrawStop("R4"), testPlayStop)
 }
