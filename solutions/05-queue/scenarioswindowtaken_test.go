@@ -262,6 +262,17 @@ func (s testTakenFlush) play(h *katatest.H) {
 				return false
 			}
 		}
+		if len(got) == 1 && want != nil && got[0].at == want.at && len(got[0].batch) < len(want.batch) &&
+			slices.Equal(got[0].batch, want.batch[:len(got[0].batch)]) {
+			fail("%s, every consume call held until the test lets it return: %s, and consume got %v; want %v. "+
+				"The free consumer handed over %d item(s) at once, with more waiting, and its batch not full: a "+
+				"batch goes out before it holds Size items only when its FlushEvery has passed since its first "+
+				"item was taken. A flush timer belongs to one batch: make a fresh clk.Timer as the batch takes its "+
+				"first item and stop it when the batch is handed over (a ticker, or a timer used again, may still "+
+				"hold a tick from an earlier batch, and Reset does not take it out)", setting, step, got,
+				[]*testTakenCall{want}, len(got[0].batch))
+			return false
+		}
 		var w []*testTakenCall
 		if want != nil {
 			w = append(w, want)
@@ -365,7 +376,9 @@ func (s testTakenFlush) partialMessage(setting string, p *testTakenPartial, step
 	if i >= 0 && got[i].at < want {
 		b.WriteString("The timer counted time from before the take: from when the item was put (time spent " +
 			"waiting in the queue does not count: this is not Kafka's linger.ms, which counts from the send), " +
-			"from the consumer's previous flush, or from when the consumer started. ")
+			"from the consumer's previous flush or from when it started, or it fired with a tick left from an " +
+			"earlier batch (a ticker, or a timer used again: Reset does not take out a tick already waiting in " +
+			"its channel). ")
 	} else {
 		b.WriteString("The timer started after the take: restarted or moved by a later item of the batch, or " +
 			"started at some later event. ")
