@@ -108,6 +108,12 @@ func TestR1_AllCallsAreInFlightAtOnce(t *testing.T) {
 			return
 		}
 		assert.NoError(t, err, "every call succeeded")
+		if lost := len(out) - len(slices.DeleteFunc(slices.Clone(out), testEmpty)); len(out) == n && lost > 0 {
+			t.Errorf("every call of fn succeeded, but %d of the %d results were missing from Map's output (left as "+
+				"\"\"): every result must be in out when Map returns. A result handed over on a channel that Map "+
+				"stopped reading, or a select that took another ready case first, is lost", lost, n)
+			return
+		}
 		assert.ElementsMatch(t, testResults(n), out, "every call succeeded: Map must return all %d results", n)
 	})
 }

@@ -30,6 +30,9 @@ func testResults(n int) []string {
 	return out
 }
 
+// testEmpty reports whether r is the zero value: an out[i] nothing was put in.
+func testEmpty(r string) bool { return r == "" }
+
 // testCalls is a fake fn for Map[int, string]. The call for in[i] waits at
 // gate i until the test releases it (or, unless it ignores its ctx, until
 // its ctx is done), then returns fail[i] if set, panics with panics[i] if
