@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing/synctest"
 	"time"
 
@@ -143,6 +144,27 @@ func (c *Call[T]) run(f func() (T, error)) {
 	shake.Point()
 	c.val, c.err = f()
 	shake.Point()
+	if msg := NilInside(c.err); msg != "" {
+		c.h.Errorf("the call returned %s", msg)
+	}
+}
+
+// NilInside explains an error that is a nil pointer (or another nil value)
+// inside a non-nil error interface, or returns "" for any other error. Such
+// an error is never right: it compares != nil, and prints as <nil>.
+func NilInside(err error) string {
+	if err == nil {
+		return ""
+	}
+	switch v := reflect.ValueOf(err); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		if v.IsNil() {
+			return fmt.Sprintf("a nil %T as its error, and that is not a nil error: an interface that holds a nil "+
+				"pointer compares != nil (and prints as <nil>). Where there is no error, return the literal nil, "+
+				"not a variable of your error type that happens to be nil", err)
+		}
+	}
+	return ""
 }
 
 // Cancel cancels the call's context. The call may take its time to notice:
