@@ -298,6 +298,7 @@ var verifyVerb = verb{
 		o := verifyOptions{cpu: cpuFlag(fs)}
 		fs.IntVar(&o.repeatCorrect, "repeat-correct", 0, "run references and alternatives `N` times instead, e.g. 50")
 		fs.StringVar(&o.only, "mutant", "", "check only the mutants `NAME[,NAME...]` of the one kata named,\nwith its stub and reference, while you write them")
+		fs.StringVar(&o.share, "share", "", "grade only the mutants in share `K/N` (0 ≤ K < N; CI grades one\nshare per commit); every correct solution is still graded")
 		return func(c *call) (int, error) { return verifyKatas(c, o) }
 	},
 }
@@ -308,6 +309,7 @@ type verifyOptions struct {
 	cpu           *string
 	repeatCorrect int    // runs of references and alternatives; 0: as the mutants
 	only          string // --mutant: the mutants to check, comma-separated
+	share         string // --share: K/N, the share of the mutants to grade
 }
 
 func verifyKatas(c *call, o verifyOptions) (int, error) {
@@ -319,6 +321,13 @@ func verifyKatas(c *call, o verifyOptions) (int, error) {
 		}
 	}
 	vo := verify.Options{Mutants: c.opt, Correct: correct}
+	if o.share != "" {
+		sh, err := verify.ParseShare(o.share)
+		if err != nil {
+			return 0, &usageError{Msg: err.Error(), Try: "checker verify --share 1/3"}
+		}
+		vo.Share = sh
+	}
 	if o.only != "" {
 		if len(c.katas) != 1 || len(c.args) != 1 {
 			return 0, &usageError{Msg: "--mutant needs the one kata its mutants belong to",
