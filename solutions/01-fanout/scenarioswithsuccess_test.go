@@ -4,10 +4,12 @@ package fanout
 // call succeeds only now and then, so this fixed case makes sure a ctx left
 // live after a success is caught on every check. Every call succeeds, with
 // the caller's ctx live throughout; the moment Map returns, the ctx each
-// call got must be done.
+// call got must be done. MapAll (B1) is like Map here: a failure cancels
+// nothing while it runs, but its return cancels the ctx of every call.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -16,10 +18,20 @@ import (
 )
 
 // testSuccess: n calls that all succeed, returning at once or when
-// released, last index first.
+// released, last index first; with mapAll, MapAll's calls, of which the
+// one at index fail-1 fails (fail 0: none fails).
 type testSuccess struct {
 	n      int
 	atOnce bool
+	mapAll bool
+	fail   int
+}
+
+func (s testSuccess) name() string {
+	if s.mapAll {
+		return "MapAll"
+	}
+	return "Map"
 }
 
 func (s testSuccess) String() string {
@@ -27,7 +39,11 @@ func (s testSuccess) String() string {
 	if s.atOnce {
 		how = "each at once"
 	}
-	return fmt.Sprintf("Map over %d elements, every call succeeds, %s; the caller's ctx live throughout", s.n, how)
+	outcome := "every call succeeds"
+	if s.fail > 0 {
+		outcome = fmt.Sprintf("the call for in[%d] fails, the others succeed", s.fail-1)
+	}
+	return fmt.Sprintf("%s over %d elements, %s, %s; the caller's ctx live throughout", s.name(), s.n, outcome, how)
 }
 
 func (s testSuccess) play(h *katatest.H) {
@@ -42,11 +58,18 @@ func (s testSuccess) play(h *katatest.H) {
 		if !s.atOnce {
 			_ = gates[i].Hold(context.Background())
 		}
+		if i == s.fail-1 {
+			return "", errors.New("status 503")
+		}
 		return testResult(v), nil
+	}
+	run := Map[int, string]
+	if s.mapAll {
+		run = MapAll[int, string]
 	}
 	var live []int
 	c := katatest.Start(h, func(ctx context.Context) ([]string, error) {
-		out, err := Map(ctx, in, fn)
+		out, err := run(ctx, in, fn)
 		mu.Lock() // the moment Map returns, before anything else runs
 		for i, cx := range ctxs {
 			if cx != nil && cx.Err() == nil {
@@ -65,26 +88,45 @@ func (s testSuccess) play(h *katatest.H) {
 			h.Settle()
 		}
 	}
-	if !c.Returns("every call of fn had returned, but Map was still waiting") {
+	if !c.Returns("every call of fn had returned, but %s was still waiting", s.name()) {
 		return
 	}
-	_, err, ok := c.Finish("Map")
+	_, err, ok := c.Finish(s.name())
 	if !ok {
 		return
 	}
-	if err != nil {
-		h.Errorf("every call of fn succeeded, but Map returned %v", err)
+	if s.fail == 0 && err != nil {
+		h.Errorf("every call of fn succeeded, but %s returned %v", s.name(), err)
 		return
 	}
-	if len(live) > 0 {
-		h.Errorf("Map returned, but the ctx it gave the calls for %s was not cancelled yet, after a success: Map must "+
-			"cancel it before it returns, after a success too (defer cancel() right after context.WithCancel, as "+
-			"errgroup's Wait does); otherwise whatever a call left watching that ctx (a goroutine, a "+
-			"context.AfterFunc) lives on until the caller's ctx ends, which may be never", testElements(live))
+	if s.fail > 0 && err == nil {
+		h.Errorf("the call for in[%d] failed, but %s returned a nil error", s.fail-1, s.name())
+		return
 	}
+	if len(live) == 0 {
+		return
+	}
+	if s.mapAll {
+		h.Errorf("MapAll returned, but the ctx it gave the calls for %s was not cancelled yet: MapAll is like Map "+
+			"here — a failure cancels nothing while it runs, but before it returns it cancels the ctx it gave the "+
+			"calls (give them a ctx of its own, from context.WithCancel of the caller's, and defer its cancel); "+
+			"with the caller's ctx itself, whatever a call started watching it lives on until the caller's ctx "+
+			"ends, which may be never", testElements(live))
+		return
+	}
+	h.Errorf("Map returned, but the ctx it gave the calls for %s was not cancelled yet, after a success: Map must "+
+		"cancel it before it returns, after a success too (defer cancel() right after context.WithCancel, as "+
+		"errgroup's Wait does); otherwise whatever a call left watching that ctx (a goroutine, a "+
+		"context.AfterFunc) lives on until the caller's ctx ends, which may be never", testElements(live))
 }
 
 func TestR4_EveryRunASuccessStillCancelsTheCallsCtx(t *testing.T) {
 	katatest.Replay(t, []testSuccess{{n: 3}, {n: 1, atOnce: true}, {n: 4, atOnce: true}},
+		func(h *katatest.H, s testSuccess) { s.play(h) })
+}
+
+func TestB1_MapAllCancelsTheCallsCtxWhenItReturns(t *testing.T) {
+	katatest.Replay(t, []testSuccess{{n: 3, mapAll: true}, {n: 4, atOnce: true, mapAll: true, fail: 2},
+		{n: 1, atOnce: true, mapAll: true}},
 		func(h *katatest.H, s testSuccess) { s.play(h) })
 }
