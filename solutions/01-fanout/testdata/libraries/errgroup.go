@@ -1,6 +1,6 @@
 // Library: golang.org/x/sync v0.22.0
-// Fails: R5 B2
-// Why: errgroup.WithContext calls fn even when the caller's ctx is already done (R5), and since v0.16.0 it leaves a panic in fn alone, so the panic ends the whole process instead of reaching the caller (B2).
+// Fails: R5 B1 B2
+// Why: errgroup.WithContext calls fn even when the caller's ctx is already done (R5); MapAll, on a plain errgroup.Group so that a failure cancels nothing, hands the calls the caller's ctx, which nothing cancels when MapAll returns (B1); and since v0.16.0 errgroup leaves a panic in fn alone, so the panic ends the whole process instead of reaching the caller (B2).
 
 // Package fanout is the kata's API on golang.org/x/sync/errgroup, written
 // the way most people write it: a group with a context, one Go per
