@@ -292,10 +292,11 @@ type testWindowed struct {
 
 // testLogged is a result recorded in the closed state.
 type testLogged struct {
-	at    time.Duration
-	res   int // testSuccess, testFailure or testCancelled
-	panic bool
-	how   string
+	at       time.Duration
+	res      int // testSuccess, testFailure or testCancelled
+	panic    bool
+	how      string
+	deadline bool // fn returned an error matching context.DeadlineExceeded: a failure
 }
 
 // testNest is a hook that calls Do: on the first transition on made by a
@@ -389,7 +390,8 @@ func (m *testModel) record(gen int, o testOutcome) {
 	res := o.counts(m.isF)
 	switch m.state {
 	case Closed:
-		m.log = append(m.log, testLogged{m.now, res, o.panic != nil, o.how})
+		m.log = append(m.log, testLogged{m.now, res, o.panic != nil, o.how,
+			o.panic == nil && strings.Contains(o.how, "context.DeadlineExceeded")})
 		if m.rate > 0 {
 			m.recordRate(o, res)
 			return
@@ -546,7 +548,7 @@ type testPlayer struct {
 	allow    bool
 	outages  []error // the failures fn returned: an allowlist IsFailure says true for these only
 	// what miscounted found: a panic, a cancellation counted otherwise
-	panics, cancels bool
+	panics, cancels, deadlines bool
 
 	// The Do the hook calls (testScenario.nest): armed during the steps
 	// whose transition may start it; the call, once started (under slowMu).
@@ -811,15 +813,24 @@ func (p *testPlayer) check(where string, got testCallResult, out testOutcome, re
 // testMiscounts are the ways a breaker counts a panic or a cancellation
 // otherwise than the README says.
 var testMiscounts = []struct {
-	panic bool // of a panic (or else of a cancellation)
-	as    func(testLogged) int
-	what  string // what it counts as
+	of   int // testOfPanic, testOfCancel or testOfDeadline: the kind of result counted wrong
+	as   func(testLogged) int
+	what string // what it counts as
 }{
-	{true, func(e testLogged) int { return testIf(e.panic, testSuccess, e.res) }, "a success"},
-	{true, func(e testLogged) int { return testIf(e.panic, testCancelled, e.res) }, "nothing"},
-	{false, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testFailure, e.res) }, "a failure"},
-	{false, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testSuccess, e.res) }, "a success"},
+	{testOfPanic, func(e testLogged) int { return testIf(e.panic, testSuccess, e.res) }, "a success"},
+	{testOfPanic, func(e testLogged) int { return testIf(e.panic, testCancelled, e.res) }, "nothing"},
+	{testOfCancel, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testFailure, e.res) }, "a failure"},
+	{testOfCancel, func(e testLogged) int { return testIf(!e.panic && e.res == testCancelled, testSuccess, e.res) }, "a success"},
+	{testOfDeadline, func(e testLogged) int { return testIf(e.deadline, testCancelled, e.res) }, "nothing, as if it were a cancellation"},
+	{testOfDeadline, func(e testLogged) int { return testIf(e.deadline, testSuccess, e.res) }, "a success"},
 }
+
+// The kinds of result testMiscounts counts wrong.
+const (
+	testOfPanic = iota
+	testOfCancel
+	testOfDeadline
+)
 
 func testIf(c bool, a, b int) int {
 	if c {
@@ -835,7 +846,7 @@ func testIf(c bool, a, b int) int {
 // otherwise. It sets p.panics and p.cancels for countRule.
 func (p *testPlayer) miscounted(got State) string {
 	m := p.m
-	p.panics, p.cancels = false, false
+	p.panics, p.cancels, p.deadlines = false, false, false
 	if m.state == Open && m.openedFrom == HalfOpen && m.probePanic != "" && m.now == m.openedAt && got != Open {
 		p.panics = true
 		return fmt.Sprintf("fn %s, and the breaker did not count that panic as a failure", m.probePanic)
@@ -846,17 +857,19 @@ func (p *testPlayer) miscounted(got State) string {
 		log = m.log
 	case m.state == Open && m.openedFrom == Closed && got == Closed:
 		log = m.lastLog
+	case m.state == HalfOpen && m.openedFrom == Closed && m.probes == 0 && got == Closed:
+		log = m.lastLog // it opened, and its open period is over
 	default:
 		return ""
 	}
 	// Each kind of result that, counted some wrong way, explains got: the
 	// first such result in the log, and every way that explains it.
 	var says []string
-	for _, kind := range []bool{true, false} {
+	for _, kind := range []int{testOfPanic, testOfCancel, testOfDeadline} {
 		var how string
 		var as []string
 		for _, mc := range testMiscounts {
-			if mc.panic != kind || m.trips(log, mc.as) != (got == Open) {
+			if mc.of != kind || m.trips(log, mc.as) != (got == Open) {
 				continue
 			}
 			for _, e := range log {
@@ -869,7 +882,10 @@ func (p *testPlayer) miscounted(got State) string {
 		}
 		switch {
 		case how == "":
-		case kind:
+		case kind == testOfDeadline:
+			p.deadlines = true
+			says = append(says, fmt.Sprintf("a call whose fn %s counted as %s", how, strings.Join(as, " or ")))
+		case kind == testOfPanic:
 			p.panics = true
 			says = append(says, fmt.Sprintf("fn %s, and the breaker did not count that panic as a failure (it counted it as %s)",
 				how, strings.Join(as, " or ")))
@@ -890,6 +906,10 @@ func (p *testPlayer) countRule() string {
 			"answer or one that matches context.Canceled (IsFailure is asked only about the errors fn returns, and a panic "+
 			"is not one). Record a failure in a defer when fn panics, without judging the panic's value, then let the "+
 			"panic go on up.")
+	}
+	if p.deadlines {
+		rules = append(rules, "an error fn returns that matches context.DeadlineExceeded is a failure like any other: "+
+			"the dependency did not answer in time. Only context.Canceled (the caller gave up) counts as nothing.")
 	}
 	if p.cancels {
 		rules = append(rules, "an error matching context.Canceled counts as nothing: not a failure, not a success, no "+
