@@ -178,3 +178,14 @@ func testPut(put func(int) error, v int) (err error, panicked any) {
 	defer func() { panicked = recover() }()
 	return put(v), nil
 }
+
+// testCount counts v in vs.
+func testCount(vs []int, v int) int {
+	n := 0
+	for _, x := range vs {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}

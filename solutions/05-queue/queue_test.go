@@ -390,6 +390,12 @@ func TestR4_ConsumerErrorStopsABlockedProducer(t *testing.T) {
 		assert.ErrorIs(t, err, errStore, "a consumer failed: Run must return its error, even though produce then "+
 			"returned the error of its put: the first consumer error comes before the error of produce")
 		assert.Error(t, putErr, "a consumer failed: the put blocked on the full queue must return an error")
+		if n := testCount(got.All(), 1); n > 1 {
+			t.Errorf("consume(1) failed with %q, and consume was called with item 1 %d times in all: each "+
+				"accepted item is handed to consume at most once, nothing is retried; a consumer error stops Run",
+				errStore, n)
+			return
+		}
 		if items := got.All(); len(items) > consumers {
 			t.Errorf("after the consumer error, consume was called for %s (%v): once a consumer has "+
 				"failed, the others must take nothing new; a select on ctx.Done() and the queue picks at random "+
