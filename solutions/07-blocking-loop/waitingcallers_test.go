@@ -405,11 +405,16 @@ func (s testGiveUp) play(h *katatest.H) {
 			continue
 		}
 		var ok bool
-		msg := "%s, whose caller never gave up, did not return once %s: the loop answers it as soon as it is free"
+		msg := "%s, whose caller never gave up, did not return once %s: the loop answers it as soon as it is free%s"
+		slots := ""
+		if s.maxInFlight < 1 && !c.w.stats {
+			slots = fmt.Sprintf("; MaxInFlight is %d here, and values below 1 mean 1: a miss still gets its lookup, "+
+				"one at a time", s.maxInFlight)
+		}
 		if c.w.stats {
-			ok = c.stats.Returns(msg, c.w.name(), freed)
+			ok = c.stats.Returns(msg, c.w.name(), freed, slots)
 		} else {
-			ok = c.get.Returns(msg, c.w.name(), freed)
+			ok = c.get.Returns(msg, c.w.name(), freed, slots)
 		}
 		if !ok || !c.answer(h, "once "+freed) {
 			return
