@@ -82,6 +82,34 @@ func TestR2_ManyCallsPausingAtOnceEachMakeAllTheirAttempts(t *testing.T) {
 				return
 			}
 		}
+		// The attempts run out: pauses of 10ms and 20ms, then attempt 3
+		// fails too. No cancel, so a pause that a cancel cannot end (R4's
+		// business) does not fail this requirement.
+		h.Clk.Add(10 * ms)
+		h.Settle()
+		h.Clk.Add(20 * ms)
+		h.Settle()
+		for i, c := range calls {
+			if c.Panicked() {
+				continue // reported by testCrowdEnd
+			}
+			if !c.Returned() {
+				t.Errorf("%d calls of Do failed at the same instant, each with MaxAttempts 3 and BaseDelay 10ms, "+
+					"and every attempt failed; 30ms later on the mock clock (the pauses of 10ms and 20ms), call "+
+					"%d had made %d attempt(s) and had not returned: after its last attempt fails, Do returns at "+
+					"once, however many other calls are pausing", testCrowd, i+1, ops[i].Calls())
+				katatest.Unwind(h, calls...)
+				return
+			}
+			if _, err := c.Result(); ops[i].Calls() != 3 || !errors.Is(err, ErrExhausted) || !errors.Is(err, ops[i].errs[2]) {
+				t.Errorf("%d calls of Do failed at the same instant, each with MaxAttempts 3 and every attempt "+
+					"failing; call %d made %d attempt(s) and returned %s: each call makes its own 3 attempts and "+
+					"then returns an error matching ErrExhausted and its last op error %q", testCrowd, i+1,
+					ops[i].Calls(), testDescribe(err), ops[i].errs[2])
+				katatest.Unwind(h, calls...)
+				return
+			}
+		}
 		testCrowdEnd(h, calls)
 	})
 }

@@ -569,7 +569,9 @@ func TestR6_DeadlineExactlyAtTheTokenIsTooLate(t *testing.T) {
 }
 
 func TestR1_ConcurrentAllowsTakeExactlyBurst(t *testing.T) {
-	katatest.Run(t, func(h *katatest.H) {
+	// Repeated and shaken: a check and a take in two critical sections
+	// let two callers take one token only on some interleavings.
+	katatest.Repeat(t, 12, func(h *katatest.H) {
 		// Eight callers arrive together on a bucket of five: nothing orders
 		// them, so the race detector sees any state they share without the
 		// lock, whatever the schedule.
@@ -589,7 +591,7 @@ func TestR1_ConcurrentAllowsTakeExactlyBurst(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 5, granted, "8 concurrent Allows on a new limiter with burst 5: exactly 5 must get a "+
-			"token; check and take under one lock")
+			"token; check that a token is due and take it in one critical section, under one lock")
 	})
 }
 
