@@ -90,6 +90,9 @@ func Run(t *testing.T, body func(h *H)) {
 // the first repetition that fails and names it and its seed.
 func Repeat(t *testing.T, n int, body func(h *H)) {
 	t.Helper()
+	if t.Failed() {
+		return // as Explore and Replay: the first failure stands
+	}
 	dir := callerDir()
 	for i := 1; i <= n; i++ {
 		seed := repeatSeed(i)

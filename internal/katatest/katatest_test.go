@@ -154,6 +154,12 @@ func TestFixtureLucky(t *testing.T) {
 	})
 }
 
+func TestFixtureRepeatAfterAFailure(t *testing.T) {
+	fixture(t)
+	t.Errorf("the first failure")
+	Repeat(t, 5, func(h *H) { t.Logf("REPEAT RAN") })
+}
+
 func TestRepeatPassesCorrectCode(t *testing.T) {
 	runs := 0
 	Repeat(t, 20, func(h *H) {
@@ -244,6 +250,9 @@ func TestHarnessCatches(t *testing.T) {
 		{"TestFixtureMutexHeldAtTheEnd", `\[deadlock\] the test finished, but goroutines were still stuck on a mutex[\s\S]*sync\.Mutex\.Lock`, false, "panic: test timed out"},
 		{"TestFixturePanicInStart", `\[panic\] panic: boom \(`, false, ""},
 		{"TestFixtureLucky", `a select with two ready cases picks at random[\s\S]*failure came in repetition \d+ of 60`, false, ""},
+		// The first failure stands: a Repeat after it neither runs nor
+		// names a repetition as the failing one.
+		{"TestFixtureRepeatAfterAFailure", `the first failure\n--- FAIL`, false, "REPEAT RAN"},
 		{"TestFixtureCheckThenAct", `4 callers at once on a limit of 2[\s\S]*failure came in repetition \d+ of 20 of the same scenario, shaken with seed \d+`, false, ""},
 		{"TestFixtureRaceAcrossPoints", `WARNING: DATA RACE`, false, ""},
 		{"TestFixtureCorrect", `--- PASS: TestFixtureCorrect`, true, ""},

@@ -30,6 +30,7 @@ type testBatchStop struct {
 	last      int           // items of the last round: not a multiple of Size, so a partial batch is left
 	lag       time.Duration // the clock after the last round, less than FlushEvery
 	end       string        // "cancel", "error" or "drain"
+	lingers   bool          // after a stop, produce goes on for FlushEvery on the clock before it returns
 }
 
 const (
@@ -62,6 +63,9 @@ func (s testBatchStop) String() string {
 	default:
 		b.WriteString("; then produce returns (the final flush)")
 	}
+	if s.lingers {
+		fmt.Fprintf(&b, "; produce goes on, not watching ctx, while the clock moves %v, then returns", s.every)
+	}
 	return b.String()
 }
 
@@ -85,6 +89,7 @@ func testDrawBatchStop(r *rapid.T) testBatchStop {
 	s.last = s.size*rapid.IntRange(0, 1).Draw(r, "full batches in the last round") +
 		rapid.IntRange(1, s.size-1).Draw(r, "items left over")
 	s.lag = s.every * time.Duration(rapid.IntRange(0, 3).Draw(r, "quarters of FlushEvery")) / 4
+	s.lingers = s.end != testEndDrain && rapid.Bool().Draw(r, "produce lingers after the stop")
 	return s
 }
 
@@ -104,7 +109,10 @@ func (s testBatchStop) play(h *katatest.H) {
 	}
 	var failed error          // what the held consume returned, once the test let it fail
 	var accepted atomic.Int64 // puts that returned nil
+	var calls atomic.Int64    // calls of consume
+	linger := make(chan struct{})
 	consume := func(ctx context.Context, b []int) error {
+		calls.Add(1)
 		if heldItem == 0 || !slices.Contains(b, heldItem) {
 			return nil
 		}
@@ -129,6 +137,9 @@ func (s testBatchStop) play(h *katatest.H) {
 					accepted.Add(1)
 				}
 			case <-ctx.Done():
+				if s.lingers {
+					<-linger // produce may: Run waits for it
+				}
 				return ctx.Err()
 			}
 		}
@@ -184,6 +195,22 @@ func (s testBatchStop) play(h *katatest.H) {
 		after = "produce returned and the partial batches were flushed"
 		close(groups)
 	}
+	if s.lingers {
+		synctest.Wait() // the stop has reached every consumer
+		before := calls.Load()
+		h.Advance(s.every)
+		if n := calls.Load() - before; n > 0 {
+			h.Errorf("%s, produce went on for %v on the clock before it returned (it may: RunBatches waits for it), "+
+				"and meanwhile %d consume call(s) started: the partial batches' timers fired after the stop and "+
+				"their batches were handed to consume. After a stop no consume starts and a partial batch is "+
+				"dropped: a consumer waits on ctx.Done() as well as on the items and its timer",
+				after, s.every, n)
+			close(linger)
+			call.Stop()
+			return
+		}
+		close(linger)
+	}
 	if !call.Returns("%s, RunBatches was still waiting: it must return once produce and every consumer "+
 		"have returned, without waiting on the clock", after) {
 		return
@@ -237,6 +264,10 @@ func TestB1_ExploreNoBatchTimerOutlivesRunBatches(t *testing.T) {
 		{capacity: 2, consumers: 1, size: 3, every: 100 * time.Millisecond, last: 1, end: testEndCancel},
 		{capacity: 1, consumers: 2, size: 3, every: 100 * time.Millisecond, before: []int{4}, held: true, last: 2,
 			lag: 50 * time.Millisecond, end: testEndError},
+		{capacity: 2, consumers: 2, size: 3, every: 100 * time.Millisecond, last: 2, lag: 50 * time.Millisecond,
+			end: testEndCancel, lingers: true},
+		{capacity: 1, consumers: 2, size: 3, every: 100 * time.Millisecond, before: []int{4}, held: true, last: 2,
+			lag: 50 * time.Millisecond, end: testEndError, lingers: true},
 	}, func(h *katatest.H, s testBatchStop) { s.play(h) })
 	// A timer stopped by a goroutine that outlives the call (one started by
 	// the cancel) wins the race with the return on some schedules only.
