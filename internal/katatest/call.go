@@ -244,11 +244,12 @@ func (c *Call[T]) Returns(format string, args ...any) bool {
 	if c.Returned() {
 		return !c.Panicked()
 	}
+	where := c.h.Waiting()
 	if !c.end() {
 		c.stuck(fmt.Sprintf(format, args...))
 		return false
 	}
-	c.h.Errorf(format, args...)
+	c.h.Errorf("%s%s", fmt.Sprintf(format, args...), where)
 	c.h.NoLeaks("the call")
 	return false
 }

@@ -297,6 +297,50 @@ func (h *H) NoLeaks(after string) bool {
 	return false
 }
 
+// Waiting says where the graded code waits now, to end a verdict with:
+// "; your code was waiting:" and one line per place, the innermost line
+// of the learner's code on each goroutine of the bubble that runs through
+// it ("chan receive at …/firstwins.go:97 stop", with a count when several
+// wait there); "" when no goroutine is inside the learner's code. Call it when a call is late, before ending
+// the call, so the verdict names the line it waits on, not only the fact.
+func (h *H) Waiting() string {
+	if h.bubble == 0 {
+		return ""
+	}
+	var places []string
+	count := map[string]int{}
+	for _, g := range failure.Parse(allStacks()) {
+		if g.Bubble != h.bubble || g.ID() == h.root {
+			continue
+		}
+		for _, f := range g.LearnerFrames(h.dir) {
+			if !f.Creator {
+				p := fmt.Sprintf("%s at %s", g.State, f)
+				if count[p] == 0 {
+					places = append(places, p)
+				}
+				count[p]++
+				break
+			}
+		}
+	}
+	if len(places) == 0 {
+		return ""
+	}
+	lines := make([]string, 0, 4)
+	for i, p := range places {
+		if i == 3 {
+			lines = append(lines, "…")
+			break
+		}
+		if n := count[p]; n > 1 {
+			p = fmt.Sprintf("%s (%d goroutines)", p, n)
+		}
+		lines = append(lines, p)
+	}
+	return "; your code was waiting:\n\t" + strings.Join(lines, "\n\t")
+}
+
 // running reports whether goroutines started during the test are still
 // running and, as ":\n\t"-joined lines, where the learner's code holds them.
 //

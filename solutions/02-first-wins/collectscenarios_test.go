@@ -327,7 +327,7 @@ func (s testCollectScenario) play(h *katatest.H) {
 			}
 			h.Errorf("Collect was still waiting at %v, when %s: return as soon as every replica has answered, "+
 				"the timeout passes on clk or ctx is done, whichever comes first, and drop the answers that come "+
-				"later%s", t, s.endText(), lost)
+				"later%s%s", t, s.endText(), lost, h.Waiting())
 			katatest.Unwind(h, c)
 			return
 		}

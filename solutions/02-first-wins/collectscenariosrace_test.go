@@ -150,7 +150,7 @@ func (s testCollectScenario) playRace(h *katatest.H) {
 	if !c.Returned() {
 		h.Errorf("Collect was still waiting at %v, when %s, while some replicas answered at that very instant: "+
 			"return as soon as every replica has answered, the timeout passes on clk or ctx is done, and drop "+
-			"the answers that come later", endAt, s.endText())
+			"the answers that come later%s", endAt, s.endText(), h.Waiting())
 		katatest.Unwind(h, c)
 		return
 	}

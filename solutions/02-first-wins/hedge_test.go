@@ -776,8 +776,8 @@ func (s testHedgeScenario) checkReturned(h *katatest.H, m testHedgeModel, t time
 				break
 			}
 		}
-		h.Errorf("Hedge was still waiting at %v, when %s: %s (results, errors and the timeout are as for First)",
-			t, m.endText(s), why)
+		h.Errorf("Hedge was still waiting at %v, when %s: %s (results, errors and the timeout are as for First)%s",
+			t, m.endText(s), why, h.Waiting())
 		return false
 	}
 	return true

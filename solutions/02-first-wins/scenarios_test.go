@@ -553,8 +553,8 @@ func (s testFirstScenario) check(h *katatest.H, t, decideAt time.Duration, kinds
 		return true
 	}
 	if !returned {
-		return s.report(h, s.reqsOf(kinds), "First was still waiting at %v, when %s: %s", t,
-			s.decisionText(decideAt, kinds), s.lateWhy(kinds))
+		return s.report(h, s.reqsOf(kinds), "First was still waiting at %v, when %s: %s%s", t,
+			s.decisionText(decideAt, kinds), s.lateWhy(kinds), h.Waiting())
 	}
 	c.done = true
 	got, _ := c.c.Result()
