@@ -96,8 +96,11 @@ func (s testSlotRace) play(h *katatest.H) {
 		if held != nil {
 			held.Release()
 		}
-		run.Cancel()
+		// The lookups end first, while Run still receives: what Run does
+		// with a lookup that returns after its ctx ended is R5's business.
 		be.releaseAll()
+		h.Settle()
+		run.Cancel()
 	}()
 	var running, queue []int
 	for i := range limit + s.queued {
