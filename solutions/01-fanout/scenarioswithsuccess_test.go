@@ -19,12 +19,13 @@ import (
 
 // testSuccess: n calls that all succeed, returning at once or when
 // released, last index first; with mapAll, MapAll's calls, of which the
-// one at index fail-1 fails (fail 0: none fails).
+// one at index fail-1 fails (fail 0: none fails), or panics with panics.
 type testSuccess struct {
 	n      int
 	atOnce bool
 	mapAll bool
 	fail   int
+	panics bool
 }
 
 func (s testSuccess) name() string {
@@ -42,6 +43,9 @@ func (s testSuccess) String() string {
 	outcome := "every call succeeds"
 	if s.fail > 0 {
 		outcome = fmt.Sprintf("the call for in[%d] fails, the others succeed", s.fail-1)
+		if s.panics {
+			outcome = fmt.Sprintf("the call for in[%d] panics, the others succeed", s.fail-1)
+		}
 	}
 	return fmt.Sprintf("%s over %d elements, %s, %s; the caller's ctx live throughout", s.name(), s.n, outcome, how)
 }
@@ -59,6 +63,9 @@ func (s testSuccess) play(h *katatest.H) {
 			_ = gates[i].Hold(context.Background())
 		}
 		if i == s.fail-1 {
+			if s.panics {
+				panic("index out of range [7] with length 7")
+			}
 			return "", errors.New("status 503")
 		}
 		return testResult(v), nil
@@ -68,16 +75,26 @@ func (s testSuccess) play(h *katatest.H) {
 		run = MapAll[int, string]
 	}
 	var live []int
-	c := katatest.Start(h, func(ctx context.Context) ([]string, error) {
-		out, err := run(ctx, in, fn)
-		mu.Lock() // the moment Map returns, before anything else runs
-		for i, cx := range ctxs {
-			if cx != nil && cx.Err() == nil {
-				live = append(live, i)
+	panicked := false // with the *PanicError B2 asks for
+	c := katatest.Start(h, func(ctx context.Context) (out []string, err error) {
+		defer func() {
+			mu.Lock() // the moment Map returns or panics, before anything else runs
+			for i, cx := range ctxs {
+				if cx != nil && cx.Err() == nil {
+					live = append(live, i)
+				}
 			}
-		}
-		mu.Unlock()
-		return out, err
+			mu.Unlock()
+			if !s.panics {
+				return
+			}
+			r := recover()
+			if _, ok := r.(*PanicError); !ok && r != nil {
+				panic(r) // the harness reports it
+			}
+			panicked = r != nil
+		}()
+		return run(ctx, in, fn)
 	})
 	if c.Broken() {
 		return
@@ -94,6 +111,14 @@ func (s testSuccess) play(h *katatest.H) {
 	_, err, ok := c.Finish(s.name())
 	if !ok {
 		return
+	}
+	if s.panics {
+		if panicked && len(live) > 0 {
+			h.Errorf("%s raised the call's panic again as a *PanicError, but the ctx it gave the calls for %s was not "+
+				"cancelled yet: a panic is a way out too; cancel that ctx on every way out (defer its cancel right "+
+				"after context.WithCancel), or whatever a call left watching it lives on", s.name(), testElements(live))
+		}
+		return // a panic not raised again as a *PanicError: B2's other tests say so
 	}
 	if s.fail == 0 && err != nil {
 		h.Errorf("every call of fn succeeded, but %s returned %v", s.name(), err)
@@ -118,6 +143,15 @@ func (s testSuccess) play(h *katatest.H) {
 		"cancel it before it returns, after a success too (defer cancel() right after context.WithCancel, as "+
 		"errgroup's Wait does); otherwise whatever a call left watching that ctx (a goroutine, a "+
 		"context.AfterFunc) lives on until the caller's ctx ends, which may be never", testElements(live))
+}
+
+// B2 with B1: a panic in one of MapAll's calls cancels nothing while the
+// others run, but the panic raised again on the caller's goroutine leaves
+// MapAll as a return does, and the ctx the calls got must be done by then.
+func TestB2_MapAllCancelsTheCallsCtxWhenItPanics(t *testing.T) {
+	katatest.Replay(t, []testSuccess{{n: 3, atOnce: true, mapAll: true, fail: 2, panics: true},
+		{n: 3, mapAll: true, fail: 3, panics: true}},
+		func(h *katatest.H, s testSuccess) { s.play(h) })
 }
 
 func TestR4_EveryRunASuccessStillCancelsTheCallsCtx(t *testing.T) {
