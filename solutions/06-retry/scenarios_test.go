@@ -517,10 +517,11 @@ func (s testBackoff) checkEnd2(h *katatest.H, c *katatest.Call[int], hooks *test
 func TestR1_ExplorePausesGrowFromBaseDelayToTheNanosecond(t *testing.T) {
 	katatest.Explore(t, 12, testDrawBackoff("R1"), func(h *katatest.H, s testBackoff) { s.play(h) })
 	// Every run: BeforeSleep takes part of the pause, all of it, or more,
-	// on the clock, with a MaxAttempts no run reaches.
+	// on the clock, with a MaxAttempts no run reaches; every kind of
+	// failure, a nested Do's ErrExhausted first.
 	const ms = time.Millisecond
-	s := testBackoff{req: "R1", attempts: math.MaxInt, base: 6 * ms, kinds: []int{0, 1, 2, 3},
-		hook: []time.Duration{3 * ms, 12 * ms, 30 * ms, 0}}
+	s := testBackoff{req: "R1", attempts: math.MaxInt, base: 6 * ms, kinds: []int{4, 0, 1, 2, 3},
+		hook: []time.Duration{3 * ms, 12 * ms, 30 * ms, 0, 5 * ms}}
 	if !t.Failed() {
 		katatest.Run(t, func(h *katatest.H) {
 			s.play(h)
