@@ -301,8 +301,9 @@ func (h *H) NoLeaks(after string) bool {
 // "; your code was waiting:" and one line per place, the innermost line
 // of the learner's code on each goroutine of the bubble that runs through
 // it ("chan receive at …/firstwins.go:97 stop", with a count when several
-// wait there); "" when no goroutine is inside the learner's code. Call it when a call is late, before ending
-// the call, so the verdict names the line it waits on, not only the fact.
+// wait there); "" when no goroutine is inside the learner's code. Call it
+// when a call is late, before ending the call, so the verdict names the
+// line it waits on, not only the fact.
 func (h *H) Waiting() string {
 	if h.bubble == 0 {
 		return ""
