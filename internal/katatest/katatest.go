@@ -298,7 +298,7 @@ func (h *H) NoLeaks(after string) bool {
 }
 
 // Waiting says where the graded code waits now, to end a verdict with:
-// "; your code was waiting:" and one line per place, the innermost line
+// "; your code was waiting: " and the places, one line each, the innermost line
 // of the learner's code on each goroutine of the bubble that runs through
 // it ("chan receive at …/firstwins.go:97 stop", with a count when several
 // wait there); "" when no goroutine is inside the learner's code. Call it
@@ -339,7 +339,8 @@ func (h *H) Waiting() string {
 		}
 		lines = append(lines, p)
 	}
-	return "; your code was waiting:\n\t" + strings.Join(lines, "\n\t")
+	// The first place on the verdict's line, which a scorecard shows alone.
+	return "; your code was waiting: " + strings.Join(lines, "\n\t")
 }
 
 // running reports whether goroutines started during the test are still
