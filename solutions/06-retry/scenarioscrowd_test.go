@@ -104,7 +104,7 @@ func TestR2_ManyCallsPausingAtOnceEachMakeAllTheirAttempts(t *testing.T) {
 					"and every attempt failed; 30ms later on the mock clock (the pauses of 10ms and 20ms), call "+
 					"%d had made %d attempt(s) and had not returned: after its last attempt fails, Do returns at "+
 					"once, however many other calls are pausing", testCrowd, i+1, ops[i].Calls())
-				katatest.Unwind(h, calls...)
+				testCrowdEnd(h, calls) // cancels them all: one leak check, not one per call
 				return
 			}
 			if _, err := c.Result(); ops[i].Calls() != 3 || !errors.Is(err, ErrExhausted) || !errors.Is(err, ops[i].errs[2]) {
@@ -112,7 +112,7 @@ func TestR2_ManyCallsPausingAtOnceEachMakeAllTheirAttempts(t *testing.T) {
 					"failing; call %d made %d attempt(s) and returned %s: each call makes its own 3 attempts and "+
 					"then returns an error matching ErrExhausted and its last op error %q", testCrowd, i+1,
 					ops[i].Calls(), testDescribe(err), ops[i].errs[2])
-				katatest.Unwind(h, calls...)
+				testCrowdEnd(h, calls)
 				return
 			}
 		}
