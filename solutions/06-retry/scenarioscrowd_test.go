@@ -96,9 +96,6 @@ func TestR2_ManyCallsPausingAtOnceEachMakeAllTheirAttempts(t *testing.T) {
 			held = h.Settle() != nil
 		}
 		for i, c := range calls {
-			if c.Panicked() {
-				continue // reported by testCrowdEnd
-			}
 			if !c.Returned() {
 				t.Errorf("%d calls of Do failed at the same instant, each with MaxAttempts 3 and BaseDelay 10ms, "+
 					"and every attempt failed; 30ms later on the mock clock (the pauses of 10ms and 20ms), call "+
@@ -106,6 +103,9 @@ func TestR2_ManyCallsPausingAtOnceEachMakeAllTheirAttempts(t *testing.T) {
 					"once, however many other calls are pausing", testCrowd, i+1, ops[i].Calls())
 				testCrowdEnd(h, calls) // cancels them all: one leak check, not one per call
 				return
+			}
+			if c.Panicked() {
+				continue // reported already
 			}
 			if _, err := c.Result(); ops[i].Calls() != 3 || !errors.Is(err, ErrExhausted) || !errors.Is(err, ops[i].errs[2]) {
 				t.Errorf("%d calls of Do failed at the same instant, each with MaxAttempts 3 and every attempt "+
