@@ -524,7 +524,7 @@ func (p *testPlPlayer) arrive(st testPlStep, where string) bool {
 				continue
 			}
 			other = append(other, fmt.Sprintf("caller %d of %d was rejected with %v", i+1, st.n, err))
-		case c.c.Panicked():
+		case c.c.Returned() && c.c.Panicked():
 			return false
 		default:
 			other = append(other, fmt.Sprintf("caller %d of %d neither ran fn nor returned", i+1, st.n))
