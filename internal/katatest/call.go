@@ -199,7 +199,9 @@ func (c *Call[T]) Result() (T, error) {
 	return c.val, c.err
 }
 
-// Panicked reports whether the call panicked (already reported).
+// Panicked reports whether the call panicked (already reported). Like
+// Result, it waits for the call to return: where the call may still run,
+// ask [Call.Returned] first.
 func (c *Call[T]) Panicked() bool {
 	<-c.done
 	return c.panicked
