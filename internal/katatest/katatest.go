@@ -60,15 +60,16 @@ type H struct {
 	T   *testing.T
 	Clk *Clock
 
-	dir    string        // directory of the package under test
-	ignore goleak.Option // goroutines that existed when the bubble started
-	blind  bool          // goleak could not read the dump then: ignore is empty, and leaks are read from the runtime's dump
-	root   int           // the goroutine running the test body, as dumps name it
-	bubble int           // the bubble's id in goroutine dumps
-	base   map[int]bool  // the bubble's goroutines then (synctest's own, the test's)
-	leaked bool          // a leak was already reported
-	rep    reporter      // where failures go: the bubble's T, or an exploration's record
-	fakes  []func()      // release the fakes the test owns (H.Gate), for Call.Stop
+	dir      string        // directory of the package under test
+	ignore   goleak.Option // goroutines that existed when the bubble started
+	blind    bool          // goleak could not read the dump then: ignore is empty, and leaks are read from the runtime's dump
+	root     int           // the goroutine running the test body, as dumps name it
+	bubble   int           // the bubble's id in goroutine dumps
+	base     map[int]bool  // the bubble's goroutines then (synctest's own, the test's)
+	leaked   bool          // a leak was already reported
+	lockHang bool          // a lock deadlock was already reported
+	rep      reporter      // where failures go: the bubble's T, or an exploration's record
+	fakes    []func()      // release the fakes the test owns (H.Gate), for Call.Stop
 }
 
 // Run runs body inside a synctest bubble with a fresh mock clock.
@@ -194,6 +195,9 @@ func explainDeadlock(msg string, bubble int, dir string) string {
 	what := "every goroutine is blocked and no timer can wake them: something waits for an event that never comes"
 	if strings.Contains(msg, "main bubble goroutine has exited") {
 		what = "the test finished but goroutines are still blocked"
+	}
+	if s := neverWoken(stuck, dir); s != "" {
+		what += ": " + s
 	}
 	if len(lines) == 0 {
 		return what + " (the test waited for your code, which never answered)"
@@ -376,6 +380,9 @@ func (h *H) running() (where string, any bool) {
 	}
 	if lines := failure.Describe(gs, h.dir, 5); len(lines) > 0 {
 		where = ":\n\t" + strings.Join(lines, "\n\t")
+	}
+	if s := neverWoken(gs, h.dir); s != "" {
+		where = ": " + s + where
 	}
 	return where, true
 }

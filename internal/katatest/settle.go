@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 
 	"gokata/internal/failure"
+	"gokata/internal/katatest/shake"
 )
 
 // settleRounds bounds how often Settle looks at the bubble before it falls
@@ -27,7 +28,8 @@ const settleRounds = 10000
 // mutex make synctest.Wait (and H.Advance) wait forever. Settle notices that state instead: every other
 // goroutine is either durably blocked or waiting for a mutex, so nothing
 // can change until the test acts. It then returns one line per goroutine
-// waiting for the mutex, with the learner's line, and the test should
+// waiting for the mutex, with the learner's line (and, in a graded build,
+// who holds the lock, see describeStuck), and the test should
 // report the failure and release the holder (cancel its context) before it
 // settles again.
 //
@@ -68,18 +70,44 @@ func (h *H) Settle() (stuck []string) {
 			synctest.Wait()
 			return nil
 		}
-		// Parse only the blocks of the goroutines on a mutex: it is slow.
+		// Parse only the blocks of the bubble's goroutines: it is slow.
 		var blocks []string
 		for block := range bytes.SplitSeq(d.buf, []byte("\n\n")) {
-			if hs := (dump{buf: block}).headers(); len(hs) == 1 && hs[0].bubble == bubble && onMutexState(hs[0].state) {
+			if hs := (dump{buf: block}).headers(); len(hs) == 1 && hs[0].bubble == bubble && hs[0].id != self {
 				blocks = append(blocks, string(block))
 			}
 		}
 		d.release()
-		return failure.Describe(failure.Parse(strings.Join(blocks, "\n\n")), h.dir, 5)
+		return h.describeStuck(failure.Parse(strings.Join(blocks, "\n\n")))
 	}
 	synctest.Wait()
 	return nil
+}
+
+// describeStuck returns a line for each goroutine of gs (the bubble's)
+// that waits for a mutex, at most five, with who holds the lock when the
+// lock notes say. A deadlock that no step of the test can undo (locks
+// taken in opposite orders, a lock asked for again by its holder, one
+// never unlocked) is reported first, once per test, as the mistake.
+func (h *H) describeStuck(gs []failure.Goroutine) []string {
+	locks := diagnoseLocks(gs, shake.Locks(), h.dir)
+	if locks.certain != "" && !h.lockHang {
+		h.lockHang = true
+		h.rep.Errorf("%s%s", failure.Tag(failure.Deadlock), locks.certain)
+	}
+	var lines []string
+	for _, g := range gs {
+		if !onMutexState([]byte(g.State)) {
+			continue
+		}
+		if len(lines) == 5 {
+			return append(lines, "…")
+		}
+		if l := failure.Describe([]failure.Goroutine{g}, h.dir, 1); len(l) == 1 {
+			lines = append(lines, l[0]+locks.holders[g.ID()])
+		}
+	}
+	return lines
 }
 
 // yieldsPerDump is how often Settle yields before it first looks at the

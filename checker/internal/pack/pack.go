@@ -359,8 +359,9 @@ func (kit Kit) exercise(ctx context.Context, k catalog.Kata, hidden map[string][
 	return nil
 }
 
-// harness copies the non-test Go files of internal/ (the packages the
-// hidden tests import) and returns their paths relative to the root.
+// harness copies the non-test Go and assembly files of internal/ (the
+// packages the hidden tests import) and returns their paths relative to
+// the root.
 func (kit Kit) harness() ([]string, error) {
 	src := filepath.Join(kit.Root, "internal")
 	var files []string
@@ -371,7 +372,7 @@ func (kit Kit) harness() ([]string, error) {
 		if d.IsDir() && d.Name() == "testdata" {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+		if d.IsDir() || !(strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".s")) || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
 		rel, _ := filepath.Rel(kit.Root, p)

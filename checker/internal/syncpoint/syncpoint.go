@@ -30,9 +30,11 @@ package syncpoint
 
 import (
 	"bytes"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,7 +91,7 @@ func Rewrite(files, others map[string][]byte) map[string][]byte {
 	}
 	out := map[string][]byte{}
 	for file, f := range parsed {
-		if src, ok := rewrite(fset, f, files[file], name); ok {
+		if src, ok := rewrite(fset, f, files[file], name, file); ok {
 			out[file] = src
 		}
 	}
@@ -116,8 +118,8 @@ type insertion struct {
 }
 
 // rewrite inserts the points into one file.
-func rewrite(fset *token.FileSet, f *ast.File, src []byte, name string) ([]byte, bool) {
-	w := walker{fset: fset, atomic: atomicNames(f), before: name + ".Point(); ", deferred: "defer " + name + ".Point(); "}
+func rewrite(fset *token.FileSet, f *ast.File, src []byte, name, file string) ([]byte, bool) {
+	w := walker{fset: fset, atomic: atomicNames(f), pkg: name, file: filepath.Base(file), src: src, before: name + ".Point(); ", deferred: "defer " + name + ".Point(); "}
 	after := "; " + name + ".Point()" // after a statement, on its line
 	first := " " + name + ".Point();" // first in a list, on the line of its { or :
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -193,6 +195,9 @@ type walker struct {
 	// out, so the point runs right after that call, when the function
 	// returns.
 	deferred string
+	pkg      string // the name the shake package is imported under
+	file     string // the file's name in its package, for the lock notes
+	src      []byte // the file, to copy a lock's expression from
 }
 
 func (w *walker) add(pos token.Pos, text string) {
@@ -209,10 +214,68 @@ func (w *walker) list(stmts []ast.Stmt, after string) {
 		if d, ok := s.(*ast.DeferStmt); ok && w.syncCall(d.Call) {
 			w.add(s.Pos(), w.deferred)
 		}
+		w.noteLock(s)
 		if w.isPoint(s) || w.checks(s) {
 			w.add(s.End(), after)
 		}
 	}
+}
+
+// noteLock adds the notes of package shake's lock table around a
+// statement that locks or unlocks (X.Lock(), defer X.RUnlock()): Locking
+// before a Lock or RLock and Locked after it, Unlocked after an Unlock or
+// RUnlock, deferred just before a deferred one so that it runs right
+// after it. X must be a name or a chain of field selections (s.mu,
+// m.ls.mu), whose address &X can be taken; a lock reached otherwise (an
+// index, a call) gets no notes.
+func (w *walker) noteLock(s ast.Stmt) {
+	var call *ast.CallExpr
+	deferred := false
+	switch s := s.(type) {
+	case *ast.ExprStmt:
+		call, _ = s.X.(*ast.CallExpr)
+	case *ast.DeferStmt:
+		call, deferred = s.Call, true
+	}
+	if call == nil || len(call.Args) != 0 {
+		return
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || !addressable(sel.X) {
+		return
+	}
+	x := string(w.src[w.fset.Position(sel.X.Pos()).Offset:w.fset.Position(sel.X.End()).Offset])
+	if strings.ContainsAny(x, "\n/") {
+		return // a copy would shift the lines after it, or carry a comment
+	}
+	args := "(&" + x + ", " + strconv.FormatBool(strings.HasPrefix(sel.Sel.Name, "R")) + ")"
+	at := fmt.Sprintf("(&%s, %t, %q, %d)", x, strings.HasPrefix(sel.Sel.Name, "R"), w.file, w.fset.Position(s.Pos()).Line)
+	switch sel.Sel.Name {
+	case "Lock", "RLock":
+		if !deferred {
+			w.add(s.Pos(), w.pkg+".Locking"+at+"; ")
+			w.add(s.End(), "; "+w.pkg+".Locked"+at)
+		}
+	case "Unlock", "RUnlock":
+		if deferred {
+			w.add(s.Pos(), "defer "+w.pkg+".Unlocked"+args+"; ")
+		} else {
+			w.add(s.End(), "; "+w.pkg+".Unlocked"+args)
+		}
+	}
+}
+
+// addressable reports whether e is a name other than _, or a chain of
+// selections from one, on one line: an expression whose address can be
+// taken wherever a method with a pointer receiver can be called on it.
+func addressable(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name != "_"
+	case *ast.SelectorExpr:
+		return addressable(e.X)
+	}
+	return false
 }
 
 // checks reports whether s is an if without an else whose header

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,7 +51,8 @@ var passRE = regexp.MustCompile(`(?m)^PASS$`)
 
 var importRE = regexp.MustCompile(`; import (\w+) "gokata/internal/katatest/shake"`)
 
-// sameLines checks that the rewrite only added its points and import, each
+// sameLines checks that the rewrite only added its points, its lock notes
+// and its import, each
 // on the line of what it follows: without them the file is the original,
 // byte for byte, and every statement of the original is on its line.
 func sameLines(t *testing.T, src, got []byte) {
@@ -66,6 +68,10 @@ func sameLines(t *testing.T, src, got []byte) {
 	bare = strings.ReplaceAll(bare, "; "+alias+".Point()", "")
 	bare = strings.ReplaceAll(bare, " "+alias+".Point();", "")
 	bare = strings.ReplaceAll(bare, alias+".Point(); ", "")
+	q := regexp.QuoteMeta(alias)
+	bare = regexp.MustCompile(`defer `+q+`\.Unlocked\(&[\w.]+, (true|false)\); `).ReplaceAllString(bare, "")
+	bare = regexp.MustCompile(`; `+q+`\.(Locked\(&[\w.]+, (true|false), "[\w.]+", \d+\)|Unlocked\(&[\w.]+, (true|false)\))`).ReplaceAllString(bare, "")
+	bare = regexp.MustCompile(q+`\.Locking\(&[\w.]+, (true|false), "[\w.]+", \d+\); `).ReplaceAllString(bare, "")
 	require.Equal(t, string(src), bare, "the rewrite may only add its points and its import")
 
 	before, after := stmtLines(t, src, ""), stmtLines(t, got, alias)
@@ -113,7 +119,7 @@ func isPoint(s ast.Stmt, alias string) bool {
 		return false
 	}
 	x, ok := sel.X.(*ast.Ident)
-	return ok && x.Name == alias && sel.Sel.Name == "Point"
+	return ok && x.Name == alias && slices.Contains([]string{"Point", "Locking", "Locked", "Unlocked"}, sel.Sel.Name)
 }
 
 // The name of the import must be free in every file of the package, the
@@ -125,7 +131,7 @@ func TestAliasFreeInTheTests(t *testing.T) {
 	require.Contains(t, out, "p.go")
 	assert.NotContains(t, out, "p_test.go", "the tests are not rewritten")
 	assert.Contains(t, string(out["p.go"]), `; import kata_shake__ "gokata/internal/katatest/shake"`)
-	assert.Contains(t, string(out["p.go"]), "\tkata_shake__.Point(); mu.Lock(); kata_shake__.Point()\n")
+	assert.Contains(t, string(out["p.go"]), "\tkata_shake__.Point(); kata_shake__.Locking(&mu, false, \"p.go\", 8); mu.Lock(); kata_shake__.Locked(&mu, false, \"p.go\", 8); kata_shake__.Point()\n")
 }
 
 // The rewritten files compile: the golden files, and the reference and
@@ -154,7 +160,7 @@ func TestRewriteCompiles(t *testing.T) {
 		}
 		pkgs = append(pkgs, "./checker/internal/syncpoint/testdata/build/"+pkg)
 	}
-	for _, name := range []string{"kinds", "headers", "alias"} {
+	for _, name := range []string{"kinds", "headers", "alias", "locks"} {
 		src, err := os.ReadFile(filepath.Join("testdata", name+".in"))
 		require.NoError(t, err)
 		add(name, map[string][]byte{name + ".go": src})
