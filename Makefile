@@ -81,7 +81,7 @@ solution: $(CHECKER) ## the reference and its WHY after a pass: make solution EX
 reset: $(CHECKER) ## back to the untouched stub, your files backed up: make reset EX=06 (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
-bughunt: $(CHECKER) ## find and fix a real mistake planted in a working solution: make bughunt EX=06 (LEVEL=one-line, reasoning or schedule: how hard; FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
+bughunt: $(CHECKER) ## find and fix a real mistake planted in a working solution: make bughunt EX=06 (LEVEL=one-line, reasoning, schedule or wild: how hard; FORCE=1: no question; NAME=clksleep picks the mistake; GIVEUP=1 shows it)
 	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(LEVEL),--level "$(LEVEL)") $(if $(GIVEUP),--give-up)
 
 catch: $(CHECKER) ## your own tests against the reference and every known mistake: make catch EX=06 (REPEAT=20: more runs to show a flaky test)

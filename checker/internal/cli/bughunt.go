@@ -21,7 +21,7 @@ var bughuntVerb = verb{
 		var o huntOptions
 		fs.BoolVar(&o.force, "force", false, "do not ask before replacing your files")
 		fs.StringVar(&o.pick, "pick", "", "plant the mutant `NAME` instead of a random one (for facilitators;\na name that is not one lists them)")
-		fs.StringVar(&o.level, "level", "", "plant a mistake of level `L`: one-line (the fix changes one line),\nreasoning (a few lines, or one whose consequence needs thought) or\nschedule (it shows only on some interleavings); without it, the\nlowest level you have not solved a hunt at in this kata, then any")
+		fs.StringVar(&o.level, "level", "", "plant a mistake of level `L`: one-line (the fix changes one line),\nreasoning (a few lines, or one whose consequence needs thought),\nschedule (it shows only on some interleavings) or wild (the pattern\nof a real bug of a well-known project); without it, the lowest level\nyou have not solved a hunt at in this kata, then any")
 		fs.BoolVar(&o.giveUp, "give-up", false, "end the hunt under way and show the planted change against the reference")
 		return func(c *call) (int, error) {
 			if o.giveUp {

@@ -15,20 +15,27 @@ var mutantVerb = verb{
 		var o mutantOptions
 		fs.BoolVar(&o.save, "save", false, "store each FILE.go after NN as testdata/mutants/FILE.patch")
 		fs.BoolVar(&o.refresh, "refresh", false, "write every patch of the katas named (all without NN) again\nagainst the reference")
+		fs.BoolVar(&o.study, "study", false, "print the coverage table of the katas named (all without NN):\neach category of real Go concurrency bugs, its share of them, and\nthe mutants and hunts in it (docs/authoring.md shows it)")
 		return func(c *call) (int, error) { return mutants(c.cat, c.args, o, c.env) }
 	},
 }
 
 // mutantOptions are mutant's flags.
-type mutantOptions struct{ save, refresh bool }
+type mutantOptions struct{ save, refresh, study bool }
 
 // mutants shows a kata's mutants, prints one as a source file, stores
 // edited sources as patches (save), or writes every patch again against
 // the current reference (refresh): see verify.ListMutants and the others.
 func mutants(cat *catalog.Catalog, pos []string, o mutantOptions, env Env) (int, error) {
 	switch {
-	case o.save && o.refresh:
-		return 0, &usageError{Msg: "--save and --refresh do not go together", Try: "checker mutant --refresh 06"}
+	case o.save && o.refresh, o.save && o.study, o.refresh && o.study:
+		return 0, &usageError{Msg: "--save, --refresh and --study go one at a time", Try: "checker mutant --study"}
+	case o.study:
+		katas, err := named(cat, pos)
+		if err != nil {
+			return 0, err
+		}
+		return mutantDone(verify.StudyTable(katas, env.Stdout))
 	case o.refresh:
 		katas, err := named(cat, pos)
 		if err != nil {

@@ -24,7 +24,7 @@ var packVerb = verb{
 		fs.StringVar(&kit.Pick, "pick", "", "with --bughunt and one kata, plant the mutant `NAME`")
 		fs.StringVar(&kit.Witness, "witness", "", "a take-home kit whose Makefile sends every check and watch to\nthe interviewer's witness at `URL` (checker serve prints it)")
 		fs.StringVar(&kit.WitnessToken, "witness-token", "", "the witness's `TOKEN`, for --witness")
-		level := fs.String("level", "", "with --bughunt, plant mistakes of level `L` (one-line, reasoning\nor schedule; default: any)")
+		level := fs.String("level", "", "with --bughunt, plant mistakes of level `L` (one-line, reasoning,\nschedule or wild; default: any)")
 		return func(c *call) (int, error) {
 			if *level != "" {
 				l, err := hunt.ParseLevel(*level)

@@ -9,13 +9,19 @@
 //	// Why: clk.Sleep
 //	// Level: reasoning
 //	// NoHunt: the symptom names the fix
+//	// From: Kubernetes#62464, a read lock taken twice while a writer waits
+//	// Study: blocking/rwmutex
 //
 // Symptom, exactly one, is the bug report: what a user saw, never the
 // cause. Why, optional, names the paragraph of the kata's WHY.md that
 // explains the mistake, by the bold words it starts with. Level says how
-// hard a hunt it is (one-line, reasoning, schedule): a learner picks a
-// level, or climbs them kata by kata. NoHunt, optional, takes the mutant
-// out of hunts, with the reason; a hunt-able mutant needs a Level.
+// hard a hunt it is (one-line, reasoning, schedule, wild): a learner picks
+// a level, or climbs them kata by kata. NoHunt, optional, takes the mutant
+// out of hunts, with the reason; a hunt-able mutant needs a Level. From
+// cites the real bug whose pattern the mistake is (project#issue and what
+// went wrong); a hunt at level wild needs one. Study, optional, names the
+// category of real Go concurrency bugs the mistake falls in (package
+// study).
 //
 // Everything is read from a kata's solution directory, so hunts work the
 // same in the repository and in a practice kit (whose checker carries the
@@ -39,6 +45,7 @@ import (
 	"gokata/checker/internal/gofiles"
 	"gokata/checker/internal/grade"
 	"gokata/checker/internal/mutant"
+	"gokata/checker/internal/study"
 )
 
 // Bug is a mutant as a bug hunt sees it.
@@ -49,6 +56,8 @@ type Bug struct {
 	Why     string   // the bold words WHY.md's paragraph starts with; "" for none
 	NoHunt  string   // why it is no good hunt; "" when it is one
 	Level   Level    // how hard a hunt it is; "" for a NoHunt one without a Level line
+	From    string   // the real bug it is the pattern of; "" for none
+	Study   string   // its category of real concurrency bugs; "" for none
 	Fails   []string // the items it fails: R4, B1
 	Patch   *mutant.Mutant
 }
@@ -76,7 +85,7 @@ func Read(m *mutant.Mutant) (Bug, error) {
 	case s[0] == "":
 		return b, fmt.Errorf("mutant %s: its // Symptom: line is empty", m.Name)
 	}
-	for _, key := range []string{"Why", "NoHunt", "Level"} {
+	for _, key := range []string{"Why", "NoHunt", "Level", "From", "Study"} {
 		switch v := lines[key]; {
 		case len(v) > 1:
 			return b, fmt.Errorf("mutant %s: its header has %d // %s: lines; give it at most one", m.Name, len(v), key)
@@ -99,6 +108,18 @@ func Read(m *mutant.Mutant) (Bug, error) {
 		b.Level = l
 	} else if b.NoHunt == "" {
 		return b, fmt.Errorf("mutant %s: its header needs a // Level: line (%s), or a // NoHunt: line", m.Name, levelNames())
+	}
+	if v := lines["From"]; len(v) == 1 {
+		b.From = v[0]
+	}
+	if b.Level == Wild && b.From == "" {
+		return b, fmt.Errorf("mutant %s: a hunt at level %s needs a // From: line citing the real bug (project#issue, what went wrong)", m.Name, Wild)
+	}
+	if v := lines["Study"]; len(v) == 1 {
+		if _, err := study.Find(v[0]); err != nil {
+			return b, fmt.Errorf("mutant %s: // Study: %w", m.Name, err)
+		}
+		b.Study = v[0]
 	}
 	if v := lines["Mistake"]; len(v) > 0 {
 		b.Mistake = v[0]

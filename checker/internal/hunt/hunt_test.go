@@ -54,9 +54,9 @@ func TestReadRefusesBadHeaders(t *testing.T) {
 		assert.ErrorContains(t, err, "mutant m:", name)
 	}
 	_, err := hunt.Read(&mutant.Mutant{Name: "m", Header: "// Symptom: a\n\n"})
-	assert.EqualError(t, err, "mutant m: its header needs a // Level: line (one-line, reasoning or schedule), or a // NoHunt: line")
+	assert.EqualError(t, err, "mutant m: its header needs a // Level: line (one-line, reasoning, schedule or wild), or a // NoHunt: line")
 	_, err = hunt.Read(&mutant.Mutant{Name: "m", Header: "// Symptom: a\n// Level: easy\n\n"})
-	assert.EqualError(t, err, `mutant m: // Level: no level "easy"; the levels are one-line, reasoning or schedule`)
+	assert.EqualError(t, err, `mutant m: // Level: no level "easy"; the levels are one-line, reasoning, schedule or wild`)
 	b, err := hunt.Read(&mutant.Mutant{Name: "m", Header: "// Symptom: a\n// Level: easy\n// NoHunt: the gate names it\n\n"})
 	require.NoError(t, err, "a NoHunt mutant's level is not read")
 	assert.Empty(t, b.Level)

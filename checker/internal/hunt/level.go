@@ -20,10 +20,11 @@ const (
 	OneLine   Level = "one-line"  // the fix changes one line
 	Reasoning Level = "reasoning" // a fix of a few lines, or one line whose consequence needs thought
 	Schedule  Level = "schedule"  // the mistake shows only on some interleavings or timings
+	Wild      Level = "wild"      // the pattern of a real bug of a well-known project (// From:), reported as it was
 )
 
 // Levels are the levels, easiest first.
-var Levels = []Level{OneLine, Reasoning, Schedule}
+var Levels = []Level{OneLine, Reasoning, Schedule, Wild}
 
 // MaxFix is how many lines of code a hunt's fix may change: a mistake
 // whose fix is longer is a rewrite, not a hunt (NoHunt).
@@ -37,9 +38,17 @@ func ParseLevel(s string) (Level, error) {
 	return "", fmt.Errorf("no level %q; the levels are %s", s, levelNames())
 }
 
-// levelNames lists the levels as a message shows them: a, b or c.
-func levelNames() string {
-	return fmt.Sprintf("%s, %s or %s", Levels[0], Levels[1], Levels[2])
+// levelNames lists the levels as a message shows them: a, b, c or d.
+func levelNames() string { return LevelNames("or") }
+
+// LevelNames lists the levels joined as a sentence does: "a, b, c or d"
+// with "or".
+func LevelNames(conj string) string {
+	names := make([]string, len(Levels))
+	for i, l := range Levels {
+		names[i] = string(l)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }
 
 // Means says what the level promises, for the learner.
@@ -51,6 +60,8 @@ func (l Level) Means() string {
 		return "the fix is a few lines, or one line whose consequence needs thought across the code"
 	case Schedule:
 		return "the mistake shows only on some interleavings or timings of concurrent callers"
+	case Wild:
+		return "the pattern of a real bug of a well-known Go project, reported as its users saw it"
 	}
 	return ""
 }

@@ -247,7 +247,7 @@ decisions: ## the answers the hidden tests assume: make decisions EX=NN
 reset: ## back to the untouched stub, your files backed up: make reset EX=NN (FORCE=1: no question)
 	@$(CHECKER) reset $(EX) $(if $(FORCE),--force)
 
-bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (LEVEL=one-line, reasoning or schedule: how hard; FORCE=1: no question; NAME=name picks the mistake; GIVEUP=1 shows it)
+bughunt: ## find and fix a real mistake planted in a working solution: make bughunt EX=NN (LEVEL=one-line, reasoning, schedule or wild: how hard; FORCE=1: no question; NAME=name picks the mistake; GIVEUP=1 shows it)
 	@$(CHECKER) bughunt $(EX) $(if $(FORCE),--force) $(if $(NAME),--pick "$(NAME)") $(if $(LEVEL),--level "$(LEVEL)") $(if $(GIVEUP),--give-up)
 
 catch: ## your own tests against the reference and every known mistake: make catch EX=NN (REPEAT=20: more runs to show a flaky test; docs/catch.md shows how)

@@ -341,8 +341,8 @@ func BugReport(w io.Writer, exercise string, k catalog.Kata, h *session.Planted)
 	fmt.Fprintf(w, "\nBug report · %s · %s\n\n", k.Slug, k.Title)
 	level := fmt.Sprintf("Level: %s (%s).", h.Level, h.Level.Means())
 	if h.Next {
-		level += fmt.Sprintf(" The lowest level you have not solved a hunt at in %s; LEVEL=%s, %s or %s picks one.",
-			k.Slug, hunt.Levels[0], hunt.Levels[1], hunt.Levels[2])
+		level += fmt.Sprintf(" The lowest level you have not solved a hunt at in %s; LEVEL=%s picks one.",
+			k.Slug, hunt.LevelNames("or"))
 	}
 	fmt.Fprintf(w, "%s\n\n", wrap(level, 72))
 	fmt.Fprintf(w, "The code: %s in %s\n(the contract: its doc comments, and README.md).\n\n",

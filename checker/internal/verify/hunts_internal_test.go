@@ -58,7 +58,7 @@ func TestHuntsNeedASymptomAndALevel(t *testing.T) {
 		"mutant nosymptom: its header needs a // Symptom: line",
 		"mutant twice: its header has 2 // Symptom: lines; give it exactly one",
 		`mutant badwhy: // Why: "time.Sleep" names no paragraph of WHY.md`,
-		"mutant nolevel: its header needs a // Level: line (one-line, reasoning or schedule",
+		"mutant nolevel: its header needs a // Level: line (one-line, reasoning, schedule or wild",
 		"mutant twolines: its // Level: is one-line, but its fix changes 2 lines of code: make it reasoning (or schedule), or the patch one line",
 		"mutant quotes: its // Symptom: quotes what a search of the code finds (`total`, returns the sum of two prices): say what the user saw in words of their own",
 	} {

@@ -11,7 +11,9 @@ import (
 	"gokata/checker/internal/catalog"
 	"gokata/checker/internal/exercise"
 	"gokata/checker/internal/gofiles"
+	"gokata/checker/internal/hunt"
 	"gokata/checker/internal/mutant"
+	"gokata/checker/internal/study"
 	"gokata/checker/internal/usage"
 )
 
@@ -210,4 +212,22 @@ func rel(root, path string) string {
 		return r
 	}
 	return path
+}
+
+// StudyTable writes the coverage table of the katas' mutants (package
+// study): each category of real Go concurrency bugs, its share of them,
+// and the mutants, hunts and mistakes from the wild in it.
+func StudyTable(katas []catalog.Kata, w io.Writer) error {
+	var ms []study.Mutant
+	for _, k := range katas {
+		bs, err := hunt.Bugs(k.Solution)
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			ms = append(ms, study.Mutant{Kata: k.ID(), Name: b.Name, Study: b.Study, Hunt: b.NoHunt == "", Wild: b.From != ""})
+		}
+	}
+	_, err := io.WriteString(w, study.Table(ms))
+	return err
 }
