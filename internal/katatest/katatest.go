@@ -197,7 +197,7 @@ func explainDeadlock(msg string, bubble int, dir string) string {
 		what = "the test finished but goroutines are still blocked"
 	}
 	if s := neverWoken(stuck, dir); s != "" {
-		what += ": " + s
+		what = s + " (" + what + ")"
 	}
 	if len(lines) == 0 {
 		return what + " (the test waited for your code, which never answered)"
