@@ -219,15 +219,13 @@ func heldBy(n shake.Notes, addr uintptr) shake.Lock {
 	return shake.Lock{}
 }
 
-// place is where a note was taken, as the learner's frames are shown.
+// place is where a note was taken, as the learner's frames are shown: the
+// notes name the file within its package, dir.
 func place(l shake.Lock, dir string) string {
 	if l.File == "" {
 		return "an unknown line"
 	}
-	if failure.IsLearner(l.File, dir) {
-		return fmt.Sprintf("%s:%d", l.File, l.Line)
-	}
-	return fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line)
+	return fmt.Sprintf("%s:%d", filepath.Join(dir, l.File), l.Line)
 }
 
 func sortedIDs(ws map[int]waiter) []int { return slices.Sorted(maps.Keys(ws)) }

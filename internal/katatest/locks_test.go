@@ -18,7 +18,7 @@ func stuckOn(id int, state string, line int) failure.Goroutine {
 }
 
 func lockAt(addr uintptr, read bool, line int) shake.Lock {
-	return shake.Lock{Addr: addr, Read: read, File: "/k/k.go", Line: line}
+	return shake.Lock{Addr: addr, Read: read, File: "k.go", Line: line}
 }
 
 func TestDiagnoseLocks(t *testing.T) {
