@@ -310,7 +310,11 @@ func (s testGraceScenario) play(h *katatest.H) {
 	}
 	if !testSaysCount(err, left-len(atExpiry), left) {
 		still := fmt.Sprint(left)
-		if len(atExpiry) > 0 {
+		switch {
+		case len(atExpiry) == left:
+			still = fmt.Sprintf("%d (or none, if Run saw the %d that returned as it ran out first: then it returns nil, "+
+				"since it abandoned nothing)", left, left)
+		case len(atExpiry) > 0:
 			still = fmt.Sprintf("%d (or %d, counting none of the %d that returned as it ran out)", left, left-len(atExpiry), len(atExpiry))
 		}
 		h.Errorf("Run's error %q does not say how many lookups it abandoned: %s were still running when Grace ran "+

@@ -265,6 +265,9 @@ func (c *Cache) drain(workers *sync.WaitGroup, results <-chan result, abandon ch
 			return nil
 		case <-expired:
 			close(abandon) // the stragglers drop their results and end when their lookups return
+			if inFlight == 0 {
+				return nil // every lookup had answered; its worker was on its way out
+			}
 			return fmt.Errorf("%w: %d still running %v after the cache stopped", ErrAbandoned, inFlight, c.cfg.Grace)
 		}
 	}
