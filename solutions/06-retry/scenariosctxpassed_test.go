@@ -245,5 +245,19 @@ func TestR4_ExploreEveryAttemptGetsTheCallersCtxAsItIs(t *testing.T) {
 	// with a deadline, already cancelled (with a cause or not) or expired;
 	// and after a success, the ctx the successful attempt got is still
 	// live while the caller's is.
+	katatest.Replay(t, testPassedEachKind, func(h *katatest.H, s testPassedScenario) { s.play(h) })
 	katatest.Explore(t, 10, testDrawPassed, func(h *katatest.H, s testPassedScenario) { s.play(h) })
 }
+
+// testPassedEachKind is every kind of ctx with one pause before a success,
+// in every check: ten draws can miss a kind, and each kind is a different
+// parent to whatever Do may derive from it (the mock clock's deadline ctx,
+// say, is one the context package can only watch from a goroutine).
+var testPassedEachKind = func() []testPassedScenario {
+	var ss []testPassedScenario
+	for kind := range testPassedKinds {
+		ss = append(ss, testPassedScenario{kind: kind, base: 7 * time.Millisecond,
+			attempts: []testPassedAttempt{{outcome: testPassedFail}, {outcome: testPassedOK}}})
+	}
+	return ss
+}()
