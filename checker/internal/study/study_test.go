@@ -15,13 +15,11 @@ import (
 )
 
 func TestCategoriesAddUpToTheStudy(t *testing.T) {
-	n := 0
 	for _, c := range study.Categories {
-		n += c.Bugs
 		_, err := study.Find(c.Key)
 		assert.NoError(t, err)
 	}
-	assert.Equal(t, study.Total, n)
+	assert.Equal(t, study.Total, sum(study.Categories))
 	_, err := study.Find("blocking/nothing")
 	assert.ErrorContains(t, err, `no study category "blocking/nothing"; the categories are blocking/mutex, `)
 }
@@ -43,4 +41,24 @@ func TestAuthoringShowsTheCurrentTable(t *testing.T) {
 	shown, _, ok := strings.Cut(rest, end)
 	require.True(t, ok, "docs/authoring.md has no %q after the table", end)
 	assert.Equal(t, b.String(), shown, "docs/authoring.md shows an old coverage table: paste bin/checker mutant --study in")
+}
+
+// Every category of the study has a mutant (make verify proves each is
+// caught).
+func TestEveryCategoryHasAMutant(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	require.NoError(t, err)
+	cat, err := catalog.Load(root)
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, verify.StudyTable(cat.Katas, &b))
+	assert.Contains(t, b.String(), "Every category has at least one mutant.")
+}
+
+func sum(cs []study.Category) int {
+	n := 0
+	for _, c := range cs {
+		n += c.Bugs
+	}
+	return n
 }

@@ -161,7 +161,8 @@ var goidOffset = func() int {
 		for range 3 {
 			match := make(chan bool)
 			go func() { match <- wordAt(off) == goidFromStack() }()
-			ok = ok && <-match
+			same := <-match // always received: the goroutine must end
+			ok = ok && same
 		}
 		if ok {
 			if found >= 0 {
