@@ -334,13 +334,24 @@ func (g *grader) blame(run *teststream.Run, e exit, name, dir string) TestResult
 	if v.Kind == failure.Timeout || v.Kind == failure.MutexHang {
 		// A failure reported earlier in the test explains the hang: a
 		// panic the harness recovered (a mutex the panicking code held
-		// stays locked), or a hidden test's own message, which saw the
-		// code stuck on a mutex no call will ever unlock (a limiter
-		// locked twice) and named the mistake before the test hung.
+		// stays locked), a deadlock the harness named from its lock notes
+		// (a lock locked twice, locks taken in opposite orders), or a
+		// hidden test's own message, which saw the code stuck on a mutex
+		// no call will ever unlock and named the mistake before the test
+		// hung.
 		out := run.Tests[name].Output()
 		first := classifyFailure(out, dir)
-		said := first.Kind == failure.Assertion && !g.pol.ownTests && len(logBlocks(out)) > 0
+		said := (first.Kind == failure.Assertion || first.Kind == failure.Deadlock) && !g.pol.ownTests && len(logBlocks(out)) > 0
 		if first.Kind == failure.Panic || first.Kind == failure.NotImplemented || said {
+			if first.Kind == failure.Deadlock {
+				// The test's own words say what the locked-up lock means.
+				for _, b := range logBlocks(out) {
+					if bv := blockVerdict(b); bv.Kind == failure.Assertion {
+						first.Detail = append(slices.Clip(first.Detail), bv.Message)
+						break
+					}
+				}
+			}
 			first.Detail = append(slices.Clip(first.Detail), "then the test hung: "+v.Message)
 			v = first
 		} else if hint, ok := lastHangHint(out); ok && !g.pol.ownTests {
