@@ -148,6 +148,7 @@ func run(t *testing.T, dir string, rec *record, body func(h *H)) {
 		}
 		out.Errorf("%s%s", failure.Tag(failure.Deadlock), explainDeadlock(msg, bubble, dir))
 	}()
+	shake.Forget()
 	synctest.Test(t, func(t *testing.T) {
 		h := &H{T: t, Clk: NewClock(), dir: dir, rep: t}
 		h.ignore, h.blind = ignoreCurrent()

@@ -192,6 +192,14 @@ func goidFromStack() uint64 {
 	return id
 }
 
+// Forget clears the notes: what goroutines of earlier tests hold (a lock
+// a mutant never gave back) is no news to the next, and the memory of such
+// a lock may be reused for another. Call it when no goroutine that takes
+// notes can run: before a test starts the code.
+//
+//go:norace
+func Forget() { clear(table[:]) }
+
 // Lock is one lock in the notes: its address, whether it is a read lock,
 // and the statement that asked for it or took it (File is the file's name
 // in its package).
